@@ -1,0 +1,211 @@
+/* json_util.c: file reading, JSON parsing with line/column errors, and typed field access that
+ * names the JSON path of whatever is wrong. */
+#include "json_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum dp_status dp_read_file(const char *path, size_t max_bytes, char **out, size_t *len,
+                            struct dp_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return dp_error_set(err, DP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    enum dp_status st = DP_OK;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf) { st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path); goto done; }
+    for (;;) {
+        if (n == cap) {
+            if (cap >= max_bytes) {
+                st = dp_error_set(err, DP_ERR_INVALID, "%s: larger than %zu bytes", path, max_bytes);
+                goto done;
+            }
+            cap *= 2;
+            char *b = realloc(buf, cap + 1);
+            if (!b) { st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path); goto done; }
+            buf = b;
+        }
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (r == 0) break;
+    }
+    if (ferror(f)) { st = dp_error_set(err, DP_ERR_IO, "%s: read error", path); goto done; }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    buf = NULL;
+done:
+    free(buf);
+    fclose(f);
+    return st;
+}
+
+enum dp_status dp_json_parse(const char *text, size_t len, const char *name, cJSON **out,
+                             struct dp_error *err) {
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (root) {
+        *out = root;
+        return DP_OK;
+    }
+    /* The error pointer is cJSON's global: read it at once. */
+    const char *at = cJSON_GetErrorPtr();
+    if (!at || at < text || at > text + len) at = end ? end : text + len;
+    int line = 1, col = 1;
+    for (const char *p = text; p < at; p++) {
+        if (*p == '\n') { line++; col = 1; } else col++;
+    }
+    size_t rest = (size_t)(text + len - at);
+    if (rest == 0)
+        return dp_error_set(err, DP_ERR_PARSE, "%s:%d:%d: JSON ends early (truncated file?)", name,
+                            line, col);
+    char near[24];
+    size_t k = 0;
+    for (; k < sizeof near - 1 && k < rest && at[k] != '\n'; k++) near[k] = at[k];
+    near[k] = '\0';
+    return dp_error_set(err, DP_ERR_PARSE, "%s:%d:%d: JSON syntax error near '%s'", name, line,
+                        col, near);
+}
+
+enum dp_status dp_json_load(const char *path, size_t max_bytes, cJSON **out, struct dp_error *err) {
+    char *text = NULL;
+    size_t len = 0;
+    enum dp_status st = dp_read_file(path, max_bytes, &text, &len, err);
+    if (st) return st;
+    if (len == 0) st = dp_error_set(err, DP_ERR_PARSE, "%s: empty file", path);
+    else st = dp_json_parse(text, len, path, out, err);
+    free(text);
+    return st;
+}
+
+enum dp_status dp_json_check_format(const cJSON *obj, const char *want, const char *name,
+                                    struct dp_error *err) {
+    if (!cJSON_IsObject(obj))
+        return dp_error_set(err, DP_ERR_INVALID, "%s:$: expected a JSON object", name);
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(obj, "format");
+    if (!cJSON_IsString(f))
+        return dp_error_set(err, DP_ERR_INVALID, "%s:$.format: missing (expected \"%s\")", name, want);
+    if (strcmp(f->valuestring, want))
+        return dp_error_set(err, DP_ERR_INVALID, "%s:$.format: \"%s\", expected \"%s\"", name,
+                            f->valuestring, want);
+    return DP_OK;
+}
+
+static const cJSON *member(const cJSON *obj, const char *key) {
+    return cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+}
+
+static enum dp_status missing(const char *name, const char *path, const char *key,
+                              struct dp_error *err) {
+    return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: missing", name, path, key);
+}
+
+enum dp_status dp_json_get_number(const cJSON *obj, const char *key, bool optional,
+                                  const char *name, const char *path, double *out,
+                                  struct dp_error *err) {
+    const cJSON *v = member(obj, key);
+    if (!v || cJSON_IsNull(v)) return optional ? DP_OK : missing(name, path, key, err);
+    if (!cJSON_IsNumber(v))
+        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: expected a number", name, path, key);
+    if (!isfinite(v->valuedouble))
+        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: not a finite number", name, path, key);
+    *out = v->valuedouble;
+    return DP_OK;
+}
+
+enum dp_status dp_json_get_int(const cJSON *obj, const char *key, bool optional, int64_t lo,
+                               int64_t hi, const char *name, const char *path, int64_t *out,
+                               struct dp_error *err) {
+    double d = 0;
+    const cJSON *v = member(obj, key);
+    if (!v || cJSON_IsNull(v)) return optional ? DP_OK : missing(name, path, key, err);
+    enum dp_status st = dp_json_get_number(obj, key, optional, name, path, &d, err);
+    if (st) return st;
+    if (d != floor(d) || d < (double)lo || d > (double)hi)
+        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: %g is not an integer in [%lld, %lld]",
+                            name, path, key, d, (long long)lo, (long long)hi);
+    *out = (int64_t)d;
+    return DP_OK;
+}
+
+enum dp_status dp_json_get_string(const cJSON *obj, const char *key, bool optional,
+                                  const char *name, const char *path, const char **out,
+                                  struct dp_error *err) {
+    const cJSON *v = member(obj, key);
+    if (!v || cJSON_IsNull(v)) return optional ? DP_OK : missing(name, path, key, err);
+    if (!cJSON_IsString(v))
+        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: expected a string", name, path, key);
+    *out = v->valuestring;
+    return DP_OK;
+}
+
+enum dp_status dp_json_get_array(const cJSON *obj, const char *key, bool optional,
+                                 const char *name, const char *path, const cJSON **out,
+                                 struct dp_error *err) {
+    const cJSON *v = member(obj, key);
+    if (!v || cJSON_IsNull(v)) {
+        *out = NULL;
+        return optional ? DP_OK : missing(name, path, key, err);
+    }
+    if (!cJSON_IsArray(v))
+        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: expected an array", name, path, key);
+    *out = v;
+    return DP_OK;
+}
+
+enum dp_status dp_json_get_object(const cJSON *obj, const char *key, bool optional,
+                                  const char *name, const char *path, const cJSON **out,
+                                  struct dp_error *err) {
+    const cJSON *v = member(obj, key);
+    if (!v || cJSON_IsNull(v)) {
+        *out = NULL;
+        return optional ? DP_OK : missing(name, path, key, err);
+    }
+    if (!cJSON_IsObject(v))
+        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: expected an object", name, path, key);
+    *out = v;
+    return DP_OK;
+}
+
+enum dp_status dp_json_save(const cJSON *root, const char *path, bool pretty, struct dp_error *err) {
+    char *text = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
+    if (!text) return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory writing JSON", path);
+    enum dp_status st = DP_OK;
+    if (!strcmp(path, "-")) {
+        if (fputs(text, stdout) == EOF || fputc('\n', stdout) == EOF)
+            st = dp_error_set(err, DP_ERR_IO, "stdout: write failed");
+        free(text);
+        return st;
+    }
+    size_t n = strlen(path) + 16;
+    char *tmp = malloc(n);
+    if (!tmp) { st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path); goto done; }
+    snprintf(tmp, n, "%s.tmp~", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        st = dp_error_set(err, DP_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+        goto done;
+    }
+    size_t len = strlen(text);
+    bool ok = fwrite(text, 1, len, f) == len && fputc('\n', f) != EOF;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        remove(tmp);
+        st = dp_error_set(err, DP_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    }
+done:
+    free(tmp);
+    free(text);
+    return st;
+}
+
+cJSON *dp_json_number(double v) {
+    /* %.9g round-trips float32; keep doubles exact when they need it. */
+    if (!isfinite(v)) return cJSON_CreateNull();
+    char buf[40];
+    snprintf(buf, sizeof buf, "%.9g", v);
+    if (strtod(buf, NULL) != v) snprintf(buf, sizeof buf, "%.17g", v);
+    return cJSON_CreateRaw(buf);
+}

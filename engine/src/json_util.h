@@ -1,0 +1,58 @@
+/* json_util.h: the shared helpers of the JSON loaders (private to the engine): read a file and
+ * parse it with line/column on failure, and typed field access that names the JSON path of any
+ * error. Only *_json.c files include this and cJSON. */
+#ifndef DP_JSON_UTIL_H
+#define DP_JSON_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cJSON.h>
+
+#include "dp/status.h"
+
+/* Reads a whole file into a NUL-terminated buffer (caller frees); *len gets its size. Refuses
+ * files over max_bytes. */
+enum dp_status dp_read_file(const char *path, size_t max_bytes, char **out, size_t *len,
+                            struct dp_error *err);
+/* Parses text as JSON; on failure names "<name>:<line>:<col>: JSON syntax error near '...'" or a
+ * truncation. The caller owns the result (cJSON_Delete). */
+enum dp_status dp_json_parse(const char *text, size_t len, const char *name, cJSON **out,
+                             struct dp_error *err);
+/* Reads and parses a file. */
+enum dp_status dp_json_load(const char *path, size_t max_bytes, cJSON **out, struct dp_error *err);
+
+/* Checks obj["format"] == want ("driple-grouped/1"). */
+enum dp_status dp_json_check_format(const cJSON *obj, const char *want, const char *name,
+                                    struct dp_error *err);
+
+/* Typed member access. `path` is the JSON path of obj ("$.groups[3]") for messages. A missing
+ * member fails unless `optional`, in which case *out keeps its value and DP_OK is returned. */
+enum dp_status dp_json_get_number(const cJSON *obj, const char *key, bool optional,
+                                  const char *name, const char *path, double *out,
+                                  struct dp_error *err);
+enum dp_status dp_json_get_int(const cJSON *obj, const char *key, bool optional, int64_t lo,
+                               int64_t hi, const char *name, const char *path, int64_t *out,
+                               struct dp_error *err);
+/* *out borrows the string inside obj. */
+enum dp_status dp_json_get_string(const cJSON *obj, const char *key, bool optional,
+                                  const char *name, const char *path, const char **out,
+                                  struct dp_error *err);
+/* *out borrows; fails unless the member is an array (or absent and optional: *out = NULL). */
+enum dp_status dp_json_get_array(const cJSON *obj, const char *key, bool optional,
+                                 const char *name, const char *path, const cJSON **out,
+                                 struct dp_error *err);
+/* *out borrows; fails unless the member is an object (or absent and optional: *out = NULL). */
+enum dp_status dp_json_get_object(const cJSON *obj, const char *key, bool optional,
+                                  const char *name, const char *path, const cJSON **out,
+                                  struct dp_error *err);
+
+/* Writes a cJSON tree to path (pretty when `pretty`), atomically through a temp file; "-" is stdout. */
+enum dp_status dp_json_save(const cJSON *root, const char *path, bool pretty, struct dp_error *err);
+
+/* A number that round-trips a double in few characters (cJSON's default loses nothing but is
+ * long); returns NULL on OOM. */
+cJSON *dp_json_number(double v);
+
+#endif

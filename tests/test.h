@@ -1,0 +1,54 @@
+/* test.h: the tiny test harness (in the spirit of redis's testhelp.h). CHECK* record a failure
+ * and go on; TEST_MAIN_END prints "N passed, M failed" and sets the exit status. Tests run from
+ * the repository root; REF_DIR is the shared reference data. */
+#ifndef DRIPLE_TEST_H
+#define DRIPLE_TEST_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int test_passed, test_failed;
+
+#define CHECK(cond)                                                                    \
+    do {                                                                               \
+        if (cond) test_passed++;                                                       \
+        else {                                                                         \
+            test_failed++;                                                             \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);   \
+        }                                                                              \
+    } while (0)
+
+#define CHECK_NEAR(a, b, tol)                                                                    \
+    do {                                                                                         \
+        double a_ = (double)(a), b_ = (double)(b);                                               \
+        if (fabs(a_ - b_) <= (tol)) test_passed++;                                               \
+        else {                                                                                   \
+            test_failed++;                                                                       \
+            fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s = %.9g, %s = %.9g (tol %g)\n",         \
+                    __FILE__, __LINE__, #a, a_, #b, b_, (double)(tol));                          \
+        }                                                                                        \
+    } while (0)
+
+/* Checks that a string contains a substring (error messages name file and place). */
+#define CHECK_CONTAINS(hay, needle)                                                              \
+    do {                                                                                         \
+        const char *h_ = (hay), *n_ = (needle);                                                  \
+        if (h_ && strstr(h_, n_)) test_passed++;                                                 \
+        else {                                                                                   \
+            test_failed++;                                                                       \
+            fprintf(stderr, "%s:%d: '%s' does not contain '%s'\n", __FILE__, __LINE__,          \
+                    h_ ? h_ : "(null)", n_);                                                     \
+        }                                                                                        \
+    } while (0)
+
+#define REF_DIR "../shared/reference"
+
+#define TEST_MAIN_END()                                                                  \
+    do {                                                                                 \
+        printf("%s: %d passed, %d failed\n", __FILE__, test_passed, test_failed);        \
+        return test_failed ? 1 : 0;                                                      \
+    } while (0)
+
+#endif

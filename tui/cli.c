@@ -1,0 +1,129 @@
+/* cli.c: option lookup and the error/usage exits shared by the subcommands. */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool cli_init(struct cli *c, int argc, char **argv, const char *cmd) {
+    c->argc = argc;
+    c->argv = argv;
+    c->cmd = cmd;
+    c->bad = false;
+    c->used = calloc((size_t)argc + 1, sizeof *c->used);
+    return c->used != NULL;
+}
+
+void cli_done(struct cli *c) {
+    free(c->used);
+    c->used = NULL;
+}
+
+enum { USED_NO, USED_OPTION, USED_POSITIONAL };
+
+static bool is_option(const char *a) { return a[0] == '-' && a[1] != '\0'; }
+
+const char *cli_value(struct cli *c, const char *name) {
+    const char *val = NULL;
+    size_t n = strlen(name);
+    for (int i = 0; i < c->argc; i++) {
+        if (c->used[i]) continue;
+        const char *a = c->argv[i];
+        if (!strncmp(a, name, n) && a[n] == '=') {
+            c->used[i] = USED_OPTION;
+            val = a + n + 1;
+        } else if (!strcmp(a, name)) {
+            c->used[i] = USED_OPTION;
+            if (i + 1 < c->argc) {
+                c->used[i + 1] = USED_OPTION;
+                val = c->argv[++i];
+            } else {
+                fprintf(stderr, "driple: %s: option %s needs a value\n", c->cmd, name);
+                c->bad = true;
+            }
+        }
+    }
+    return val;
+}
+
+bool cli_flag(struct cli *c, const char *name) {
+    bool found = false;
+    for (int i = 0; i < c->argc; i++)
+        if (!c->used[i] && !strcmp(c->argv[i], name)) {
+            c->used[i] = USED_OPTION;
+            found = true;
+        }
+    return found;
+}
+
+bool cli_int(struct cli *c, const char *name, int64_t lo, int64_t hi, int64_t *out) {
+    const char *v = cli_value(c, name);
+    if (!v) return !c->bad;
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi) {
+        fprintf(stderr, "driple: %s: %s '%s': expected an integer in [%lld, %lld]\n", c->cmd, name,
+                v, (long long)lo, (long long)hi);
+        c->bad = true;
+        return false;
+    }
+    *out = x;
+    return true;
+}
+
+bool cli_double(struct cli *c, const char *name, double lo, double hi, double *out) {
+    const char *v = cli_value(c, name);
+    if (!v) return !c->bad;
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || !isfinite(x) || x < lo || x > hi) {
+        fprintf(stderr, "driple: %s: %s '%s': expected a number in [%g, %g]\n", c->cmd, name, v,
+                lo, hi);
+        c->bad = true;
+        return false;
+    }
+    *out = x;
+    return true;
+}
+
+const char *cli_positional(struct cli *c, int i) {
+    for (int k = 0; k < c->argc; k++) {
+        if (c->used[k] == USED_OPTION || is_option(c->argv[k])) continue;
+        if (i-- == 0) {
+            c->used[k] = USED_POSITIONAL;
+            return c->argv[k];
+        }
+    }
+    return NULL;
+}
+
+bool cli_check_unused(struct cli *c) {
+    for (int i = 0; i < c->argc; i++) {
+        if (c->used[i]) continue;
+        fprintf(stderr, "driple: %s: unexpected argument '%s' (see 'driple help')\n", c->cmd,
+                c->argv[i]);
+        c->bad = true;
+        return false;
+    }
+    return !c->bad;
+}
+
+int cli_fail(const struct dp_error *err) {
+    fprintf(stderr, "driple: %s\n", err->msg[0] ? err->msg : dp_status_str(err->status));
+    return 1;
+}
+
+int cli_usage(const char *cmd, const char *usage, const char *fmt, ...) {
+    fprintf(stderr, "driple: %s: ", cmd);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nusage: %s\n", usage);
+    return 2;
+}

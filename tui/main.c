@@ -1,0 +1,59 @@
+/* main.c: the `driple` entry point: dispatches to a subcommand, or opens the explorer. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+#define DRIPLE_VERSION "0.1.0"
+
+static const struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+} commands[] = {
+    {"explore",   cmd_explore,   "[GRAPH] [--settings FILE] [--batch N] [--no-color]   the explorer"},
+    {"graph",     cmd_graph,     "info|import|coarsen|weights ...   inspect, convert, coarsen"},
+    {"zoo",       cmd_zoo,       "list | build MODEL [--batch N] -o FILE   training graphs of known models"},
+    {"simulate",  cmd_simulate,  "GRAPH --setting ID | --gpu ... [--json]   PS-training simulation"},
+    {"trace",     cmd_trace,     "extract TRACE.csv [--net NET.csv] [--json]   labels from traces"},
+    {"calibrate", cmd_calibrate, "[--json]   simulator vs published measured throughput"},
+    {"dataset",   cmd_dataset,   "build | eval | add ...   datasets of graphs and labels"},
+    {"train",     cmd_train,     "--dataset D.json -o M.json ...   train an inspector"},
+    {"transfer",  cmd_transfer,  "--from BASE.json --dataset D.json -o M.json   transfer learning"},
+    {"predict",   cmd_predict,   "GRAPH|--grouped FILE --inspector M|--setting ID [--json]"},
+    {"compare",   cmd_compare,   "GRAPH [--settings FILE] [--json]   every setting side by side"},
+    {"explain",   cmd_explain,   "GRAPH --inspector M|--setting ID [--metric NAME] [--svg FILE]"},
+    {"inspector", cmd_inspector, "info|import-torch|import-json ...   inspector model files"},
+    {"record",    cmd_record,    "[-o PREFIX] -- COMMAND ...   measure a training job's traces"},
+    {"bench",     cmd_bench,     "predict|train|transfer|coarsen ... --json   benchmarks"},
+};
+
+static void usage(FILE *f) {
+    fprintf(f, "driple %s: predicts how a distributed training job uses GPUs and the network.\n\n"
+               "usage: driple [COMMAND] [ARGS...]   (no command: the explorer on a sample)\n\n",
+            DRIPLE_VERSION);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\nErrors go to stderr as 'driple: <file>:<where>: <what>' with a non-zero exit.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) return cmd_explore(0, argv + 1);
+    const char *name = argv[1];
+    if (!strcmp(name, "help") || !strcmp(name, "--help") || !strcmp(name, "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(name, "--version")) {
+        printf("driple %s\n", DRIPLE_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(name, commands[i].name)) return commands[i].fn(argc - 2, argv + 2);
+    /* `driple GRAPH [options]` opens the explorer on that graph. */
+    if (name[0] == '-' || access(name, R_OK) == 0) return cmd_explore(argc - 1, argv + 1);
+    fprintf(stderr, "driple: unknown command '%s'\n\n", name);
+    usage(stderr);
+    return 2;
+}
