@@ -19,5 +19,7 @@ int cmd_inspector(int argc, char **argv); /* cmd_model.c: info | import-torch | 
 int cmd_bench(int argc, char **argv);     /* cmd_bench.c: predict | train | transfer | coarsen */
 int cmd_explain(int argc, char **argv);   /* cmd_explain.c */
 int cmd_record(int argc, char **argv);    /* cmd_record.c */
+int bench_coarsen(int argc, char **argv); /* cmd_graph.c: `driple bench coarsen` */
+int bench_explain(int argc, char **argv); /* cmd_explain.c: `driple bench explain` */
 
 #endif
