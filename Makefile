@@ -78,3 +78,9 @@ clean:
 	rm -rf build build-san build-fuzz
 
 -include $(ENGINE_OBJ:.o=.d) $(TUI_OBJ:.o=.d) $(TEST_BIN:=.d)
+
+# Record tests (H): fake shared libraries that the tests load through dlopen (fake NVML).
+$(BUILD)/tests/libfake_%.so: tests/data/record/fake_%.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=c11 $(WARN) -O1 -g -shared -fPIC -o $@ $<
+$(BUILD)/tests/test_record: $(BUILD)/tests/libfake_nvml.so

@@ -1,15 +1,557 @@
-/* cmd_explain.c: placeholder until its owner lands it. */
+/* cmd_explain.c: `driple explain`: which groups (and which op types) drive one predicted metric,
+ * as a ranked table, JSON, or a Graphviz rendering (SVG, PNG, DOT); and `driple bench explain`,
+ * the timing of gradient and occlusion importance on a 100-group graph. */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cli.h"
 #include "cmd.h"
+#include "dp/coarsen.h"
+#include "dp/explain.h"
+#include "dp/graph_io.h"
+#include "dp/inspector.h"
+#include "dp/render.h"
+#include "dp/settings.h"
+
+static const char *const usage_explain =
+    "driple explain GRAPH|--grouped FILE (--inspector M | --setting ID [--settings FILE])\n"
+    "       [--metric NAME] [--method grad|occlusion] [--batch N] [--groups K] [--seed S]\n"
+    "       [--weights FILE] [--top N] [--threads N] [--layout auto|dot|sfdp|neato]\n"
+    "       [--json] [--svg FILE | --png FILE | --dot FILE]\n"
+    "  metrics: the 12 outputs (gpu_util.active, net_rx.peak, ...) or iteration_time\n"
+    "  (= gpu_util.idle + gpu_util.active, ms). Importance = |attribution| / sum of |attribution|:\n"
+    "  grad: sum over the 3 features of d metric / d feature x feature; occlusion: metric minus\n"
+    "  the metric with the group's features zeroed. An op type's share: each group's importance\n"
+    "  spread over its ops by their share of the group's features (see dp/explain.h).";
+
+static const char *const usage_bench =
+    "driple bench explain [GRAPH|--grouped FILE] [--inspector M] [--groups K] [--repeat N]\n"
+    "       [--threads N] [--json]   (no graph: a synthetic K-group graph, default 100; no\n"
+    "       inspector: the published GCN architecture with seeded random weights)";
+
+/* ---- small helpers ---- */
+
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+            else fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+/* A number JSON can hold (NaN and infinities become null). */
+static void json_num(FILE *f, double v) {
+    if (isfinite(v)) fprintf(f, "%.9g", v);
+    else fputs("null", f);
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The default setting list: $DRIPLE_ASSETS/settings/default.json, assets/settings/default.json,
+ * or <binary dir>/../assets/settings/default.json. */
+static const char *default_settings(char *buf, size_t n) {
+    const char *env = getenv("DRIPLE_ASSETS");
+    if (env && *env) {
+        snprintf(buf, n, "%s/settings/default.json", env);
+        if (access(buf, R_OK) == 0) return buf;
+    }
+    snprintf(buf, n, "assets/settings/default.json");
+    if (access(buf, R_OK) == 0) return buf;
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = '\0';
+        snprintf(buf, n, "%.*s/../assets/settings/default.json", (int)(n > 64 ? n - 64 : 0), exe);
+        if (access(buf, R_OK) == 0) return buf;
+    }
+    snprintf(buf, n, "assets/settings/default.json");
+    return buf;
+}
+
+/* The inspector file for --inspector M or --setting ID (from --settings FILE or the default
+ * list). Fills path; false with err set when the setting is unknown or has no inspector. */
+static bool resolve_inspector(const char *insp, const char *setting, const char *settings_file,
+                              char *path, size_t n, char *setting_id, size_t id_n,
+                              struct dp_error *err) {
+    setting_id[0] = '\0';
+    if (insp) {
+        snprintf(path, n, "%s", insp);
+        return true;
+    }
+    char buf[PATH_MAX + 64];
+    const char *file = settings_file ? settings_file : default_settings(buf, sizeof buf);
+    struct dp_settings *list = NULL;
+    if (dp_settings_load(file, NULL, &list, err) != DP_OK) return false;
+    const struct dp_setting *s = dp_settings_find(list, setting);
+    bool ok = false;
+    if (!s) {
+        dp_error_set(err, DP_ERR_NOT_FOUND, "%s: no setting '%s' (%d settings; see 'driple compare')",
+                     file, setting, list->n_settings);
+    } else if (!s->inspector[0]) {
+        dp_error_set(err, DP_ERR_NOT_FOUND, "%s: setting '%s' names no inspector file", file,
+                     s->id);
+    } else if (access(s->inspector, R_OK) != 0) {
+        dp_error_set(err, DP_ERR_NOT_FOUND,
+                     "%s: setting '%s': inspector %s does not exist (build it with 'make assets' "
+                     "or pass --inspector)", file, s->id, s->inspector);
+    } else {
+        snprintf(path, n, "%s", s->inspector);
+        snprintf(setting_id, id_n, "%s", s->id);
+        ok = true;
+    }
+    dp_settings_free(list);
+    return ok;
+}
+
+static void list_metrics(FILE *f) {
+    fprintf(f, "known metrics:");
+    for (int m = 0; m < DP_N_METRICS; m++) fprintf(f, " %s", dp_metric_name(m));
+    fprintf(f, "\n");
+}
+
+/* ---- output ---- */
+
+static bool all_zero(const struct dp_explain *e) {
+    for (int i = 0; i < e->n_groups; i++)
+        if (e->groups[i].attribution != 0.0) return false;
+    return true;
+}
+
+static void print_types_json(FILE *f, const struct dp_explain_type *t, int n) {
+    fputc('[', f);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s{\"op\": ", i ? ", " : "");
+        json_str(f, t[i].op);
+        fprintf(f, ", \"n_ops\": %d, \"importance\": ", t[i].n_ops);
+        json_num(f, t[i].importance);
+        fputc('}', f);
+    }
+    fputc(']', f);
+}
+
+static void print_json(const struct dp_grouped *g, const struct dp_explain *e,
+                       const char *graph_path, const char *insp_path, const char *setting_id,
+                       const char *render_fmt, const char *render_file, const char *unknown) {
+    FILE *f = stdout;
+    fprintf(f, "{\"graph\": ");
+    json_str(f, g->graph);
+    fprintf(f, ", \"file\": ");
+    json_str(f, graph_path);
+    fprintf(f, ", \"batch\": %lld, \"n_groups\": %d, \"inspector\": ", (long long)g->batch,
+            g->n_groups);
+    json_str(f, insp_path);
+    fprintf(f, ", \"setting\": ");
+    if (setting_id[0]) json_str(f, setting_id);
+    else fputs("null", f);
+    fprintf(f, ",\n \"metric\": ");
+    json_str(f, dp_metric_name(e->metric));
+    fprintf(f, ", \"unit\": ");
+    json_str(f, dp_metric_unit(e->metric));
+    fprintf(f, ", \"value\": ");
+    json_num(f, e->value);
+    if (e->metric == DP_METRIC_ITERATION)
+        fprintf(f, ", \"metric_formula\": \"gpu_util.idle + gpu_util.active\"");
+    fprintf(f, ", \"method\": ");
+    json_str(f, dp_explain_method_name(e->method));
+    fprintf(f, ",\n \"importance_formula\": ");
+    json_str(f, e->method == DP_EXPLAIN_GRAD
+                    ? "|sum_f d metric/d x_f * x_f| / sum over groups"
+                    : "|metric - metric with the group's features zeroed| / sum over groups");
+    fprintf(f, ", \"all_zero\": %s", all_zero(e) ? "true" : "false");
+    if (unknown) {
+        fprintf(f, ", \"unknown_op_types\": ");
+        json_str(f, unknown);
+    }
+    if (render_file) {
+        fprintf(f, ", \"rendered\": {\"format\": ");
+        json_str(f, render_fmt);
+        fprintf(f, ", \"file\": ");
+        json_str(f, render_file);
+        fputc('}', f);
+    }
+    fprintf(f, ",\n \"groups\": [");
+    for (int r = 0; r < e->n_groups; r++) {
+        int i = e->order[r];
+        const struct dp_explain_group *gr = &e->groups[i];
+        int ops = gr->n_ops > 0 ? gr->n_ops : (int)lround(g->x[i * DP_N_FEATURES + 1]);
+        fprintf(f, "%s\n  {\"id\": %d, \"rank\": %d, \"importance\": ", r ? "," : "", i,
+                gr->rank + 1);
+        json_num(f, gr->importance);
+        fprintf(f, ", \"attribution\": ");
+        json_num(f, gr->attribution);
+        fprintf(f, ", \"features\": [");
+        for (int k = 0; k < DP_N_FEATURES; k++) {
+            if (k) fputs(", ", f);
+            json_num(f, g->x[i * DP_N_FEATURES + k]);
+        }
+        fputc(']', f);
+        if (e->method == DP_EXPLAIN_GRAD) {
+            fprintf(f, ", \"feature_attribution\": [");
+            for (int k = 0; k < DP_N_FEATURES; k++) {
+                if (k) fputs(", ", f);
+                json_num(f, gr->feat_attr[k]);
+            }
+            fputc(']', f);
+        }
+        fprintf(f, ", \"ops\": %d, \"op_types\": ", ops);
+        print_types_json(f, gr->types, gr->n_types);
+        fprintf(f, ", \"members\": [");
+        if (g->member_start)
+            for (int j = g->member_start[i]; j < g->member_start[i + 1]; j++) {
+                if (j > g->member_start[i]) fputs(", ", f);
+                json_str(f, g->members[j]);
+            }
+        fputs("]}", f);
+    }
+    fprintf(f, "],\n \"op_types\": ");
+    print_types_json(f, e->types, e->n_types);
+    fprintf(f, "}\n");
+}
+
+static void print_text(const struct dp_grouped *g, const struct dp_explain *e,
+                       const char *insp_path, const char *setting_id, int top) {
+    printf("%s: %d groups, batch %lld; inspector %s%s%s%s\n", g->graph ? g->graph : "graph",
+           g->n_groups, (long long)g->batch, insp_path, setting_id[0] ? " (setting " : "",
+           setting_id, setting_id[0] ? ")" : "");
+    printf("%s = %.6g %s%s; importance by %s\n", dp_metric_name(e->metric), e->value,
+           dp_metric_unit(e->metric),
+           e->metric == DP_METRIC_ITERATION ? " (gpu_util.idle + gpu_util.active)" : "",
+           e->method == DP_EXPLAIN_GRAD ? "gradient x input" : "occlusion (features zeroed)");
+    printf("\n rank  group  importance   effect (%s)   ops  top op types\n",
+           dp_metric_unit(e->metric));
+    for (int r = 0; r < e->n_groups && r < top; r++) {
+        int i = e->order[r];
+        const struct dp_explain_group *gr = &e->groups[i];
+        int ops = gr->n_ops > 0 ? gr->n_ops : (int)lround(g->x[i * DP_N_FEATURES + 1]);
+        printf(" %4d  g%-5d %9.1f%%  %+13.4g  %5d ", r + 1, i, 100.0 * gr->importance,
+               gr->attribution, ops);
+        for (int t = 0; t < gr->n_types && t < 3; t++)
+            printf(" %s(%d)", gr->types[t].op, gr->types[t].n_ops);
+        printf("\n");
+    }
+    if (e->n_groups > top) printf("  ... %d more groups (--top N, --json)\n", e->n_groups - top);
+    if (all_zero(e))
+        printf("note: every attribution is 0: the inspector's %s does not change with any group's "
+               "features here (saturated, e.g. raw features far outside its training range)\n",
+               dp_metric_name(e->metric));
+    if (e->n_types > 0) {
+        printf("\n %-36s   ops  share of %s\n", "op type", dp_metric_name(e->metric));
+        for (int t = 0; t < e->n_types && t < top; t++)
+            printf(" %-36s %5d  %6.1f%%\n", e->types[t].op, e->types[t].n_ops,
+                   100.0 * e->types[t].importance);
+        if (!all_zero(e))
+            printf("\n%s ops carry %.1f%% of the importance for %s.\n", e->types[0].op,
+                   100.0 * e->types[0].importance, dp_metric_name(e->metric));
+    }
+}
+
+/* ---- driple explain ---- */
 
 int cmd_explain(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return cli_usage("explain", "driple help", "not implemented yet");
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "explain")) return 1;
+    int rc = 2;
+    struct dp_error err = {0};
+    struct dp_graph *graph = NULL;
+    struct dp_grouped *g = NULL;
+    struct dp_op_weights *w = NULL;
+    struct dp_inspector *insp = NULL;
+    struct dp_explain *e = NULL;
+    char *unknown = NULL;
+
+    if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
+        printf("usage: %s\n", usage_explain);
+        list_metrics(stdout);
+        rc = 0;
+        goto done;
+    }
+    const char *grouped_path = cli_value(&c, "--grouped");
+    const char *insp_opt = cli_value(&c, "--inspector");
+    const char *setting = cli_value(&c, "--setting");
+    const char *settings_file = cli_value(&c, "--settings");
+    const char *metric_name = cli_value(&c, "--metric");
+    const char *method_name = cli_value(&c, "--method");
+    const char *weights_path = cli_value(&c, "--weights");
+    const char *layout_name = cli_value(&c, "--layout");
+    const char *svg = cli_value(&c, "--svg");
+    const char *png = cli_value(&c, "--png");
+    const char *dot = cli_value(&c, "--dot");
+    bool json = cli_flag(&c, "--json");
+    int64_t batch = 0, k = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED, top = 10, threads = 0;
+    cli_int(&c, "--batch", 1, 1 << 24, &batch);
+    cli_int(&c, "--groups", 1, 100000, &k);
+    cli_int(&c, "--seed", INT64_MIN, INT64_MAX, &seed);
+    cli_int(&c, "--top", 1, 1000000, &top);
+    cli_int(&c, "--threads", 0, 64, &threads);
+    const char *graph_path = grouped_path ? NULL : cli_positional(&c, 0);
+    if (!cli_check_unused(&c)) goto done;
+
+    if (!graph_path && !grouped_path) {
+        rc = cli_usage("explain", usage_explain, "missing GRAPH (or --grouped FILE)");
+        goto done;
+    }
+    if (!insp_opt == !setting) {
+        rc = cli_usage("explain", usage_explain, "give exactly one of --inspector M and --setting ID");
+        goto done;
+    }
+    if (settings_file && !setting) {
+        rc = cli_usage("explain", usage_explain, "--settings needs --setting ID");
+        goto done;
+    }
+    int metric = 4; /* gpu_util.active */
+    if (metric_name && (metric = dp_metric_find(metric_name)) < 0) {
+        list_metrics(stderr);
+        rc = cli_usage("explain", usage_explain, "unknown metric '%s'", metric_name);
+        goto done;
+    }
+    enum dp_explain_method method = DP_EXPLAIN_GRAD;
+    if (method_name && !dp_explain_method_parse(method_name, &method)) {
+        rc = cli_usage("explain", usage_explain, "unknown method '%s' (grad or occlusion)",
+                       method_name);
+        goto done;
+    }
+    enum dp_render_layout_engine layout = DP_LAYOUT_AUTO;
+    if (layout_name && !dp_render_layout_parse(layout_name, &layout)) {
+        rc = cli_usage("explain", usage_explain, "unknown layout '%s' (auto, dot, sfdp, neato)",
+                       layout_name);
+        goto done;
+    }
+    if ((svg != NULL) + (png != NULL) + (dot != NULL) > 1) {
+        rc = cli_usage("explain", usage_explain, "give one of --svg, --png and --dot");
+        goto done;
+    }
+    rc = 1;
+
+    /* The inspector first: a missing one is the commonest mistake and costs nothing to find. */
+    char insp_path[PATH_MAX + 64], setting_id[DP_NAME_MAX];
+    if (!resolve_inspector(insp_opt, setting, settings_file, insp_path, sizeof insp_path,
+                           setting_id, sizeof setting_id, &err))
+        goto fail;
+    if (dp_inspector_load(insp_path, &insp, &err) != DP_OK) goto fail;
+    if (!setting_id[0]) snprintf(setting_id, sizeof setting_id, "%s", dp_inspector_setting(insp));
+
+    if (grouped_path) {
+        if (dp_grouped_load_json(grouped_path, &g, &err) != DP_OK) goto fail;
+    } else {
+        if (dp_graph_load(graph_path, NULL, &graph, &err) != DP_OK) goto fail;
+        if (dp_op_weights_load_default(weights_path, &w, &err) != DP_OK) goto fail;
+        struct dp_coarsen_opts co = {.k = (int)k, .seed = seed};
+        if (dp_graph_group(graph, &co, w, batch, &g, &unknown, &err) != DP_OK) {
+            dp_error_prefix(&err, graph_path);
+            goto fail;
+        }
+    }
+
+    /* One prediction's GEMMs are small: BLAS on one thread, the CPUs for occlusion workers. */
+    dp_blas_threads(1);
+    double scale[DP_N_OUTPUTS];
+    for (int o = 0; o < DP_N_OUTPUTS; o++) scale[o] = dp_inspector_output(insp, o)->scale;
+    if (dp_explain_compute(dp_inspector_model(insp), scale, g, metric, method, (int)threads, &e,
+                           &err) != DP_OK)
+        goto fail;
+    if (graph && g->member_start && dp_explain_drill(e, g, graph, w, &err) != DP_OK) goto fail;
+
+    const char *render_file = svg ? svg : png ? png : dot;
+    enum dp_render_format fmt = svg ? DP_RENDER_SVG : png ? DP_RENDER_PNG : DP_RENDER_DOT;
+    if (render_file) {
+        struct dp_render_opts ro = {.layout = layout};
+        if (dp_render_file(g, e, &ro, fmt, render_file, &err) != DP_OK) goto fail;
+    }
+    const char *src = graph_path ? graph_path : grouped_path;
+    if (json)
+        print_json(g, e, src, insp_path, setting_id, dp_render_format_name(fmt), render_file,
+                   unknown);
+    else {
+        print_text(g, e, insp_path, setting_id, (int)top);
+        if (render_file) printf("\nwrote %s (%s)\n", render_file, dp_render_format_name(fmt));
+        if (unknown) fprintf(stderr, "driple: explain: note: op types without a weight: %s\n", unknown);
+    }
+    rc = 0;
+    goto done;
+fail:
+    rc = cli_fail(&err);
+done:
+    free(unknown);
+    dp_explain_free(e);
+    dp_inspector_free(insp);
+    dp_op_weights_free(w);
+    dp_grouped_free(g);
+    dp_graph_free(graph);
+    cli_done(&c);
+    return rc;
+}
+
+/* ---- driple bench explain ---- */
+
+/* A connected K-group graph: a ring plus seeded random chords (about 3 edges per group), with
+ * features in the ranges real grouped graphs show (tensor sizes 1e3..1e6, 5..50 ops). */
+static struct dp_grouped *synthetic(int n, uint64_t seed) {
+    int extra = n > 3 ? 2 * n : 0, ring = n > 2 ? n : n - 1;
+    if (ring < 0) ring = 0;
+    struct dp_grouped *g = dp_grouped_init("synthetic", n, ring + extra);
+    if (!g) return NULL;
+    uint64_t s = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+#define NEXT() (s = s * 6364136223846793005ULL + 1442695040888963407ULL, (double)(s >> 11) / 9007199254740992.0)
+    for (int i = 0; i < n; i++) {
+        g->x[i * 3 + 0] = pow(10.0, 3.0 + 3.0 * NEXT());
+        g->x[i * 3 + 1] = 5 + floor(45 * NEXT());
+        g->x[i * 3 + 2] = 2.0 * NEXT();
+    }
+    /* Edges: the ring, then chords; duplicates are harmless for timing but avoided anyway. */
+    int e = 0;
+    for (int i = 0; i < ring; i++) {
+        int a = i, b = (i + 1) % n;
+        g->edges[2 * e] = a < b ? a : b;
+        g->edges[2 * e + 1] = a < b ? b : a;
+        e++;
+    }
+    for (int t = 0; t < extra; t++) {
+        int a = (int)(NEXT() * n), b = (int)(NEXT() * n);
+        if (a == b || abs(a - b) == 1 || abs(a - b) == n - 1) continue;
+        g->edges[2 * e] = a < b ? a : b;
+        g->edges[2 * e + 1] = a < b ? b : a;
+        e++;
+    }
+#undef NEXT
+    g->n_edges = e;
+    return g;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
 int bench_explain(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return cli_usage("bench_explain", "driple help", "not implemented yet");
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "bench explain")) return 1;
+    int rc = 2;
+    struct dp_error err = {0};
+    struct dp_graph *graph = NULL;
+    struct dp_grouped *g = NULL;
+    struct dp_op_weights *w = NULL;
+    struct dp_inspector *insp = NULL;
+    struct dp_model *model = NULL;
+    const char *grouped_path = cli_value(&c, "--grouped");
+    const char *insp_opt = cli_value(&c, "--inspector");
+    bool json = cli_flag(&c, "--json");
+    int64_t k = DP_DEFAULT_GROUPS, repeat = 5, threads = 0;
+    cli_int(&c, "--groups", 1, 100000, &k);
+    cli_int(&c, "--repeat", 1, 1000, &repeat);
+    cli_int(&c, "--threads", 0, 64, &threads);
+    const char *graph_path = grouped_path ? NULL : cli_positional(&c, 0);
+    if (!cli_check_unused(&c)) {
+        fprintf(stderr, "usage: %s\n", usage_bench);
+        goto done;
+    }
+    rc = 1;
+    dp_blas_threads(1); /* as `driple explain` runs it */
+    const struct dp_model *m;
+    const char *model_desc;
+    if (insp_opt) {
+        if (dp_inspector_load(insp_opt, &insp, &err) != DP_OK) goto fail;
+        m = dp_inspector_model(insp);
+        model_desc = insp_opt;
+    } else {
+        struct dp_arch a;
+        dp_arch_default(&a);
+        if (dp_model_init(&a, 42, &model, &err) != DP_OK) goto fail;
+        m = model;
+        model_desc = "published GCN architecture, seeded random weights";
+    }
+    if (grouped_path) {
+        if (dp_grouped_load_json(grouped_path, &g, &err) != DP_OK) goto fail;
+    } else if (graph_path) {
+        if (dp_graph_load(graph_path, NULL, &graph, &err) != DP_OK) goto fail;
+        if (dp_op_weights_load_default(NULL, &w, &err) != DP_OK) goto fail;
+        struct dp_coarsen_opts co = {.k = (int)k, .seed = DP_DEFAULT_SEED};
+        if (dp_graph_group(graph, &co, w, 0, &g, NULL, &err) != DP_OK) goto fail;
+    } else if (!(g = synthetic((int)k, 1))) {
+        dp_error_set(&err, DP_ERR_NOMEM, "bench explain: out of memory");
+        goto fail;
+    }
+
+    double *t = calloc((size_t)repeat, sizeof *t);
+    if (!t) {
+        dp_error_set(&err, DP_ERR_NOMEM, "bench explain: out of memory");
+        goto fail;
+    }
+    /* One untimed warm-up, then the median of `repeat` runs for grad; occlusion costs one
+     * prediction per group, so it runs min(repeat, 3) times. */
+    struct dp_explain *e = NULL;
+    enum dp_status st = dp_explain_compute(m, NULL, g, 4, DP_EXPLAIN_GRAD, 1, &e, &err);
+    dp_explain_free(e);
+    for (int r = 0; st == DP_OK && r < repeat; r++) {
+        double t0 = now_ms();
+        st = dp_explain_compute(m, NULL, g, 4, DP_EXPLAIN_GRAD, 1, &e, &err);
+        t[r] = now_ms() - t0;
+        dp_explain_free(e);
+        e = NULL;
+    }
+    qsort(t, (size_t)repeat, sizeof *t, cmp_double);
+    double grad_ms = t[repeat / 2];
+    int occl_rep = repeat < 3 ? (int)repeat : 3;
+    for (int r = 0; st == DP_OK && r < occl_rep; r++) {
+        double t0 = now_ms();
+        st = dp_explain_compute(m, NULL, g, 4, DP_EXPLAIN_OCCLUSION, (int)threads, &e, &err);
+        t[r] = now_ms() - t0;
+        dp_explain_free(e);
+        e = NULL;
+    }
+    qsort(t, (size_t)occl_rep, sizeof *t, cmp_double);
+    double occl_ms = t[occl_rep / 2];
+    free(t);
+    if (st != DP_OK) goto fail;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int used = threads > 0 ? (int)threads : (int)(cpus < 1 ? 1 : cpus > 8 ? 8 : cpus);
+    if (used > g->n_groups) used = g->n_groups;
+    const struct dp_arch *arch = dp_model_arch(m);
+    if (json) {
+        printf("{\"bench\": \"explain\", \"graph\": ");
+        json_str(stdout, graph_path ? graph_path : grouped_path ? grouped_path : "synthetic");
+        printf(", \"groups\": %d, \"edges\": %d, \"layers\": %d, \"model\": ", g->n_groups,
+               g->n_edges, dp_arch_n_layers(arch, g->n_groups));
+        json_str(stdout, model_desc);
+        printf(", \"grad_ms\": %.3f, \"occlusion_ms\": %.3f, \"occlusion_threads\": %d, "
+               "\"repeat\": %d, \"targets\": {\"grad_ms\": 50, \"occlusion_ms\": 1000}}\n",
+               grad_ms, occl_ms, used, (int)repeat);
+    } else {
+        printf("explain on %d groups (%d layers, %s):\n", g->n_groups,
+               dp_arch_n_layers(arch, g->n_groups), model_desc);
+        printf("  grad       %9.2f ms  (median of %d; target < 50 ms)\n", grad_ms, (int)repeat);
+        printf("  occlusion  %9.2f ms  (%d threads, median of %d; target < 1000 ms)\n", occl_ms,
+               used, occl_rep);
+    }
+    rc = 0;
+    goto done;
+fail:
+    rc = cli_fail(&err);
+done:
+    dp_model_free(model);
+    dp_inspector_free(insp);
+    dp_op_weights_free(w);
+    dp_grouped_free(g);
+    dp_graph_free(graph);
+    cli_done(&c);
+    return rc;
 }

@@ -1,10 +1,378 @@
-/* cmd_explore.c: placeholder until its owner lands it. */
+/* cmd_explore.c: `driple explore`: the ncurses explorer's main loop (htop's shape): a getch
+ * with a timeout, KEY_RESIZE -> layout + new windows, key -> action -> reaction flags, one
+ * doupdate per frame, and endwin on every exit path (normal, error, signal). `--bench-keys N`
+ * times N key actions with full redraws into a terminal written to /dev/null. */
+#include <curses.h>
+#include <langinfo.h>
+#include <math.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app.h"
 #include "cli.h"
 #include "cmd.h"
+#include "keys.h"
+#include "layout.h"
+#include "view_common.h"
+#include "view_imp.h"
+#include "view_importance.h"
 
-int cmd_explore(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return cli_usage("explore", "driple help", "not implemented yet");
+#define EXPLORE_USAGE                                                                             \
+    "driple explore [GRAPH] [--settings FILE] [--gpus FILE] [--batch N] [--no-color]"
+
+#define FILL_BUDGET_MS 25 /* simulations run per idle frame while some are pending */
+
+struct wins {
+    WINDOW *header, *tabs, *table, *derived, *strips, *body, *status, *footer, *help;
+};
+
+static volatile sig_atomic_t g_quit_sig;
+static volatile sig_atomic_t g_curses_on;
+
+static void on_quit_signal(int sig) { g_quit_sig = sig; }
+
+/* A crash must not leave the terminal raw: restore it, then die of the same signal. */
+static void on_fatal_signal(int sig) {
+    if (g_curses_on) endwin();
+    signal(sig, SIG_DFL);
+    raise(sig);
 }
 
+static void curses_atexit(void) {
+    if (g_curses_on) endwin();
+    g_curses_on = 0;
+}
+
+static void install_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_quit_signal; /* no SA_RESTART: getch returns and the loop sees the flag */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sa.sa_handler = on_fatal_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+    sigaction(SIGFPE, &sa, NULL);
+    sigaction(SIGABRT, &sa, NULL);
+    sigaction(SIGILL, &sa, NULL);
+    atexit(curses_atexit);
+}
+
+static void wins_free(struct wins *w) {
+    WINDOW **all[] = {&w->header, &w->tabs,   &w->table,  &w->derived, &w->strips,
+                      &w->body,   &w->status, &w->footer, &w->help};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (*all[i]) delwin(*all[i]);
+        *all[i] = NULL;
+    }
+}
+
+static WINDOW *win(struct rect r) {
+    if (r.h <= 0 || r.w <= 0) return NULL;
+    return newwin(r.h, r.w, r.y, r.x);
+}
+
+static void wins_make(struct wins *w, const struct layout *l) {
+    wins_free(w);
+    if (l->too_small) return;
+    w->header = win(l->header);
+    w->tabs = win(l->tabs);
+    w->table = win(l->table);
+    w->derived = win(l->derived);
+    w->strips = win(l->strips);
+    w->body = win(l->body);
+    w->status = win(l->status);
+    w->footer = win(l->footer);
+    w->help = win(l->help);
+    WINDOW *all[] = {w->header, w->tabs, w->table, w->derived, w->strips,
+                     w->body,   w->status, w->footer, w->help};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i]) keypad(all[i], TRUE);
+}
+
+/* One frame: every window of the current tab, then (the caller) one doupdate. */
+static void draw(struct app *a, const struct layout *l, struct wins *w) {
+    if (l->too_small) {
+        view_too_small_draw(l->rows, l->cols);
+        return;
+    }
+    view_header_draw(w->header, a);
+    view_tabs_draw(w->tabs, a, l);
+    switch (a->tab) {
+    case APP_TAB_PREDICT:
+        view_table_draw(w->table, a);
+        view_derived_draw(w->derived, a);
+        view_strips_draw(w->strips, a);
+        break;
+    case APP_TAB_COMPARE: view_compare_draw(w->body, a); break;
+    case APP_TAB_GROUPS: view_groups_draw(w->body, a); break;
+    default: imp_draw(w->body, a); break;
+    }
+    view_status_draw(w->status, a);
+    view_footer_draw(w->footer, a);
+    if (a->help && w->help) view_help_draw(w->help, a);
+}
+
+static void relayout(struct app *a, struct layout *l, struct wins *w) {
+    *l = layout_compute(LINES, COLS, a);
+    wins_make(w, l);
+    a->page = l->list.h;
+    /* a new layout can hide the selection: keep it in view */
+    if (a->tab == APP_TAB_COMPARE || a->tab == APP_TAB_GROUPS) app_scroll_fit(a, l->list.h);
+    erase();
+    wnoutrefresh(stdscr);
+}
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *x, const void *y) {
+    double p = *(const double *)x, q = *(const double *)y;
+    return (p > q) - (p < q);
+}
+
+/* Applies one key and redraws the whole screen (what the loop does per key press). */
+static int frame_key(struct app *a, struct layout *l, struct wins *w, int ch) {
+    int r = keys_handle(a, ch);
+    if (a->tab == APP_TAB_COMPARE || a->tab == APP_TAB_GROUPS) app_scroll_fit(a, l->list.h);
+    if (r & R_RELAYOUT) relayout(a, l, w);
+    draw(a, l, w);
+    doupdate();
+    return r;
+}
+
+static const char *bench_key_name(int ch) {
+    static char buf[8];
+    if (ch == '\t') return "Tab";
+    buf[0] = (char)ch;
+    buf[1] = '\0';
+    return buf;
+}
+
+/* --bench-keys N [--bench-seq KEYS] [--rows R --cols C] [--json]: N key actions (cycling through
+ * a fixed mix, or KEYS), each followed by a full redraw, into a curses screen whose output goes
+ * to /dev/null; prints the time per key (mean, median, p95, max) and the slowest key. */
+static int bench_keys(struct app *a, long n, int rows, int cols, bool json, const char *keys) {
+    static const int seq_default[] = {'g', 'w', 'p', 'n', '+', 'g', 'W', 'P', '-', 'm', 'G', 'c',
+                                      'g', 's', 'j', '\t', 'g', 'w', 'N', 'm', '1', 'g', 'j', 'k'};
+    int seq_user[64];
+    const int *seq = seq_default;
+    long nseq = (long)(sizeof seq_default / sizeof seq_default[0]);
+    if (keys && *keys) { /* --bench-seq: the keys to cycle through */
+        nseq = 0;
+        for (const char *k = keys; *k && nseq < 64; k++) seq_user[nseq++] = (unsigned char)*k;
+        seq = seq_user;
+    }
+    FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
+    if (!out || !in) {
+        fprintf(stderr, "driple: explore: /dev/null: cannot open\n");
+        if (out) fclose(out);
+        if (in) fclose(in);
+        return 1;
+    }
+    const char *term = getenv("TERM");
+    SCREEN *scr = newterm(term && *term ? term : "xterm-256color", out, in);
+    if (!scr) scr = newterm("xterm", out, in);
+    if (!scr) {
+        fprintf(stderr, "driple: explore: --bench-keys: no usable terminal description\n");
+        fclose(out);
+        fclose(in);
+        return 1;
+    }
+    g_curses_on = 1;
+    resizeterm(rows, cols);
+    view_init_colors(a->color);
+    struct layout l;
+    struct wins w = {0};
+    relayout(a, &l, &w);
+    draw(a, &l, &w);
+    doupdate();
+    double *t = malloc((size_t)n * sizeof *t);
+    if (!t) {
+        endwin();
+        g_curses_on = 0;
+        delscreen(scr);
+        fclose(out);
+        fclose(in);
+        return 1;
+    }
+    double worst = -1, fill_max = 0;
+    int worst_key = 0;
+    long fills = 0;
+    for (long i = 0; i < n; i++) {
+        double t0 = now_ms();
+        frame_key(a, &l, &w, seq[i % nseq]);
+        t[i] = now_ms() - t0;
+        if (t[i] > worst) {
+            worst = t[i];
+            worst_key = seq[i % nseq];
+        }
+        /* the idle frames that fill in deferred simulations, as the loop runs them */
+        while (app_pending(a)) {
+            double f0 = now_ms();
+            app_fill_pending(a, FILL_BUDGET_MS);
+            draw(a, &l, &w);
+            doupdate();
+            fill_max = fmax(fill_max, now_ms() - f0);
+            fills++;
+        }
+    }
+    wins_free(&w);
+    endwin();
+    g_curses_on = 0;
+    delscreen(scr);
+    fclose(out);
+    fclose(in);
+    double sum = 0;
+    for (long i = 0; i < n; i++) sum += t[i];
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    double p50 = t[n / 2], p95 = t[(long)(0.95 * (double)(n - 1))], mx = t[n - 1];
+    if (json)
+        printf("{\"bench\": \"explore-keys\", \"keys\": %ld, \"rows\": %d, \"cols\": %d, "
+               "\"mean_ms\": %.3f, \"median_ms\": %.3f, \"p95_ms\": %.3f, \"max_ms\": %.3f, "
+               "\"slowest_key\": \"%s\", \"fill_frames\": %ld, \"fill_max_ms\": %.3f, "
+               "\"embed_calls\": %ld, \"sim_calls\": %ld}\n",
+               n, rows, cols, sum / (double)n, p50, p95, mx, bench_key_name(worst_key), fills,
+               fill_max, a->n_embed_calls, a->n_sim_calls);
+    else
+        printf("explore --bench-keys: %ld key actions with full redraws at %dx%d: mean %.2f ms, "
+               "median %.2f ms, p95 %.2f ms, max %.2f ms (key '%s'); %ld idle frames filling in "
+               "simulations, max %.2f ms; GNN passes %ld, simulations %ld\n",
+               n, cols, rows, sum / (double)n, p50, p95, mx, bench_key_name(worst_key), fills,
+               fill_max, a->n_embed_calls, a->n_sim_calls);
+    free(t);
+    return 0;
+}
+
+static int run_ui(struct app *a) {
+    install_signals();
+    if (!initscr()) {
+        fprintf(stderr, "driple: explore: cannot initialise the terminal (TERM=%s)\n",
+                getenv("TERM") ? getenv("TERM") : "");
+        return 1;
+    }
+    g_curses_on = 1;
+    cbreak();
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    curs_set(0);
+    set_escdelay(25);
+    mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED, NULL);
+    view_init_colors(a->color);
+    importance_view_init_colors();
+
+    struct layout l;
+    struct wins w = {0};
+    relayout(a, &l, &w);
+    int rc = 0, flags = R_REDRAW;
+    for (;;) {
+        if (flags & R_QUIT) break;
+        if (flags & R_RELAYOUT) relayout(a, &l, &w);
+        if (flags & (R_REDRAW | R_RELAYOUT)) {
+            draw(a, &l, &w);
+            doupdate();
+        }
+        flags = R_NONE;
+        if (g_quit_sig) {
+            rc = 128 + (int)g_quit_sig;
+            break;
+        }
+        /* tick fast while a transfer runs (its progress bar), else idle */
+        enum app_job_state js;
+        double prog;
+        char phase[64];
+        app_job_snapshot(a, &js, &prog, phase, sizeof phase);
+        bool pending = app_pending(a);
+        timeout(pending ? 0 : js == APP_JOB_RUNNING || a->job.started ? 100 : 1000);
+        int ch = getch();
+        if (ch == ERR) {
+            if (pending && app_fill_pending(a, FILL_BUDGET_MS)) flags |= R_REDRAW;
+            if (app_tick(a)) flags |= R_REDRAW;
+            continue;
+        }
+        if (ch == KEY_RESIZE) {
+            flags |= R_RELAYOUT;
+            continue;
+        }
+        if (ch == KEY_MOUSE) {
+            MEVENT ev;
+            if (getmouse(&ev) == OK) flags |= keys_mouse(a, &l, ev.y, ev.x);
+            if (a->tab == APP_TAB_COMPARE || a->tab == APP_TAB_GROUPS)
+                app_scroll_fit(a, l.list.h);
+            flags |= R_REDRAW;
+            continue;
+        }
+        if (l.too_small && ch != 'q' && ch != KEY_F(10)) continue;
+        flags |= keys_handle(a, ch);
+        if (a->tab == APP_TAB_COMPARE || a->tab == APP_TAB_GROUPS) app_scroll_fit(a, l.list.h);
+        if (app_tick(a)) flags |= R_REDRAW;
+    }
+    wins_free(&w);
+    endwin();
+    g_curses_on = 0;
+    return rc;
+}
+
+int cmd_explore(int argc, char **argv) {
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "explore")) return 1;
+    struct app_opts o = {0};
+    int64_t batch = 0, bench = 0, rows = 24, cols = 80;
+    o.settings = cli_value(&c, "--settings");
+    o.gpus = cli_value(&c, "--gpus");
+    o.weights = cli_value(&c, "--op-weights");
+    const char *bench_seq = cli_value(&c, "--bench-seq");
+    bool no_color = cli_flag(&c, "--no-color");
+    bool json = cli_flag(&c, "--json");
+    cli_int(&c, "--batch", 1, 65536, &batch);
+    cli_int(&c, "--bench-keys", 1, 1000000, &bench);
+    cli_int(&c, "--rows", LAYOUT_MIN_ROWS, 1000, &rows);
+    cli_int(&c, "--cols", LAYOUT_MIN_COLS, 1000, &cols);
+    o.graph = cli_positional(&c, 0);
+    o.batch = batch;
+    if (!cli_check_unused(&c)) {
+        cli_done(&c);
+        return cli_usage("explore", EXPLORE_USAGE, "bad arguments");
+    }
+    cli_done(&c);
+
+    setlocale(LC_ALL, "");
+    struct app *a = calloc(1, sizeof *a);
+    if (!a) return 1;
+    struct dp_error err = {0};
+    if (app_init(a, &o, &err) != DP_OK) {
+        app_free(a);
+        free(a);
+        return cli_fail(&err);
+    }
+    const char *nc = getenv("NO_COLOR");
+    a->color = !no_color && !(nc && *nc);
+    a->utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
+    a->defer_sims = true; /* a key answers with the prediction; simulations follow in idle frames */
+
+    int rc;
+    if (bench > 0) rc = bench_keys(a, (long)bench, (int)rows, (int)cols, json, bench_seq);
+    else if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "driple: explore: needs a terminal (stdin and stdout); for scripts see "
+                        "'driple predict' and 'driple compare'\n");
+        rc = 1;
+    } else {
+        rc = run_ui(a);
+    }
+    imp_free(a);
+    app_free(a);
+    free(a);
+    return rc;
+}

@@ -1,34 +1,946 @@
-/* cmd_model.c: placeholder until its owner lands it. */
+/* cmd_model.c: the inspector commands: `driple predict` and `driple compare` (a graph through one
+ * inspector, or through every setting's, sharing one GNN pass per body), `driple train` and
+ * `driple transfer` (progress bar, Ctrl-C keeps the best), and `driple inspector info |
+ * import-torch | import-json` (model files and the published checkpoint). */
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cli.h"
 #include "cmd.h"
+#include "dp/coarsen.h"
+#include "dp/dataset.h"
+#include "dp/graph_io.h"
+#include "dp/inspector.h"
+#include "dp/settings.h"
+#include "dp/train.h"
+
+static const char *const usage_predict =
+    "driple predict GRAPH|--grouped FILE (--inspector M | --setting ID [--settings FILE])\n"
+    "       [--batch N] [--groups K] [--seed S] [--weights FILE] [--epoch-samples N]\n"
+    "       [--price USD_PER_GPU_HOUR] [--json]";
+static const char *const usage_compare =
+    "driple compare GRAPH|--grouped FILE [--settings FILE] [--batch N] [--groups K] [--seed S]\n"
+    "       [--weights FILE] [--json]";
+static const char *const usage_train =
+    "driple train --dataset D.json -o M.json [--layer gcn|gin|gat|mpnn] [--hidden 64]\n"
+    "       [--epochs 200] [--patience 20] [--seed 1] [--features raw|log] [--split random|models]\n"
+    "       [--minibatch 32] [--lr 0.003] [--json]";
+static const char *const usage_transfer =
+    "driple transfer --from BASE.json --dataset D.json -o M.json [--mode head|head+last]\n"
+    "       [--epochs 200] [--patience 20] [--seed 1] [--split random|models] [--minibatch 32]\n"
+    "       [--lr 0.003] [--vs-scratch] [--json]";
+static const char *const usage_inspector =
+    "driple inspector info M.json [--json]\n"
+    "       inspector import-torch FILE.pkl [--layer gcn] [--setting ID] -o M.json\n"
+    "       inspector import-json W.json [--setting ID] -o M.json";
+
+/* ---- output helpers ---- */
+
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+            else fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static void json_num(FILE *f, double v) {
+    if (isfinite(v)) fprintf(f, "%.9g", v);
+    else fputs("null", f);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static const char *const group_names[4] = {"gpu_mem_util", "gpu_util", "net_rx", "net_tx"};
+static const char *const field_names[3] = {"idle", "active", "peak"};
+
+/* The default setting list: $DRIPLE_ASSETS/settings/default.json, assets/settings/default.json,
+ * or <binary dir>/../assets/settings/default.json. */
+static const char *default_settings(char *buf, size_t n) {
+    const char *env = getenv("DRIPLE_ASSETS");
+    if (env && *env) {
+        snprintf(buf, n, "%s/settings/default.json", env);
+        if (access(buf, R_OK) == 0) return buf;
+    }
+    snprintf(buf, n, "assets/settings/default.json");
+    if (access(buf, R_OK) == 0) return buf;
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = '\0';
+        snprintf(buf, n, "%.*s/../assets/settings/default.json", (int)(n > 64 ? n - 64 : 0), exe);
+        if (access(buf, R_OK) == 0) return buf;
+    }
+    snprintf(buf, n, "assets/settings/default.json");
+    return buf;
+}
+
+/* The grouped graph of GRAPH (coarsened, features at `batch`) or of --grouped FILE. */
+static int load_input(struct cli *c, const char *graph_path, const char *grouped_path,
+                      int64_t batch, int64_t groups, int64_t seed, const char *weights,
+                      const char *cmd, const char *usage, struct dp_grouped **out, char **unknown) {
+    struct dp_error err = {0};
+    *unknown = NULL;
+    (void)c;
+    if (!!graph_path == !!grouped_path)
+        return cli_usage(cmd, usage, "give one GRAPH or --grouped FILE");
+    if (grouped_path) {
+        if (batch > 0)
+            return cli_usage(cmd, usage, "--batch needs a GRAPH (a grouped file's features are fixed)");
+        if (dp_grouped_load_json(grouped_path, out, &err)) return cli_fail(&err);
+        return 0;
+    }
+    struct dp_graph *g = NULL;
+    struct dp_op_weights *w = NULL;
+    if (dp_graph_load(graph_path, NULL, &g, &err)) return cli_fail(&err);
+    if (dp_op_weights_load_default(weights, &w, &err)) {
+        dp_graph_free(g);
+        return cli_fail(&err);
+    }
+    struct dp_coarsen_opts opts = {(int)groups, seed, 0};
+    enum dp_status st = dp_graph_group(g, &opts, w, batch, out, unknown, &err);
+    dp_op_weights_free(w);
+    dp_graph_free(g);
+    return st ? cli_fail(&err) : 0;
+}
+
+/* Derived figures from the 12 metrics (formulas printed beside them). */
+struct derived {
+    double iteration_ms, throughput, gpu_util_mean, gpu_mem_util_mean, rx_mb, tx_mb;
+    double epoch_s, epoch_cost;
+    int    workers;   /* 0: unknown (throughput is per worker) */
+};
+
+static void derive(const double *m, int64_t batch, int workers, double epoch_samples, double price,
+                   struct derived *d) {
+    memset(d, 0, sizeof *d);
+    d->workers = workers;
+    d->iteration_ms = m[3] + m[4];
+    int w = workers > 0 ? workers : 1;
+    d->throughput = d->iteration_ms > 0 && batch > 0 ? (double)batch * w * 1000.0 / d->iteration_ms : NAN;
+    d->gpu_util_mean = m[3] + m[4] > 0 ? m[5] * m[4] / (m[3] + m[4]) : NAN;
+    d->gpu_mem_util_mean = m[0] + m[1] > 0 ? m[2] * m[1] / (m[0] + m[1]) : NAN;
+    d->rx_mb = m[8] * m[7] / 1000.0;
+    d->tx_mb = m[11] * m[10] / 1000.0;
+    d->epoch_s = epoch_samples > 0 && d->throughput > 0 ? epoch_samples / d->throughput : NAN;
+    d->epoch_cost = price > 0 && isfinite(d->epoch_s) ? d->epoch_s / 3600.0 * w * price : NAN;
+}
+
+static const char *const derived_help =
+    "  iteration_ms     = gpu_util.idle + gpu_util.active (one compute burst and one gap per iteration)\n"
+    "  throughput       = batch x workers x 1000 / iteration_ms  (samples/s; per worker when the\n"
+    "                     setting's worker count is unknown)\n"
+    "  gpu_util_mean    = gpu_util.peak x active / (idle + active)   (%, likewise gpu_mem_util_mean)\n"
+    "  rx_mb_per_burst  = net_rx.peak x net_rx.active / 1000  (MB; tx likewise)\n"
+    "  epoch_s          = epoch samples / throughput; epoch_cost = epoch_s / 3600 x workers x price\n";
+
+static void print_metrics_json(FILE *f, const double *m) {
+    fputc('{', f);
+    for (int r = 0; r < 4; r++) {
+        fprintf(f, "%s\"%s\": {", r ? ", " : "", group_names[r]);
+        for (int k = 0; k < 3; k++) {
+            fprintf(f, "%s\"%s\": ", k ? ", " : "", field_names[k]);
+            json_num(f, m[3 * r + k]);
+        }
+        fputc('}', f);
+    }
+    fputc('}', f);
+}
+
+static void print_derived_json(FILE *f, const struct derived *d) {
+    fprintf(f, "{\"iteration_ms\": ");
+    json_num(f, d->iteration_ms);
+    fprintf(f, ", \"throughput\": ");
+    json_num(f, d->throughput);
+    fprintf(f, ", \"workers\": ");
+    if (d->workers > 0) fprintf(f, "%d", d->workers);
+    else fputs("null", f);
+    fprintf(f, ", \"gpu_util_mean\": ");
+    json_num(f, d->gpu_util_mean);
+    fprintf(f, ", \"gpu_mem_util_mean\": ");
+    json_num(f, d->gpu_mem_util_mean);
+    fprintf(f, ", \"rx_mb_per_burst\": ");
+    json_num(f, d->rx_mb);
+    fprintf(f, ", \"tx_mb_per_burst\": ");
+    json_num(f, d->tx_mb);
+    fprintf(f, ", \"epoch_s\": ");
+    json_num(f, d->epoch_s);
+    fprintf(f, ", \"epoch_cost\": ");
+    json_num(f, d->epoch_cost);
+    fprintf(f, ", \"formulas\": {\"iteration_ms\": \"gpu_util.idle + gpu_util.active\", "
+               "\"throughput\": \"batch * workers * 1000 / iteration_ms\", "
+               "\"gpu_util_mean\": \"gpu_util.peak * gpu_util.active / (gpu_util.idle + gpu_util.active)\", "
+               "\"gpu_mem_util_mean\": \"gpu_mem_util.peak * gpu_mem_util.active / (gpu_mem_util.idle + gpu_mem_util.active)\", "
+               "\"rx_mb_per_burst\": \"net_rx.peak * net_rx.active / 1000\", "
+               "\"tx_mb_per_burst\": \"net_tx.peak * net_tx.active / 1000\", "
+               "\"epoch_s\": \"epoch_samples / throughput\", "
+               "\"epoch_cost\": \"epoch_s / 3600 * workers * price\"}}");
+}
+
+/* Finds a setting's worker count in the list at `file` (NULL: default list); 0 when unknown. */
+static int setting_workers(const char *file, const char *id) {
+    if (!id || !id[0]) return 0;
+    char buf[PATH_MAX + 64];
+    struct dp_settings *list = NULL;
+    struct dp_error err = {0};
+    if (dp_settings_load(file ? file : default_settings(buf, sizeof buf), NULL, &list, &err)) return 0;
+    const struct dp_setting *s = dp_settings_find(list, id);
+    int w = s ? s->workers : 0;
+    dp_settings_free(list);
+    return w;
+}
+
+/* ---- predict ---- */
+
+int cmd_predict(int argc, char **argv) {
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "predict")) return 1;
+    int rc = 2;
+    struct dp_grouped *g = NULL;
+    struct dp_inspector *insp = NULL;
+    struct dp_settings *list = NULL;
+    char *unknown = NULL;
+    char ipath[PATH_MAX + 64] = "", sbuf[PATH_MAX + 64], setting_id[DP_NAME_MAX] = "";
+    const char *grouped = cli_value(&c, "--grouped");
+    const char *insp_arg = cli_value(&c, "--inspector");
+    const char *setting = cli_value(&c, "--setting");
+    const char *settings_file = cli_value(&c, "--settings");
+    const char *weights = cli_value(&c, "--weights");
+    int64_t batch = 0, groups = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED;
+    double epoch_samples = 1281167, price = 0;
+    bool json = cli_flag(&c, "--json");
+    if (!cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) ||
+        !cli_int(&c, "--groups", 1, 100000, &groups) ||
+        !cli_int(&c, "--seed", INT64_MIN + 1, INT64_MAX, &seed) ||
+        !cli_double(&c, "--epoch-samples", 0, 1e15, &epoch_samples) ||
+        !cli_double(&c, "--price", 0, 1e9, &price) || c.bad)
+        goto done;
+    const char *graph = cli_positional(&c, 0);
+    if (!cli_check_unused(&c)) goto done;
+    if (!!insp_arg == !!setting) {
+        rc = cli_usage("predict", usage_predict, "give one of --inspector M or --setting ID");
+        goto done;
+    }
+    struct dp_error err = {0};
+    rc = 1;
+    if (setting) {
+        const char *file = settings_file ? settings_file : default_settings(sbuf, sizeof sbuf);
+        if (dp_settings_load(file, NULL, &list, &err)) { cli_fail(&err); goto done; }
+        const struct dp_setting *s = dp_settings_find(list, setting);
+        if (!s) {
+            dp_error_set(&err, DP_ERR_NOT_FOUND, "%s: no setting '%s' (%d settings; see 'driple compare')",
+                         file, setting, list->n_settings);
+            cli_fail(&err);
+            goto done;
+        }
+        if (!s->inspector[0] || access(s->inspector, R_OK) != 0) {
+            dp_error_set(&err, DP_ERR_NOT_FOUND,
+                         "%s: setting '%s' has no inspector file%s%s (build it with 'make assets' or pass --inspector)",
+                         file, s->id, s->inspector[0] ? ": missing " : "", s->inspector);
+            cli_fail(&err);
+            goto done;
+        }
+        snprintf(ipath, sizeof ipath, "%s", s->inspector);
+        snprintf(setting_id, sizeof setting_id, "%s", s->id);
+    } else {
+        snprintf(ipath, sizeof ipath, "%s", insp_arg);
+    }
+    if ((rc = load_input(&c, graph, grouped, batch, groups, seed, weights, "predict", usage_predict,
+                         &g, &unknown)))
+        goto done;
+    rc = 1;
+    dp_blas_threads(1); /* one prediction's GEMMs are small: threads only add overhead */
+    if (dp_inspector_load(ipath, &insp, &err)) { cli_fail(&err); goto done; }
+    if (!setting_id[0]) snprintf(setting_id, sizeof setting_id, "%s", dp_inspector_setting(insp));
+    float raw[DP_N_OUTPUTS];
+    double m[DP_N_OUTPUTS];
+    if (dp_inspector_predict(insp, g, raw, m, &err)) { cli_fail(&err); goto done; }
+    int workers = 0;
+    if (list) {
+        const struct dp_setting *s = dp_settings_find(list, setting_id);
+        workers = s ? s->workers : 0;
+    } else {
+        workers = setting_workers(settings_file, setting_id);
+    }
+    struct derived d;
+    derive(m, g->batch, workers, epoch_samples, price, &d);
+    if (json) {
+        FILE *f = stdout;
+        fprintf(f, "{\"graph\": ");
+        json_str(f, g->graph);
+        fprintf(f, ", \"batch\": ");
+        if (g->batch > 0) fprintf(f, "%lld", (long long)g->batch);
+        else fputs("null", f);
+        fprintf(f, ", \"n_groups\": %d, \"setting\": ", g->n_groups);
+        if (setting_id[0]) json_str(f, setting_id);
+        else fputs("null", f);
+        fprintf(f, ", \"inspector\": ");
+        json_str(f, ipath);
+        fprintf(f, ", \"data\": ");
+        json_str(f, dp_inspector_provenance(insp)->data);
+        fprintf(f, ",\n \"metrics\": ");
+        print_metrics_json(f, m);
+        fprintf(f, ",\n \"units\": {\"idle\": \"ms\", \"active\": \"ms\", \"gpu_mem_util.peak\": \"%%\", "
+                   "\"gpu_util.peak\": \"%%\", \"net_rx.peak\": \"MB/s\", \"net_tx.peak\": \"MB/s\"}");
+        fprintf(f, ",\n \"raw\": [");
+        for (int o = 0; o < DP_N_OUTPUTS; o++) {
+            if (o) fputs(", ", f);
+            json_num(f, raw[o]);
+        }
+        fprintf(f, "],\n \"derived\": ");
+        print_derived_json(f, &d);
+        if (unknown) {
+            fprintf(f, ",\n \"unknown_op_types\": ");
+            json_str(f, unknown);
+        }
+        fprintf(f, "}\n");
+    } else {
+        printf("graph %s  batch %lld  groups %d  setting %s\ninspector %s (%s%s%s)\n\n", g->graph,
+               (long long)g->batch, g->n_groups, setting_id[0] ? setting_id : "(none)", ipath,
+               dp_inspector_provenance(insp)->origin, dp_inspector_provenance(insp)->data[0] ? ", " : "",
+               dp_inspector_provenance(insp)->data);
+        printf("%-14s %12s %12s %12s\n", "resource", "idle ms", "active ms", "peak");
+        for (int r = 0; r < 4; r++)
+            printf("%-14s %12.4g %12.4g %12.4g %s\n", group_names[r], m[3 * r], m[3 * r + 1],
+                   m[3 * r + 2], r < 2 ? "%" : "MB/s");
+        printf("\niteration %.4g ms   throughput %.4g samples/s%s   mean GPU util %.3g%%\n",
+               d.iteration_ms, d.throughput, workers > 0 ? "" : " per worker", d.gpu_util_mean);
+        if (isfinite(d.epoch_s)) printf("epoch (%.0f samples) %.4g s", epoch_samples, d.epoch_s);
+        if (isfinite(d.epoch_cost)) printf("   cost %.4g USD", d.epoch_cost);
+        printf("\n\nformulas:\n%s", derived_help);
+        if (unknown) printf("unknown op types (weight 0): %s\n", unknown);
+    }
+    rc = 0;
+done:
+    free(unknown);
+    dp_settings_free(list);
+    dp_inspector_free(insp);
+    dp_grouped_free(g);
+    cli_done(&c);
+    return rc;
+}
+
+/* ---- compare ---- */
+
+struct body_cache {
+    char   key[40];
+    float *emb;
+};
+
+int cmd_compare(int argc, char **argv) {
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "compare")) return 1;
+    int rc = 2;
+    struct dp_grouped *g = NULL;
+    struct dp_settings *list = NULL;
+    struct body_cache *cache = NULL;
+    int n_cache = 0;
+    char *unknown = NULL, sbuf[PATH_MAX + 64];
+    const char *grouped = cli_value(&c, "--grouped");
+    const char *settings_file = cli_value(&c, "--settings");
+    const char *weights = cli_value(&c, "--weights");
+    int64_t batch = 0, groups = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED;
+    bool json = cli_flag(&c, "--json");
+    if (!cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) ||
+        !cli_int(&c, "--groups", 1, 100000, &groups) ||
+        !cli_int(&c, "--seed", INT64_MIN + 1, INT64_MAX, &seed) || c.bad)
+        goto done;
+    const char *graph = cli_positional(&c, 0);
+    if (!cli_check_unused(&c)) goto done;
+    struct dp_error err = {0};
+    const char *file = settings_file ? settings_file : default_settings(sbuf, sizeof sbuf);
+    rc = 1;
+    if (dp_settings_load(file, NULL, &list, &err)) { cli_fail(&err); goto done; }
+    if ((rc = load_input(&c, graph, grouped, batch, groups, seed, weights, "compare", usage_compare,
+                         &g, &unknown)))
+        goto done;
+    rc = 1;
+    dp_blas_threads(1);
+    if (!(cache = calloc((size_t)list->n_settings + 1, sizeof *cache))) goto done;
+    double t0 = now_s();
+    int n_ok = 0, n_gnn = 0;
+    if (json) {
+        printf("{\"graph\": ");
+        json_str(stdout, g->graph);
+        printf(", \"batch\": ");
+        if (g->batch > 0) printf("%lld", (long long)g->batch);
+        else printf("null");
+        printf(", \"settings_file\": ");
+        json_str(stdout, file);
+        printf(", \"settings\": [");
+    } else {
+        printf("graph %s  batch %lld  groups %d  settings %s\n\n", g->graph, (long long)g->batch,
+               g->n_groups, file);
+        printf("%-28s %10s %12s %9s %9s %10s %10s  %s\n", "setting", "iter ms", "samples/s",
+               "GPU act", "GPU peak", "RX MB/s", "TX MB/s", "inspector");
+    }
+    for (int i = 0; i < list->n_settings; i++) {
+        const struct dp_setting *s = &list->settings[i];
+        struct dp_inspector *insp = NULL;
+        const char *why = NULL;
+        char whybuf[600];
+        double m[DP_N_OUTPUTS];
+        float raw[DP_N_OUTPUTS];
+        if (!s->inspector[0]) why = "no inspector";
+        else if (access(s->inspector, R_OK) != 0) why = "inspector file missing";
+        else if (dp_inspector_load(s->inspector, &insp, &err)) {
+            snprintf(whybuf, sizeof whybuf, "%s", err.msg);
+            why = whybuf;
+        }
+        if (insp) {
+            /* One GNN pass per distinct body; each inspector then runs only its head. */
+            const struct dp_model *mod = dp_inspector_model(insp);
+            const char *key = dp_inspector_body_key(insp);
+            float *emb = NULL;
+            for (int k = 0; k < n_cache && !emb; k++)
+                if (!strcmp(cache[k].key, key)) emb = cache[k].emb;
+            if (!emb) {
+                emb = malloc((size_t)dp_model_embed_size(mod) * sizeof *emb);
+                if (emb && dp_model_embed(mod, g, emb, &err) == DP_OK) {
+                    snprintf(cache[n_cache].key, sizeof cache[n_cache].key, "%s", key);
+                    cache[n_cache++].emb = emb;
+                    n_gnn++;
+                } else {
+                    snprintf(whybuf, sizeof whybuf, "%s", emb ? err.msg : "out of memory");
+                    free(emb);
+                    emb = NULL;
+                    why = whybuf;
+                }
+            }
+            if (emb) {
+                dp_model_head(mod, emb, raw);
+                for (int o = 0; o < DP_N_OUTPUTS; o++)
+                    m[o] = (double)raw[o] * dp_inspector_output(insp, o)->scale;
+                n_ok++;
+            }
+        }
+        struct derived d;
+        if (!why) derive(m, g->batch, s->workers, 0, 0, &d);
+        if (json) {
+            printf("%s\n  {\"id\": ", i ? "," : "");
+            json_str(stdout, s->id);
+            printf(", \"gpu\": ");
+            json_str(stdout, s->gpu);
+            printf(", \"workers\": %d, \"ps\": %d, \"inspector\": ", s->workers, s->ps);
+            if (s->inspector[0]) json_str(stdout, s->inspector);
+            else printf("null");
+            if (why) {
+                printf(", \"error\": ");
+                json_str(stdout, why);
+                printf(", \"metrics\": null}");
+            } else {
+                printf(", \"data\": ");
+                json_str(stdout, dp_inspector_provenance(insp)->data);
+                printf(", \"metrics\": ");
+                print_metrics_json(stdout, m);
+                printf(", \"raw\": [");
+                for (int o = 0; o < DP_N_OUTPUTS; o++) {
+                    if (o) printf(", ");
+                    json_num(stdout, raw[o]);
+                }
+                printf("], \"derived\": ");
+                print_derived_json(stdout, &d);
+                printf("}");
+            }
+        } else if (why) {
+            printf("%-28s %10s %12s %9s %9s %10s %10s  (%s)\n", s->id, "-", "-", "-", "-", "-", "-", why);
+        } else {
+            printf("%-28s %10.4g %12.4g %9.4g %9.4g %10.4g %10.4g  %s\n", s->id, d.iteration_ms,
+                   d.throughput, m[4], m[5], m[8], m[11], s->inspector);
+        }
+        dp_inspector_free(insp);
+    }
+    double ms = (now_s() - t0) * 1e3;
+    if (json) {
+        printf("\n ], \"n_predicted\": %d, \"gnn_passes\": %d, \"ms\": ", n_ok, n_gnn);
+        json_num(stdout, ms);
+        printf(", \"formulas\": {\"iteration_ms\": \"gpu_util.idle + gpu_util.active\", "
+               "\"throughput\": \"batch * workers * 1000 / iteration_ms\"}}\n");
+    } else {
+        printf("\n%d of %d settings predicted with %d GNN pass%s (shared bodies) in %.1f ms.\n"
+               "GPU act = gpu_util.active (ms), GPU peak = gpu_util.peak (%%); "
+               "iter ms = gpu_util.idle + gpu_util.active; samples/s = batch x workers x 1000 / iter ms.\n",
+               n_ok, list->n_settings, n_gnn, n_gnn == 1 ? "" : "es", ms);
+    }
+    rc = 0;
+done:
+    for (int k = 0; k < n_cache; k++) free(cache[k].emb);
+    free(cache);
+    free(unknown);
+    dp_settings_free(list);
+    dp_grouped_free(g);
+    cli_done(&c);
+    return rc;
+}
+
+/* ---- train and transfer ---- */
+
+static volatile sig_atomic_t interrupted;
+static void on_sigint(int sig) {
+    (void)sig;
+    interrupted = 1;
+    signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends the process */
+}
+
+struct progress_state {
+    bool   tty, quiet;
+    double last_draw;
+};
+
+static void fmt_time(double s, char *buf, size_t n) {
+    if (!isfinite(s) || s < 0) snprintf(buf, n, "?");
+    else if (s < 60) snprintf(buf, n, "%.0fs", s);
+    else if (s < 3600) snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+    else snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+}
+
+static void on_progress(const struct dp_train_progress *p, void *ud) {
+    struct progress_state *ps = ud;
+    if (ps->quiet) return;
+    double done = (p->epoch - 1) + (double)p->batch / (p->n_batches ? p->n_batches : 1);
+    double eta = done > 0 ? p->elapsed_s / done * (p->epochs - done) : NAN;
+    char eta_s[16], el_s[16];
+    fmt_time(eta, eta_s, sizeof eta_s);
+    fmt_time(p->elapsed_s, el_s, sizeof el_s);
+    if (ps->tty) {
+        double t = now_s();
+        if (!p->epoch_end && t - ps->last_draw < 0.1) return;
+        ps->last_draw = t;
+        int width = 24, fill = (int)(width * (double)p->batch / (p->n_batches ? p->n_batches : 1));
+        char bar[32];
+        for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '.';
+        bar[width] = '\0';
+        fprintf(stderr, "\r\033[Kepoch %d/%d [%s] %d/%d loss %.5f", p->epoch, p->epochs, bar,
+                p->batch, p->n_batches, p->train_loss);
+        if (isfinite(p->val_loss)) fprintf(stderr, " val %.5f", p->val_loss);
+        if (p->best_epoch > 0) fprintf(stderr, " best %.5f@%d", p->best_val_loss, p->best_epoch);
+        fprintf(stderr, " %s ETA<=%s", el_s, eta_s);
+        if (p->epoch_end && p->epoch == p->epochs) fputc('\n', stderr);
+        fflush(stderr);
+    } else if (p->epoch_end) {
+        fprintf(stderr, "epoch %d/%d loss %.6f val %.6f best %.6f@%d elapsed %s\n", p->epoch,
+                p->epochs, p->train_loss, p->val_loss, p->best_val_loss, p->best_epoch, el_s);
+    }
+}
+
+static void print_eval_table(FILE *f, const struct dp_provenance *p) {
+    fprintf(f, "%-22s %9s %11s %8s   %9s %11s %8s\n", "output", "val MAPE%", "val RMSE", "val R2",
+            "test MAPE%", "test RMSE", "test R2");
+    for (int o = 0; o < DP_N_OUTPUTS; o++)
+        fprintf(f, "%-22s %9.3g %11.4g %8.3f   %9.3g %11.4g %8.3f\n", dp_output_names[o],
+                p->val.mape[o], p->val.rmse[o], p->val.r2[o], p->test.mape[o], p->test.rmse[o],
+                p->test.r2[o]);
+}
+
+static double mean_finite(const double *v) {
+    double s = 0;
+    int n = 0;
+    for (int o = 0; o < DP_N_OUTPUTS; o++)
+        if (isfinite(v[o])) { s += v[o]; n++; }
+    return n ? s / n : NAN;
+}
+
+static void print_eval_json(FILE *f, const char *key, const struct dp_eval *e) {
+    const char *names[3] = {"mape", "rmse", "r2"};
+    const double *vals[3] = {e->mape, e->rmse, e->r2};
+    fprintf(f, "\"%s\": {", key);
+    for (int k = 0; k < 3; k++) {
+        fprintf(f, "%s\"%s\": [", k ? ", " : "", names[k]);
+        for (int o = 0; o < DP_N_OUTPUTS; o++) {
+            if (o) fputs(", ", f);
+            json_num(f, vals[k][o]);
+        }
+        fputc(']', f);
+    }
+    fputc('}', f);
+}
+
+static void print_run_json(FILE *f, const char *label, const struct dp_inspector *insp,
+                           const struct dp_train_result *r) {
+    const struct dp_provenance *p = dp_inspector_provenance(insp);
+    fprintf(f, "\"%s\": {\"origin\": ", label);
+    json_str(f, p->origin);
+    fprintf(f, ", \"mode\": ");
+    json_str(f, p->mode);
+    fprintf(f, ", \"seconds\": ");
+    json_num(f, r->seconds);
+    fprintf(f, ", \"embed_seconds\": ");
+    json_num(f, r->embed_seconds);
+    fprintf(f, ", \"epochs\": %d, \"best_epoch\": %d, \"cancelled\": %s, \"first_train_loss\": ",
+            r->epochs_run, r->best_epoch, r->cancelled ? "true" : "false");
+    json_num(f, r->first_train_loss);
+    fprintf(f, ", \"best_val_loss\": ");
+    json_num(f, r->best_val_loss);
+    fprintf(f, ", \"n_train\": %d, \"n_val\": %d, \"n_test\": %d, \"test_mape_mean\": ",
+            r->split.n_train, r->split.n_val, r->split.n_test);
+    json_num(f, mean_finite(p->test.mape));
+    fprintf(f, ", ");
+    print_eval_json(f, "val", &p->val);
+    fprintf(f, ", ");
+    print_eval_json(f, "test", &p->test);
+    fputc('}', f);
+}
+
+/* Options shared by train and transfer. */
+static bool train_opts(struct cli *c, struct dp_train_opts *o, const char *cmd, const char *usage) {
+    int64_t epochs = o->epochs, patience = o->patience, seed = (int64_t)o->seed, mb = o->batch,
+            hidden = o->hidden;
+    double lr = o->adam.lr;
+    const char *split = cli_value(c, "--split");
+    if (!cli_int(c, "--epochs", 1, 1000000, &epochs) || !cli_int(c, "--patience", 0, 1000000, &patience) ||
+        !cli_int(c, "--seed", 0, INT64_MAX, &seed) || !cli_int(c, "--minibatch", 1, 100000, &mb) ||
+        !cli_int(c, "--hidden", 1, 4096, &hidden) || !cli_double(c, "--lr", 1e-9, 10, &lr))
+        return false;
+    if (split && !dp_split_parse(split, &o->split)) {
+        cli_usage(cmd, usage, "--split: '%s' is not random or models", split);
+        c->bad = true;
+        return false;
+    }
+    o->epochs = (int)epochs;
+    o->patience = (int)patience;
+    o->seed = (uint64_t)seed;
+    o->batch = (int)mb;
+    o->hidden = (int)hidden;
+    o->adam.lr = (float)lr;
+    return true;
+}
 
 int cmd_train(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return cli_usage("train", "driple help", "not implemented yet");
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "train")) return 1;
+    int rc = 2;
+    struct dp_dataset ds;
+    dp_dataset_init(&ds, NULL);
+    struct dp_inspector *insp = NULL;
+    struct dp_train_result res;
+    memset(&res, 0, sizeof res);
+    struct dp_train_opts o;
+    dp_train_opts_default(&o);
+    const char *dataset = cli_value(&c, "--dataset");
+    const char *out = cli_value(&c, "-o");
+    const char *layer = cli_value(&c, "--layer");
+    const char *feat = cli_value(&c, "--features");
+    bool json = cli_flag(&c, "--json");
+    if (!out) out = cli_value(&c, "--out");
+    if (!train_opts(&c, &o, "train", usage_train) || c.bad) goto done;
+    if (!cli_check_unused(&c)) goto done;
+    if (!dataset || !out) {
+        rc = cli_usage("train", usage_train, "needs --dataset D.json and -o M.json");
+        goto done;
+    }
+    if (layer && !dp_layer_parse(layer, &o.layer)) {
+        rc = cli_usage("train", usage_train, "--layer: '%s' is not gcn, gin, gat or mpnn", layer);
+        goto done;
+    }
+    if (feat && !dp_feat_parse(feat, &o.feat)) {
+        rc = cli_usage("train", usage_train, "--features: '%s' is not raw or log", feat);
+        goto done;
+    }
+    rc = 1;
+    struct dp_error err = {0};
+    if (dp_dataset_load_json(dataset, &ds, &err)) { cli_fail(&err); goto done; }
+    struct progress_state ps = {isatty(2) != 0, false, 0};
+    o.progress = on_progress;
+    o.ud = &ps;
+    o.cancel = &interrupted;
+    interrupted = 0;
+    void (*old)(int) = signal(SIGINT, on_sigint);
+    enum dp_status st = dp_train(&ds, &o, &insp, &res, &err);
+    signal(SIGINT, old);
+    if (ps.tty) fputc('\n', stderr);
+    if (st) { cli_fail(&err); goto done; }
+    if (dp_inspector_save(insp, out, NULL, NULL, &err)) { cli_fail(&err); goto done; }
+    if (json) {
+        printf("{\"inspector\": ");
+        json_str(stdout, out);
+        printf(", \"dataset\": ");
+        json_str(stdout, dataset);
+        printf(", \"setting\": ");
+        json_str(stdout, ds.setting);
+        printf(", \"layer\": ");
+        json_str(stdout, dp_layer_name(o.layer));
+        printf(", \"features\": ");
+        json_str(stdout, dp_feat_name(o.feat));
+        printf(", \"split\": ");
+        json_str(stdout, dp_split_name(o.split));
+        printf(", ");
+        print_run_json(stdout, "scratch", insp, &res);
+        printf("}\n");
+    } else {
+        printf("%s%s: %s on %s (%s split, %d/%d/%d samples, %s labels), %d epochs (best %d), %.2f s\n",
+               res.cancelled ? "interrupted, kept the best so far; " : "", out,
+               dp_layer_name(o.layer), ds.setting[0] ? ds.setting : dataset, dp_split_name(o.split),
+               res.split.n_train, res.split.n_val, res.split.n_test, dp_dataset_data_kind(&ds),
+               res.epochs_run, res.best_epoch, res.seconds);
+        print_eval_table(stdout, dp_inspector_provenance(insp));
+    }
+    rc = 0;
+done:
+    dp_train_result_free(&res);
+    dp_inspector_free(insp);
+    dp_dataset_free(&ds);
+    cli_done(&c);
+    return rc;
 }
 
 int cmd_transfer(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return cli_usage("transfer", "driple help", "not implemented yet");
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "transfer")) return 1;
+    int rc = 2;
+    struct dp_dataset ds;
+    dp_dataset_init(&ds, NULL);
+    struct dp_inspector *base = NULL, *insp = NULL, *scratch = NULL;
+    struct dp_train_result res, sres;
+    memset(&res, 0, sizeof res);
+    memset(&sres, 0, sizeof sres);
+    struct dp_train_opts o;
+    dp_train_opts_default(&o);
+    const char *from = cli_value(&c, "--from");
+    const char *dataset = cli_value(&c, "--dataset");
+    const char *out = cli_value(&c, "-o");
+    const char *mode = cli_value(&c, "--mode");
+    bool json = cli_flag(&c, "--json"), vs = cli_flag(&c, "--vs-scratch");
+    if (!out) out = cli_value(&c, "--out");
+    if (!train_opts(&c, &o, "transfer", usage_transfer) || c.bad) goto done;
+    if (!cli_check_unused(&c)) goto done;
+    if (!from || !dataset || !out) {
+        rc = cli_usage("transfer", usage_transfer, "needs --from BASE.json, --dataset D.json and -o M.json");
+        goto done;
+    }
+    if (mode && !strcmp(mode, "head")) o.mode = DP_TRAIN_HEAD;
+    else if (mode && (!strcmp(mode, "head+last") || !strcmp(mode, "head-last"))) o.mode = DP_TRAIN_HEAD_LAST;
+    else if (mode) {
+        rc = cli_usage("transfer", usage_transfer, "--mode: '%s' is not head or head+last", mode);
+        goto done;
+    }
+    rc = 1;
+    struct dp_error err = {0};
+    if (dp_inspector_load(from, &base, &err)) { cli_fail(&err); goto done; }
+    /* Head mode runs single-graph embeddings and tiny head GEMMs: one BLAS thread is fastest. */
+    if (o.mode == DP_TRAIN_HEAD && !vs) dp_blas_threads(1);
+    if (dp_dataset_load_json(dataset, &ds, &err)) { cli_fail(&err); goto done; }
+    struct progress_state ps = {isatty(2) != 0, false, 0};
+    o.progress = on_progress;
+    o.ud = &ps;
+    o.cancel = &interrupted;
+    interrupted = 0;
+    void (*old)(int) = signal(SIGINT, on_sigint);
+    enum dp_status st = dp_transfer(base, &ds, &o, &insp, &res, &err);
+    if (!st && vs && !interrupted) {
+        /* From scratch on the same data and split, with the base's architecture. */
+        const struct dp_arch *a = dp_model_arch(dp_inspector_model(base));
+        struct dp_train_opts so = o;
+        so.layer = a->layer;
+        so.hidden = a->hidden;
+        so.feat = a->feat;
+        if (!ps.tty) fprintf(stderr, "from scratch, for comparison:\n");
+        st = dp_train(&ds, &so, &scratch, &sres, &err);
+    }
+    signal(SIGINT, old);
+    if (ps.tty) fputc('\n', stderr);
+    if (st) { cli_fail(&err); goto done; }
+    if (dp_inspector_save(insp, out, base, from, &err)) { cli_fail(&err); goto done; }
+    if (json) {
+        printf("{\"inspector\": ");
+        json_str(stdout, out);
+        printf(", \"base\": ");
+        json_str(stdout, from);
+        printf(", \"setting\": ");
+        json_str(stdout, ds.setting);
+        printf(", ");
+        print_run_json(stdout, "transfer", insp, &res);
+        if (scratch) {
+            printf(", ");
+            print_run_json(stdout, "scratch", scratch, &sres);
+            printf(", \"speedup\": ");
+            json_num(stdout, res.seconds > 0 ? sres.seconds / res.seconds : NAN);
+        }
+        printf("}\n");
+    } else {
+        printf("%s%s: transferred from %s (%s mode) to %s: %d epochs (best %d), %.3f s "
+               "(embeddings %.3f s)\n", res.cancelled ? "interrupted, kept the best so far; " : "",
+               out, from, dp_inspector_provenance(insp)->mode, ds.setting[0] ? ds.setting : dataset,
+               res.epochs_run, res.best_epoch, res.seconds, res.embed_seconds);
+        print_eval_table(stdout, dp_inspector_provenance(insp));
+        if (scratch)
+            printf("\nfrom scratch on the same split: %.3f s, %d epochs, mean test MAPE %.3g%% "
+                   "(transfer: %.3g%%); transfer is %.1fx faster\n", sres.seconds, sres.epochs_run,
+                   mean_finite(dp_inspector_provenance(scratch)->test.mape),
+                   mean_finite(dp_inspector_provenance(insp)->test.mape),
+                   res.seconds > 0 ? sres.seconds / res.seconds : NAN);
+    }
+    rc = 0;
+done:
+    dp_train_result_free(&res);
+    dp_train_result_free(&sres);
+    dp_inspector_free(scratch);
+    dp_inspector_free(insp);
+    dp_inspector_free(base);
+    dp_dataset_free(&ds);
+    cli_done(&c);
+    return rc;
 }
 
-int cmd_predict(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return cli_usage("predict", "driple help", "not implemented yet");
+/* ---- inspector info | import-torch | import-json ---- */
+
+static int inspector_info(struct cli *c) {
+    bool json = cli_flag(c, "--json");
+    const char *path = cli_positional(c, 0);
+    if (!cli_check_unused(c)) return 2;
+    if (!path) return cli_usage("inspector info", usage_inspector, "needs M.json");
+    struct dp_inspector *insp = NULL;
+    struct dp_error err = {0};
+    if (dp_inspector_load(path, &insp, &err)) return cli_fail(&err);
+    const struct dp_model *m = dp_inspector_model(insp);
+    const struct dp_arch *a = dp_model_arch(m);
+    const struct dp_provenance *p = dp_inspector_provenance(insp);
+    size_t n_weights = 0;
+    for (int i = 0; i < dp_model_n_params(m); i++) {
+        struct dp_param q;
+        dp_model_param(m, i, &q);
+        n_weights += q.size;
+    }
+    if (json) {
+        FILE *f = stdout;
+        fprintf(f, "{\"file\": ");
+        json_str(f, path);
+        fprintf(f, ", \"setting\": ");
+        json_str(f, dp_inspector_setting(insp));
+        fprintf(f, ", \"architecture\": {\"layer\": ");
+        json_str(f, dp_layer_name(a->layer));
+        fprintf(f, ", \"hidden\": %d, \"n_feat\": %d, \"n_out\": %d, \"rule\": ", a->hidden, a->n_feat, a->n_out);
+        json_str(f, dp_layer_rule_name(a->rule));
+        fprintf(f, ", \"gru\": %s, \"features\": ", a->gru ? "true" : "false");
+        json_str(f, dp_feat_name(a->feat));
+        fprintf(f, ", \"readout\": \"set2set\"}, \"n_params\": %d, \"n_weights\": %zu, \"body_key\": ",
+                dp_model_n_params(m), n_weights);
+        json_str(f, dp_inspector_body_key(insp));
+        fprintf(f, ", \"outputs\": [");
+        for (int o = 0; o < DP_N_OUTPUTS; o++) {
+            const struct dp_output_meta *om = dp_inspector_output(insp, o);
+            fprintf(f, "%s{\"name\": ", o ? ", " : "");
+            json_str(f, om->name);
+            fprintf(f, ", \"unit\": ");
+            json_str(f, om->unit);
+            fprintf(f, ", \"scale\": ");
+            json_num(f, om->scale);
+            fputc('}', f);
+        }
+        fprintf(f, "], \"training\": {\"origin\": ");
+        json_str(f, p->origin);
+        fprintf(f, ", \"base\": ");
+        json_str(f, p->base);
+        fprintf(f, ", \"base_id\": ");
+        json_str(f, p->base_id);
+        fprintf(f, ", \"mode\": ");
+        json_str(f, p->mode);
+        fprintf(f, ", \"data\": ");
+        json_str(f, p->data);
+        fprintf(f, ", \"split\": ");
+        json_str(f, p->split);
+        fprintf(f, ", \"epochs\": %d, \"seconds\": ", p->epochs);
+        json_num(f, p->seconds);
+        fprintf(f, ", \"n_train\": %d, \"n_val\": %d, \"n_test\": %d, ", p->n_train, p->n_val, p->n_test);
+        print_eval_json(f, "val", &p->val);
+        fprintf(f, ", ");
+        print_eval_json(f, "test", &p->test);
+        fprintf(f, "}}\n");
+    } else {
+        printf("%s: inspector for setting %s\n", path, dp_inspector_setting(insp)[0] ? dp_inspector_setting(insp) : "(none)");
+        printf("architecture: %s, hidden %d, %d features (%s), layers rule %s, GRU %s, Set2Set, MLP 3\n",
+               dp_layer_name(a->layer), a->hidden, a->n_feat, dp_feat_name(a->feat),
+               dp_layer_rule_name(a->rule), a->gru ? "yes" : "no");
+        printf("parameters: %d tensors, %zu weights; body key %s\n", dp_model_n_params(m), n_weights,
+               dp_inspector_body_key(insp));
+        printf("origin: %s%s%s%s%s, mode %s, data %s, split %s, %d epochs, %.2f s, %d/%d/%d samples\n",
+               p->origin, p->base[0] ? " from " : "", p->base, p->base_id[0] ? " / " : "", p->base_id,
+               p->mode, p->data[0] ? p->data : "?", p->split[0] ? p->split : "-", p->epochs, p->seconds,
+               p->n_train, p->n_val, p->n_test);
+        printf("\n%-22s %6s %12s\n", "output", "unit", "scale");
+        for (int o = 0; o < DP_N_OUTPUTS; o++) {
+            const struct dp_output_meta *om = dp_inspector_output(insp, o);
+            printf("%-22s %6s %12.6g\n", om->name, om->unit, om->scale);
+        }
+        if (p->n_val > 0 || p->n_test > 0) {
+            printf("\n");
+            print_eval_table(stdout, p);
+        }
+    }
+    dp_inspector_free(insp);
+    return 0;
 }
 
-int cmd_compare(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return cli_usage("compare", "driple help", "not implemented yet");
+static int inspector_import(struct cli *c, bool torch) {
+    const char *cmd = torch ? "inspector import-torch" : "inspector import-json";
+    const char *out = cli_value(c, "-o");
+    if (!out) out = cli_value(c, "--out");
+    const char *layer = cli_value(c, "--layer");
+    const char *setting = cli_value(c, "--setting");
+    if (c->bad) return 2;
+    const char *in = cli_positional(c, 0);
+    if (!cli_check_unused(c)) return 2;
+    if (!in || !out) return cli_usage(cmd, usage_inspector, "needs an input file and -o M.json");
+    struct dp_arch a;
+    dp_arch_default(&a);
+    if (layer && !torch) return cli_usage(cmd, usage_inspector, "--layer: the JSON names its architecture");
+    if (layer && !dp_layer_parse(layer, &a.layer))
+        return cli_usage(cmd, usage_inspector, "--layer: '%s' is not gcn, gin, gat or mpnn", layer);
+    struct dp_inspector *insp = NULL;
+    struct dp_error err = {0};
+    if (torch) {
+        if (dp_inspector_import_torch(in, &a, &insp, &err)) return cli_fail(&err);
+    } else {
+        struct dp_model *m = NULL;
+        if (dp_model_load_torch_json_new(in, &m, &err)) return cli_fail(&err);
+        if (dp_inspector_init(m, &insp, &err)) return cli_fail(&err);
+        snprintf(dp_inspector_provenance_mut(insp)->origin, 16, "imported");
+    }
+    if (setting && dp_inspector_set_setting(insp, setting)) {
+        dp_inspector_free(insp);
+        return cli_usage(cmd, usage_inspector, "--setting: id too long");
+    }
+    int rc = 0;
+    if (dp_inspector_save(insp, out, NULL, NULL, &err)) rc = cli_fail(&err);
+    else
+        printf("%s: %s inspector imported from %s (scales 1: outputs are the normalised values)\n",
+               out, dp_layer_name(dp_model_arch(dp_inspector_model(insp))->layer), in);
+    dp_inspector_free(insp);
+    return rc;
 }
 
 int cmd_inspector(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return cli_usage("inspector", "driple help", "not implemented yet");
+    if (argc < 1) return cli_usage("inspector", usage_inspector, "needs a subcommand");
+    const char *sub = argv[0];
+    struct cli c;
+    char name[48];
+    snprintf(name, sizeof name, "inspector %s", sub);
+    if (!cli_init(&c, argc - 1, argv + 1, name)) return 1;
+    int rc;
+    if (!strcmp(sub, "info")) rc = inspector_info(&c);
+    else if (!strcmp(sub, "import-torch")) rc = inspector_import(&c, true);
+    else if (!strcmp(sub, "import-json")) rc = inspector_import(&c, false);
+    else rc = cli_usage("inspector", usage_inspector, "unknown subcommand '%s'", sub);
+    cli_done(&c);
+    return rc;
 }
-

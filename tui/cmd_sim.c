@@ -1,22 +1,739 @@
-/* cmd_sim.c: placeholder until its owner lands it. */
+/* cmd_sim.c: `driple simulate` (the PS training simulator on one graph and setting),
+ * `driple trace extract` (labels from measured or simulated traces) and `driple calibrate`
+ * (the simulator against published tf_cnn_benchmarks throughput). Simulated figures are
+ * labelled "simulated" in every output. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
 #include "cmd.h"
+#include "dp/dataset.h"
+#include "dp/graph_io.h"
+#include "dp/settings.h"
+#include "dp/sim.h"
+#include "dp/trace.h"
+#include "dp/zoo.h"
+
+#define DEFAULT_CALIB    "../shared/calibration/throughput_measured.csv"
+
+#define SIM_USAGE                                                                               \
+    "driple simulate GRAPH (--setting ID [--settings FILE] | --gpu NAME --workers W --ps P "  \
+    "--network NET [--machines M] [--placement homo|hetero]) [--batch N] "                    \
+    "[--precision fp32|mixed] [--seed S] [--iterations N] [--sample-ms MS] "                  \
+    "[--threshold FRAC] [--trace OUT.csv] [--gpus FILE] [--json]\n"                           \
+    "  GRAPH: a graph file (driple-graph/1, .pbtxt, .onnx) or zoo:MODEL (driple zoo list)\n"  \
+    "  networks: PCIe NVLink 1GbE 10GbE 25GbE 40GbE 100GbE IB-EDR IB-HDR\n"                   \
+    "  throughput = batch x workers / iteration (samples/s); every figure is simulated"
+#define TRACE_USAGE                                                                             \
+    "driple trace extract TRACE.csv [--net NET.csv] [--threshold FRAC] [--json] "             \
+    "[--driple-csv OUT.csv [--gpu G] [--model M] [--job J] [--batch N]]\n"                    \
+    "  TRACE.csv: nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.memory,"       \
+    "memory.used --format=csv -lms 100, a timestamp,rx_bytes,tx_bytes counter CSV, or a "     \
+    "driple simulate --trace file\n"                                                          \
+    "  a burst is a maximal run of samples above FRAC x the resource's maximum (default 0.1); " \
+    "idle/active = mean gap/burst length (ms), peak = mean of each burst's largest sample"
+#define CALIB_USAGE                                                                             \
+    "driple calibrate [--data FILE] [--gpus FILE] [--fit] [--k80-boost] [--json]\n"                                 \
+    "  simulates each row of the published tf_cnn_benchmarks table (default " DEFAULT_CALIB   \
+    ") and prints predicted vs measured throughput"
+
+/* --- small JSON printers --- */
+
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
+        else if (ch == '\n') fputs("\\n", f);
+        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
+        else fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+static void json_num(FILE *f, double v) {
+    if (isfinite(v)) fprintf(f, "%.6g", v);
+    else fputs("null", f);
+}
+
+static void json_labels(FILE *f, const double *labels) {
+    fputc('{', f);
+    for (int r = 0; r < DP_N_RESOURCES; r++) {
+        if (r) fputc(',', f);
+        json_str(f, dp_series_name((enum dp_series_kind)r));
+        fputs(":{\"idle\":", f);
+        json_num(f, labels[3 * r]);
+        fputs(",\"active\":", f);
+        json_num(f, labels[3 * r + 1]);
+        fputs(",\"peak\":", f);
+        json_num(f, labels[3 * r + 2]);
+        fputc('}', f);
+    }
+    fputc('}', f);
+}
+
+static void text_labels(const double *labels) {
+    printf("  %-13s %12s %12s %12s\n", "resource", "idle (ms)", "active (ms)", "peak");
+    for (int r = 0; r < DP_N_RESOURCES; r++)
+        printf("  %-13s %12.2f %12.2f %12.2f %s\n", dp_series_name((enum dp_series_kind)r),
+               labels[3 * r], labels[3 * r + 1], labels[3 * r + 2],
+               dp_series_unit((enum dp_series_kind)r));
+}
+
+/* --- loading --- */
+
+static int load_catalog(const char *path, struct dp_gpu_catalog **out) {
+    struct dp_error err = {0};
+    if (dp_gpu_catalog_load_default(path, out, &err)) return cli_fail(&err);
+    return 0;
+}
+
+/* GRAPH: a file, or zoo:MODEL built at the given batch (0 = the model's default). */
+static int load_graph(const char *spec, int64_t batch, enum dp_precision prec,
+                      struct dp_graph **out) {
+    struct dp_error err = {0};
+    if (!strncmp(spec, "zoo:", 4)) {
+        struct dp_zoo_opts zo;
+        dp_zoo_opts_default(&zo);
+        zo.batch = batch;
+        zo.precision = prec;
+        if (dp_zoo_build(spec + 4, &zo, out, &err)) return cli_fail(&err);
+        return 0;
+    }
+    struct dp_import_opts io = {0};
+    if (dp_graph_load(spec, &io, out, &err)) return cli_fail(&err);
+    return 0;
+}
+
+/* --- simulate --- */
 
 int cmd_simulate(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return cli_usage("simulate", "driple help", "not implemented yet");
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "simulate")) return 1;
+    bool json = cli_flag(&c, "--json");
+    const char *setting_id = cli_value(&c, "--setting");
+    const char *settings_path = cli_value(&c, "--settings");
+    const char *gpus_path = cli_value(&c, "--gpus");
+    const char *gpu_name = cli_value(&c, "--gpu");
+    const char *net_name = cli_value(&c, "--network");
+    const char *place_name = cli_value(&c, "--placement");
+    const char *prec_name = cli_value(&c, "--precision");
+    const char *trace_out = cli_value(&c, "--trace");
+    int64_t workers = 0, ps = 0, machines = 0, batch = 0, seed = 1, iters = 0;
+    double sample_ms = 0, threshold = DP_TRACE_THRESHOLD;
+    bool ok = cli_int(&c, "--workers", 1, 64, &workers) && cli_int(&c, "--ps", 1, 64, &ps) &&
+              cli_int(&c, "--machines", 1, 128, &machines) &&
+              cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) &&
+              cli_int(&c, "--seed", 0, INT64_MAX, &seed) &&
+              cli_int(&c, "--iterations", 1, 5000, &iters) &&
+              cli_double(&c, "--sample-ms", 0.01, 60000, &sample_ms) &&
+              cli_double(&c, "--threshold", 1e-6, 0.999999, &threshold);
+    const char *graph_path = cli_positional(&c, 0);
+    ok = ok && cli_check_unused(&c);
+    cli_done(&c);
+    if (!ok) return 2;
+    if (!graph_path) return cli_usage("simulate", SIM_USAGE, "missing GRAPH");
+    if (!setting_id && !gpu_name)
+        return cli_usage("simulate", SIM_USAGE, "give --setting ID or --gpu NAME");
+    if (setting_id && (gpu_name || workers || ps || net_name || machines || place_name))
+        return cli_usage("simulate", SIM_USAGE,
+                         "--setting and --gpu/--workers/--ps/--network/--machines/--placement "
+                         "exclude each other");
+    enum dp_precision prec = DP_PREC_FP32;
+    if (prec_name && !dp_precision_parse(prec_name, &prec))
+        return cli_usage("simulate", SIM_USAGE, "--precision %s: expected fp32 or mixed",
+                         prec_name);
+
+    struct dp_gpu_catalog *cat = NULL;
+    struct dp_settings *list = NULL;
+    struct dp_graph *g = NULL;
+    struct dp_sim_result r;
+    struct dp_error err = {0};
+    struct dp_setting s;
+    int rc = load_catalog(gpus_path, &cat);
+    memset(&r, 0, sizeof r);
+    if (rc) return rc;
+    if (setting_id) {
+        if (dp_settings_load_default(settings_path, cat, &list, &err)) {
+            rc = cli_fail(&err);
+            goto done;
+        }
+        const struct dp_setting *f = dp_settings_find(list, setting_id);
+        if (!f) {
+            fprintf(stderr, "driple: %s: no setting \"%s\" (%d settings; see driple compare)\n",
+                    list->path, setting_id, list->n_settings);
+            rc = 1;
+            goto done;
+        }
+        s = *f;
+        if (prec_name && prec != s.precision) {
+            s.precision = prec;
+            dp_setting_format_id(&s, s.id, sizeof s.id);
+        }
+    } else {
+        if (!workers || !ps || !net_name) {
+            rc = cli_usage("simulate", SIM_USAGE, "--gpu needs --workers, --ps and --network");
+            goto done;
+        }
+        enum dp_network net;
+        enum dp_placement pl = DP_PLACE_HOMO;
+        if (!dp_network_parse(net_name, &net)) {
+            rc = cli_usage("simulate", SIM_USAGE, "--network %s: unknown network", net_name);
+            goto done;
+        }
+        if (place_name && !dp_placement_parse(place_name, &pl)) {
+            rc = cli_usage("simulate", SIM_USAGE, "--placement %s: expected homo or hetero",
+                           place_name);
+            goto done;
+        }
+        const struct dp_gpu *gp = dp_gpu_find(cat, gpu_name);
+        if (!gp) {
+            fprintf(stderr, "driple: %s: no GPU \"%s\" in the catalog\n",
+                    gpus_path ? gpus_path : "gpus.json", gpu_name);
+            rc = 1;
+            goto done;
+        }
+        if (dp_setting_make(gp->name, (int)workers, (int)ps, net, (int)machines, pl, prec, &s,
+                            &err)) {
+            rc = cli_fail(&err);
+            goto done;
+        }
+    }
+    const struct dp_gpu *gpu = dp_gpu_find(cat, s.gpu);
+    if ((rc = load_graph(graph_path, batch, s.precision, &g))) goto done;
+
+    struct dp_sim_opts o;
+    dp_sim_opts_default(&o);
+    o.batch = batch;
+    o.seed = (uint64_t)seed;
+    if (iters) o.iterations = (int)iters;
+    o.sample_ms = sample_ms;
+    o.threshold = threshold;
+    o.want_traces = trace_out != NULL;
+    if (dp_simulate(g, &s, gpu, &o, &r, &err)) {
+        rc = cli_fail(&err);
+        goto done;
+    }
+    if (trace_out) {
+        char comment[256];
+        snprintf(comment, sizeof comment,
+                 "simulated by driple (not measured): graph %s, setting %s, batch %lld, seed %lld",
+                 dp_graph_name(g), s.id, (long long)r.batch, (long long)seed);
+        if (dp_trace_write_sim((const struct dp_trace *const *)r.traces, r.n_traces, comment,
+                               trace_out, &err)) {
+            rc = cli_fail(&err);
+            goto done;
+        }
+    }
+    if (json) {
+        FILE *f = stdout;
+        fputs("{\"simulated\":true,\"graph\":", f);
+        json_str(f, dp_graph_name(g));
+        fputs(",\"setting\":", f);
+        json_str(f, s.id);
+        fputs(",\"gpu\":", f);
+        json_str(f, s.gpu);
+        fprintf(f, ",\"workers\":%d,\"ps\":%d,\"machines\":%d,\"placement\":\"%s\","
+                   "\"network\":\"%s\",\"precision\":\"%s\",\"batch\":%lld,\"seed\":%lld,"
+                   "\"iterations\":%d,\"sample_ms\":",
+                s.workers, s.ps, s.machines, dp_placement_name(s.placement),
+                dp_network_name(s.network), dp_precision_name(s.precision), (long long)r.batch,
+                (long long)seed, r.n_iterations);
+        json_num(f, r.sample_ms);
+        fputs(",\"iteration_ms\":", f);
+        json_num(f, r.iteration_ms);
+        fputs(",\"throughput\":", f);
+        json_num(f, r.throughput);
+        fputs(",\"memory_gb\":", f);
+        json_num(f, r.memory_gb);
+        fprintf(f, ",\"oom\":%s,\"mean_gpu_util\":", r.oom ? "true" : "false");
+        json_num(f, r.mean_gpu_util);
+        fputs(",\"bytes_per_iter\":", f);
+        json_num(f, r.bytes_per_iter);
+        fputs(",\"params\":", f);
+        json_num(f, r.params);
+        fputs(",\"gflops_per_iter\":", f);
+        json_num(f, r.gflops_per_iter);
+        fputs(",\"breakdown_ms\":{\"compute\":", f);
+        json_num(f, r.compute_ms);
+        fputs(",\"pull\":", f);
+        json_num(f, r.pull_ms);
+        fputs(",\"push\":", f);
+        json_num(f, r.push_ms);
+        fputs(",\"apply\":", f);
+        json_num(f, r.apply_ms);
+        fputs(",\"wait\":", f);
+        json_num(f, r.wait_ms);
+        fputs("},\"labels\":", f);
+        json_labels(f, r.labels);
+        fputs(",\"trace\":", f);
+        if (trace_out) json_str(f, trace_out);
+        else fputs("null", f);
+        fputs("}\n", f);
+    } else {
+        printf("SIMULATED (not measured): %s on %s, batch %lld per worker, seed %lld\n",
+               dp_graph_name(g), s.id, (long long)r.batch, (long long)seed);
+        printf("  GPU %s, %d worker(s), %d PS, %s placement, %s, %d machine(s), %s\n", s.gpu,
+               s.workers, s.ps, dp_placement_name(s.placement), dp_network_name(s.network),
+               s.machines, dp_precision_name(s.precision));
+        printf("  iteration     %.2f ms (compute %.2f, pull %.2f, push %.2f, apply %.2f, wait "
+               "%.2f; pull/push overlap compute)\n",
+               r.iteration_ms, r.compute_ms, r.pull_ms, r.push_ms, r.apply_ms, r.wait_ms);
+        printf("  throughput    %.1f samples/s (= batch x workers / iteration)\n", r.throughput);
+        printf("  GPU memory    %.2f GB per worker%s\n", r.memory_gb,
+               r.oom ? "  OUT OF MEMORY on this GPU" : "");
+        printf("  mean GPU util %.1f %%   network %.1f MB per iteration   %.3g parameters\n",
+               r.mean_gpu_util, r.bytes_per_iter / 1e6, r.params);
+        printf("  labels (simulated; mean over the workers; %.3g ms samples, %d iterations):\n", r.sample_ms,
+               r.n_iterations);
+        text_labels(r.labels);
+        if (trace_out) printf("  traces written to %s (simulated)\n", trace_out);
+    }
+done:
+    dp_sim_result_free(&r);
+    dp_graph_free(g);
+    dp_settings_free(list);
+    dp_gpu_catalog_free(cat);
+    return rc;
+}
+
+/* --- trace extract --- */
+
+static int trace_extract(int argc, char **argv) {
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "trace extract")) return 1;
+    bool json = cli_flag(&c, "--json");
+    const char *net = cli_value(&c, "--net");
+    const char *csv_out = cli_value(&c, "--driple-csv");
+    const char *gpu = cli_value(&c, "--gpu");
+    const char *model = cli_value(&c, "--model");
+    const char *job = cli_value(&c, "--job");
+    double threshold = DP_TRACE_THRESHOLD;
+    int64_t batch = 0;
+    bool ok = cli_double(&c, "--threshold", 1e-6, 0.999999, &threshold) &&
+              cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch);
+    const char *path = cli_positional(&c, 0);
+    ok = ok && cli_check_unused(&c);
+    cli_done(&c);
+    if (!ok) return 2;
+    if (!path) return cli_usage("trace extract", TRACE_USAGE, "missing TRACE.csv");
+    struct dp_error err = {0};
+    struct dp_trace *t = dp_trace_init("measured");
+    if (!t) return 1;
+    int rc = 0;
+    if (dp_trace_read_any(path, t, &err) || (net && dp_trace_read_net(net, t, &err))) {
+        rc = cli_fail(&err);
+        goto done;
+    }
+    double labels[DP_N_LABELS];
+    unsigned missing = 0;
+    dp_trace_labels(t, threshold, labels, &missing);
+    /* A simulator trace holds every worker: the labels are the mean over them, as simulate's. */
+    int n_workers = 1;
+    if (!strcmp(t->source, "simulated")) {
+        for (int w = 1;; w++) {
+            struct dp_trace *tw = dp_trace_init("simulated");
+            if (!tw) break;
+            enum dp_status st = dp_trace_read_sim_worker(path, w, tw, &err);
+            if (st) {
+                dp_trace_free(tw);
+                if (st == DP_ERR_NOT_FOUND) break;
+                rc = cli_fail(&err);
+                goto done;
+            }
+            double lw[DP_N_LABELS];
+            dp_trace_labels(tw, threshold, lw, NULL);
+            for (int i = 0; i < DP_N_LABELS; i++) labels[i] += lw[i];
+            n_workers++;
+            dp_trace_free(tw);
+        }
+        for (int i = 0; i < DP_N_LABELS; i++) labels[i] /= n_workers;
+    }
+    if (csv_out) {
+        struct dp_dataset ds;
+        struct dp_sample smp;
+        dp_dataset_init(&ds, NULL);
+        memset(&smp, 0, sizeof smp);
+        smp.model = (char *)(model ? model : "");
+        smp.graph = smp.model;
+        smp.batch = batch;
+        snprintf(smp.job.gpu, sizeof smp.job.gpu, "%s", gpu ? gpu : "");
+        snprintf(smp.job.job_name, sizeof smp.job.job_name, "%s", job ? job : path);
+        snprintf(smp.job.sync, sizeof smp.job.sync, "sync");
+        if (batch) snprintf(smp.job.hyper, sizeof smp.job.hyper, "batch=%lld", (long long)batch);
+        snprintf(smp.source.kind, sizeof smp.source.kind, "%s", t->source);
+        snprintf(smp.source.where, sizeof smp.source.where, "%s", path);
+        for (int i = 0; i < DP_N_LABELS; i++)
+            smp.labels[i] = (missing >> (i / 3)) & 1u ? NAN : labels[i];
+        enum dp_status st = dp_dataset_add_sample(&ds, &smp, &err);
+        if (!st) st = dp_dataset_save_csv(&ds, csv_out, &err);
+        dp_dataset_free(&ds);
+        if (st) {
+            rc = cli_fail(&err);
+            goto done;
+        }
+    }
+    if (json) {
+        printf("{\"trace\":");
+        json_str(stdout, path);
+        printf(",\"net\":");
+        if (net) json_str(stdout, net);
+        else printf("null");
+        printf(",\"source\":");
+        json_str(stdout, t->source);
+        printf(",\"simulated\":%s,\"workers\":%d,\"threshold\":",
+               strcmp(t->source, "simulated") ? "false" : "true", n_workers);
+        json_num(stdout, threshold);
+        printf(",\"samples\":{");
+        for (int k = 0; k < DP_SERIES_COUNT; k++)
+            printf("%s\"%s\":%zu", k ? "," : "", dp_series_name((enum dp_series_kind)k),
+                   t->s[k].n);
+        printf("},\"missing\":[");
+        for (int k = 0, n = 0; k < DP_N_RESOURCES; k++)
+            if ((missing >> k) & 1u) printf("%s\"%s\"", n++ ? "," : "", dp_series_name((enum dp_series_kind)k));
+        printf("],\"labels\":");
+        json_labels(stdout, labels);
+        printf("}\n");
+    } else {
+        printf("labels from %s%s%s (%s%s), threshold %.3g x each resource's max\n", path,
+               net ? " + " : "", net ? net : "", t->source,
+               n_workers > 1 ? "; mean over the workers" : "", threshold);
+        text_labels(labels);
+        for (int k = 0; k < DP_N_RESOURCES; k++)
+            if ((missing >> k) & 1u)
+                printf("  (%s: not in the trace; reported as 0)\n",
+                       dp_series_name((enum dp_series_kind)k));
+    }
+done:
+    dp_trace_free(t);
+    return rc;
 }
 
 int cmd_trace(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return cli_usage("trace", "driple help", "not implemented yet");
+    if (argc < 1) return cli_usage("trace", TRACE_USAGE, "missing subcommand");
+    if (!strcmp(argv[0], "extract")) return trace_extract(argc - 1, argv + 1);
+    return cli_usage("trace", TRACE_USAGE, "unknown subcommand \"%s\"", argv[0]);
+}
+
+/* --- calibrate --- */
+
+/* Splits one CSV line (quotes allowed) into at most max fields, in place. */
+static int split_csv(char *line, char **f, int max) {
+    int n = 0;
+    char *p = line;
+    while (n < max) {
+        if (*p == '"') {
+            char *w = ++p;
+            f[n++] = w;
+            while (*p && !(*p == '"' && p[1] != '"')) {
+                if (*p == '"') p++;
+                *w++ = *p++;
+            }
+            if (*p == '"') p++;
+            *w = '\0';
+            if (*p == ',') *p++ = '\0';
+            else if (!*p || *p == '\n' || *p == '\r') break;
+            else { *p = '\0'; p++; }
+        } else {
+            f[n++] = p;
+            p += strcspn(p, ",\r\n");
+            if (*p == ',') *p++ = '\0';
+            else {
+                *p = '\0';
+                break;
+            }
+        }
+    }
+    return n;
+}
+
+struct calib_row {
+    char              model[32], gpu[48], update[32], data[16];
+    int               gpus, batch;
+    double            measured, predicted;
+    struct dp_gpu     spec;    /* the GPU as simulated */
+    struct dp_setting setting;
+    int               graph;   /* index into the graph cache */
+};
+
+struct calib {
+    int               n, cap;
+    struct calib_row *rows;
+    int               n_graphs;
+    struct dp_graph  *graphs[64];
+    char              gmodel[64][32];
+    int               gbatch[64];
+};
+
+static int cmp_dbl(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void calib_free(struct calib *cb) {
+    for (int i = 0; i < cb->n_graphs; i++) dp_graph_free(cb->graphs[i]);
+    free(cb->rows);
+}
+
+/* Reads the published table into rows: GPU, setting and (cached) zoo graph of each. */
+static int calib_read(const char *data, const struct dp_gpu_catalog *cat, bool k80_boost,
+                      struct calib *cb) {
+    FILE *f = fopen(data, "r");
+    if (!f) {
+        fprintf(stderr, "driple: %s: cannot open\n", data);
+        return 1;
+    }
+    char line[4096];
+    int lineno = 0, rc = 0;
+    struct dp_error err = {0};
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (lineno == 1) continue;
+        char *fld[16];
+        int nf = split_csv(line, fld, 16);
+        if (nf < 1 || !*fld[0]) continue;
+        if (nf < 14) {
+            fprintf(stderr, "driple: %s:%d: %d fields, expected 14\n", data, lineno, nf);
+            rc = 1;
+            break;
+        }
+        if (cb->n == cb->cap) {
+            int cap = cb->cap ? 2 * cb->cap : 64;
+            struct calib_row *nr = realloc(cb->rows, (size_t)cap * sizeof *nr);
+            if (!nr) {
+                rc = 1;
+                break;
+            }
+            cb->rows = nr;
+            cb->cap = cap;
+        }
+        struct calib_row *r = &cb->rows[cb->n];
+        memset(r, 0, sizeof *r);
+        snprintf(r->model, sizeof r->model, "%s", fld[1]);
+        snprintf(r->gpu, sizeof r->gpu, "%s", fld[3]);
+        snprintf(r->update, sizeof r->update, "%s", fld[7]);
+        r->gpus = atoi(fld[4]);
+        r->batch = atoi(fld[10]);
+        r->measured = atof(fld[11]);
+        const char *d = strstr(fld[13], "data=");
+        snprintf(r->data, sizeof r->data, "%s",
+                 d && !strncmp(d + 5, "real", 4) ? "real" : "synthetic");
+        if (r->gpus < 1 || r->gpus > 64 || r->batch < 1 || !(r->measured > 0)) {
+            fprintf(stderr, "driple: %s:%d: bad num_gpus, batch or throughput\n", data, lineno);
+            rc = 1;
+            break;
+        }
+        /* The GPU: a DGX-1 P100 (SXM2), or one GK210 die of a K80 board: half the board's
+         * memory and bandwidth, and half its FP32 rate at base clock (5.6 TFLOPS per board
+         * without GPU Boost, per the catalog's notes; --k80-boost: the 8.74 boost figure). */
+        bool k80 = !strncmp(r->gpu, "K80", 3);
+        const struct dp_gpu *cg = dp_gpu_find(cat, k80 ? "K80" : "P100-SXM2");
+        if (!cg) {
+            fprintf(stderr, "driple: %s:%d: GPU %s not in the catalog\n", data, lineno, r->gpu);
+            rc = 1;
+            break;
+        }
+        r->spec = *cg;
+        if (k80) {
+            snprintf(r->spec.name, sizeof r->spec.name, "K80-one-GK210");
+            r->spec.fp32_tflops = k80_boost ? cg->fp32_tflops / 2 : 5.6 / 2;
+            r->spec.bandwidth_gbps /= 2;
+            r->spec.memory_gb /= 2;
+        }
+        /* The setting: one machine; parameter_server = one PS on the host CPU (PCIe);
+         * replicated = variables sharded over every GPU (NVLink on the DGX-1, else PCIe). */
+        bool repl = !strcmp(r->update, "replicated");
+        bool nvl = strstr(fld[8], "NVLink") != NULL;
+        if (dp_setting_make(r->spec.name, r->gpus, repl ? r->gpus : 1,
+                            repl && nvl ? DP_NET_NVLINK : DP_NET_PCIE, 1, DP_PLACE_HOMO,
+                            DP_PREC_FP32, &r->setting, &err)) {
+            rc = cli_fail(&err);
+            break;
+        }
+        r->graph = -1;
+        for (int i = 0; i < cb->n_graphs; i++)
+            if (!strcmp(cb->gmodel[i], r->model) && cb->gbatch[i] == r->batch) r->graph = i;
+        if (r->graph < 0) {
+            if (cb->n_graphs == 64) {
+                fprintf(stderr, "driple: %s:%d: too many model/batch pairs\n", data, lineno);
+                rc = 1;
+                break;
+            }
+            struct dp_zoo_opts zo;
+            dp_zoo_opts_default(&zo);
+            zo.batch = r->batch;
+            zo.optimizer = DP_OPT_SGD; /* tf_cnn_benchmarks' optimizer in this table */
+            if (dp_zoo_build(r->model, &zo, &cb->graphs[cb->n_graphs], &err)) {
+                rc = cli_fail(&err);
+                break;
+            }
+            snprintf(cb->gmodel[cb->n_graphs], sizeof cb->gmodel[0], "%s", r->model);
+            cb->gbatch[cb->n_graphs] = r->batch;
+            r->graph = cb->n_graphs++;
+        }
+        cb->n++;
+    }
+    fclose(f);
+    if (!rc && !cb->n) {
+        fprintf(stderr, "driple: %s: no rows\n", data);
+        rc = 1;
+    }
+    return rc;
+}
+
+/* Predicts every row with constants k; returns the mean |log(predicted / measured)| (the fit's
+ * objective) or NAN after a failure. */
+static double calib_eval(struct calib *cb, const struct dp_sim_constants *k) {
+    double sum = 0;
+    struct dp_error err = {0};
+    for (int i = 0; i < cb->n; i++) {
+        struct calib_row *r = &cb->rows[i];
+        struct dp_sim_opts o;
+        dp_sim_opts_default(&o);
+        o.batch = r->batch;
+        o.min_run_ms = 1;
+        o.constants = k;
+        struct dp_sim_result res;
+        if (dp_simulate(cb->graphs[r->graph], &r->setting, &r->spec, &o, &res, &err)) {
+            cli_fail(&err);
+            return NAN;
+        }
+        r->predicted = res.throughput;
+        dp_sim_result_free(&res);
+        sum += fabs(log(r->predicted / r->measured));
+    }
+    return sum / cb->n;
+}
+
+/* Coordinate descent over the four compute constants on fixed grids (few passes). */
+static double calib_fit(struct calib *cb, struct dp_sim_constants *k) {
+    static const double g_mm[] = {0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.9};
+    static const double g_mem[] = {0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
+    static const double g_la[] = {2, 4, 6, 8, 10, 15, 20, 30, 40};
+    static const double g_wi[] = {1.0, 1.25, 1.5, 1.75, 2.0, 2.25};
+    struct { double *v; const double *grid; int n; } axes[4] = {
+        {&k->eff_matmul, g_mm, (int)(sizeof g_mm / sizeof *g_mm)},
+        {&k->eff_mem, g_mem, (int)(sizeof g_mem / sizeof *g_mem)},
+        {&k->launch_us, g_la, (int)(sizeof g_la / sizeof *g_la)},
+        {&k->winograd, g_wi, (int)(sizeof g_wi / sizeof *g_wi)}};
+    double best = calib_eval(cb, k);
+    for (int pass = 0; pass < 3; pass++) {
+        bool moved = false;
+        for (int a = 0; a < 4; a++) {
+            double keep = *axes[a].v;
+            for (int j = 0; j < axes[a].n; j++) {
+                *axes[a].v = axes[a].grid[j];
+                double e = calib_eval(cb, k);
+                if (e < best - 1e-12) {
+                    best = e;
+                    keep = axes[a].grid[j];
+                    moved = true;
+                }
+            }
+            *axes[a].v = keep;
+        }
+        if (!moved) break;
+    }
+    calib_eval(cb, k);
+    return best;
 }
 
 int cmd_calibrate(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return cli_usage("calibrate", "driple help", "not implemented yet");
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "calibrate")) return 1;
+    bool json = cli_flag(&c, "--json");
+    bool fit = cli_flag(&c, "--fit");
+    bool boost = cli_flag(&c, "--k80-boost");
+    const char *data = cli_value(&c, "--data");
+    const char *gpus_path = cli_value(&c, "--gpus");
+    bool ok = cli_check_unused(&c);
+    cli_done(&c);
+    if (!ok) return 2;
+    if (!data) data = DEFAULT_CALIB;
+    struct dp_gpu_catalog *cat = NULL;
+    struct calib cb;
+    double *errs = NULL;
+    memset(&cb, 0, sizeof cb);
+    int rc = load_catalog(gpus_path, &cat);
+    if (rc) return rc;
+    if ((rc = calib_read(data, cat, boost, &cb))) goto done;
+    struct dp_sim_constants k;
+    dp_sim_constants_default(&k);
+    double obj = fit ? calib_fit(&cb, &k) : calib_eval(&cb, &k);
+    if (isnan(obj)) {
+        rc = 1;
+        goto done;
+    }
+    int n = cb.n;
+    if (!(errs = malloc((size_t)n * sizeof *errs))) {
+        rc = 1;
+        goto done;
+    }
+    double worst = 0;
+    int worst_i = 0;
+    for (int i = 0; i < n; i++) {
+        errs[i] = fabs(cb.rows[i].predicted - cb.rows[i].measured) / cb.rows[i].measured * 100;
+        if (errs[i] > worst) worst = errs[i], worst_i = i;
+    }
+    qsort(errs, (size_t)n, sizeof *errs, cmp_dbl);
+    double median = n % 2 ? errs[n / 2] : 0.5 * (errs[n / 2 - 1] + errs[n / 2]);
+    if (json) {
+        printf("{\"simulated\":true,\"data\":");
+        json_str(stdout, data);
+        printf(",\"fitted\":%s,\"k80_tflops_per_die\":%s,\"constants\":{\"eff_matmul\":%g,"
+               "\"winograd\":%g,\"eff_mem\":%g,\"launch_us\":%g,\"net_eff\":%g,"
+               "\"ps_host_gbps\":%g,\"jitter\":%g,\"context_gb\":%g},\"rows\":[",
+               fit ? "true" : "false", boost ? "4.37" : "2.8", k.eff_matmul, k.winograd,
+               k.eff_mem, k.launch_us, k.net_eff, k.ps_host_gbps, k.jitter, k.context_gb);
+        for (int i = 0; i < n; i++) {
+            const struct calib_row *r = &cb.rows[i];
+            printf("%s{\"model\":", i ? "," : "");
+            json_str(stdout, r->model);
+            printf(",\"gpu\":");
+            json_str(stdout, r->gpu);
+            printf(",\"num_gpus\":%d,\"variable_update\":", r->gpus);
+            json_str(stdout, r->update);
+            printf(",\"data\":\"%s\",\"batch_per_gpu\":%d,\"measured\":", r->data, r->batch);
+            json_num(stdout, r->measured);
+            printf(",\"predicted\":");
+            json_num(stdout, r->predicted);
+            printf(",\"error_pct\":");
+            json_num(stdout, (r->predicted - r->measured) / r->measured * 100);
+            printf("}");
+        }
+        printf("],\"n\":%d,\"mean_abs_log_ratio\":", n);
+        json_num(stdout, obj);
+        printf(",\"median_abs_error_pct\":");
+        json_num(stdout, median);
+        printf(",\"worst_abs_error_pct\":");
+        json_num(stdout, worst);
+        printf("}\n");
+    } else {
+        printf("calibration: SIMULATED vs measured throughput (images/s, all GPUs), %s\n", data);
+        printf("%-11s %-32s %4s %-17s %-9s %5s %10s %10s %8s\n", "model", "gpu", "gpus",
+               "variable_update", "data", "batch", "measured", "simulated", "error");
+        for (int i = 0; i < n; i++) {
+            const struct calib_row *r = &cb.rows[i];
+            printf("%-11s %-32s %4d %-17s %-9s %5d %10.1f %10.1f %+7.1f%%\n", r->model, r->gpu,
+                   r->gpus, r->update, r->data, r->batch, r->measured, r->predicted,
+                   (r->predicted - r->measured) / r->measured * 100);
+        }
+        printf("rows %d   median |error| %.1f%%   worst |error| %.1f%% (%s, %s, %d GPUs, %s)   "
+               "mean |log ratio| %.3f\n",
+               n, median, worst, cb.rows[worst_i].model, cb.rows[worst_i].gpu,
+               cb.rows[worst_i].gpus, cb.rows[worst_i].update, obj);
+        printf("constants%s: eff_matmul %g, winograd %g, eff_mem %g, launch %g us, net_eff %g, "
+               "PS host %g GB/s, jitter %g, context %g GB (shared by every row); K80 die %s "
+               "TFLOPS\n",
+               fit ? " (fitted now; the built-in defaults are unchanged)" : "", k.eff_matmul,
+               k.winograd, k.eff_mem, k.launch_us, k.net_eff, k.ps_host_gbps, k.jitter,
+               k.context_gb, boost ? "4.37 (boost)" : "2.8 (base clock)");
+    }
+done:
+    calib_free(&cb);
+    free(errs);
+    dp_gpu_catalog_free(cat);
+    return rc;
 }
-

@@ -39,6 +39,10 @@ enum dp_status dp_inspector_init(struct dp_model *m, struct dp_inspector **out, 
 /* Reads an inspector file (and its base, when it names one). Corrupt, truncated or mismatched
  * files (base64, shapes, NaN weights, feature count) fail naming the file and JSON path. */
 enum dp_status dp_inspector_load(const char *path, struct dp_inspector **out, struct dp_error *err);
+/* The same from text in memory; `name` is used in messages and a base is resolved relative to
+ * its directory. */
+enum dp_status dp_inspector_parse_json(const char *text, size_t len, const char *name,
+                                       struct dp_inspector **out, struct dp_error *err);
 /* Writes it; with base != NULL only parameters that differ from base are stored and the file
  * names base_path (written relative to path's directory). */
 enum dp_status dp_inspector_save(const struct dp_inspector *insp, const char *path,
@@ -57,6 +61,13 @@ struct dp_provenance       *dp_inspector_provenance_mut(struct dp_inspector *ins
 /* A key equal for inspectors whose GNN body is identical (a transferred inspector and its base):
  * embeddings may be shared between them. */
 const char *dp_inspector_body_key(const struct dp_inspector *insp);
+
+/* Imports a torch.save(state_dict) checkpoint (dp/torch.h) as an inspector of architecture
+ * `arch`: every model parameter must be present with its shape and finite values; the tensors
+ * conv_layers.2.* (the published transfer model's never-used extra layer) are skipped, any other
+ * unknown tensor fails. Scales 1, provenance origin "imported", data "published". */
+enum dp_status dp_inspector_import_torch(const char *path, const struct dp_arch *arch,
+                                         struct dp_inspector **out, struct dp_error *err);
 
 /* Predicts: raw outputs and scaled metrics (raw x scale, in the output's unit). */
 enum dp_status dp_inspector_predict(const struct dp_inspector *insp, const struct dp_grouped *g,

@@ -83,6 +83,19 @@ int  dp_model_find_param(const struct dp_model *m, const char *name); /* -1 if a
 enum dp_status dp_model_set_param(struct dp_model *m, const char *name, int n_dims,
                                   const int64_t *shape, const float *data, struct dp_error *err);
 
+/* Reads parameters in the reference JSON form ({params: {name: {shape, data}}}, PyTorch names,
+ * row-major) into m. Every parameter of m must be present and every entry must be one of m's;
+ * shape mismatches, non-finite values and malformed JSON fail naming the file and JSON path, and
+ * leave m untouched. */
+enum dp_status dp_model_load_torch_json(struct dp_model *m, const char *path,
+                                        struct dp_error *err);
+/* The same, building the architecture from the file: its "architecture" object (layer, nfeat,
+ * hidden, outputs, gru) when present, otherwise inferred from the parameter names and shapes
+ * (published defaults for the rest: layer rule half, Set2Set steps N, raw features). The new
+ * model is owned by the caller (dp_model_free). */
+enum dp_status dp_model_load_torch_json_new(const char *path, struct dp_model **out,
+                                            struct dp_error *err);
+
 /* The 12 raw outputs (before label scaling) for one grouped graph. */
 enum dp_status dp_model_predict(const struct dp_model *m, const struct dp_grouped *g,
                                 float out[DP_N_OUTPUTS], struct dp_error *err);
@@ -98,6 +111,12 @@ void           dp_model_head(const struct dp_model *m, const float *emb, float o
 enum dp_status dp_model_input_grad(const struct dp_model *m, const struct dp_grouped *g,
                                    const float w[DP_N_OUTPUTS], double *grad,
                                    float out[DP_N_OUTPUTS], struct dp_error *err);
+
+/* BLAS threads. OpenBLAS keeps ONE thread count for the whole process, so the engine never
+ * changes it; a front end may (before starting other threads that use the engine). n <= 0 leaves
+ * it as it is. Returns the count in effect afterwards. The small GEMMs of one prediction
+ * (100 x 64 x 256) run best on one thread; training batches (3200 rows) gain from two. */
+int dp_blas_threads(int n);
 
 /* ---- training ---- */
 enum dp_train_mode {

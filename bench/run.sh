@@ -1,0 +1,57 @@
+#!/bin/sh
+# bench/run.sh: `make bench`: times the inspector network (one prediction, one training step of
+# 32 graphs, a transfer head step and the embedding pass), coarsening and explanation, each as a
+# median over repeated runs, prints the machine, and compares with the published PyTorch code's
+# figures on this machine (DESIGN.md: 190 ms per prediction, 11 s per training step).
+# Usage: sh bench/run.sh [path/to/driple]
+BIN=${1:-build/driple}
+REF=${REF_DIR:-../shared/reference}
+[ -x "$BIN" ] || { echo "bench: $BIN not built (run make)" >&2; exit 1; }
+
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
+echo "machine: $(nproc) core(s), ${cpu:-unknown CPU}, $(uname -sm)"
+echo "date:    $(date -u '+%Y-%m-%d %H:%M UTC'); load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+if [ -f "$REF/gcn_pretrained_weights.json" ]; then
+    model="--weights $REF/gcn_pretrained_weights.json"
+    graph="--grouped $REF/cases/gcn/sparse100.grouped.json"
+    echo "model:   published GCN weights ($REF), graph: reference case sparse100 (100 groups)"
+else
+    model="--random"
+    graph="--synthetic 100"
+    echo "model:   published GCN architecture, random weights (reference data not found); synthetic 100-group graph"
+fi
+echo
+
+# median_ms of a --json line
+field() { grep -o "\"$1\": *[0-9.eE+-]*" | head -n 1 | sed 's/.*: *//'; }
+
+status=0
+run() { # label, baseline_ms (or -), command...
+    label=$1; base=$2; shift 2
+    out=$("$@" --json 2>&1) || { echo "$label: FAILED: $out"; status=1; return; }
+    med=$(printf '%s\n' "$out" | field median_ms)
+    extra=""
+    emb=$(printf '%s\n' "$out" | field embed_median_ms)
+    [ -n "$emb" ] && extra=" (embedding pass $emb ms per graph)"
+    if [ "$base" != "-" ] && [ -n "$med" ]; then
+        extra="$extra  PyTorch $base ms: $(awk -v b="$base" -v m="$med" 'BEGIN{printf "%.0fx faster", b/m}')"
+    fi
+    if [ -z "$med" ]; then # explain reports its own fields
+        g=$(printf '%s\n' "$out" | field grad_ms); o=$(printf '%s\n' "$out" | field occlusion_ms)
+        printf '%-34s gradient %s ms, occlusion %s ms\n' "$label" "$g" "$o"
+        return
+    fi
+    printf '%-34s median %10s ms%s\n' "$label" "$med" "$extra"
+}
+
+run "predict (1 BLAS thread)"      190   "$BIN" bench predict $model $graph --threads 1 --runs 200
+run "predict (2 BLAS threads)"     190   "$BIN" bench predict $model $graph --threads 2 --runs 200
+run "train step, 32 graphs (2 thr)" 11000 "$BIN" bench train $model $graph --threads 2 --runs 5
+run "train step, 32 graphs (1 thr)" 11000 "$BIN" bench train $model $graph --threads 1 --runs 5
+run "transfer head step, 32 cached" -    "$BIN" bench transfer $model $graph --threads 1 --runs 200
+run "coarsen (synthetic graph)"    -     "$BIN" bench coarsen
+run "explain"                      -     "$BIN" bench explain
+echo
+echo "targets (DESIGN.md): predict < 10 ms on one core, training step < 1 s"
+echo "note: the machine is shared; a load average above the core count inflates every median."
+exit $status

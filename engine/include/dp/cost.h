@@ -1,0 +1,57 @@
+/* cost.h: per-op cost from op type, shapes and attributes, for any graph (zoo-built or imported):
+ * floating-point operations (a multiply-add counts 2) and bytes moved (inputs read + output
+ * written, at the dtype's size), for convolutions, matmuls, element-wise ops, pooling, batch
+ * norm, softmax, their gradients and the optimizer updates. Also the op's class and the model's
+ * parameter count. */
+#ifndef DP_COST_H
+#define DP_COST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dp/graph.h"
+
+/* What bounds an op on a GPU, for the simulator's efficiency per class. */
+enum dp_op_class {
+    DP_OPCLASS_NONE,      /* no kernel: variables, constants, NoOp, shape bookkeeping */
+    DP_OPCLASS_MATMUL,    /* convolutions and matrix products (tensor-core bound) */
+    DP_OPCLASS_ELEMWISE,  /* element-wise, activation, their grads, casts (memory bound) */
+    DP_OPCLASS_REDUCE,    /* pooling, batch/layer norm, softmax, reductions (memory bound) */
+    DP_OPCLASS_OPTIMIZER, /* Apply* updates */
+    DP_OPCLASS_MEMORY,    /* copies: concat, slice, transpose, gather, tile, pad */
+    DP_OPCLASS_INPUT,     /* the input pipeline (IteratorGetNext, ...) */
+    DP_OPCLASS_COUNT
+};
+
+/* The class of a TensorFlow-style op type; unknown ops count as DP_OPCLASS_ELEMWISE. */
+enum dp_op_class dp_op_class(const char *op);
+/* "none", "matmul", "elementwise", "reduce", "optimizer", "memory", "input". */
+const char *dp_op_class_name(enum dp_op_class c);
+
+/* Hand formulas (also used by dp_cost_node): a 2-D convolution producing n x oh x ow x cout from
+ * cin channels with a kh x kw kernel = 2*n*oh*ow*cout*cin*kh*kw; a product of m x k by k x n =
+ * 2*m*n*k. */
+double dp_cost_conv2d_flops(int64_t n, int64_t oh, int64_t ow, int64_t cin, int64_t cout,
+                            int64_t kh, int64_t kw);
+double dp_cost_matmul_flops(int64_t m, int64_t n, int64_t k);
+
+/* FLOPs and bytes of node i at batch size `batch` (DP_DIM_BATCH dims take this value), from its
+ * op type, its output shape, its inputs' shapes and attrs (ksize for pooling). Per training
+ * step: ops with attr phase=init (variable initializers) cost 0. Unknown shapes give 0. The
+ * matmul rule is 2 x |A| x N (A the first operand, N the output's last dim), which equals
+ * 2 x M x N x K for plain, transposed, batched and "x of any rank times a matrix" products.
+ * Never fails. */
+void dp_cost_node(const struct dp_graph *g, size_t i, int64_t batch, double *flops,
+                  double *bytes);
+/* Sets flops/bytes of every node at `batch` (<= 0: the graph's batch, else 32): all nodes when
+ * overwrite, else only those whose flops or bytes are unknown (< 0). */
+void dp_cost_fill(struct dp_graph *g, int64_t batch, bool overwrite);
+/* Total FLOPs of the graph at `batch` (every node through dp_cost_node). */
+double dp_cost_total_flops(const struct dp_graph *g, int64_t batch);
+
+/* Parameter count: the sum of `params` over nodes, skipping those with attr trainable=false
+ * when trainable_only (batch-norm moving statistics). Optimizer slots carry no params. */
+int64_t dp_graph_param_count(const struct dp_graph *g, bool trainable_only);
+
+#endif

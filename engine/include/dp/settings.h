@@ -1,0 +1,145 @@
+/* settings.h: the GPU catalog ("driple-gpus/1", assets/gpus.json, spec-sheet figures with their
+ * source; unknown = NaN or 0, never guessed), the interconnects, and setting lists
+ * ("driple-settings/1"): a setting is the cluster an inspector was trained for (GPU, parameter
+ * servers, workers, placement, network, machines, precision) plus the inspector file to use. */
+#ifndef DP_SETTINGS_H
+#define DP_SETTINGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "dp/status.h"
+
+#define DP_NAME_MAX 64
+
+/* One GPU model. Numbers the source did not give are NaN (doubles) or 0 (integers). */
+struct dp_gpu {
+    char   name[DP_NAME_MAX];         /* "V100-PCIe-16GB": the catalog key */
+    char   architecture[DP_NAME_MAX]; /* "Volta (GV100)" */
+    double fp32_tflops;               /* peak FP32 (non-tensor) */
+    double fp16_tflops;               /* dense FP16 tensor-core peak; NaN: none read / no tensor cores */
+    double memory_gb;
+    double bandwidth_gbps;            /* memory bandwidth, GB/s */
+    int    sm_count;
+    double tdp_w;
+    int    year;
+    char   source[512];               /* where the figures were read */
+    char   notes[512];
+};
+
+/* The catalog: an array of GPUs in file order. */
+struct dp_gpu_catalog {
+    int            n_gpus;
+    struct dp_gpu *gpus;
+};
+
+/* Reads a driple-gpus/1 file. New catalog owned by the caller (dp_gpu_catalog_free); on failure
+ * "<path>:<json path>: <what>" and *out untouched. */
+enum dp_status dp_gpu_catalog_load(const char *path, struct dp_gpu_catalog **out,
+                                   struct dp_error *err);
+void dp_gpu_catalog_free(struct dp_gpu_catalog *c); /* NULL-safe */
+/* Finds a shipped asset `name` ("gpus.json", "settings/default.json"): $DRIPLE_ASSETS/name,
+ * else assets/name from the current directory, else <dir of the running binary>/../assets/name.
+ * Writes the first readable one into buf (n bytes) and returns true; false (buf = the list of
+ * places tried) when none is. */
+bool dp_asset_path(const char *name, char *buf, size_t n);
+/* dp_gpu_catalog_load of `path`, or of the shipped gpus.json when path is NULL. */
+enum dp_status dp_gpu_catalog_load_default(const char *path, struct dp_gpu_catalog **out,
+                                           struct dp_error *err);
+/* Finds a GPU by name: exact, then case-insensitive, then the first entry (catalog order) whose
+ * name starts with `name` ("V100" -> the first V100), then the first containing it ("2080Ti").
+ * Returns a pointer into the catalog, or NULL. */
+const struct dp_gpu *dp_gpu_find(const struct dp_gpu_catalog *c, const char *name);
+/* The short form used in setting ids: the name up to its first '-', without a leading "RTX"
+ * ("V100-PCIe-16GB" -> "V100", "RTX2080Ti" -> "2080Ti"). Writes at most n bytes (NUL included). */
+void dp_gpu_short_name(const char *name, char *buf, size_t n);
+
+/* Interconnects. PCIe and NVLink are inside one machine; the rest cross machines. */
+enum dp_network {
+    DP_NET_PCIE, DP_NET_NVLINK, DP_NET_1GBE, DP_NET_10GBE, DP_NET_25GBE, DP_NET_40GBE,
+    DP_NET_100GBE, DP_NET_IB_EDR, DP_NET_IB_HDR, DP_NET_COUNT
+};
+/* "PCIe", "NVLink", "1GbE", "10GbE", "25GbE", "40GbE", "100GbE", "IB-EDR", "IB-HDR". */
+const char *dp_network_name(enum dp_network n);
+/* Parses a name above (case-insensitive); false when unknown. */
+bool dp_network_parse(const char *s, enum dp_network *out);
+/* Nominal one-direction bandwidth in GB/s (line rate: 1GbE = 0.125, PCIe 3.0 x16 = 15.75,
+ * NVLink 2 one link pair = 50, IB-EDR = 12.5, IB-HDR = 25). */
+double dp_network_bandwidth_gbps(enum dp_network n);
+/* Typical one-way message latency in microseconds. */
+double dp_network_latency_us(enum dp_network n);
+/* True for PCIe and NVLink (transfers stay inside one machine). */
+bool dp_network_intra(enum dp_network n);
+
+enum dp_placement { DP_PLACE_HOMO, DP_PLACE_HETERO };
+enum dp_precision { DP_PREC_FP32, DP_PREC_MIXED };
+const char *dp_placement_name(enum dp_placement p); /* "homo" | "hetero" */
+bool dp_placement_parse(const char *s, enum dp_placement *out);
+const char *dp_precision_name(enum dp_precision p); /* "fp32" | "mixed" */
+bool dp_precision_parse(const char *s, enum dp_precision *out);
+
+/* One setting. Placement: homo = PS and workers spread together over the machines; hetero = the
+ * PS on machines of their own, the workers on the others (needs machines >= 2 and a
+ * cross-machine network). PCIe/NVLink settings have one machine. */
+struct dp_setting {
+    char              id[DP_NAME_MAX];  /* "V100-P1w2ho-PCIe" */
+    char              gpu[DP_NAME_MAX]; /* a catalog name */
+    int               ps;               /* >= 1 */
+    int               workers;          /* >= 1 */
+    enum dp_placement placement;
+    enum dp_network   network;
+    int               machines;         /* >= 1 */
+    enum dp_precision precision;
+    char              inspector[512];   /* resolved path ("" = none); see dp_settings_load */
+};
+
+/* A setting list in file order. */
+struct dp_settings {
+    int                n_settings;
+    struct dp_setting *settings;
+    char              *path; /* the file it came from ("" when built in memory) */
+};
+
+/* Reads a driple-settings/1 file: {format, settings: [{id, gpu, ps, workers, placement, network,
+ * machines, precision, inspector}]}. `machines` defaults from placement and network, precision to
+ * fp32, id to dp_setting_format_id. A relative `inspector` path is resolved against the settings
+ * file's directory (kept as written when absolute). Checks each setting (dp_setting_check) and
+ * that ids are unique. When `catalog` is non-NULL, every gpu must be in it (the stored name is
+ * replaced by the catalog's). New list owned by the caller (dp_settings_free). */
+enum dp_status dp_settings_load(const char *path, const struct dp_gpu_catalog *catalog,
+                                struct dp_settings **out, struct dp_error *err);
+void dp_settings_free(struct dp_settings *s); /* NULL-safe */
+/* dp_settings_load of `path`, or of the shipped settings/default.json when path is NULL. */
+enum dp_status dp_settings_load_default(const char *path, const struct dp_gpu_catalog *catalog,
+                                        struct dp_settings **out, struct dp_error *err);
+/* Writes a list as driple-settings/1 (inspector paths as stored). */
+enum dp_status dp_settings_save(const struct dp_settings *s, const char *path,
+                                struct dp_error *err);
+/* The setting with this id (exact, then case-insensitive), or NULL. */
+const struct dp_setting *dp_settings_find(const struct dp_settings *s, const char *id);
+
+/* Formats "<gpu short>-P<ps>w<workers><ho|he>-<network>" plus "-mixed" for mixed precision
+ * ("V100-P1w2ho-PCIe", "A100-P2w4ho-100GbE-mixed") into buf (n bytes). */
+void dp_setting_format_id(const struct dp_setting *s, char *buf, size_t n);
+/* Builds a setting on the fly (the explorer's what-if changes): machines <= 0 picks
+ * dp_setting_default_machines, the id is formatted, inspector "". Fails (DP_ERR_INVALID) like
+ * dp_setting_check. `gpu` is copied as given (look it up in the catalog first if wanted). */
+enum dp_status dp_setting_make(const char *gpu, int workers, int ps, enum dp_network net,
+                               int machines, enum dp_placement placement,
+                               enum dp_precision precision, struct dp_setting *out,
+                               struct dp_error *err);
+/* Default machine count: 1 inside a machine (PCIe/NVLink); homo: one machine per worker (the PS
+ * share them); hetero: one machine per worker and one per PS. */
+int dp_setting_default_machines(int workers, int ps, enum dp_network net,
+                                enum dp_placement placement);
+/* Checks ranges (ps, workers in [1, 64], machines in [1, 128]) and consistency (hetero needs a
+ * cross-machine network and machines >= 2; PCIe/NVLink need machines == 1). */
+enum dp_status dp_setting_check(const struct dp_setting *s, struct dp_error *err);
+
+/* The setting of `list` nearest to s (same GPU first, then network class, then the closest
+ * worker and PS counts, placement, precision), considering only settings with an inspector
+ * file that exists when having_inspector is true. NULL when none qualifies. */
+const struct dp_setting *dp_settings_nearest(const struct dp_settings *list,
+                                             const struct dp_setting *s, bool having_inspector);
+
+#endif

@@ -1,0 +1,106 @@
+/* trace.h: resource traces and the paper's 12 labels. A trace holds time series sampled like
+ * nvidia-smi (GPU util %, memory-controller util %, memory used MiB) and like /proc/net/dev (RX
+ * and TX rates in MB/s, from counter deltas). A burst is a maximal run of samples above a
+ * threshold; idle = mean gap between bursts (ms), active = mean burst length (ms), peak = mean of
+ * each burst's largest sample. Labels are in Driple's order: gpu_mem_util, gpu_util, net_rx,
+ * net_tx, each {idle, active, peak}. */
+#ifndef DP_TRACE_H
+#define DP_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "dp/status.h"
+
+/* Series kinds; the first four are the labelled resources, in label order. */
+enum dp_series_kind {
+    DP_SERIES_GPU_MEM_UTIL = 0, /* nvidia-smi utilization.memory, % */
+    DP_SERIES_GPU_UTIL,         /* utilization.gpu, % */
+    DP_SERIES_NET_RX,           /* MB/s (1e6 bytes per second) */
+    DP_SERIES_NET_TX,           /* MB/s */
+    DP_SERIES_MEM_USED,         /* memory.used, MiB (not labelled) */
+    DP_SERIES_COUNT
+};
+#define DP_N_RESOURCES 4
+#define DP_N_LABELS    12 /* DP_N_RESOURCES x {idle, active, peak} */
+
+/* "gpu_mem_util", "gpu_util", "net_rx", "net_tx", "mem_used". */
+const char *dp_series_name(enum dp_series_kind k);
+/* Unit of the peak of resource k: "%" or "MB/s" ("MiB" for mem_used). */
+const char *dp_series_unit(enum dp_series_kind k);
+/* Label i (0..11) as "gpu_util.active"; its unit ("ms" for idle/active). */
+const char *dp_label_name(int i);
+const char *dp_label_unit(int i);
+
+/* One series: samples at increasing times (ms from an arbitrary origin). */
+struct dp_series {
+    size_t  n, cap;
+    double *t_ms;
+    double *v;
+};
+
+/* A trace of one GPU / one host. Series may be empty (not recorded). */
+struct dp_trace {
+    struct dp_series s[DP_SERIES_COUNT];
+    char   source[16]; /* "simulated", "measured" */
+};
+
+/* A new empty trace owned by the caller (dp_trace_free); NULL when out of memory. */
+struct dp_trace *dp_trace_init(const char *source);
+void dp_trace_free(struct dp_trace *t); /* NULL-safe */
+/* Appends a sample; times must not decrease (DP_ERR_INVALID otherwise). */
+enum dp_status dp_trace_push(struct dp_trace *t, enum dp_series_kind k, double t_ms, double v,
+                             struct dp_error *err);
+
+/* Reads the CSV that `nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.memory,
+ * memory.used --format=csv[,nounits] -lms N` writes (columns found by header name, "%"/"MiB"
+ * suffixes optional, timestamps "2024/01/31 12:00:00.123"; several GPUs interleaved: only the
+ * first GPU's rows (by an `index` or `pci.bus_id` column when present) are kept). Appends to t.
+ * Malformed lines fail with "<path>:<line>: <what>". */
+enum dp_status dp_trace_read_smi(const char *path, struct dp_trace *t, struct dp_error *err);
+/* Reads network counters `timestamp,rx_bytes,tx_bytes` (timestamp in seconds, or nvidia-smi's
+ * date format); rates are deltas over time in MB/s, stamped at the interval end. Counter
+ * resets (a decrease) fail. */
+enum dp_status dp_trace_read_net(const char *path, struct dp_trace *t, struct dp_error *err);
+/* Reads the simulator's own trace CSV (header `t_ms,gpu_util,gpu_mem_util,mem_used_mib,net_rx,
+ * net_tx`, rows of one worker; a `worker` column selects worker 0 when present). */
+enum dp_status dp_trace_read_sim(const char *path, struct dp_trace *t, struct dp_error *err);
+/* The same for worker `worker` (the value of the `worker` column); DP_ERR_NOT_FOUND when the
+ * file has no row of that worker. */
+enum dp_status dp_trace_read_sim_worker(const char *path, int worker, struct dp_trace *t,
+                                        struct dp_error *err);
+/* Recognises the file by its header (nvidia-smi, network counters, or the simulator's) and
+ * reads it. */
+enum dp_status dp_trace_read_any(const char *path, struct dp_trace *t, struct dp_error *err);
+/* Writes traces in the simulator's CSV: `# simulated ...` comment line (when comment != NULL),
+ * header with a `worker` column, then each trace's samples (GPU and network series must share
+ * sample times, as the simulator's do). "-" = stdout. */
+enum dp_status dp_trace_write_sim(const struct dp_trace *const *traces, int n_traces,
+                                  const char *comment, const char *path, struct dp_error *err);
+
+/* Burst statistics of one series. */
+struct dp_bursts {
+    double threshold; /* the absolute threshold used */
+    double max;       /* the series' maximum */
+    int    n_bursts;
+    int    n_gaps;    /* idle runs between bursts */
+    double idle_ms;   /* mean gap between bursts (0 when fewer than 2 bursts; see below) */
+    double active_ms; /* mean burst duration */
+    double peak;      /* mean of each burst's largest sample */
+};
+
+/* Bursts of s above `threshold_frac` x max(s) (a sample is in a burst when v > threshold).
+ * Durations use the sample spacing: a run of k samples lasts k x dt, dt the median interval.
+ * Idle is the mean of the gaps between bursts; with one burst (or none) it is the mean of the
+ * leading and trailing idle runs (0 when there are none). An empty or all-zero series gives
+ * zeros. */
+void dp_series_bursts(const struct dp_series *s, double threshold_frac, struct dp_bursts *out);
+
+/* The 12 labels of t (threshold_frac: fraction of each resource's max; <= 0 uses the default
+ * DP_TRACE_THRESHOLD). Resources with no samples give 0 and are flagged in *missing (bit k for
+ * series k; may be NULL). */
+#define DP_TRACE_THRESHOLD 0.10
+void dp_trace_labels(const struct dp_trace *t, double threshold_frac, double labels[DP_N_LABELS],
+                     unsigned *missing);
+
+#endif

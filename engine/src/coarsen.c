@@ -1,0 +1,493 @@
+/* coarsen.c: the paper's preprocessing (GPU ops, no isolates, largest connected component) and
+ * asynchronous fluid communities (Pares et al. 2017, as networkx's asyn_fluidc) over a CSR
+ * adjacency, with a portable seeded generator (splitmix64 -> xoshiro256**). Every buffer is
+ * allocated once up front: a sweep over a 50,000-op graph allocates nothing. */
+#include "dp/coarsen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* --- portable random numbers ---------------------------------------------------------------- */
+
+struct rng {
+    uint64_t s[4];
+};
+
+static uint64_t splitmix64(uint64_t *x) {
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void rng_seed(struct rng *r, int64_t seed) {
+    uint64_t x = (uint64_t)seed;
+    for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&x);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static uint64_t rng_next(struct rng *r) { /* xoshiro256** */
+    uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return out;
+}
+
+/* Uniform in [0, n), n >= 1, without modulo bias (rejection). */
+static uint64_t rng_below(struct rng *r, uint64_t n) {
+    uint64_t threshold = (0 - n) % n;
+    for (;;) {
+        uint64_t x = rng_next(r);
+        if (x >= threshold) return x % n;
+    }
+}
+
+/* Fisher-Yates, from the end, as Python's random.shuffle. */
+static void shuffle(struct rng *r, int *a, int n) {
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)rng_below(r, (uint64_t)i + 1);
+        int t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
+}
+
+/* --- undirected simple graph of the GPU ops -------------------------------------------------- */
+
+struct csr {
+    int  n;
+    int *start; /* n + 1 */
+    int *adj;   /* start[n] neighbours, sorted per vertex */
+};
+
+static void csr_free(struct csr *c) {
+    free(c->start);
+    free(c->adj);
+    c->start = c->adj = NULL;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Builds the simple undirected graph on vertices `local` (graph index -> vertex or -1): data and
+ * control inputs between two kept ops, multi-edges collapsed, self loops dropped. */
+static enum dp_status build_csr(const struct dp_graph *g, const int *local, int n, struct csr *c,
+                                int64_t *n_edges) {
+    size_t nn = dp_graph_n_nodes(g), m = 0;
+    for (size_t i = 0; i < nn; i++) {
+        if (local[i] < 0) continue;
+        const struct dp_node *nd = dp_graph_node(g, i);
+        m += (size_t)nd->n_inputs + (size_t)nd->n_ctrl;
+    }
+    uint64_t *keys = malloc((m + 1) * sizeof *keys);
+    c->n = n;
+    c->start = calloc((size_t)n + 2, sizeof *c->start);
+    if (!keys || !c->start) {
+        free(keys);
+        csr_free(c);
+        return DP_ERR_NOMEM;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < nn; i++) {
+        int u = local[i];
+        if (u < 0) continue;
+        const struct dp_node *nd = dp_graph_node(g, i);
+        for (int pass = 0; pass < 2; pass++) {
+            const int *in = pass ? nd->ctrl : nd->inputs;
+            int cnt = pass ? nd->n_ctrl : nd->n_inputs;
+            for (int e = 0; e < cnt; e++) {
+                int v = local[in[e]];
+                if (v < 0 || v == u) continue;
+                uint64_t a = (uint64_t)(u < v ? u : v), b = (uint64_t)(u < v ? v : u);
+                keys[k++] = a << 32 | b;
+            }
+        }
+    }
+    qsort(keys, k, sizeof *keys, cmp_u64);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (i == 0 || keys[i] != keys[i - 1]) keys[u++] = keys[i];
+    *n_edges = (int64_t)u;
+    c->adj = malloc((2 * u + 1) * sizeof *c->adj);
+    if (!c->adj) {
+        free(keys);
+        csr_free(c);
+        return DP_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < u; i++) {
+        c->start[(keys[i] >> 32) + 1]++;
+        c->start[(keys[i] & 0xffffffffu) + 1]++;
+    }
+    for (int v = 0; v < n; v++) c->start[v + 1] += c->start[v];
+    int *cur = malloc(((size_t)n + 1) * sizeof *cur);
+    if (!cur) {
+        free(keys);
+        csr_free(c);
+        return DP_ERR_NOMEM;
+    }
+    memcpy(cur, c->start, (size_t)n * sizeof *cur);
+    /* Smaller neighbours first: for each key (a, b), b gets a; keys sorted by a give b its
+     * neighbours < b in ascending order. Then larger ones: a gets b, ascending in b per a. */
+    for (size_t i = 0; i < u; i++) {
+        int a = (int)(keys[i] >> 32), b = (int)(keys[i] & 0xffffffffu);
+        c->adj[cur[b]++] = a;
+    }
+    for (size_t i = 0; i < u; i++) {
+        int a = (int)(keys[i] >> 32), b = (int)(keys[i] & 0xffffffffu);
+        c->adj[cur[a]++] = b;
+    }
+    free(cur);
+    free(keys);
+    return DP_OK;
+}
+
+/* Component labels (-1 for isolated vertices); returns the count of non-trivial components and
+ * the label of the largest (ties: the one holding the lowest vertex). */
+static int components(const struct csr *c, int *label, int *queue, int *largest, int *largest_n) {
+    int n_comp = 0;
+    *largest = -1;
+    *largest_n = 0;
+    for (int v = 0; v < c->n; v++) label[v] = -2;
+    for (int s = 0; s < c->n; s++) {
+        if (label[s] != -2) continue;
+        if (c->start[s] == c->start[s + 1]) {
+            label[s] = -1;
+            continue;
+        }
+        int head = 0, tail = 0;
+        queue[tail++] = s;
+        label[s] = n_comp;
+        while (head < tail) {
+            int v = queue[head++];
+            for (int e = c->start[v]; e < c->start[v + 1]; e++)
+                if (label[c->adj[e]] == -2) {
+                    label[c->adj[e]] = n_comp;
+                    queue[tail++] = c->adj[e];
+                }
+        }
+        if (tail > *largest_n) {
+            *largest_n = tail;
+            *largest = n_comp;
+        }
+        n_comp++;
+    }
+    return n_comp;
+}
+
+bool dp_graph_unplaced(const struct dp_graph *g) {
+    for (size_t i = 0; i < dp_graph_n_nodes(g); i++)
+        if (dp_graph_node(g, i)->device[0]) return false;
+    return true;
+}
+
+bool dp_graph_op_on_gpu(const struct dp_node *n, bool unplaced) {
+    return unplaced || dp_node_on_gpu(n);
+}
+
+static bool is_variable_op(const char *op) {
+    return !strcmp(op, "VariableV2") || !strcmp(op, "Variable") || !strcmp(op, "VarHandleOp") ||
+           !strcmp(op, "VariableV1");
+}
+
+enum dp_status dp_graph_stats(const struct dp_graph *g, struct dp_graph_stats *out,
+                              struct dp_error *err) {
+    size_t nn = dp_graph_n_nodes(g);
+    struct dp_graph_stats s = {0};
+    s.n_ops = (int)nn;
+    s.unplaced = dp_graph_unplaced(g);
+    int *local = malloc((nn + 1) * sizeof *local);
+    if (!local) return dp_error_set(err, DP_ERR_NOMEM, "graph stats: out of memory");
+    for (size_t i = 0; i < nn; i++) {
+        const struct dp_node *nd = dp_graph_node(g, i);
+        local[i] = dp_graph_op_on_gpu(nd, s.unplaced) ? s.n_gpu_ops++ : -1;
+        if (nd->params > 0 || is_variable_op(nd->op)) {
+            s.n_variables++;
+            int sz = dp_dtype_size(nd->dtype);
+            s.param_count += (double)nd->params;
+            s.param_bytes += (double)nd->params * (sz > 0 ? sz : 4);
+        }
+    }
+    struct csr c = {0};
+    int *label = NULL, *queue = NULL;
+    enum dp_status st = build_csr(g, local, s.n_gpu_ops, &c, &s.n_gpu_edges);
+    if (st) goto fail;
+    label = malloc(((size_t)s.n_gpu_ops + 1) * sizeof *label);
+    queue = malloc(((size_t)s.n_gpu_ops + 1) * sizeof *queue);
+    if (!label || !queue) {
+        st = DP_ERR_NOMEM;
+        goto fail;
+    }
+    int largest;
+    s.n_components = components(&c, label, queue, &largest, &s.largest_component);
+    for (int v = 0; v < s.n_gpu_ops; v++) s.n_isolated += label[v] == -1;
+    *out = s;
+fail:
+    free(label);
+    free(queue);
+    free(local);
+    csr_free(&c);
+    if (st) return dp_error_set(err, st, "graph stats: out of memory");
+    return DP_OK;
+}
+
+void dp_partition_free(struct dp_partition *p) {
+    if (!p) return;
+    free(p->op_index);
+    free(p->group);
+    free(p->edges);
+    free(p);
+}
+
+/* --- fluid communities ------------------------------------------------------------------------ */
+
+struct fluid {
+    int    *com;      /* n: community, -1 = none yet */
+    int    *order;    /* n */
+    int    *count;    /* k */
+    double *density;  /* k */
+    double *acc;      /* k: this vertex's sum per community */
+    int    *touched;  /* k: communities touched, in first-touch order (networkx's Counter) */
+    int    *best;     /* k */
+};
+
+/* networkx asyn_fluidc: returns the number of sweeps run. */
+static int fluid_run(const struct csr *c, int k, int max_iter, struct rng *r, struct fluid *f) {
+    int n = c->n;
+    for (int v = 0; v < n; v++) f->order[v] = v;
+    shuffle(r, f->order, n);
+    for (int v = 0; v < n; v++) f->com[v] = -1;
+    for (int i = 0; i < k; i++) {
+        f->com[f->order[i]] = i;
+        f->count[i] = 1;
+        f->density[i] = 1.0;
+        f->acc[i] = 0;
+    }
+    int unassigned = n - k, iter = 0;
+    for (bool cont = true; cont;) {
+        cont = false;
+        iter++;
+        for (int v = 0; v < n; v++) f->order[v] = v; /* list(G), then shuffled, each sweep */
+        shuffle(r, f->order, n);
+        for (int oi = 0; oi < n; oi++) {
+            int v = f->order[oi], nt = 0, own = f->com[v];
+            if (own >= 0) {
+                f->acc[own] = f->density[own];
+                f->touched[nt++] = own;
+            }
+            for (int e = c->start[v]; e < c->start[v + 1]; e++) {
+                int cu = f->com[c->adj[e]];
+                if (cu < 0) continue;
+                if (f->acc[cu] == 0) f->touched[nt++] = cu;
+                f->acc[cu] += f->density[cu];
+            }
+            if (nt == 0) continue;
+            double max = 0;
+            for (int t = 0; t < nt; t++)
+                if (f->acc[f->touched[t]] > max) max = f->acc[f->touched[t]];
+            int nb = 0;
+            bool keep = false;
+            for (int t = 0; t < nt; t++) {
+                int cu = f->touched[t];
+                if (max - f->acc[cu] < 0.0001) {
+                    f->best[nb++] = cu;
+                    keep |= cu == own;
+                }
+                f->acc[cu] = 0; /* reset for the next vertex */
+            }
+            if (keep) continue;
+            cont = true;
+            int nc = f->best[rng_below(r, (uint64_t)nb)];
+            if (own >= 0) {
+                f->count[own]--;
+                f->density[own] = f->count[own] > 0 ? 1.0 / f->count[own] : 1.0;
+            } else {
+                unassigned--;
+            }
+            f->com[v] = nc;
+            f->count[nc]++;
+            f->density[nc] = 1.0 / f->count[nc];
+        }
+        /* networkx stops after max_iter + 1 sweeps; we also keep sweeping while some op has no
+         * community yet (a graph wider than the sweeps reach), so every op gets one. */
+        if (iter > max_iter && unassigned == 0) break;
+        if (unassigned > 0) cont = true;
+        if (iter > max_iter + n) break; /* cannot happen on a connected graph; a guard */
+    }
+    for (int v = 0; v < n; v++)
+        if (f->com[v] < 0) {
+            f->com[v] = 0;
+            f->count[0]++;
+        }
+    return iter;
+}
+
+static enum dp_status partition_edges(const struct csr *c, struct dp_partition *p) {
+    size_t m = 0;
+    for (int v = 0; v < c->n; v++)
+        for (int e = c->start[v]; e < c->start[v + 1]; e++)
+            if (c->adj[e] > v && p->group[v] != p->group[c->adj[e]]) m++;
+    uint64_t *keys = malloc((m + 1) * sizeof *keys);
+    if (!keys) return DP_ERR_NOMEM;
+    size_t k = 0;
+    for (int v = 0; v < c->n; v++)
+        for (int e = c->start[v]; e < c->start[v + 1]; e++) {
+            int w = c->adj[e];
+            if (w <= v || p->group[v] == p->group[w]) continue;
+            uint64_t a = (uint64_t)p->group[v], b = (uint64_t)p->group[w];
+            keys[k++] = a < b ? a << 32 | b : b << 32 | a;
+        }
+    qsort(keys, k, sizeof *keys, cmp_u64);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (i == 0 || keys[i] != keys[i - 1]) keys[u++] = keys[i];
+    p->edges = malloc((2 * u + 1) * sizeof *p->edges);
+    if (!p->edges) {
+        free(keys);
+        return DP_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < u; i++) {
+        p->edges[2 * i] = (int)(keys[i] >> 32);
+        p->edges[2 * i + 1] = (int)(keys[i] & 0xffffffffu);
+    }
+    p->n_edges = (int)u;
+    free(keys);
+    return DP_OK;
+}
+
+/* Groups whose ops are not one connected piece (BFS inside each group). */
+static int count_disconnected(const struct csr *c, const int *group, int k, int *seen, int *queue,
+                              int *pieces) {
+    for (int v = 0; v < c->n; v++) seen[v] = 0;
+    for (int i = 0; i < k; i++) pieces[i] = 0;
+    for (int s = 0; s < c->n; s++) {
+        if (seen[s]) continue;
+        pieces[group[s]]++;
+        int head = 0, tail = 0;
+        queue[tail++] = s;
+        seen[s] = 1;
+        while (head < tail) {
+            int v = queue[head++];
+            for (int e = c->start[v]; e < c->start[v + 1]; e++) {
+                int w = c->adj[e];
+                if (!seen[w] && group[w] == group[s]) {
+                    seen[w] = 1;
+                    queue[tail++] = w;
+                }
+            }
+        }
+    }
+    int bad = 0;
+    for (int i = 0; i < k; i++) bad += pieces[i] > 1;
+    return bad;
+}
+
+enum dp_status dp_coarsen(const struct dp_graph *g, const struct dp_coarsen_opts *opts,
+                          struct dp_partition **out, struct dp_error *err) {
+    int k = opts && opts->k ? opts->k : DP_DEFAULT_GROUPS;
+    int64_t seed = opts ? opts->seed : DP_DEFAULT_SEED;
+    int max_iter = opts && opts->max_iter > 0 ? opts->max_iter : DP_DEFAULT_MAX_ITER;
+    const char *gname = dp_graph_name(g);
+    if (k < 1) return dp_error_set(err, DP_ERR_INVALID, "%s: %d groups asked (need >= 1)", gname, k);
+    size_t nn = dp_graph_n_nodes(g);
+    enum dp_status st = DP_ERR_NOMEM;
+    struct dp_partition *p = calloc(1, sizeof *p);
+    int *local = malloc((nn + 1) * sizeof *local), *label = NULL, *queue = NULL;
+    struct csr all = {0}, kept = {0};
+    struct fluid f = {0};
+    if (!p || !local) goto oom;
+    p->seed = seed;
+    int n_gpu = 0;
+    p->unplaced = dp_graph_unplaced(g);
+    for (size_t i = 0; i < nn; i++)
+        local[i] = dp_graph_op_on_gpu(dp_graph_node(g, i), p->unplaced) ? n_gpu++ : -1;
+    p->n_gpu_ops = n_gpu;
+    if (n_gpu == 0) {
+        st = dp_error_set(err, DP_ERR_INVALID,
+                          "%s: no op is placed on a GPU (devices are named, none a GPU); nothing "
+                          "to group",
+                          gname);
+        goto fail;
+    }
+    if ((st = build_csr(g, local, n_gpu, &all, &p->n_gpu_edges))) goto oom;
+    label = malloc(((size_t)n_gpu + 1) * sizeof *label);
+    queue = malloc(((size_t)n_gpu + 1) * sizeof *queue);
+    if (!label || !queue) goto oom;
+    int largest, largest_n;
+    p->n_components = components(&all, label, queue, &largest, &largest_n);
+    for (int v = 0; v < n_gpu; v++) p->n_isolated += label[v] == -1;
+    if (largest < 0) {
+        st = dp_error_set(err, DP_ERR_INVALID,
+                          "%s: the %d GPU ops share no edge (every one is isolated); nothing to group",
+                          gname, n_gpu);
+        goto fail;
+    }
+    /* Keep the largest component, in graph order. */
+    p->n_ops = largest_n;
+    p->op_index = malloc((size_t)largest_n * sizeof *p->op_index);
+    p->group = malloc((size_t)largest_n * sizeof *p->group);
+    if (!p->op_index || !p->group) goto oom;
+    int n = 0;
+    for (size_t i = 0; i < nn; i++) {
+        int v = local[i];
+        if (v >= 0 && label[v] == largest) {
+            p->op_index[n] = (int)i;
+            local[i] = n++;
+        } else {
+            local[i] = -1;
+        }
+    }
+    int64_t kept_edges;
+    if ((st = build_csr(g, local, n, &kept, &kept_edges))) goto oom;
+    if (k > n) k = n;
+    p->n_groups = k;
+    f.com = p->group;
+    f.order = queue;
+    f.count = calloc((size_t)k, sizeof *f.count);
+    f.density = calloc((size_t)k, sizeof *f.density);
+    f.acc = calloc((size_t)k, sizeof *f.acc);
+    f.touched = calloc((size_t)k, sizeof *f.touched);
+    f.best = calloc((size_t)k, sizeof *f.best);
+    if (!f.count || !f.density || !f.acc || !f.touched || !f.best) goto oom;
+    struct rng r;
+    rng_seed(&r, seed);
+    p->iterations = fluid_run(&kept, k, max_iter, &r, &f);
+    /* Renumber groups by their first op (graph order), dropping any emptied community (the
+     * algorithm never empties one, but the output contract must hold regardless). */
+    for (int i = 0; i < k; i++) f.touched[i] = -1;
+    int ng = 0;
+    for (int v = 0; v < n; v++) {
+        int c = p->group[v];
+        if (f.touched[c] < 0) f.touched[c] = ng++;
+        p->group[v] = f.touched[c];
+    }
+    p->n_groups = ng;
+    p->n_disconnected = count_disconnected(&kept, p->group, ng, label, queue, f.count);
+    if ((st = partition_edges(&kept, p))) goto oom;
+    st = DP_OK;
+    *out = p;
+    p = NULL;
+    goto done;
+oom:
+    st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory while coarsening", gname);
+fail:
+done:
+    dp_partition_free(p);
+    free(local);
+    free(label);
+    free(queue);
+    free(f.count);
+    free(f.density);
+    free(f.acc);
+    free(f.touched);
+    free(f.best);
+    csr_free(&all);
+    csr_free(&kept);
+    return st;
+}

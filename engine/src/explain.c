@@ -1,0 +1,543 @@
+/* explain.c: group importance for one metric. Gradient x input (one backward pass through the
+ * whole inspector) or occlusion (one prediction per group with its feature row zeroed, spread
+ * over threads), normalised to sum 1 and ranked; then the drill-down from groups to their member
+ * ops and op types (the sharing rule is documented in dp/explain.h). */
+#include "dp/explain.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_THREADS 8
+/* Groups a worker takes at a time. (Predicting a chunk as one batched forward of B's fast engine
+ * measured no faster than one prediction per copy: the GRU and aggregation loops dominate, not
+ * the GEMMs; so only the public API is used.) */
+#define OCCL_CHUNK 4
+
+/* ---- metrics ---- */
+
+const char *dp_metric_name(int metric) {
+    if (metric >= 0 && metric < DP_N_OUTPUTS) return dp_output_names[metric];
+    if (metric == DP_METRIC_ITERATION) return "iteration_time";
+    return NULL;
+}
+
+const char *dp_metric_unit(int metric) {
+    if (metric >= 0 && metric < DP_N_OUTPUTS) return dp_output_units[metric];
+    if (metric == DP_METRIC_ITERATION) return "ms";
+    return "";
+}
+
+int dp_metric_find(const char *name) {
+    if (!name) return -1;
+    int o = dp_output_find(name);
+    if (o >= 0) return o;
+    if (!strcmp(name, "iteration_time") || !strcmp(name, "iteration") ||
+        !strcmp(name, "iteration_ms"))
+        return DP_METRIC_ITERATION;
+    return -1;
+}
+
+void dp_metric_weights(int metric, const double *scale, float w[DP_N_OUTPUTS]) {
+    for (int o = 0; o < DP_N_OUTPUTS; o++) w[o] = 0.0f;
+    if (metric >= 0 && metric < DP_N_OUTPUTS) {
+        w[metric] = scale ? (float)scale[metric] : 1.0f;
+    } else if (metric == DP_METRIC_ITERATION) {
+        /* One iteration = one GPU burst plus the idle gap that follows it. */
+        int idle = dp_output_find("gpu_util.idle"), active = dp_output_find("gpu_util.active");
+        if (idle >= 0) w[idle] = scale ? (float)scale[idle] : 1.0f;
+        if (active >= 0) w[active] = scale ? (float)scale[active] : 1.0f;
+    }
+}
+
+const char *dp_explain_method_name(enum dp_explain_method m) {
+    switch (m) {
+    case DP_EXPLAIN_GRAD: return "grad";
+    case DP_EXPLAIN_OCCLUSION: return "occlusion";
+    default: return "unknown";
+    }
+}
+
+bool dp_explain_method_parse(const char *s, enum dp_explain_method *out) {
+    if (!s) return false;
+    if (!strcmp(s, "grad") || !strcmp(s, "gradient") || !strcmp(s, "saliency")) {
+        *out = DP_EXPLAIN_GRAD;
+        return true;
+    }
+    if (!strcmp(s, "occlusion") || !strcmp(s, "occlude")) {
+        *out = DP_EXPLAIN_OCCLUSION;
+        return true;
+    }
+    return false;
+}
+
+static double weighted(const float w[DP_N_OUTPUTS], const float out[DP_N_OUTPUTS]) {
+    double v = 0.0;
+    for (int o = 0; o < DP_N_OUTPUTS; o++) v += (double)w[o] * (double)out[o];
+    return v;
+}
+
+/* ---- freeing ---- */
+
+static void drill_clear(struct dp_explain *e) {
+    for (int i = 0; i < e->n_groups; i++) {
+        struct dp_explain_group *gr = &e->groups[i];
+        free(gr->ops);
+        free(gr->op_share);
+        free(gr->types);
+        gr->ops = NULL;
+        gr->op_share = NULL;
+        gr->types = NULL;
+        gr->n_ops = gr->n_types = 0;
+    }
+    free(e->types);
+    e->types = NULL;
+    e->n_types = 0;
+    for (int i = 0; i < e->n_names; i++) free(e->names[i]);
+    free(e->names);
+    e->names = NULL;
+    e->n_names = 0;
+}
+
+void dp_explain_free(struct dp_explain *e) {
+    if (!e) return;
+    if (e->groups) drill_clear(e);
+    free(e->groups);
+    free(e->order);
+    free(e);
+}
+
+/* ---- occlusion ---- */
+
+struct occl_job {
+    const struct dp_model    *m;
+    const struct dp_grouped  *g;
+    const float              *w;
+    double                    base;
+    struct dp_explain        *e;
+    pthread_mutex_t           mu;
+    int                       next;
+    enum dp_status            st;
+    struct dp_error           err;
+};
+
+/* Predicts n graphs, one after the other. */
+static enum dp_status predict_many(const struct dp_model *m, const struct dp_grouped *const *gs,
+                                   int n, float *out, struct dp_error *err) {
+    for (int k = 0; k < n; k++) {
+        enum dp_status st = dp_model_predict(m, gs[k], out + (size_t)k * DP_N_OUTPUTS, err);
+        if (st != DP_OK) return st;
+    }
+    return DP_OK;
+}
+
+/* Takes chunks of groups from the shared counter; for each group of a chunk a copy of the graph
+ * with that group's feature row zeroed, all predicted together. */
+static void *occl_worker(void *arg) {
+    struct occl_job *job = arg;
+    const int n = job->g->n_groups;
+    size_t nx = (size_t)n * DP_N_FEATURES;
+    double *x = malloc(nx * OCCL_CHUNK * sizeof *x);
+    struct dp_grouped *copies = malloc(OCCL_CHUNK * sizeof *copies);
+    const struct dp_grouped **ptrs = malloc(OCCL_CHUNK * sizeof *ptrs);
+    float *out = malloc((size_t)OCCL_CHUNK * DP_N_OUTPUTS * sizeof *out);
+    if (!x || !copies || !ptrs || !out) {
+        pthread_mutex_lock(&job->mu);
+        if (job->st == DP_OK) job->st = dp_error_set(&job->err, DP_ERR_NOMEM, "explain: out of memory");
+        pthread_mutex_unlock(&job->mu);
+        goto done;
+    }
+    for (int c = 0; c < OCCL_CHUNK; c++) {
+        memcpy(x + c * nx, job->g->x, nx * sizeof *x);
+        copies[c] = *job->g; /* shallow: only x is replaced */
+        copies[c].x = x + c * nx;
+        ptrs[c] = &copies[c];
+    }
+    for (;;) {
+        pthread_mutex_lock(&job->mu);
+        int first = job->next;
+        job->next += OCCL_CHUNK;
+        bool stop = job->st != DP_OK;
+        pthread_mutex_unlock(&job->mu);
+        if (stop || first >= n) break;
+        int cnt = n - first < OCCL_CHUNK ? n - first : OCCL_CHUNK;
+        for (int c = 0; c < cnt; c++)
+            memset(copies[c].x + (size_t)(first + c) * DP_N_FEATURES, 0,
+                   DP_N_FEATURES * sizeof *x);
+        struct dp_error lerr = {0};
+        enum dp_status st = predict_many(job->m, ptrs, cnt, out, &lerr);
+        for (int c = 0; c < cnt; c++)
+            memcpy(copies[c].x + (size_t)(first + c) * DP_N_FEATURES,
+                   job->g->x + (size_t)(first + c) * DP_N_FEATURES, DP_N_FEATURES * sizeof *x);
+        if (st != DP_OK) {
+            pthread_mutex_lock(&job->mu);
+            if (job->st == DP_OK) {
+                job->st = st;
+                job->err = lerr;
+                job->err.status = st;
+            }
+            pthread_mutex_unlock(&job->mu);
+            break;
+        }
+        /* Positive when the group raises the metric. */
+        for (int c = 0; c < cnt; c++)
+            job->e->groups[first + c].attribution =
+                job->base - weighted(job->w, out + (size_t)c * DP_N_OUTPUTS);
+    }
+done:
+    free(x);
+    free(copies);
+    free(ptrs);
+    free(out);
+    return NULL;
+}
+
+static int auto_threads(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1) n = 1;
+    if (n > MAX_THREADS) n = MAX_THREADS;
+    return (int)n;
+}
+
+static enum dp_status occlusion(const struct dp_model *m, const struct dp_grouped *g,
+                                const float w[DP_N_OUTPUTS], int n_threads, struct dp_explain *e,
+                                struct dp_error *err) {
+    float out[DP_N_OUTPUTS];
+    enum dp_status st = dp_model_predict(m, g, out, err);
+    if (st != DP_OK) return st;
+    e->value = weighted(w, out);
+
+    struct occl_job job = {.m = m, .g = g, .w = w, .base = e->value, .e = e, .st = DP_OK};
+    if (pthread_mutex_init(&job.mu, NULL) != 0)
+        return dp_error_set(err, DP_ERR_NOMEM, "explain: cannot create a mutex");
+    /* Automatic: one worker per CPU, but only when BLAS runs on one thread; worker threads on
+     * top of a multi-threaded OpenBLAS oversubscribe the CPUs (measured 10x slower). */
+    if (n_threads <= 0) n_threads = dp_blas_threads(0) > 1 ? 1 : auto_threads();
+    if (n_threads > MAX_THREADS) n_threads = MAX_THREADS;
+    int chunks = (g->n_groups + OCCL_CHUNK - 1) / OCCL_CHUNK;
+    if (n_threads > chunks) n_threads = chunks;
+    pthread_t tid[MAX_THREADS];
+    int started = 0;
+    for (int t = 1; t < n_threads; t++) {
+        if (pthread_create(&tid[started], NULL, occl_worker, &job) != 0) break;
+        started++;
+    }
+    occl_worker(&job); /* the calling thread works too (alone when threads cannot start) */
+    for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
+    pthread_mutex_destroy(&job.mu);
+    if (job.st != DP_OK) {
+        if (err) *err = job.err;
+        return job.st;
+    }
+    return DP_OK;
+}
+
+/* ---- gradient x input ---- */
+
+static enum dp_status grad_x_input(const struct dp_model *m, const struct dp_grouped *g,
+                                   const float w[DP_N_OUTPUTS], struct dp_explain *e,
+                                   struct dp_error *err) {
+    size_t nx = (size_t)g->n_groups * DP_N_FEATURES;
+    double *grad = calloc(nx, sizeof *grad);
+    if (!grad) return dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
+    float out[DP_N_OUTPUTS];
+    enum dp_status st = dp_model_input_grad(m, g, w, grad, out, err);
+    if (st == DP_OK) {
+        e->value = weighted(w, out);
+        for (int i = 0; i < g->n_groups; i++) {
+            double sum = 0.0;
+            for (int f = 0; f < DP_N_FEATURES; f++) {
+                double a = grad[i * DP_N_FEATURES + f] * g->x[i * DP_N_FEATURES + f];
+                e->groups[i].feat_attr[f] = a;
+                sum += a;
+            }
+            e->groups[i].attribution = sum;
+        }
+    }
+    free(grad);
+    return st;
+}
+
+/* ---- normalise and rank ---- */
+
+struct rank_key {
+    double imp;
+    int    idx;
+};
+
+static int rank_cmp(const void *pa, const void *pb) {
+    const struct rank_key *a = pa, *b = pb;
+    if (a->imp > b->imp) return -1;
+    if (a->imp < b->imp) return 1;
+    return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+static enum dp_status rank_groups(struct dp_explain *e, struct dp_error *err) {
+    double total = 0.0;
+    for (int i = 0; i < e->n_groups; i++) {
+        double a = e->groups[i].attribution;
+        if (!isfinite(a))
+            return dp_error_set(err, DP_ERR_INVALID,
+                                "explain: group %d: attribution is not finite (%g)", i, a);
+        total += fabs(a);
+    }
+    struct rank_key *keys = malloc((size_t)(e->n_groups > 0 ? e->n_groups : 1) * sizeof *keys);
+    if (!keys) return dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
+    for (int i = 0; i < e->n_groups; i++) {
+        e->groups[i].importance = total > 0.0 ? fabs(e->groups[i].attribution) / total : 0.0;
+        keys[i].imp = e->groups[i].importance;
+        keys[i].idx = i;
+    }
+    qsort(keys, (size_t)e->n_groups, sizeof *keys, rank_cmp);
+    for (int r = 0; r < e->n_groups; r++) {
+        e->order[r] = keys[r].idx;
+        e->groups[keys[r].idx].rank = r;
+    }
+    free(keys);
+    return DP_OK;
+}
+
+enum dp_status dp_explain_compute(const struct dp_model *m, const double *scale,
+                                  const struct dp_grouped *g, int metric,
+                                  enum dp_explain_method method, int n_threads,
+                                  struct dp_explain **out, struct dp_error *err) {
+    if (!m || !g || !out) return dp_error_set(err, DP_ERR_INVALID, "explain: missing model or graph");
+    if (metric < 0 || metric >= DP_N_METRICS)
+        return dp_error_set(err, DP_ERR_INVALID, "explain: metric %d out of range [0, %d)", metric,
+                            DP_N_METRICS);
+    if (method != DP_EXPLAIN_GRAD && method != DP_EXPLAIN_OCCLUSION)
+        return dp_error_set(err, DP_ERR_INVALID, "explain: unknown method %d", (int)method);
+    if (g->n_groups < 1)
+        return dp_error_set(err, DP_ERR_INVALID, "explain: %s: the grouped graph has no groups",
+                            g->graph ? g->graph : "graph");
+
+    enum dp_status st = DP_ERR_NOMEM;
+    struct dp_explain *e = calloc(1, sizeof *e);
+    if (!e) return dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
+    e->metric = metric;
+    e->method = method;
+    e->n_groups = g->n_groups;
+    e->groups = calloc((size_t)g->n_groups, sizeof *e->groups);
+    e->order = calloc((size_t)g->n_groups, sizeof *e->order);
+    if (!e->groups || !e->order) {
+        dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
+        goto fail;
+    }
+    float w[DP_N_OUTPUTS];
+    dp_metric_weights(metric, scale, w);
+    if (method == DP_EXPLAIN_GRAD) st = grad_x_input(m, g, w, e, err);
+    else st = occlusion(m, g, w, n_threads, e, err);
+    if (st != DP_OK) goto fail;
+    if ((st = rank_groups(e, err)) != DP_OK) goto fail;
+    *out = e;
+    return DP_OK;
+fail:
+    dp_explain_free(e);
+    return st;
+}
+
+/* ---- drill-down ---- */
+
+/* Index of an interned op-type name, adding it when new; -1 when out of memory. Linear search:
+ * graphs hold a few hundred op types at most. */
+static int intern(struct dp_explain *e, int *cap, const char *name) {
+    for (int i = e->n_names - 1; i >= 0; i--)
+        if (!strcmp(e->names[i], name)) return i;
+    if (e->n_names == *cap) {
+        int nc = *cap ? *cap * 2 : 32;
+        char **nn = realloc(e->names, (size_t)nc * sizeof *nn);
+        if (!nn) return -1;
+        e->names = nn;
+        *cap = nc;
+    }
+    char *copy = strdup(name);
+    if (!copy) return -1;
+    e->names[e->n_names] = copy;
+    return e->n_names++;
+}
+
+static int type_cmp(const void *pa, const void *pb) {
+    const struct dp_explain_type *a = pa, *b = pb;
+    if (a->importance > b->importance) return -1;
+    if (a->importance < b->importance) return 1;
+    if (a->n_ops != b->n_ops) return a->n_ops > b->n_ops ? -1 : 1;
+    return strcmp(a->op, b->op);
+}
+
+struct op_key {
+    double share;
+    int    op;
+};
+
+static int op_cmp(const void *pa, const void *pb) {
+    const struct op_key *a = pa, *b = pb;
+    if (a->share > b->share) return -1;
+    if (a->share < b->share) return 1;
+    return (a->op > b->op) - (a->op < b->op);
+}
+
+enum dp_status dp_explain_drill(struct dp_explain *e, const struct dp_grouped *g,
+                                const struct dp_graph *graph, const struct dp_op_weights *w,
+                                struct dp_error *err) {
+    if (!e || !g || !graph) return dp_error_set(err, DP_ERR_INVALID, "explain: drill: missing input");
+    if (!g->member_start || !g->members)
+        return dp_error_set(err, DP_ERR_INVALID,
+                            "explain: %s: the grouped graph lists no member ops (coarsen it from "
+                            "the op graph to get them)", g->graph ? g->graph : "graph");
+    if (g->n_groups != e->n_groups)
+        return dp_error_set(err, DP_ERR_INVALID,
+                            "explain: drill: %d groups in the graph, %d in the result", g->n_groups,
+                            e->n_groups);
+    drill_clear(e);
+
+    enum dp_status st = DP_ERR_NOMEM;
+    int64_t batch = g->batch > 0 ? g->batch : dp_graph_batch(graph);
+    int cap_names = 0, max_k = 0;
+    for (int i = 0; i < g->n_groups; i++) {
+        int k = g->member_start[i + 1] - g->member_start[i];
+        if (k > max_k) max_k = k;
+    }
+    double *xs = malloc((size_t)(max_k > 0 ? max_k : 1) * DP_N_FEATURES * sizeof *xs);
+    int *tid = malloc((size_t)(max_k > 0 ? max_k : 1) * sizeof *tid);
+    struct op_key *keys = malloc((size_t)(max_k > 0 ? max_k : 1) * sizeof *keys);
+    /* Per-name accumulators (grown with the name table). */
+    int acc_cap = 0;
+    int *g_count = NULL, *t_count = NULL;
+    double *g_imp = NULL, *t_imp = NULL;
+    if (!xs || !tid || !keys) {
+        dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
+        goto fail;
+    }
+
+    for (int gi = 0; gi < g->n_groups; gi++) {
+        struct dp_explain_group *gr = &e->groups[gi];
+        int m0 = g->member_start[gi], k = g->member_start[gi + 1] - m0;
+        double total[DP_N_FEATURES] = {0};
+        for (int j = 0; j < k; j++) {
+            const char *name = g->members[m0 + j];
+            int idx = dp_graph_find(graph, name);
+            if (idx < 0) {
+                st = dp_error_set(err, DP_ERR_INVALID,
+                                  "explain: group %d member '%s' is not an op of graph '%s'", gi,
+                                  name, dp_graph_name(graph));
+                goto fail;
+            }
+            const struct dp_node *nd = dp_graph_node(graph, (size_t)idx);
+            keys[j].op = idx;
+            xs[j * DP_N_FEATURES + 0] = dp_node_tensor_size(nd, batch);
+            xs[j * DP_N_FEATURES + 1] = 1.0;
+            xs[j * DP_N_FEATURES + 2] = w ? dp_op_weight(w, nd->op, NULL) : 0.0;
+            for (int f = 0; f < DP_N_FEATURES; f++) total[f] += xs[j * DP_N_FEATURES + f];
+            if ((tid[j] = intern(e, &cap_names, nd->op)) < 0) {
+                dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
+                goto fail;
+            }
+        }
+        /* Feature coefficients: |a_Gf| for grad when any is non-zero, else equal. */
+        double c[DP_N_FEATURES], csum = 0.0;
+        bool use_attr = false;
+        if (e->method == DP_EXPLAIN_GRAD)
+            for (int f = 0; f < DP_N_FEATURES; f++)
+                if (total[f] > 0.0 && gr->feat_attr[f] != 0.0) use_attr = true;
+        for (int f = 0; f < DP_N_FEATURES; f++) {
+            c[f] = total[f] > 0.0 ? (use_attr ? fabs(gr->feat_attr[f]) : 1.0) : 0.0;
+            csum += c[f];
+        }
+        for (int j = 0; j < k; j++) {
+            double s = 0.0;
+            if (csum > 0.0) {
+                for (int f = 0; f < DP_N_FEATURES; f++)
+                    if (c[f] > 0.0) s += c[f] / csum * xs[j * DP_N_FEATURES + f] / total[f];
+            } else {
+                s = 1.0 / k;
+            }
+            keys[j].share = s;
+        }
+
+        /* Grow the accumulators to the name table. */
+        if (e->n_names > acc_cap) {
+            int nc = cap_names;
+            int *a = realloc(g_count, (size_t)nc * sizeof *a);
+            if (a) g_count = a;
+            int *b = realloc(t_count, (size_t)nc * sizeof *b);
+            if (b) t_count = b;
+            double *c1 = realloc(g_imp, (size_t)nc * sizeof *c1);
+            if (c1) g_imp = c1;
+            double *c2 = realloc(t_imp, (size_t)nc * sizeof *c2);
+            if (c2) t_imp = c2;
+            if (!a || !b || !c1 || !c2) {
+                dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
+                goto fail;
+            }
+            for (int i = acc_cap; i < nc; i++) {
+                t_count[i] = 0;
+                t_imp[i] = 0.0;
+            }
+            acc_cap = nc;
+        }
+        for (int i = 0; i < e->n_names; i++) {
+            g_count[i] = 0;
+            g_imp[i] = 0.0;
+        }
+        int n_types = 0;
+        for (int j = 0; j < k; j++) {
+            int t = tid[j];
+            if (g_count[t]++ == 0) n_types++;
+            g_imp[t] += gr->importance * keys[j].share;
+            t_count[t]++;
+            t_imp[t] += gr->importance * keys[j].share;
+        }
+
+        gr->ops = malloc((size_t)(k > 0 ? k : 1) * sizeof *gr->ops);
+        gr->op_share = malloc((size_t)(k > 0 ? k : 1) * sizeof *gr->op_share);
+        gr->types = malloc((size_t)(n_types > 0 ? n_types : 1) * sizeof *gr->types);
+        if (!gr->ops || !gr->op_share || !gr->types) {
+            dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
+            goto fail;
+        }
+        qsort(keys, (size_t)k, sizeof *keys, op_cmp);
+        for (int j = 0; j < k; j++) {
+            gr->ops[j] = keys[j].op;
+            gr->op_share[j] = keys[j].share;
+        }
+        gr->n_ops = k;
+        int nt = 0;
+        for (int i = 0; i < e->n_names; i++)
+            if (g_count[i] > 0) {
+                gr->types[nt].op = e->names[i];
+                gr->types[nt].n_ops = g_count[i];
+                gr->types[nt].importance = g_imp[i];
+                nt++;
+            }
+        gr->n_types = nt;
+        qsort(gr->types, (size_t)nt, sizeof *gr->types, type_cmp);
+    }
+
+    e->types = malloc((size_t)(e->n_names > 0 ? e->n_names : 1) * sizeof *e->types);
+    if (!e->types) {
+        dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < e->n_names; i++) {
+        e->types[i].op = e->names[i];
+        e->types[i].n_ops = t_count[i];
+        e->types[i].importance = t_imp[i];
+    }
+    e->n_types = e->n_names;
+    qsort(e->types, (size_t)e->n_types, sizeof *e->types, type_cmp);
+    st = DP_OK;
+    goto done;
+fail:
+    drill_clear(e);
+done:
+    free(xs);
+    free(tid);
+    free(keys);
+    free(g_count);
+    free(t_count);
+    free(g_imp);
+    free(t_imp);
+    return st;
+}

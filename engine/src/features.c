@@ -1,0 +1,113 @@
+/* features.c: per-group features of a partition at a batch size, in the paper's order:
+ * [sum of the members' tensor sizes, number of members, sum of their op-type weights], plus the
+ * members' names. Cheap (one pass over the kept ops), so a batch change recomputes it. */
+#include "dp/coarsen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static char *dup_str(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* Joins the distinct unknown types (each once) with ", ". */
+static enum dp_status note_unknown(const char ***list, size_t *n, size_t *cap, const char *op) {
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp((*list)[i], op)) return DP_OK;
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        const char **l = realloc((void *)*list, c * sizeof *l);
+        if (!l) return DP_ERR_NOMEM;
+        *list = l;
+        *cap = c;
+    }
+    (*list)[(*n)++] = op;
+    return DP_OK;
+}
+
+enum dp_status dp_features(const struct dp_graph *g, const struct dp_partition *p,
+                           const struct dp_op_weights *w, int64_t batch, struct dp_grouped **out,
+                           char **unknown, struct dp_error *err) {
+    const char *gname = dp_graph_name(g);
+    if (batch <= 0) batch = dp_graph_batch(g);
+    if (batch <= 0)
+        for (int i = 0; i < p->n_ops; i++) {
+            const struct dp_node *n = dp_graph_node(g, (size_t)p->op_index[i]);
+            for (int d = 0; d < n->n_dims; d++)
+                if (n->dims[d] == DP_DIM_BATCH)
+                    return dp_error_set(err, DP_ERR_INVALID,
+                                        "%s: op '%s' has a batch dimension but the batch size is "
+                                        "unknown (pass --batch N or --exported-batch N)",
+                                        gname, n->name);
+        }
+    struct dp_grouped *gr = dp_grouped_init(gname, p->n_groups, p->n_edges);
+    const char **unk = NULL;
+    size_t n_unk = 0, cap_unk = 0;
+    if (!gr) goto oom;
+    gr->batch = batch > 0 ? batch : 0;
+    gr->seed = p->seed;
+    memcpy(gr->edges, p->edges, (size_t)p->n_edges * 2 * sizeof *gr->edges);
+    gr->member_start = calloc((size_t)p->n_groups + 1, sizeof *gr->member_start);
+    gr->members = calloc((size_t)p->n_ops + 1, sizeof *gr->members);
+    if (!gr->member_start || !gr->members) goto oom;
+    for (int i = 0; i < p->n_ops; i++) gr->member_start[p->group[i] + 1]++;
+    for (int k = 0; k < p->n_groups; k++) gr->member_start[k + 1] += gr->member_start[k];
+    /* Members are filled through a cursor per group. */
+    int *cur = malloc(((size_t)p->n_groups + 1) * sizeof *cur);
+    if (!cur) goto oom;
+    memcpy(cur, gr->member_start, ((size_t)p->n_groups + 1) * sizeof *cur);
+    for (int i = 0; i < p->n_ops; i++) {
+        const struct dp_node *n = dp_graph_node(g, (size_t)p->op_index[i]);
+        int grp = p->group[i];
+        double *x = &gr->x[(size_t)grp * DP_N_FEATURES];
+        bool known;
+        x[0] += dp_node_tensor_size(n, batch);
+        x[1] += 1;
+        x[2] += dp_op_weight(w, n->op, &known);
+        if (!known && note_unknown(&unk, &n_unk, &cap_unk, n->op)) {
+            free(cur);
+            goto oom;
+        }
+        if (!(gr->members[cur[grp]++] = dup_str(n->name))) {
+            free(cur);
+            goto oom;
+        }
+    }
+    free(cur);
+    if (unknown) {
+        *unknown = NULL;
+        if (n_unk) {
+            size_t len = 1;
+            for (size_t i = 0; i < n_unk; i++) len += strlen(unk[i]) + 2;
+            char *s = malloc(len);
+            if (!s) goto oom;
+            s[0] = '\0';
+            for (size_t i = 0; i < n_unk; i++) {
+                if (i) strcat(s, ", ");
+                strcat(s, unk[i]);
+            }
+            *unknown = s;
+        }
+    }
+    free((void *)unk);
+    *out = gr;
+    return DP_OK;
+oom:
+    free((void *)unk);
+    dp_grouped_free(gr); /* frees members[0 .. total); unwritten slots are NULL */
+    return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory computing features", gname);
+}
+
+enum dp_status dp_graph_group(const struct dp_graph *g, const struct dp_coarsen_opts *opts,
+                              const struct dp_op_weights *w, int64_t batch,
+                              struct dp_grouped **out, char **unknown, struct dp_error *err) {
+    struct dp_partition *p = NULL;
+    enum dp_status st = dp_coarsen(g, opts, &p, err);
+    if (st) return st;
+    st = dp_features(g, p, w, batch, out, unknown, err);
+    dp_partition_free(p);
+    return st;
+}

@@ -1,0 +1,22 @@
+/* model_tape.h: the inspector network composed from autograd-tape ops (nn.h) for the layer types
+ * without a hand-written fast path (GAT, MPNN); also usable for every layer type as a cross-check
+ * of the fast engine. One graph per tape. */
+#ifndef DP_MODEL_TAPE_H
+#define DP_MODEL_TAPE_H
+
+#include "dp/model.h"
+
+/* Forward of one graph on the tape: emb (2H) and/or out (n_out), either may be NULL. */
+enum dp_status dp_tape_predict(const struct dp_model *m, const struct dp_grouped *g, float *emb,
+                               float *out, struct dp_error *err);
+/* d(sum w . out)/d transformed features (n x n_feat) into dx; out gets the outputs. */
+enum dp_status dp_tape_input_grad(const struct dp_model *m, const struct dp_grouped *g,
+                                  const float *w, float *dx, float *out, struct dp_error *err);
+/* Forward and backward of sum(dout . out) for one graph: adds parameter gradients into grads[i]
+ * (NULL entries skipped); out gets the outputs (computed first: dout may be derived from them
+ * by calling with dout == NULL to get out only). */
+enum dp_status dp_tape_grad(const struct dp_model *m, const struct dp_grouped *g,
+                            float *out, const float *dout, float *const *grads,
+                            struct dp_error *err);
+
+#endif

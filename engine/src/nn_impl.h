@@ -1,0 +1,35 @@
+/* nn_impl.h: the tape context's private layout and the helpers shared by nn_ops.c,
+ * nn_forward.c and nn_backward.c. */
+#ifndef DP_NN_IMPL_H
+#define DP_NN_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "dp/nn.h"
+
+struct block;
+
+struct dp_ctx {
+    struct block      *blocks;    /* newest first */
+    size_t             block_bytes;
+    struct dp_tensor **nodes;     /* in recording order (a topological order) */
+    int                n_nodes, cap_nodes;
+    bool               failed;
+    struct dp_tensor   dummy;     /* returned after an allocation failure */
+    float              dummy_data[1];
+};
+
+/* Zeroed, 64-byte aligned memory owned by ctx; NULL (and ctx marked failed) when out of memory. */
+void *dp_nn_alloc(struct dp_ctx *ctx, size_t bytes);
+
+/* C = op(A) op(B) + beta C, row-major (cblas_sgemm with named dimensions). */
+void dp_nn_gemm(bool ta, bool tb, int m, int n, int k, const float *a, int lda, const float *b,
+                int ldb, float beta, float *c, int ldc);
+
+/* Forward kernel of one node (nn_forward.c); backward of one node (nn_backward.c): adds into the
+ * sources' grad buffers (NULL for sources that need none). */
+void dp_nn_forward_node(struct dp_tensor *t);
+void dp_nn_backward_node(struct dp_tensor *t);
+
+#endif

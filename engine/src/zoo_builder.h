@@ -1,0 +1,155 @@
+/* zoo_builder.h: the training-graph builder shared by the model zoo and the ONNX importer
+ * (private to the engine). Forward primitives append TF-style ops and record them on a tape;
+ * zb_finish() walks the tape backwards emitting the gradient ops of each forward op, then the
+ * optimizer's update per variable. Errors are sticky: after the first failure every call
+ * returns -1 and zb_finish() reports it. Tensors and variables are small integer ids. */
+#ifndef DP_ZOO_BUILDER_H
+#define DP_ZOO_BUILDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dp/graph.h"
+#include "dp/zoo.h"
+
+struct zb; /* the builder */
+
+/* A builder writing into g (borrowed; must outlive it); opts gives optimizer, precision and
+ * layout. NULL when out of memory. */
+struct zb *zb_init(struct dp_graph *g, const struct dp_zoo_opts *opts);
+void zb_free(struct zb *b);
+/* The sticky status (DP_OK while nothing failed) and its message. */
+enum dp_status zb_status(const struct zb *b, struct dp_error *err);
+/* Records a failure (first one wins); returns -1 for convenience. */
+int zb_fail(struct zb *b, enum dp_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Name scopes: ops are named "<scope>/<base>" (made unique TF-style with _1, _2 ...). */
+void zb_push(struct zb *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void zb_pop(struct zb *b);
+
+/* Tensor facts. */
+int            zb_rank(const struct zb *b, int t);
+int64_t        zb_dim(const struct zb *b, int t, int d); /* d < 0 counts from the end */
+const int64_t *zb_dims(const struct zb *b, int t);
+int            zb_node_of(const struct zb *b, int t);
+bool           zb_nchw(const struct zb *b);
+int            zb_caxis(const struct zb *b); /* channel axis of 4-D activations */
+enum dp_dtype  zb_compute_dtype(const struct zb *b);
+
+/* --- sources ---------------------------------------------------------------------------- */
+/* The CPU input pipeline: IteratorV2 -> IteratorGetNext. Returns the features tensor (dims as
+ * given) and *labels (label_dims, int32; labels may be NULL). With nhwc_images, a 4-D NHWC
+ * image batch is transposed to NCHW on the GPU when the layout is NCHW (tf_cnn_benchmarks). */
+int zb_input(struct zb *b, int n_dims, const int64_t *dims, enum dp_dtype dt, int n_label_dims,
+             const int64_t *label_dims, int *labels, bool nhwc_images);
+/* Another output of the IteratorGetNext behind `features` (labels, a second input). */
+int zb_input_extra(struct zb *b, int features, int n_dims, const int64_t *dims,
+                   enum dp_dtype dt);
+/* A variable (VariableV2 + initializer + Assign + Identity read) of the given shape; returns
+ * the tensor the model uses (cast to fp16 under mixed precision when trainable). init: "zeros",
+ * "ones", "normal" (TruncatedNormal). Non-trainable variables get attr trainable=false. */
+int zb_variable(struct zb *b, const char *name, int n_dims, const int64_t *dims,
+                const char *init, bool trainable);
+/* A constant (no gradient). */
+int zb_const(struct zb *b, const char *name, int n_dims, const int64_t *dims, enum dp_dtype dt);
+
+/* --- forward primitives (each records its gradient rule) ------------------------------- */
+/* 2-D convolution of x with filter w [kh, kw, cin, cout] (depthwise: [kh, kw, cin, mult]);
+ * pads = NULL: SAME, else {top, bottom, left, right}. */
+int zb_conv(struct zb *b, int x, int w, int stride, const int64_t *pads, bool depthwise);
+int zb_bias_add(struct zb *b, int x, int bias);
+/* FusedBatchNormV3 in training mode plus the moving-average updates of mean and var. */
+int zb_batch_norm(struct zb *b, int x, int gamma, int beta, int mean, int var);
+/* "Relu", "Relu6", "Sigmoid", "Tanh", "Rsqrt", "Neg", "Exp", "Sqrt", "Erf", "Square", "LRN",
+ * "Identity", "Cast" (to the compute dtype), "Elu", "LeakyRelu", "Softplus", "Log". */
+int zb_unary(struct zb *b, const char *op, int x);
+/* Cast to dtype dt (gradient: the cast back). */
+int zb_cast(struct zb *b, int x, enum dp_dtype dt);
+/* "AddV2", "Sub", "Mul", "RealDiv", "SquaredDifference", "Maximum", "Minimum", "Pow" with
+ * NumPy broadcasting. */
+int zb_binary(struct zb *b, const char *op, int x, int y);
+/* MatMul (2-D, or x of any rank times 2-D y) or BatchMatMulV2 (both >= 3-D). */
+int zb_matmul(struct zb *b, int x, int y, bool transpose_x, bool transpose_y);
+/* "MaxPool" | "AvgPool", k x k window. pads as for zb_conv. */
+int zb_pool(struct zb *b, const char *op, int x, int k, int stride, const int64_t *pads);
+/* Mean or Sum over the axes set in axis_mask (bit d = dim d). */
+int zb_reduce(struct zb *b, const char *op, int x, unsigned axis_mask, bool keepdims);
+int zb_softmax(struct zb *b, int x);
+/* Concatenation along axis of n tensors. */
+int zb_concat(struct zb *b, const int *xs, int n, int axis);
+/* Splits x into n equal parts along axis; outs gets n tensor ids. Returns outs[0]. */
+int zb_split(struct zb *b, int x, int n, int axis, int *outs);
+/* Unstacks x along axis into n tensors (Unpack); Stacks n same-shape tensors along a new axis
+ * (Pack). */
+int zb_unstack(struct zb *b, int x, int n, int axis, int *outs);
+int zb_stack(struct zb *b, const int *xs, int n, int axis);
+int zb_reshape(struct zb *b, int x, int n_dims, const int64_t *dims);
+int zb_transpose(struct zb *b, int x, const int *perm);
+/* GatherV2 rows of table [V, d] at int ids: shape ids.dims + [d]. */
+int zb_gather(struct zb *b, int table, int ids);
+/* StridedSlice of len elements from start along axis. */
+int zb_slice(struct zb *b, int x, int axis, int64_t start, int64_t len);
+/* Dropout at rate (RandomUniform, GreaterEqual, Cast, Mul, Mul). */
+int zb_dropout(struct zb *b, int x, double rate);
+/* Pads 4-D x spatially by p on each side (Pad). */
+int zb_pad(struct zb *b, int x, int p);
+/* An op with no gradient rule: output shape given (n_dims -1: unknown); stops backprop. */
+int zb_opaque(struct zb *b, const char *op, const int *xs, int n, int n_dims,
+              const int64_t *dims, enum dp_dtype dt);
+
+/* --- losses and the end of the graph ---------------------------------------------------- */
+/* SoftmaxCrossEntropyWithLogits against one-hot labels (int labels go through OneHot), or the
+ * Sparse variant when sparse; logits of any rank (last = classes). Returns the scalar mean loss. */
+int zb_xent_loss(struct zb *b, int logits, int labels, bool sparse);
+/* Emits the gradients of loss (a scalar from zb_xent_loss or any scalar), loss scaling under
+ * mixed precision, the optimizer's update per trainable variable, the global step and the
+ * train_op NoOp. Returns the status. */
+enum dp_status zb_finish(struct zb *b, int loss, struct dp_error *err);
+
+/* --- layers (zoo helpers) ---------------------------------------------------------------- */
+/* Conv (+ BatchNorm when bn, else bias) (+ act when act != NULL) in scope name. */
+int zb_conv_layer(struct zb *b, const char *name, int x, int cout, int k, int stride, bool same,
+                  bool bn, const char *act);
+/* Non-square kernels (Inception's 1x7 and 7x1). */
+int zb_conv_layer2(struct zb *b, const char *name, int x, int cout, int kh, int kw, int stride,
+                   bool same, bool bn, const char *act);
+/* Batch norm (+ activation) on its own, for pre-activation blocks (DenseNet). */
+int zb_bn_layer(struct zb *b, const char *name, int x, const char *act);
+int zb_dwconv_layer(struct zb *b, const char *name, int x, int k, int stride, const char *act);
+/* Dense: MatMul + BiasAdd (+ act). */
+int zb_dense(struct zb *b, const char *name, int x, int units, const char *act);
+/* LayerNorm as TF1 writes it: moments, Rsqrt, scale and shift. */
+int zb_layer_norm(struct zb *b, const char *name, int x);
+/* GELU as BERT's TF code writes it (tanh approximation). */
+int zb_gelu(struct zb *b, int x);
+
+/* --- the models (zoo_cnn.c, zoo_seq.c): each builds its forward graph and loss --------- */
+int zoo_alexnet(struct zb *b, int64_t input);
+int zoo_vgg16(struct zb *b, int64_t input);
+int zoo_vgg19(struct zb *b, int64_t input);
+int zoo_resnet18(struct zb *b, int64_t input);
+int zoo_resnet34(struct zb *b, int64_t input);
+int zoo_resnet50(struct zb *b, int64_t input);
+int zoo_resnet101(struct zb *b, int64_t input);
+int zoo_resnet152(struct zb *b, int64_t input);
+int zoo_inception3(struct zb *b, int64_t input);
+int zoo_googlenet(struct zb *b, int64_t input);
+int zoo_mobilenet_v2(struct zb *b, int64_t input);
+int zoo_densenet121(struct zb *b, int64_t input);
+int zoo_squeezenet(struct zb *b, int64_t input);
+int zoo_lstm_lm(struct zb *b, int64_t input);
+int zoo_transformer_base(struct zb *b, int64_t input);
+int zoo_bert_base(struct zb *b, int64_t input);
+int zoo_bert_large(struct zb *b, int64_t input);
+int zoo_gpt2_small(struct zb *b, int64_t input);
+int zoo_gpt2_medium(struct zb *b, int64_t input);
+
+#endif

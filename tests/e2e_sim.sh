@@ -1,0 +1,101 @@
+# e2e_sim.sh: driple simulate / trace extract / calibrate / dataset build end to end: JSON
+# shapes, "simulated" labels everywhere, trace round trip, DriplePerf CSV, and bad input
+# failing with file and place.
+. tests/lib.sh
+G="$TMP/g.json"
+ok "$DRIPLE" zoo build squeezenet --batch 8 -o "$G"
+
+# simulate by setting id and by an on-the-fly setting
+ok "$DRIPLE" simulate "$G" --setting V100-P1w2ho-PCIe --json
+contains "$TMP/out" '"simulated":true'
+contains "$TMP/out" '"iteration_ms":'
+contains "$TMP/out" '"labels":{"gpu_mem_util":{"idle":'
+contains "$TMP/out" '"net_tx":{"idle":'
+contains "$TMP/out" '"oom":false'
+ok "$DRIPLE" simulate zoo:alexnet --gpu H100 --workers 4 --ps 2 --network IB-HDR \
+    --placement hetero --precision mixed --batch 64 --seed 3 --trace "$TMP/tr.csv" --json
+contains "$TMP/out" '"setting":"H100-P2w4he-IB-HDR-mixed"'
+contains "$TMP/out" '"machines":6'
+contains "$TMP/tr.csv" '# simulated by driple (not measured)'
+contains "$TMP/tr.csv" 'worker,t_ms,gpu_util,gpu_mem_util,mem_used_mib,net_rx,net_tx'
+ok "$DRIPLE" simulate "$G" --setting V100-P1w2ho-PCIe
+contains "$TMP/out" 'SIMULATED (not measured)'
+# same seed, same answer
+"$DRIPLE" simulate "$G" --setting TitanRTX-P2w4he-40GbE --seed 9 --json >"$TMP/a.json"
+"$DRIPLE" simulate "$G" --setting TitanRTX-P2w4he-40GbE --seed 9 --json >"$TMP/b.json"
+if cmp -s "$TMP/a.json" "$TMP/b.json"; then pass; else fail "simulate is not deterministic"; fi
+# a huge batch does not fit
+ok "$DRIPLE" simulate zoo:vgg16 --setting 2080Ti-P1w2ho-PCIe --batch 4096 --json
+contains "$TMP/out" '"oom":true'
+
+# the trace back to labels (mean over the workers, like simulate's)
+"$DRIPLE" simulate zoo:alexnet --gpu H100 --workers 4 --ps 2 --network IB-HDR --placement hetero \
+    --precision mixed --batch 64 --seed 3 --trace "$TMP/tr2.csv" --json >"$TMP/sim.json"
+ok "$DRIPLE" trace extract "$TMP/tr2.csv" --json
+contains "$TMP/out" '"simulated":true'
+contains "$TMP/out" '"workers":4'
+python3 - "$TMP/sim.json" "$TMP/out" <<'EOF' && pass || fail "trace extract labels differ from simulate's"
+import json, sys
+a = json.load(open(sys.argv[1]))["labels"]; b = json.load(open(sys.argv[2]))["labels"]
+for r in a:
+    for k in a[r]:
+        assert abs(a[r][k] - b[r][k]) <= 1e-3 * max(1.0, abs(a[r][k])), (r, k, a[r][k], b[r][k])
+EOF
+
+# real nvidia-smi syntax plus network counters; DriplePerf CSV out
+cat >"$TMP/smi.csv" <<'EOF'
+timestamp, utilization.gpu [%], utilization.memory [%], memory.used [MiB]
+2024/01/31 12:00:00.000, 0 %, 0 %, 500 MiB
+2024/01/31 12:00:00.100, 90 %, 40 %, 9000 MiB
+2024/01/31 12:00:00.200, 95 %, 45 %, 9000 MiB
+2024/01/31 12:00:00.300, 0 %, 0 %, 9000 MiB
+2024/01/31 12:00:00.400, 0 %, 0 %, 9000 MiB
+2024/01/31 12:00:00.500, 80 %, 30 %, 9000 MiB
+2024/01/31 12:00:00.600, 0 %, 0 %, 9000 MiB
+EOF
+cat >"$TMP/net.csv" <<'EOF'
+timestamp,rx_bytes,tx_bytes
+1706702400.0,0,0
+1706702400.1,10000000,0
+1706702400.2,10000000,5000000
+1706702400.3,10000000,5000000
+EOF
+ok "$DRIPLE" trace extract "$TMP/smi.csv" --net "$TMP/net.csv" --json --driple-csv "$TMP/dp.csv" \
+    --gpu V100 --model resnet50 --batch 32
+contains "$TMP/out" '"gpu_util":{"idle":200,"active":150,"peak":87.5}'
+contains "$TMP/out" '"net_rx":{"idle":200,"active":100,"peak":100}'
+contains "$TMP/out" '"simulated":false'
+contains "$TMP/dp.csv" 'GPU,Model,Data Set,Sync/Async,Hyper-Parameter,Job Name,Resource'
+contains "$TMP/dp.csv" 'V100,resnet50'
+ok "$DRIPLE" trace extract "$TMP/smi.csv" --threshold 0.95
+contains "$TMP/out" 'threshold 0.95'
+
+# bad input: file and line, usage errors exit 2
+printf 'timestamp, utilization.gpu [%%]\n2024/01/31 12:00:00.000, 12 %%\n2024/01/31 12:00:00.100, x %%\n' >"$TMP/bad.csv"
+fails 1 "bad.csv:3" "$DRIPLE" trace extract "$TMP/bad.csv"
+fails 1 "nope.csv: cannot open" "$DRIPLE" trace extract "$TMP/nope.csv"
+fails 2 "missing TRACE.csv" "$DRIPLE" trace extract
+fails 2 "unknown network" "$DRIPLE" simulate "$G" --gpu V100 --workers 2 --ps 1 --network 3GbE
+fails 1 "no setting" "$DRIPLE" simulate "$G" --setting NoSuch-P1w1ho-PCIe
+fails 1 "no GPU" "$DRIPLE" simulate "$G" --gpu Voodoo --workers 2 --ps 1 --network PCIe
+fails 1 "hetero" "$DRIPLE" simulate "$G" --gpu V100 --workers 2 --ps 1 --network PCIe --placement hetero
+fails 2 "exclude each other" "$DRIPLE" simulate "$G" --setting V100-P1w2ho-PCIe --workers 3
+fails 2 "give --setting" "$DRIPLE" simulate "$G"
+printf '{"format":"driple-settings/1","settings":[{"gpu":"V100","ps":1}]}' >"$TMP/s.json"
+fails 1 "s.json:\$.settings[0].workers: missing" "$DRIPLE" simulate "$G" --setting x --settings "$TMP/s.json"
+
+# calibration: every published row, summary line
+ok "$DRIPLE" calibrate --json
+contains "$TMP/out" '"n":182'
+contains "$TMP/out" '"median_abs_error_pct":'
+
+# a small dataset: two models, one setting, simulated labels
+ok "$DRIPLE" dataset build --setting V100-P1w2he-40GbE --out "$TMP/ds" --models squeezenet,alexnet \
+    --graphs 12 --jobs 2 --json
+contains "$TMP/out" '"samples":12'
+contains "$TMP/ds/V100-P1w2he-40GbE.json" '"kind":"simulated"'
+contains "$TMP/ds/V100-P1w2he-40GbE.json" '"format":"driple-dataset/1"'
+fails 2 "unknown model" "$DRIPLE" dataset build --out "$TMP/ds" --models resnet9000
+fails 2 "missing --out" "$DRIPLE" dataset build
+fails 2 "not available" "$DRIPLE" dataset eval
+finish

@@ -1,0 +1,179 @@
+#!/bin/sh
+# e2e_tui.sh: the explorer driven through tmux (send-keys, capture-pane): it starts, the table
+# shows numbers, g changes the GPU and the numbers, compare lists every GPU of the catalog, the
+# help opens, a resize relays out (and below 80x24 says so), q exits with status 0. Saves the
+# screen to notes/screen.txt for the README.
+. tests/lib.sh
+if ! command -v tmux >/dev/null 2>&1; then
+    echo "e2e_tui.sh: tmux is not installed (apt-get install tmux): the explorer is NOT tested" >&2
+    fail "tmux missing"
+    finish
+    exit 1
+fi
+SOCK="driple_e2e_$$"
+tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+trap 'tm kill-server >/dev/null 2>&1; rm -rf "$TMP"' EXIT
+# a real model's graph when the samples are there (the small test graph is latency-bound: its
+# numbers barely move between GPUs)
+GRAPH=${E2E_GRAPH:-samples/graphs/resnet50.json}
+[ -f "$GRAPH" ] || GRAPH=tests/data/graph/small.json
+BIN=$(cd "$(dirname "$DRIPLE")" && pwd)/$(basename "$DRIPLE")
+
+# wait_for TEXT [SECONDS]: polls the pane until it shows TEXT; the screen is left in $TMP/screen.
+wait_for() {
+    i=0; n=$(( ${2:-15} * 10 ))
+    while [ $i -lt $n ]; do
+        tm capture-pane -p -t e2e >"$TMP/screen" 2>/dev/null
+        grep -qF -- "$1" "$TMP/screen" && return 0
+        sleep 0.1; i=$((i + 1))
+    done
+    return 1
+}
+# expect TEXT [SECONDS]: a check that the pane shows TEXT.
+expect() { if wait_for "$1" "${2:-15}"; then pass; else fail "screen lacks '$1':"; cat "$TMP/screen" >&2; fi; }
+settle() { sleep 0.4; tm capture-pane -p -t e2e >"$TMP/screen"; }
+
+# run.sh: records the explorer's pid (for the signal test), then becomes it
+printf '#!/bin/sh\necho $$ >"%s/pid"\nexec "$@"\n' "$TMP" >"$TMP/run.sh"
+start() { # start ENV CMD: a 100x30 session running the explorer; its exit status to $TMP/rc,
+          # then the pane stays a few seconds for inspection
+    rm -f "$TMP/rc" "$TMP/pid"
+    tm new-session -d -s e2e -x 100 -y 30 \
+        "cd '$PWD' && env $1 sh '$TMP/run.sh' $2; echo \$? >'$TMP/rc'; sleep 5"
+}
+# ended CODE WHAT: the explorer exited with CODE and left the alternate screen (endwin ran)
+ended() {
+    i=0; while [ ! -f "$TMP/rc" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    if [ -f "$TMP/rc" ] && [ "$(cat "$TMP/rc")" = "$1" ]; then pass; else fail "$2: exit status '$(cat "$TMP/rc" 2>/dev/null)', expected $1"; fi
+    alt=$(tm display-message -p -t e2e '#{alternate_on}' 2>/dev/null)
+    if [ "$alt" = 0 ]; then pass; else fail "$2: the terminal was not restored (alternate screen '$alt')"; fi
+    tm kill-server >/dev/null 2>&1
+}
+quit_ok() { tm send-keys -t e2e q; ended 0 "q"; }
+
+# An inspector for V100-P1w2ho-PCIe (the published GCN weights, imported) beside a copy of the
+# default setting list, whose paths are relative: the other settings have no inspector file.
+# (When `make assets` has shipped the inspectors, those are used instead.)
+if [ -f assets/inspectors/V100-P1w2ho-PCIe.json ]; then
+    SETTINGS=assets/settings/default.json
+    INSPECTORS="the shipped inspectors (assets/inspectors, trained on simulated data)"
+else
+    FIX="$TMP/fix"; mkdir -p "$FIX/settings" "$FIX/inspectors"
+    cp assets/settings/default.json "$FIX/settings/default.json"
+    ok "$DRIPLE" inspector import-json ../shared/reference/gcn_pretrained_weights.json \
+        --setting V100-P1w2ho-PCIe -o "$FIX/inspectors/V100-P1w2ho-PCIe.json"
+    SETTINGS="$FIX/settings/default.json"
+    INSPECTORS="the published GCN imported with scales 1 (its outputs are normalised values)"
+fi
+
+start "LANG=C.UTF-8 LC_ALL=C.UTF-8" "'$BIN' explore '$GRAPH' --settings '$SETTINGS'"
+expect "Prediction: 12 metrics" 30
+expect "trained inspector V100-P1w2ho-PCIe"
+expect "Derived figures"
+# the table shows numbers (predicted or simulated: both are labelled)
+if grep -Eq '(pred|sim) +[0-9]+\.[0-9]+ +[0-9]+\.[0-9]+' "$TMP/screen"; then pass; else fail "no numbers in the table"; cat "$TMP/screen" >&2; fi
+contains "$TMP/screen" "sim"
+cp "$TMP/screen" "$TMP/before"
+gpu_before=$(sed -n 2p "$TMP/before" | awk '{print $1}')
+
+# a setting without its own inspector: the nearest one, marked, and a transfer in the background
+tm send-keys -t e2e w
+expect "EXTRAPOLATED: nearest inspector V100-P1w2ho-PCIe"
+tm send-keys -t e2e t
+expect "transferred V100-P1w2ho-PCIe -> V100-P1w3ho-PCIe" 120
+expect "transferred inspector V100-P1w3ho-PCIe"
+tm send-keys -t e2e W
+expect "trained inspector V100-P1w2ho-PCIe"
+settle; cp "$TMP/screen" "$TMP/before"
+tm send-keys -t e2e c
+expect "Compare every GPU"
+settle; cp "$TMP/screen" "$TMP/compare"
+tm send-keys -t e2e 1
+expect "Prediction: 12 metrics"
+
+# export: the current predictions as JSON
+tm send-keys -t e2e e C-u
+tm send-keys -t e2e -l "$TMP/export.json"
+tm send-keys -t e2e Enter
+expect "predictions written to"
+if grep -q '"format": "driple-explore/1"' "$TMP/export.json" 2>/dev/null; then pass; else fail "export: no JSON in $TMP/export.json"; fi
+
+# g: another GPU, other numbers (pressed until the numbers move: neighbouring catalog entries
+# can be near twins, V100-PCIe and V100-SXM2)
+presses=0; changed=0; gpu_after=$gpu_before
+while [ $presses -lt 4 ] && [ $changed -eq 0 ]; do
+    tm send-keys -t e2e g; presses=$((presses + 1))
+    i=0; while [ $i -lt 50 ]; do settle; g2=$(sed -n 2p "$TMP/screen" | awk '{print $1}'); [ "$g2" != "$gpu_after" ] && break; i=$((i + 1)); done
+    gpu_after=$g2
+    [ "$(sed -n '4,14p' "$TMP/before")" != "$(sed -n '4,14p' "$TMP/screen")" ] && changed=1
+done
+if [ -n "$gpu_after" ] && [ "$gpu_after" != "$gpu_before" ]; then pass; else fail "g did not change the GPU ($gpu_before)"; fi
+if [ $changed -eq 1 ]; then pass; else fail "g ($presses presses) did not change the numbers"; cat "$TMP/screen" >&2; fi
+
+# compare: every GPU of the catalog
+tm send-keys -t e2e c
+expect "Compare every GPU"
+sleep 0.3; tm capture-pane -p -t e2e >"$TMP/screen"
+missing=""
+for g in $(grep -o '"name": *"[^"]*"' assets/gpus.json | sed 's/.*"\([^"]*\)"$/\1/'); do
+    grep -qF -- "$(printf '%.22s' "$g")" "$TMP/screen" || missing="$missing $g"
+done
+if [ -z "$missing" ]; then pass; else fail "compare lacks:$missing"; cat "$TMP/screen" >&2; fi
+tm send-keys -t e2e s
+expect "sorted by pred. iteration"
+
+# help, generated from the key table
+tm send-keys -t e2e '?'
+expect "Help (Esc or ? closes"
+expect "next / previous GPU of the catalog"
+i=0; while [ $i -lt 40 ]; do tm send-keys -t e2e j; i=$((i + 1)); done
+expect "throughput = batch x workers / iteration"
+tm send-keys -t e2e Escape
+sleep 0.3
+
+# back to the prediction; resize to 80x24 (still laid out), below the minimum (a message), back
+tm send-keys -t e2e 1
+expect "Prediction: 12 metrics"
+tm resize-window -t e2e -x 80 -y 24
+expect "One iteration, to scale"
+w=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$TMP/screen")
+lines=$(wc -l <"$TMP/screen")
+if [ "$lines" -le 24 ]; then pass; else fail "80x24: $lines lines"; fi
+cp "$TMP/screen" "$TMP/screen80"
+tm resize-window -t e2e -x 60 -y 20
+expect "needs at least 80x24"
+tm resize-window -t e2e -x 100 -y 30
+expect "Prediction: 12 metrics"
+settle
+mkdir -p notes
+{ echo "driple explore $GRAPH at 100x30, captured by tests/e2e_tui.sh through tmux."
+  echo "Inspector: $INSPECTORS."
+  echo; cat "$TMP/before"; echo; echo "Compare tab (c):"; echo; cat "$TMP/compare"; } >notes/screen.txt
+
+quit_ok
+
+# NO_COLOR and a non-UTF-8 locale: no colour escapes, ASCII boxes
+start "NO_COLOR=1 LANG=C LC_ALL=C" "'$BIN' explore '$GRAPH' --settings '$SETTINGS'"
+expect "Prediction: 12 metrics" 30
+tm capture-pane -e -p -t e2e >"$TMP/esc"
+if grep -q "$(printf '\033')\[[0-9;]*3[0-7]m" "$TMP/esc"; then fail "NO_COLOR: colour escapes on screen"; else pass; fi
+contains "$TMP/screen" "+ Prediction: 12 metrics"
+if grep -q "┌" "$TMP/screen"; then fail "C locale: UTF-8 box drawing"; else pass; fi
+quit_ok
+# the default: colours; SIGTERM ends it through endwin with status 128 + 15
+start "LANG=C.UTF-8 LC_ALL=C.UTF-8" "'$BIN' explore '$GRAPH' --settings '$SETTINGS'"
+expect "Prediction: 12 metrics" 30
+tm capture-pane -e -p -t e2e >"$TMP/esc"
+if grep -q "$(printf '\033')\[[0-9;]*3[0-7]m" "$TMP/esc"; then pass; else fail "no colour escapes by default"; fi
+kill -TERM "$(cat "$TMP/pid")"
+ended 143 "SIGTERM"
+
+# a bad graph: an error naming the file, non-zero exit, before the screen is touched
+fails 1 "does-not-exist.json" "$DRIPLE" explore tests/data/graph/does-not-exist.json
+fails 2 "--batch" "$DRIPLE" explore "$GRAPH" --batch 0
+# not a terminal: a clear message
+fails 1 "needs a terminal" "$DRIPLE" explore "$GRAPH"
+# the key-latency benchmark runs without a terminal
+ok "$DRIPLE" explore "$GRAPH" --bench-keys 40 --json
+contains "$TMP/out" "\"p95_ms\""
+finish

@@ -1,0 +1,68 @@
+#!/bin/sh
+# e2e_zoo.sh: `driple zoo list|build` end to end: every model builds and reads back through
+# `driple graph info`, the options reach the graph, bad arguments fail with exit 2 and a message,
+# a bad model name or output path with exit 1; the samples in samples/graphs load.
+. tests/lib.sh
+
+ok "$DRIPLE" zoo list
+contains "$TMP/out" "resnet50"
+contains "$TMP/out" "gpt2_small"
+ok "$DRIPLE" zoo list --json
+contains "$TMP/out" '"name": "bert_base"'
+contains "$TMP/out" '"params": 138357544'
+if command -v python3 >/dev/null 2>&1; then
+    if python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); assert len(a) >= 15 and all("name" in m for m in a)' "$TMP/out"; then pass; else fail "zoo list --json is not an array of objects with name"; fi
+fi
+
+for m in alexnet vgg16 vgg19 resnet50 resnet101 resnet152 inception3 googlenet mobilenet_v2 \
+         densenet121 squeezenet lstm_lm transformer_base bert_base gpt2_small resnet18 resnet34 \
+         bert_large gpt2_medium; do
+    ok "$DRIPLE" zoo build "$m" --batch 8 -o "$TMP/$m.json"
+    contains "$TMP/$m.json" '"format":"driple-graph/1"'
+done
+ok "$DRIPLE" graph info "$TMP/resnet50.json"
+contains "$TMP/out" "25610152 parameters"
+contains "$TMP/out" "exported batch   8"
+
+# Options reach the graph.
+ok "$DRIPLE" zoo build vgg16 --optimizer adam --precision mixed --batch 4 --input 64 -o "$TMP/v.json"
+contains "$TMP/v.json" '"op":"ApplyAdam"'
+contains "$TMP/v.json" '"dtype":"float16"'
+contains "$TMP/v.json" '"shape":[-1,64,64,3]'
+ok "$DRIPLE" zoo build lstm_lm --seq 10 --optimizer sgd -o "$TMP/l.json"
+contains "$TMP/l.json" '"op":"ApplyGradientDescent"'
+contains "$TMP/l.json" '"shape":[-1,10]'
+ok "$DRIPLE" zoo build resnet50 --nchw -o "$TMP/n.json"
+contains "$TMP/n.json" '"data_format":"NCHW"'
+ok "$DRIPLE" zoo build squeezenet -o -
+contains "$TMP/out" '"name":"squeezenet"'
+
+# Bad input: usage errors exit 2, run errors exit 1, each naming what is wrong.
+fails 1 "unknown model 'resnet5'" "$DRIPLE" zoo build resnet5 -o "$TMP/x.json"
+fails 2 "--optimizer 'rmsprop'" "$DRIPLE" zoo build vgg16 --optimizer rmsprop -o "$TMP/x.json"
+fails 2 "--precision 'fp8'" "$DRIPLE" zoo build vgg16 --precision fp8 -o "$TMP/x.json"
+fails 2 "missing -o" "$DRIPLE" zoo build vgg16
+fails 2 "which model" "$DRIPLE" zoo build -o "$TMP/x.json"
+fails 2 "takes --seq" "$DRIPLE" zoo build bert_base --input 224 -o "$TMP/x.json"
+fails 2 "--batch" "$DRIPLE" zoo build vgg16 --batch 0 -o "$TMP/x.json"
+fails 1 "input size 8 out of range" "$DRIPLE" zoo build vgg16 --input 8 -o "$TMP/x.json"
+fails 1 "sequence length 4096" "$DRIPLE" zoo build gpt2_small --seq 4096 -o "$TMP/x.json"
+fails 1 "/nonexistent/dir/x.json" "$DRIPLE" zoo build vgg16 -o /nonexistent/dir/x.json
+fails 2 "unknown subcommand 'frobnicate'" "$DRIPLE" zoo frobnicate
+fails 2 "missing subcommand" "$DRIPLE" zoo
+
+# ONNX import: the same training expansion (gradients, optimizer) on a model made by the tests.
+ok "$DRIPLE" graph import tests/data/onnx/tiny_cnn.onnx -o "$TMP/cnn.json" --exported-batch 16
+contains "$TMP/cnn.json" '"op":"Conv2DBackpropFilter"'
+contains "$TMP/cnn.json" '"op":"ApplyMomentum"'
+contains "$TMP/cnn.json" '"framework":"onnx"'
+ok "$DRIPLE" graph info tests/data/onnx/tiny_res.onnx
+head -c 300 tests/data/onnx/tiny_cnn.onnx > "$TMP/cut.onnx"
+fails 1 "cut.onnx:byte" "$DRIPLE" graph info "$TMP/cut.onnx"
+
+# The shipped samples were made by `driple zoo build` and load.
+for f in samples/graphs/*.json; do
+    [ -f "$f" ] || continue
+    ok "$DRIPLE" graph info "$f"
+done
+finish

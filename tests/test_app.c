@@ -1,0 +1,403 @@
+/* test_app.c: the explorer's model without a terminal: loading, the prediction and where it
+ * comes from (trained / nearest / transferred), the derived figures' formulas, the embedding
+ * cache (a setting change costs only the head; a batch change one GNN pass, never a new
+ * partition), compare rows and sorting, search, export, keys and prompts, bad input, and the
+ * background transfer (finishes, and can be cancelled). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../tui/app.h"
+#include "../tui/keys.h"
+#include "dp/inspector.h"
+#include "dp/model.h"
+#include "test.h"
+
+#define GRAPH   "tests/data/graph/small.json"
+#define GPUS    "assets/gpus.json"
+#define WEIGHTS "assets/op_weights.json"
+
+static char dir[256], insp_path[320], settings_path[320];
+
+/* A scratch inspector (default architecture, seeded weights, label scales like a trained one)
+ * for V100-P1w2ho-PCIe, and a setting list naming it plus a setting without an inspector. */
+static int make_fixtures(void) {
+    snprintf(dir, sizeof dir, "/tmp/driple_test_app_XXXXXX");
+    if (!mkdtemp(dir)) return -1;
+    snprintf(insp_path, sizeof insp_path, "%s/v100.json", dir);
+    snprintf(settings_path, sizeof settings_path, "%s/settings.json", dir);
+    struct dp_arch arch;
+    dp_arch_default(&arch);
+    struct dp_model *m = NULL;
+    struct dp_inspector *in = NULL;
+    struct dp_error err = {0};
+    if (dp_model_init(&arch, 7, &m, &err) != DP_OK) return -1;
+    /* a positive output bias: durations and peaks come out positive, like a trained model's */
+    float bias[DP_N_OUTPUTS];
+    int64_t shape[1] = {DP_N_OUTPUTS};
+    for (int o = 0; o < DP_N_OUTPUTS; o++) bias[o] = 0.5f + 0.05f * (float)o;
+    if (dp_model_set_param(m, "graph_read_out.mlp.fully_connected.2.linear.bias", 1, shape, bias,
+                           &err) != DP_OK)
+        fprintf(stderr, "fixture: %s\n", err.msg);
+    if (dp_inspector_init(m, &in, &err) != DP_OK) return -1;
+    for (int o = 0; o < DP_N_OUTPUTS; o++) dp_inspector_set_scale(in, o, 100.0 + o);
+    dp_inspector_set_setting(in, "V100-P1w2ho-PCIe");
+    if (dp_inspector_save(in, insp_path, NULL, NULL, &err) != DP_OK) {
+        fprintf(stderr, "%s\n", err.msg);
+        dp_inspector_free(in);
+        return -1;
+    }
+    dp_inspector_free(in);
+    FILE *f = fopen(settings_path, "w");
+    if (!f) return -1;
+    fprintf(f, "{\"format\": \"driple-settings/1\", \"settings\": ["
+               "{\"id\": \"V100-P1w2ho-PCIe\", \"gpu\": \"V100-PCIe-16GB\", \"ps\": 1, \"workers\": 2,"
+               " \"placement\": \"homo\", \"network\": \"PCIe\", \"inspector\": \"v100.json\"},"
+               "{\"id\": \"V100-P1w4ho-PCIe\", \"gpu\": \"V100-PCIe-16GB\", \"ps\": 1, \"workers\": 4,"
+               " \"placement\": \"homo\", \"network\": \"PCIe\", \"inspector\": \"missing.json\"},"
+               "{\"id\": \"A100-P1w2ho-NVLink\", \"gpu\": \"A100-40GB-SXM\", \"ps\": 1, \"workers\": 2,"
+               " \"placement\": \"homo\", \"network\": \"NVLink\"}]}\n");
+    return fclose(f);
+}
+
+static void init(struct app *a) {
+    struct app_opts o = {GRAPH, settings_path, GPUS, WEIGHTS, 0};
+    struct dp_error err = {0};
+    enum dp_status st = app_init(a, &o, &err);
+    if (st != DP_OK) fprintf(stderr, "app_init: %s\n", err.msg);
+    CHECK(st == DP_OK);
+}
+
+static void test_prediction(void) {
+    struct app a;
+    init(&a);
+    const struct app_pred *p = &a.pred;
+    CHECK(!strcmp(a.cur.id, "V100-P1w2ho-PCIe"));
+    CHECK(p->ok);
+    CHECK(p->src == APP_SRC_TRAINED);
+    CHECK(!strcmp(p->insp_id, "V100-P1w2ho-PCIe"));
+    for (int k = 0; k < DP_N_OUTPUTS; k++) CHECK(isfinite(p->m[k]));
+    /* derived figures follow their stated formulas */
+    double iter = p->m[3] + p->m[4];
+    CHECK_NEAR(p->d[APP_D_ITER], iter, 1e-9);
+    if (iter > 0) {
+        CHECK_NEAR(p->d[APP_D_THRU], (double)a.batch * 2 * 1000.0 / iter, 1e-6 * p->d[APP_D_THRU]);
+        CHECK_NEAR(p->d[APP_D_UTIL], fmin(100, p->m[5] * p->m[4] / iter), 1e-9);
+        CHECK_NEAR(p->d[APP_D_EPOCH], a.dataset_size / p->d[APP_D_THRU], 1e-6 * p->d[APP_D_EPOCH]);
+        CHECK_NEAR(p->d[APP_D_COST], p->d[APP_D_EPOCH] / 3600 * 2 * a.price_hour,
+                   1e-9 + 1e-6 * p->d[APP_D_COST]);
+    }
+    /* the simulator's estimate beside it */
+    CHECK(p->sim_ok);
+    CHECK(p->sim_d[APP_D_ITER] > 0);
+    CHECK(p->mem_gb > 0 && p->mem_cap_gb == 16.0);
+    CHECK(a.n_embed_calls == 1);
+    struct dp_partition *part = a.part;
+
+    /* a setting change costs a head only: no new GNN pass */
+    CHECK(app_workers_step(&a, +1));
+    CHECK(a.cur.workers == 3);
+    CHECK(a.pred.ok && a.pred.src == APP_SRC_NEAREST);
+    CHECK(!strcmp(a.pred.insp_id, "V100-P1w2ho-PCIe"));
+    CHECK(a.n_embed_calls == 1);
+    CHECK_NEAR(a.pred.d[APP_D_THRU], (double)a.batch * 3 * 1000.0 / a.pred.d[APP_D_ITER],
+               1e-6 * a.pred.d[APP_D_THRU]);
+    /* workers 4: the list names an inspector file that does not exist -> the nearest one */
+    CHECK(app_workers_step(&a, +1));
+    CHECK(a.pred.ok && a.pred.src == APP_SRC_NEAREST);
+
+    char gpu0[DP_NAME_MAX];
+    snprintf(gpu0, sizeof gpu0, "%s", a.cur.gpu);
+    CHECK(app_gpu_step(&a, +1));
+    CHECK(strcmp(gpu0, a.cur.gpu) != 0);
+    CHECK(app_gpu_step(&a, -1));
+    CHECK(!strcmp(gpu0, a.cur.gpu));
+    CHECK(a.n_embed_calls == 1);
+
+    /* batch: new features (one GNN pass), same partition */
+    CHECK(app_batch_set(&a, 64));
+    CHECK(a.batch == 64 && a.grouped->batch == 64);
+    CHECK(a.part == part);
+    CHECK(a.n_embed_calls == 2);
+    CHECK(app_batch_step(&a, -1));
+    CHECK(a.batch == 32);
+    CHECK(app_batch_set(&a, 64)); /* cached */
+    CHECK(a.n_embed_calls == 3);  /* 32 was new; 64 again is a hit */
+
+    /* precision, network, placement */
+    CHECK(app_precision_toggle(&a));
+    CHECK(a.cur.precision == DP_PREC_MIXED);
+    CHECK(!app_placement_toggle(&a)); /* PCIe cannot be hetero */
+    CHECK(a.status_err);
+    CHECK(app_network_step(&a, +1));
+    CHECK(a.cur.network == DP_NET_NVLINK);
+
+    /* bad values are refused with a message, the setting unchanged */
+    CHECK(!app_batch_set(&a, 0));
+    CHECK(a.status_err && a.batch == 64);
+    while (a.cur.workers > 1) app_workers_step(&a, -1);
+    CHECK(!app_workers_step(&a, -1));
+    CHECK(a.cur.workers == 1);
+    /* deferred simulations (the UI): the key answers with the prediction, app_fill_pending
+     * adds the simulated half */
+    a.defer_sims = true;
+    CHECK(app_gpu_step(&a, +1));
+    CHECK(a.pred.ok && a.pred.sim_pending && !a.pred.sim_ok);
+    CHECK(app_pending(&a));
+    CHECK(app_fill_pending(&a, 1000));
+    /* simulated, or a reason why not (a catalog GPU without FP32 or bandwidth figures) */
+    CHECK(!app_pending(&a) && !a.pred.sim_pending && (a.pred.sim_ok || a.pred.note[0]));
+    CHECK(app_gpu_step(&a, -1)); /* cached: nothing pending */
+    CHECK(!a.pred.sim_pending && a.pred.sim_ok);
+    app_tab_set(&a, APP_TAB_COMPARE);
+    long sims = a.n_sim_calls;
+    while (app_pending(&a)) app_fill_pending(&a, 1);
+    CHECK(a.n_sim_calls > sims);
+    for (int i = 0; i < a.n_rows; i++) CHECK(!a.rows[i].p.sim_pending);
+    a.defer_sims = false;
+    CHECK(!app_dataset_set(&a, -5));
+    CHECK(app_price_set(&a, 3.5));
+    CHECK(a.price_hour == 3.5);
+    app_free(&a);
+}
+
+static void test_compare(void) {
+    struct app a;
+    init(&a);
+    app_tab_set(&a, APP_TAB_COMPARE);
+    CHECK(a.n_rows == a.cat->n_gpus);
+    int current = 0;
+    for (int i = 0; i < a.n_rows; i++) {
+        current += a.rows[i].current;
+        bool found = false;
+        for (int g = 0; g < a.cat->n_gpus; g++) found |= !strcmp(a.rows[i].label, a.cat->gpus[g].name);
+        CHECK(found);
+    }
+    CHECK(current == 1);
+    /* sorted by throughput (highest first), NaN last */
+    for (int i = 1; i < a.n_rows; i++) {
+        const double *x = a.rows[i - 1].p.ok ? a.rows[i - 1].p.d : a.rows[i - 1].p.sim_d;
+        const double *y = a.rows[i].p.ok ? a.rows[i].p.d : a.rows[i].p.sim_d;
+        if (!isnan(y[APP_D_THRU])) CHECK(x[APP_D_THRU] >= y[APP_D_THRU]);
+    }
+    app_sort_next(&a);
+    CHECK(a.sort == APP_SORT_ITER);
+    for (int i = 1; i < a.n_rows; i++) {
+        const double *x = a.rows[i - 1].p.ok ? a.rows[i - 1].p.d : a.rows[i - 1].p.sim_d;
+        const double *y = a.rows[i].p.ok ? a.rows[i].p.d : a.rows[i].p.sim_d;
+        if (!isnan(y[APP_D_ITER])) CHECK(x[APP_D_ITER] <= y[APP_D_ITER]);
+    }
+    /* marking: only the marked GPUs */
+    app_select(&a, 2);
+    app_mark_toggle(&a);
+    app_select(&a, 4);
+    app_mark_toggle(&a);
+    app_only_marked_toggle(&a);
+    CHECK(a.only_marked && a.n_rows == 2);
+    app_only_marked_toggle(&a);
+    CHECK(a.n_rows == a.cat->n_gpus);
+    /* apply a row */
+    app_select(&a, 0);
+    char want[DP_NAME_MAX];
+    snprintf(want, sizeof want, "%s", a.rows[0].label);
+    app_compare_apply(&a);
+    CHECK(!strcmp(a.cur.gpu, want));
+    /* every setting of the list */
+    app_compare_mode(&a, APP_CMP_SETTINGS);
+    CHECK(a.n_rows == a.settings->n_settings);
+    /* a change while the compare tab is hidden leaves the rows stale until shown */
+    app_tab_set(&a, APP_TAB_PREDICT);
+    app_gpu_step(&a, +1);
+    CHECK(a.rows_stale);
+    app_tab_set(&a, APP_TAB_COMPARE);
+    CHECK(!a.rows_stale);
+
+    /* export */
+    char path[400];
+    snprintf(path, sizeof path, "%s/export.json", dir);
+    struct dp_error err = {0};
+    CHECK(app_export_json(&a, path, &err) == DP_OK);
+    FILE *f = fopen(path, "r");
+    char buf[8192] = {0};
+    if (f) {
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+    }
+    CHECK_CONTAINS(buf, "\"format\": \"driple-explore/1\"");
+    CHECK_CONTAINS(buf, "\"gpu_util\": {\"idle\": ");
+    CHECK_CONTAINS(buf, "\"simulated\": {\"metrics\"");
+    CHECK(app_export_json(&a, "/nonexistent-dir/x.json", &err) == DP_ERR_IO);
+    CHECK_CONTAINS(err.msg, "/nonexistent-dir/x.json");
+    app_free(&a);
+}
+
+static void test_search_keys(void) {
+    struct app a;
+    init(&a);
+    app_search_set(&a, "matmul");
+    CHECK(a.n_hits >= 1);
+    for (int i = 0; i < a.n_hits; i++) CHECK(app_group_of_op(&a, a.hits[i]) >= 0);
+    app_search_set(&a, "no-such-op-anywhere");
+    CHECK(a.n_hits == 0 && a.status_err);
+
+    /* keys: the table drives the app */
+    char gpu0[DP_NAME_MAX];
+    snprintf(gpu0, sizeof gpu0, "%s", a.cur.gpu);
+    CHECK(keys_handle(&a, 'g') & R_REDRAW);
+    CHECK(strcmp(a.cur.gpu, gpu0) != 0);
+    CHECK(keys_handle(&a, 'G') & R_REDRAW);
+    CHECK(!strcmp(a.cur.gpu, gpu0));
+    CHECK(keys_handle(&a, 'q') == R_QUIT);
+    CHECK(keys_handle(&a, 'c') & R_RELAYOUT);
+    CHECK(a.tab == APP_TAB_COMPARE && a.n_rows == a.cat->n_gpus);
+    keys_handle(&a, '?');
+    CHECK(a.help);
+    keys_handle(&a, 27);
+    CHECK(!a.help);
+    /* typing a batch size */
+    keys_handle(&a, 'b');
+    CHECK(a.prompt == APP_PROMPT_BATCH);
+    keys_handle(&a, '1');
+    keys_handle(&a, '2');
+    keys_handle(&a, '8');
+    keys_handle(&a, '\r');
+    CHECK(a.prompt == APP_PROMPT_NONE && a.batch == 128);
+    keys_handle(&a, 'b');
+    keys_handle(&a, 'x');
+    keys_handle(&a, '\r');
+    CHECK(a.status_err && a.batch == 128);
+    /* search prompt is live */
+    keys_handle(&a, '/');
+    keys_handle(&a, 'm');
+    keys_handle(&a, 'a');
+    keys_handle(&a, 't');
+    CHECK(a.tab == APP_TAB_GROUPS && a.n_hits >= 1);
+    keys_handle(&a, 27);
+    CHECK(a.prompt == APP_PROMPT_NONE);
+    /* every documented key appears in the help, with the derived formulas */
+    const char *lines[128];
+    char buf[128][128];
+    int n = keys_help_lines(lines, buf, 128);
+    int documented = 0, found = 0;
+    for (int i = 0; i < keymap_len; i++) {
+        if (!keymap[i].help) continue;
+        documented++;
+        for (int k = 0; k < n; k++)
+            if (strstr(lines[k], keymap[i].help)) {
+                found++;
+                break;
+            }
+    }
+    CHECK(documented > 20 && found == documented);
+    bool formula = false;
+    for (int k = 0; k < n; k++) formula |= strstr(lines[k], "throughput = batch x workers") != NULL;
+    CHECK(formula);
+
+    /* mouse: tabs, list rows, panes */
+    struct layout l = layout_compute(30, 100, &a);
+    CHECK(keys_mouse(&a, &l, l.tab[APP_TAB_COMPARE].y, l.tab[APP_TAB_COMPARE].x + 1) & R_RELAYOUT);
+    CHECK(a.tab == APP_TAB_COMPARE && a.n_rows == a.cat->n_gpus);
+    keys_mouse(&a, &l, l.list.y + 3, 10);
+    CHECK(a.sel[APP_TAB_COMPARE] == 3);
+    keys_mouse(&a, &l, l.list.y + 200, 10); /* below the rows: nothing */
+    CHECK(a.sel[APP_TAB_COMPARE] == 3);
+    keys_mouse(&a, &l, l.tab[APP_TAB_PREDICT].y, l.tab[APP_TAB_PREDICT].x);
+    CHECK(a.tab == APP_TAB_PREDICT);
+    keys_mouse(&a, &l, l.derived.y + 2 + APP_D_THRU, l.derived.x + 3);
+    CHECK(a.pane == APP_PANE_DERIVED && a.pane_sel[APP_PANE_DERIVED] == APP_D_THRU);
+    CHECK_CONTAINS(a.status, "throughput = batch x workers / iteration");
+    keys_mouse(&a, &l, l.table.y + 2 + 2 * 2, l.table.x + 3); /* net rx */
+    CHECK(a.pane == APP_PANE_TABLE && a.pane_sel[APP_PANE_TABLE] == 2 && a.metric == 7);
+    /* Enter on a group opens it in the importance tab */
+    keys_handle(&a, '3');
+    keys_handle(&a, 'j');
+    keys_handle(&a, '\r');
+    CHECK(a.tab == APP_TAB_IMPORTANCE && a.imp_select == 1);
+    app_free(&a);
+}
+
+static void wait_job(struct app *a, double seconds) {
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < (int)(seconds * 50); i++) {
+        app_tick(a);
+        if (!a->job.started) return;
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void test_transfer(void) {
+    struct app a;
+    init(&a);
+    CHECK(!app_transfer_start(&a)); /* this setting has its own inspector */
+    app_workers_step(&a, +1);
+    CHECK(a.pred.src == APP_SRC_NEAREST);
+    CHECK(app_transfer_start(&a));
+    wait_job(&a, 120);
+    CHECK(a.job.state == APP_JOB_DONE);
+    printf("test_app: %s\n", a.status);
+    CHECK(a.pred.ok && a.pred.src == APP_SRC_TRANSFERRED);
+    CHECK(!strcmp(a.pred.insp_id, "V100-P1w3ho-PCIe"));
+    const struct dp_inspector *in = app_inspector(&a);
+    CHECK(in && !strcmp(dp_inspector_provenance(in)->origin, "transfer"));
+    CHECK(in && !strcmp(dp_inspector_provenance(in)->data, "simulated"));
+    for (int k = 0; k < DP_N_OUTPUTS; k++) CHECK(isfinite(a.pred.m[k]));
+    /* cancelled at once: no inspector added, the state says so */
+    int before = a.n_insps;
+    app_workers_step(&a, +2);
+    CHECK(a.pred.src == APP_SRC_NEAREST);
+    CHECK(app_transfer_start(&a));
+    app_transfer_cancel(&a);
+    wait_job(&a, 60);
+    CHECK(a.job.state == APP_JOB_CANCELLED || a.job.state == APP_JOB_DONE);
+    if (a.job.state == APP_JOB_CANCELLED) CHECK(a.n_insps == before);
+    /* app_free joins a running job */
+    app_workers_step(&a, +1);
+    CHECK(app_transfer_start(&a));
+    app_free(&a);
+}
+
+static void test_bad_input(void) {
+    struct app a;
+    struct dp_error err = {0};
+    struct app_opts o = {"tests/data/graph/does-not-exist.json", settings_path, GPUS, WEIGHTS, 0};
+    CHECK(app_init(&a, &o, &err) != DP_OK);
+    CHECK_CONTAINS(err.msg, "does-not-exist.json");
+    app_free(&a);
+    o.graph = "tests/data/graph/truncated.json";
+    CHECK(app_init(&a, &o, &err) != DP_OK);
+    CHECK_CONTAINS(err.msg, "truncated.json");
+    app_free(&a);
+    o.graph = "tests/data/graph/nogpu.json";
+    CHECK(app_init(&a, &o, &err) != DP_OK);
+    app_free(&a);
+    o.graph = GRAPH;
+    o.settings = "tests/data/graph/small.json"; /* not a setting list */
+    CHECK(app_init(&a, &o, &err) != DP_OK);
+    CHECK_CONTAINS(err.msg, "small.json");
+    app_free(&a);
+    o.settings = settings_path;
+    o.gpus = "/nonexistent/gpus.json";
+    CHECK(app_init(&a, &o, &err) != DP_OK);
+    CHECK_CONTAINS(err.msg, "/nonexistent/gpus.json");
+    app_free(&a);
+}
+
+int main(void) {
+    if (make_fixtures() != 0) {
+        fprintf(stderr, "test_app: cannot write fixtures under /tmp\n");
+        return 1;
+    }
+    test_prediction();
+    test_compare();
+    test_search_keys();
+    test_transfer();
+    test_bad_input();
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "test_app: could not remove %s\n", dir);
+    TEST_MAIN_END();
+}

@@ -1,0 +1,325 @@
+/* test_graph.c: workload-graph I/O: driple-graph/1 (good, bad, truncated, round trip), TF
+ * GraphDef text (inputs "x:1" and "^x", _output_shapes and shape, skipped blocks, escapes, the
+ * exported batch, errors with file:line:col) and loading by content. */
+#include <stdio.h>
+
+#include "dp/graph_io.h"
+#include "test.h"
+
+#define DATA "tests/data/graph/"
+
+static int find(const struct dp_graph *g, const char *name) { return dp_graph_find(g, name); }
+
+static const struct dp_node *node(const struct dp_graph *g, const char *name) {
+    int i = find(g, name);
+    return i >= 0 ? dp_graph_node(g, (size_t)i) : NULL;
+}
+
+static void test_json_good(void) {
+    struct dp_graph *g = NULL;
+    struct dp_error err = {0};
+    size_t dropped = 99;
+    CHECK(dp_graph_load_json(DATA "small.json", &g, &dropped, &err) == DP_OK);
+    if (!g) {
+        fprintf(stderr, "%s\n", err.msg);
+        return;
+    }
+    CHECK(dp_graph_n_nodes(g) == 11);
+    CHECK(dropped == 1); /* "missing_op" */
+    CHECK(dp_graph_batch(g) == 16);
+    CHECK(!strcmp(dp_graph_name(g), "small") && !strcmp(dp_graph_framework(g), "tensorflow"));
+    const struct dp_node *mm = node(g, "mm"), *relu = node(g, "relu"), *loss = node(g, "loss");
+    const struct dp_node *grad = node(g, "grad"), *apply = node(g, "apply");
+    CHECK(mm && mm->n_inputs == 2 && mm->flops == 1024 && mm->bytes == 2048);
+    CHECK(mm && !strcmp(dp_node_attr(mm, "transpose_a"), "false"));
+    CHECK(mm && !strcmp(dp_node_attr(mm, "n"), "3")); /* numbers kept as their JSON text */
+    CHECK(relu && relu->n_inputs == 1 && relu->inputs[0] == find(g, "mm")); /* "mm:0" */
+    CHECK(relu && relu->n_dims == 2 && relu->dims[0] == DP_DIM_BATCH && relu->dims[1] == DP_DIM_UNKNOWN);
+    CHECK(loss && loss->n_inputs == 2 && loss->inputs[1] == find(g, "input")); /* "input:1" */
+    CHECK(grad && grad->dims[1] == DP_DIM_UNKNOWN); /* -2 */
+    CHECK(apply && apply->n_inputs == 2 && apply->n_ctrl == 1 && apply->ctrl[0] == find(g, "relu"));
+    CHECK(node(g, "w")->params == 32 && node(g, "w")->dtype == DP_DTYPE_F32);
+    CHECK(node(g, "lonely")->n_dims == 0);
+    CHECK(node(g, "cpu_side")->n_dims == -1);
+    CHECK_NEAR(dp_node_tensor_size(mm, 16), 64, 0);
+    CHECK_NEAR(dp_node_tensor_size(mm, 32), 128, 0);
+    CHECK_NEAR(dp_node_tensor_size(relu, 16), 0, 0);        /* unknown dim -> 0 (paper) */
+    CHECK_NEAR(dp_node_tensor_size(node(g, "lonely"), 16), 1, 0); /* scalar */
+    CHECK_NEAR(dp_node_tensor_size(node(g, "cpu_side"), 16), 0, 0);
+
+    /* Round trip through a file: the same model comes back. */
+    CHECK(dp_graph_save_json(g, "build/tests/graph_rt.json", &err) == DP_OK);
+    struct dp_graph *h = NULL;
+    CHECK(dp_graph_load_json("build/tests/graph_rt.json", &h, &dropped, &err) == DP_OK);
+    CHECK(dropped == 0);
+    if (h) {
+        CHECK(dp_graph_n_nodes(h) == dp_graph_n_nodes(g) && dp_graph_batch(h) == 16);
+        int same = 1;
+        for (size_t i = 0; i < dp_graph_n_nodes(g); i++) {
+            const struct dp_node *a = dp_graph_node(g, i), *b = dp_graph_node(h, i);
+            same &= !strcmp(a->name, b->name) && !strcmp(a->op, b->op) &&
+                    !strcmp(a->device, b->device) && a->n_dims == b->n_dims &&
+                    a->dtype == b->dtype && a->n_inputs == b->n_inputs && a->n_ctrl == b->n_ctrl &&
+                    a->flops == b->flops && a->bytes == b->bytes && a->params == b->params &&
+                    a->n_attrs == b->n_attrs;
+            for (int d = 0; d < a->n_dims && d < b->n_dims; d++) same &= a->dims[d] == b->dims[d];
+            for (int k = 0; k < a->n_inputs && k < b->n_inputs; k++)
+                same &= a->inputs[k] == b->inputs[k];
+            for (int k = 0; k < a->n_ctrl && k < b->n_ctrl; k++) same &= a->ctrl[k] == b->ctrl[k];
+        }
+        CHECK(same);
+    }
+    dp_graph_free(h);
+    dp_graph_free(g);
+}
+
+static void test_json_bad(void) {
+#define G(nodes) "{\"format\":\"driple-graph/1\",\"name\":\"t\",\"nodes\":" nodes "}"
+#define N(extra) "{\"name\":\"a\",\"op\":\"Conv2D\"" extra "}"
+    static const struct { const char *text, *want; } bad[] = {
+        {"{\"format\":\"driple-graph/1\",\"nodes\":[{\"name\":", "bad.json:1:"},
+        {"{\"format\":\"driple-graph/1\",\"nodes\":[{\"name\":", "truncated"},
+        {"{\"format\":\"driple-grouped/1\",\"nodes\":[]}", "bad.json:$.format: \"driple-grouped/1\""},
+        {"[1,2]", "bad.json:$: expected a JSON object"},
+        {"{\"format\":\"driple-graph/1\"}", "bad.json:$.nodes: missing"},
+        {"{\"format\":\"driple-graph/1\",\"nodes\":{}}", "$.nodes: expected an array"},
+        {G("[]"), "bad.json:$.nodes: empty graph"},
+        {G("[3]"), "$.nodes[0]: expected an object"},
+        {G("[{\"op\":\"X\"}]"), "$.nodes[0].name: missing"},
+        {G("[{\"name\":7,\"op\":\"X\"}]"), "$.nodes[0].name: expected a string"},
+        {G("[{\"name\":\"a\"}]"), "$.nodes[0].op: missing"},
+        {G("[{\"name\":\"\",\"op\":\"X\"}]"), "$.nodes[0].name: empty"},
+        {G("[" N("") "," N("") "]"), "bad.json:$.nodes[1].name: duplicate node name 'a'"},
+        {G("[" N(",\"dtype\":\"float33\"") "]"), "bad.json:$.nodes[0].dtype: unknown dtype 'float33'"},
+        {G("[" N(",\"dtype\":5") "]"), "$.nodes[0].dtype: expected a string"},
+        {G("[" N(",\"device\":[]") "]"), "$.nodes[0].device: expected a string"},
+        {G("[" N(",\"shape\":\"2x2\"") "]"), "$.nodes[0].shape: expected an array"},
+        {G("[" N(",\"shape\":[2,-3]") "]"), "$.nodes[0].shape[1]: expected an integer"},
+        {G("[" N(",\"shape\":[2,1.5]") "]"), "$.nodes[0].shape[1]"},
+        {G("[" N(",\"shape\":[2,\"x\"]") "]"), "$.nodes[0].shape[1]"},
+        {G("[" N(",\"shape\":[1,1,1,1,1,1,1,1,1]") "]"), "$.nodes[0].shape: 9 dimensions"},
+        {G("[" N(",\"shape\":[4294967296,4294967296,2]") "]"), "$.nodes[0].shape: the dimensions' product overflows"},
+        {G("[" N(",\"inputs\":\"b\"") "]"), "$.nodes[0].inputs: expected an array"},
+        {G("[" N(",\"inputs\":[1]") "]"), "$.nodes[0].inputs[0]: expected a node name"},
+        {G("[" N(",\"inputs\":[\"^\"]") "]"), "$.nodes[0].inputs[0]"},
+        {G("[" N(",\"flops\":\"many\"") "]"), "$.nodes[0].flops: expected a number"},
+        {G("[" N(",\"flops\":-5") "]"), "$.nodes[0].flops: negative"},
+        {G("[" N(",\"params\":1.5") "]"), "$.nodes[0].params"},
+        {G("[" N(",\"attrs\":[]") "]"), "$.nodes[0].attrs: expected an object"},
+        {"{\"format\":\"driple-graph/1\",\"batch\":-4,\"nodes\":[" N("") "]}", "$.batch"},
+        {"{\"format\":\"driple-graph/1\",\"name\":5,\"nodes\":[" N("") "]}", "$.name: expected a string"},
+        {"", "bad.json: empty file"},
+    };
+#undef G
+#undef N
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct dp_graph *g = NULL;
+        struct dp_error err = {0};
+        CHECK(dp_graph_parse_json(bad[i].text, strlen(bad[i].text), "bad.json", &g, NULL, &err) != DP_OK);
+        CHECK(g == NULL);
+        CHECK_CONTAINS(err.msg, bad[i].want);
+    }
+    struct dp_graph *g = NULL;
+    struct dp_error err = {0};
+    CHECK(dp_graph_load_json(DATA "bad_dtype.json", &g, NULL, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "tests/data/graph/bad_dtype.json:$.nodes[1].dtype: unknown dtype 'float33'");
+    CHECK(dp_graph_load_json(DATA "truncated.json", &g, NULL, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "truncated.json:2:");
+    CHECK(dp_graph_load_json(DATA "empty.json", &g, NULL, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "empty graph");
+    CHECK(dp_graph_load_json(DATA "overflow.json", &g, NULL, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "overflow.json:$.nodes[0].shape: the dimensions' product overflows");
+    CHECK(dp_graph_load_json("no/such/graph.json", &g, NULL, &err) == DP_ERR_IO);
+    CHECK_CONTAINS(err.msg, "no/such/graph.json: cannot open");
+    CHECK(g == NULL);
+}
+
+static void test_pbtxt_good(void) {
+    struct dp_graph *g = NULL;
+    struct dp_error err = {0};
+    CHECK(dp_graph_import_pbtxt(DATA "small.pbtxt", NULL, &g, &err) == DP_OK);
+    if (!g) {
+        fprintf(stderr, "%s\n", err.msg);
+        return;
+    }
+    CHECK(dp_graph_n_nodes(g) == 12); /* the library's node_def is not a node */
+    CHECK(find(g, "not_a_node") < 0);
+    CHECK(!strcmp(dp_graph_name(g), "small") && !strcmp(dp_graph_framework(g), "tensorflow"));
+    CHECK(dp_graph_batch(g) == 16);
+    CHECK_CONTAINS(dp_graph_batch_source(g), "IteratorGetNext");
+    const struct dp_node *it = node(g, "IteratorGetNext"), *loss = node(g, "loss");
+    const struct dp_node *w = node(g, "w"), *apply = node(g, "train/apply");
+    const struct dp_node *gr = node(g, "grad/Relu"), *relu = node(g, "dense/Relu");
+    CHECK(it && it->n_dims == 2 && it->dims[0] == DP_DIM_BATCH && it->dims[1] == 8);
+    CHECK(it && it->dtype == DP_DTYPE_F32); /* output_types' first */
+    CHECK(it && !strcmp(dp_node_attr(it, "output_types"), "[DT_FLOAT, DT_INT64]"));
+    CHECK(loss && loss->n_inputs == 2 && loss->inputs[1] == find(g, "IteratorGetNext")); /* x:1 */
+    CHECK(loss && loss->n_dims == 1 && loss->dims[0] == DP_DIM_BATCH); /* first output only */
+    /* "lr" names no node: dropped; "^dense/Relu" is a control input. */
+    CHECK(apply && apply->n_inputs == 2 && apply->n_ctrl == 1 && apply->ctrl[0] == find(g, "dense/Relu"));
+    CHECK(w && w->params == 32 && w->dtype == DP_DTYPE_F32 && w->n_dims == 2 && w->dims[0] == 8);
+    CHECK(w && !strcmp(dp_node_attr(w, "shape"), "[8, 4]"));
+    CHECK(relu && relu->dims[0] == DP_DIM_BATCH);                          /* leading -1 */
+    CHECK(gr && gr->dims[0] == DP_DIM_BATCH && gr->dims[1] == DP_DIM_UNKNOWN); /* other -1 */
+    CHECK(dp_node_on_gpu(gr) && !dp_node_on_gpu(it));
+    CHECK(!strcmp(dp_node_attr(node(g, "dense/MatMul"), "transpose_a"), "false"));
+    const struct dp_node *fn = node(g, "save/filename");
+    CHECK(fn && !strcmp(dp_node_attr(fn, "value"), "tensor(DT_STRING, [])"));
+    CHECK(fn && !strcmp(dp_node_attr(fn, "note"), "a \"quoted\"\tstringand more"));
+    CHECK(node(g, "lonely") && node(g, "lonely")->n_dims == -1);
+    dp_graph_free(g);
+
+    /* --exported-batch: a first dimension equal to it is the batch (even a false friend). */
+    struct dp_import_opts o = {.exported_batch = 8};
+    CHECK(dp_graph_import_pbtxt(DATA "small.pbtxt", &o, &g, &err) == DP_OK);
+    if (g) {
+        CHECK(dp_graph_batch(g) == 8 && !strcmp(dp_graph_batch_source(g), "--exported-batch"));
+        CHECK(node(g, "grad/MatMul")->dims[0] == DP_DIM_BATCH);
+        CHECK(node(g, "w")->dims[0] == 8);                        /* variables keep their shape */
+        CHECK(node(g, "dense/MatMul")->dims[0] == 16);           /* 16 is no longer the batch */
+        CHECK(node(g, "dense/Relu")->dims[0] == DP_DIM_BATCH);  /* TF's -1 */
+    }
+    dp_graph_free(g);
+
+    /* No input pipeline: the first GPU op (not a variable or constant) decides. */
+    const char *t = "node { name: \"v\" op: \"VariableV2\" device: \"/gpu:0\"\n"
+                    "  attr { key: \"_output_shapes\" value { list { shape { dim { size: 3 } } } } } }\n"
+                    "node { name: 'c' op: 'Conv2D' input: 'v' device: '/device:GPU:0'\n"
+                    "  attr { key: 'shape' value { shape { dim { size: 24 } dim { size: 5 } } } } }\n"
+                    "node { name: 'd' op: 'Relu' input: 'c' device: '/device:GPU:0'\n"
+                    "  attr { key: '_output_shapes' value { list { shape { dim { size: 24 } } } } } }\n";
+    CHECK(dp_graph_parse_pbtxt(t, strlen(t), "fb.pbtxt", NULL, &g, &err) == DP_OK);
+    if (g) {
+        CHECK(dp_graph_batch(g) == 24);
+        CHECK_CONTAINS(dp_graph_batch_source(g), "first GPU op 'c'");
+        CHECK(node(g, "d")->dims[0] == DP_DIM_BATCH && node(g, "c")->dims[1] == 5);
+        CHECK(!strcmp(dp_graph_name(g), "fb"));
+    }
+    dp_graph_free(g);
+
+    /* Angle brackets, list syntax, separators and comments are all protobuf text. */
+    t = "# c\nnode < name: \"a\" op: \"X\" ; attr: [ { key: \"k\" value { list { i: [1, 2] } } } ] >\n"
+        "node: { name: \"b\" op: \"Y\", input: [\"a\", \"^a\"] } # trailing\n";
+    CHECK(dp_graph_parse_pbtxt(t, strlen(t), "syn.pbtxt", NULL, &g, &err) == DP_OK);
+    if (g) {
+        CHECK(dp_graph_n_nodes(g) == 2 && !strcmp(dp_node_attr(node(g, "a"), "k"), "[1, 2]"));
+        CHECK(node(g, "b")->n_inputs == 1 && node(g, "b")->n_ctrl == 1);
+        CHECK(dp_graph_batch(g) == 0 && !strcmp(dp_graph_batch_source(g), "unknown"));
+    } else {
+        fprintf(stderr, "%s\n", err.msg);
+    }
+    dp_graph_free(g);
+}
+
+static void test_pbtxt_bad(void) {
+    static const struct { const char *text, *want; } bad[] = {
+        {"node {\n  name: \"a\"\n  op: \"X\"\n", "bad.pbtxt:4:1: file ends inside the block opened at 1:6 (truncated"},
+        {"node {\n  name: \"a\n}\n", "bad.pbtxt:2:9: unterminated string"},
+        {"node { name: \"a", "bad.pbtxt:1:14: unterminated string (truncated"},
+        {"node { name: \"a\\q\" op: \"X\" }", "bad.pbtxt:1:14: bad escape sequence"},
+        {"node { op: \"X\" }", "bad.pbtxt:1:1: node block without a 'name'"},
+        {"node { name: \"a\" }", "node block without a 'op'"},
+        {"node { name: 5 op: \"X\" }", "bad.pbtxt:1:8: name: expected a string"},
+        {"node { name: \"\" op: \"X\" }", "empty name"},
+        {"node { name: \"a\" op: \"X\" }\nnode { name: \"a\" op: \"Y\" }", "bad.pbtxt:2:8: duplicate node name 'a'"},
+        {"node { name: \"a\" op: \"X\" input: 3 }", "bad.pbtxt:1:26: input: expected a node name"},
+        {"node { name: \"a\" op: \"X\" bogus }", "bad.pbtxt:1:32: expected ':' or '{' after 'bogus'"},
+        {"node { name: \"a\" op: \"X\" } }", "bad.pbtxt:1:28: expected a field name, found '}'"},
+        {"node { name: \"a\" op: \"X\" @ }", "bad.pbtxt:1:26: unexpected character '@'"},
+        {"node { name: \"a\" op: \"X\" attr { key: \"shape\" value { shape { dim { size: x } } } } }",
+         "dim size: expected an integer"},
+        {"node { name: \"a\" op: \"X\" attr { key: \"shape\" value { shape { dim { size: 99999999999999999999 } } } } }",
+         "dim size: expected an integer"},
+        {"node { name: \"a\" op: \"X\" attr { key: \"shape\" value { shape { "
+         "dim { size: 1 } dim { size: 1 } dim { size: 1 } dim { size: 1 } dim { size: 1 } "
+         "dim { size: 1 } dim { size: 1 } dim { size: 1 } dim { size: 1 } } } } }",
+         "shape with more than 8 dimensions"},
+        {"node { name: \"a\" op: \"X\" attr { key: \"shape\" value { shape { "
+         "dim { size: 4294967296 } dim { size: 4294967296 } dim { size: 2 } } } } }",
+         "node 'a': the dimensions' product overflows"},
+        {"node { name: \"a\" op: \"X\" input: [\"b\" \"c\" }", "expected ',' or ']' in a list"},
+        {"versions { producer: 1 }\n", "bad.pbtxt:2:1: empty graph"},
+        {"", "empty graph"},
+        {"node: 5", "node: expected a block"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct dp_graph *g = NULL;
+        struct dp_error err = {0};
+        CHECK(dp_graph_parse_pbtxt(bad[i].text, strlen(bad[i].text), "bad.pbtxt", NULL, &g, &err) != DP_OK);
+        CHECK(g == NULL);
+        CHECK_CONTAINS(err.msg, bad[i].want);
+    }
+    /* Nesting deeper than the limit fails cleanly rather than overflowing the stack. */
+    char deep[4096] = "node { name: \"a\" op: \"X\" ";
+    for (int i = 0; i < 200; i++) strcat(deep, "a{");
+    struct dp_graph *g = NULL;
+    struct dp_error err = {0};
+    CHECK(dp_graph_parse_pbtxt(deep, strlen(deep), "deep.pbtxt", NULL, &g, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "nested deeper than");
+    CHECK(dp_graph_import_pbtxt(DATA "truncated.pbtxt", NULL, &g, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "tests/data/graph/truncated.pbtxt:");
+    CHECK_CONTAINS(err.msg, "truncated");
+    CHECK(dp_graph_import_pbtxt(DATA "bad_syntax.pbtxt", NULL, &g, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "tests/data/graph/bad_syntax.pbtxt:6:1: expected ':' or '{' after 'bogus', found '}'");
+    CHECK(g == NULL);
+}
+
+static void write_file(const char *path, const void *data, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return;
+    fwrite(data, 1, n, f);
+    fclose(f);
+}
+
+static void test_load_by_content(void) {
+    struct dp_graph *g = NULL;
+    struct dp_error err = {0};
+    /* The content decides, not the name. */
+    const char *pb = "# exported\nnode { name: \"a\" op: \"X\" device: \"/gpu:0\" }\n";
+    write_file("build/tests/looks_like.json", pb, strlen(pb));
+    CHECK(dp_graph_load("build/tests/looks_like.json", NULL, &g, &err) == DP_OK);
+    CHECK(g && !strcmp(dp_graph_framework(g), "tensorflow"));
+    dp_graph_free(g);
+    g = NULL;
+    const char *js = "\xef\xbb\xbf  {\"format\":\"driple-graph/1\",\"nodes\":[{\"name\":\"a\",\"op\":\"X\"}]}";
+    write_file("build/tests/looks_like.pbtxt", js, strlen(js));
+    CHECK(dp_graph_load("build/tests/looks_like.pbtxt", NULL, &g, &err) == DP_OK); /* BOM skipped */
+    CHECK(g && dp_graph_n_nodes(g) == 1);
+    dp_graph_free(g);
+    g = NULL;
+    write_file("build/tests/looks_like.pbtxt", js + 3, strlen(js + 3));
+    struct dp_import_opts o = {.exported_batch = 64};
+    CHECK(dp_graph_load("build/tests/looks_like.pbtxt", &o, &g, &err) == DP_OK);
+    CHECK(g && dp_graph_batch(g) == 64 && !strcmp(dp_graph_batch_source(g), "--exported-batch"));
+    dp_graph_free(g);
+    g = NULL;
+    const unsigned char onnx[] = {0x08, 0x07, 0x12, 0x04, 'd', 'p', 0x00, 0x01};
+    CHECK(dp_graph_detect_format(onnx, sizeof onnx) == DP_GRAPH_FORMAT_ONNX);
+    const unsigned char junk[] = {0xff, 0x00, 0x13, 0x37};
+    write_file("build/tests/junk.bin", junk, sizeof junk);
+    CHECK(dp_graph_load("build/tests/junk.bin", NULL, &g, &err) == DP_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(err.msg, "build/tests/junk.bin: not a graph");
+    write_file("build/tests/empty.txt", "", 0);
+    CHECK(dp_graph_load("build/tests/empty.txt", NULL, &g, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "empty file");
+    CHECK(dp_graph_load("no/such/file.pbtxt", NULL, &g, &err) == DP_ERR_IO);
+    CHECK_CONTAINS(err.msg, "no/such/file.pbtxt: cannot open");
+    CHECK(dp_graph_detect_format((const unsigned char *)"  \n", 3) == DP_GRAPH_FORMAT_UNKNOWN);
+    CHECK(dp_graph_detect_format((const unsigned char *)"node {", 6) == DP_GRAPH_FORMAT_PBTXT);
+    size_t dropped = 0;
+    CHECK(dp_graph_load_ex(DATA "small.pbtxt", NULL, &g, &dropped, &err) == DP_OK);
+    CHECK(g && dp_graph_n_nodes(g) == 12 && dropped == 1); /* "lr" */
+    dp_graph_free(g);
+    CHECK(dp_graph_load_ex(DATA "small.json", NULL, &g, &dropped, &err) == DP_OK);
+    CHECK(g && dropped == 1); /* "missing_op" */
+    dp_graph_free(g);
+}
+
+int main(void) {
+    test_json_good();
+    test_json_bad();
+    test_pbtxt_good();
+    test_pbtxt_bad();
+    test_load_by_content();
+    TEST_MAIN_END();
+}

@@ -1,0 +1,500 @@
+/* test_onnx.c: the ONNX importer. A tiny protobuf *encoder* here writes small ONNX models (a CNN
+ * with batch norm, an MLP with a fixed batch, a residual net with concat, reshape, a Constant node
+ * and a custom op); the committed copies in tests/data/onnx/ must match it byte for byte
+ * (`build/tests/test_onnx --write` regenerates them). Then: shapes, symbolic batch, gradients,
+ * optimizer, FLOPs by hand, params; truncated, corrupted and malformed input fail cleanly with
+ * the file and byte offset. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dp/cost.h"
+#include "dp/graph_io.h"
+#include "dp/onnx.h"
+#include "test.h"
+
+/* --- a minimal protobuf writer ------------------------------------------------------------ */
+
+struct buf {
+    unsigned char *p;
+    size_t         n, cap;
+};
+
+static void put(struct buf *b, const void *data, size_t n) {
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->n + n) cap *= 2;
+        unsigned char *q = realloc(b->p, cap);
+        if (!q) abort();
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, data, n);
+    b->n += n;
+}
+
+static void varint(struct buf *b, uint64_t v) {
+    unsigned char c[10];
+    int n = 0;
+    do {
+        c[n] = (unsigned char)(v & 0x7f);
+        v >>= 7;
+        if (v) c[n] |= 0x80;
+        n++;
+    } while (v);
+    put(b, c, (size_t)n);
+}
+
+static void key(struct buf *b, int field, int wire) {
+    varint(b, (uint64_t)field << 3 | (uint64_t)wire);
+}
+static void w_int(struct buf *b, int field, int64_t v) { key(b, field, 0); varint(b, (uint64_t)v); }
+static void w_bytes(struct buf *b, int field, const void *d, size_t n) {
+    key(b, field, 2);
+    varint(b, n);
+    put(b, d, n);
+}
+static void w_str(struct buf *b, int field, const char *s) { w_bytes(b, field, s, strlen(s)); }
+/* Appends sub as field (and frees it). */
+static void w_msg(struct buf *b, int field, struct buf *sub) {
+    w_bytes(b, field, sub->p, sub->n);
+    free(sub->p);
+    memset(sub, 0, sizeof *sub);
+}
+static void w_float(struct buf *b, int field, float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    unsigned char c[4] = {(unsigned char)u, (unsigned char)(u >> 8), (unsigned char)(u >> 16),
+                          (unsigned char)(u >> 24)};
+    key(b, field, 5);
+    put(b, c, 4);
+}
+static void w_packed(struct buf *b, int field, const int64_t *v, int n) {
+    struct buf s = {0};
+    for (int i = 0; i < n; i++) varint(&s, (uint64_t)v[i]);
+    w_msg(b, field, &s);
+}
+
+/* --- ONNX messages ------------------------------------------------------------------------ */
+
+enum { FLOAT = 1, INT64 = 7 };
+
+/* An initializer (TensorProto): dims packed, raw int64 data when vals given. */
+static void initializer(struct buf *g, const char *name, int dtype, const int64_t *dims, int nd,
+                        const int64_t *vals, int nv) {
+    struct buf t = {0};
+    w_packed(&t, 1, dims, nd);
+    w_int(&t, 2, dtype);
+    w_str(&t, 8, name);
+    if (vals) {
+        struct buf raw = {0};
+        for (int i = 0; i < nv; i++) {
+            uint64_t u = (uint64_t)vals[i];
+            unsigned char c[8];
+            for (int k = 0; k < 8; k++) c[k] = (unsigned char)(u >> (8 * k));
+            put(&raw, c, 8);
+        }
+        w_msg(&t, 9, &raw);
+    }
+    w_msg(g, 5, &t);
+}
+
+/* ValueInfoProto with a tensor type; dims < 0 are symbolic, named by sym. */
+static void value_info(struct buf *g, int field, const char *name, const int64_t *dims, int nd,
+                       const char *sym) {
+    struct buf shape = {0}, tt = {0}, type = {0}, vi = {0};
+    for (int i = 0; i < nd; i++) {
+        struct buf d = {0};
+        if (dims[i] < 0) w_str(&d, 2, sym);
+        else w_int(&d, 1, dims[i]);
+        w_msg(&shape, 1, &d);
+    }
+    w_int(&tt, 1, FLOAT);
+    w_msg(&tt, 2, &shape);
+    w_msg(&type, 1, &tt);
+    w_str(&vi, 1, name);
+    w_msg(&vi, 2, &type);
+    w_msg(g, field, &vi);
+}
+
+struct attr_spec {
+    const char *name;
+    int         kind; /* 'i' int, 'l' ints, 's' string, 'f' float, 't' scalar float tensor */
+    int64_t     i;
+    int64_t     ints[4];
+    int         n;
+    const char *s;
+};
+
+static void node(struct buf *g, const char *op, const char *name, const char *const *ins, int ni,
+                 const char *const *outs, int no, const struct attr_spec *attrs, int na) {
+    struct buf n = {0};
+    for (int i = 0; i < ni; i++) w_str(&n, 1, ins[i]);
+    for (int i = 0; i < no; i++) w_str(&n, 2, outs[i]);
+    w_str(&n, 3, name);
+    w_str(&n, 4, op);
+    for (int i = 0; i < na; i++) {
+        struct buf a = {0};
+        w_str(&a, 1, attrs[i].name);
+        switch (attrs[i].kind) {
+        case 'i': w_int(&a, 3, attrs[i].i); w_int(&a, 20, 2); break;
+        case 'f': w_float(&a, 2, (float)attrs[i].i); w_int(&a, 20, 1); break;
+        case 's': w_str(&a, 4, attrs[i].s); w_int(&a, 20, 3); break;
+        case 'l': /* unpacked, as some writers do */
+            for (int k = 0; k < attrs[i].n; k++) w_int(&a, 8, attrs[i].ints[k]);
+            w_int(&a, 20, 7);
+            break;
+        case 't': {
+            struct buf t = {0};
+            w_int(&t, 2, FLOAT);
+            w_float(&t, 4, 0.5f);
+            w_msg(&a, 5, &t);
+            w_int(&a, 20, 4);
+            break;
+        }
+        }
+        w_msg(&n, 5, &a);
+    }
+    if (!strcmp(op, "MyOp")) w_str(&n, 7, "com.example");
+    w_msg(g, 1, &n);
+}
+
+static struct buf model(struct buf *graph) {
+    struct buf m = {0}, opset = {0};
+    w_int(&m, 1, 8); /* ir_version */
+    w_str(&m, 2, "driple-tests");
+    w_msg(&m, 7, graph);
+    w_int(&opset, 2, 13);
+    w_msg(&m, 8, &opset);
+    return m;
+}
+
+#define IN(...) (const char *const[]){__VA_ARGS__}, (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
+#define DIMS(...) (const int64_t[]){__VA_ARGS__}, (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+
+static struct buf tiny_cnn(void) {
+    struct buf g = {0};
+    const struct attr_spec conv1[] = {{"kernel_shape", 'l', 0, {3, 3}, 2, NULL},
+                                      {"pads", 'l', 0, {1, 1, 1, 1}, 4, NULL},
+                                      {"strides", 'l', 0, {1, 1}, 2, NULL}};
+    const struct attr_spec conv2[] = {{"kernel_shape", 'l', 0, {3, 3}, 2, NULL},
+                                      {"pads", 'l', 0, {1, 1, 1, 1}, 4, NULL},
+                                      {"strides", 'l', 0, {2, 2}, 2, NULL}};
+    const struct attr_spec pool[] = {{"kernel_shape", 'l', 0, {2, 2}, 2, NULL},
+                                     {"strides", 'l', 0, {2, 2}, 2, NULL}};
+    const struct attr_spec flat[] = {{"axis", 'i', 1, {0}, 0, NULL}};
+    const struct attr_spec gemm[] = {{"transB", 'i', 1, {0}, 0, NULL}, {"alpha", 'f', 1, {0}, 0, NULL}};
+    const struct attr_spec sm[] = {{"axis", 'i', 1, {0}, 0, NULL}};
+    node(&g, "Conv", "conv1", IN("input", "conv1.weight", "conv1.bias"), IN("c1"), conv1, 3);
+    node(&g, "BatchNormalization", "bn1", IN("c1", "bn1.scale", "bn1.bias", "bn1.mean", "bn1.var"),
+         IN("b1"), NULL, 0);
+    node(&g, "Relu", "relu1", IN("b1"), IN("r1"), NULL, 0);
+    node(&g, "MaxPool", "pool1", IN("r1"), IN("p1"), pool, 2);
+    node(&g, "Conv", "conv2", IN("p1", "conv2.weight"), IN("c2"), conv2, 3);
+    node(&g, "Relu", "relu2", IN("c2"), IN("r2"), NULL, 0);
+    node(&g, "GlobalAveragePool", "gap", IN("r2"), IN("g"), NULL, 0);
+    node(&g, "Flatten", "flatten", IN("g"), IN("f"), flat, 1);
+    node(&g, "Gemm", "fc", IN("f", "fc.weight", "fc.bias"), IN("logits"), gemm, 2);
+    node(&g, "Softmax", "prob", IN("logits"), IN("prob"), sm, 1);
+    w_str(&g, 2, "tiny_cnn");
+    initializer(&g, "conv1.weight", FLOAT, DIMS(8, 3, 3, 3), NULL, 0);
+    initializer(&g, "conv1.bias", FLOAT, DIMS(8), NULL, 0);
+    initializer(&g, "bn1.scale", FLOAT, DIMS(8), NULL, 0);
+    initializer(&g, "bn1.bias", FLOAT, DIMS(8), NULL, 0);
+    initializer(&g, "bn1.mean", FLOAT, DIMS(8), NULL, 0);
+    initializer(&g, "bn1.var", FLOAT, DIMS(8), NULL, 0);
+    initializer(&g, "conv2.weight", FLOAT, DIMS(16, 8, 3, 3), NULL, 0);
+    initializer(&g, "fc.weight", FLOAT, DIMS(10, 16), NULL, 0);
+    initializer(&g, "fc.bias", FLOAT, DIMS(10), NULL, 0);
+    value_info(&g, 11, "input", DIMS(-1, 3, 32, 32), "N");
+    value_info(&g, 12, "prob", DIMS(-1, 10), "N");
+    value_info(&g, 13, "c1", DIMS(-1, 8, 32, 32), "N");
+    return model(&g);
+}
+
+static struct buf tiny_mlp(void) {
+    struct buf g = {0};
+    node(&g, "MatMul", "mm1", IN("x", "w1"), IN("h"), NULL, 0);
+    node(&g, "Add", "add1", IN("h", "b1"), IN("hb"), NULL, 0);
+    node(&g, "Relu", "", IN("hb"), IN("hr"), NULL, 0); /* unnamed: named after its op */
+    node(&g, "MatMul", "mm2", IN("hr", "w2"), IN("o"), NULL, 0);
+    node(&g, "Add", "add2", IN("o", "b2"), IN("y"), NULL, 0);
+    w_str(&g, 2, "tiny_mlp");
+    initializer(&g, "w1", FLOAT, DIMS(784, 64), NULL, 0);
+    initializer(&g, "b1", FLOAT, DIMS(64), NULL, 0);
+    initializer(&g, "w2", FLOAT, DIMS(64, 10), NULL, 0);
+    initializer(&g, "b2", FLOAT, DIMS(10), NULL, 0);
+    value_info(&g, 11, "x", DIMS(1, 784), "");
+    value_info(&g, 12, "y", DIMS(1, 10), "");
+    return model(&g);
+}
+
+static struct buf tiny_res(void) {
+    struct buf g = {0};
+    const struct attr_spec ca[] = {{"kernel_shape", 'l', 0, {3, 3}, 2, NULL},
+                                   {"auto_pad", 's', 0, {0}, 0, "SAME_UPPER"}};
+    const struct attr_spec cat[] = {{"axis", 'i', 1, {0}, 0, NULL}};
+    const struct attr_spec cst[] = {{"value", 't', 0, {0}, 0, NULL}};
+    node(&g, "Conv", "onnx::Conv_a", IN("x", "wa"), IN("a"), ca, 2);
+    node(&g, "Relu", "ra", IN("a"), IN("ra"), NULL, 0);
+    node(&g, "Conv", "convb", IN("ra", "wb"), IN("bo"), NULL, 0);
+    node(&g, "Add", "sum", IN("ra", "bo"), IN("s"), NULL, 0);
+    node(&g, "Concat", "cat", IN("s", "ra"), IN("c"), cat, 1);
+    node(&g, "Reshape", "rs", IN("c", "shape"), IN("r"), NULL, 0);
+    node(&g, "Constant", "scale", NULL, 0, IN("k"), cst, 1);
+    node(&g, "Mul", "mul", IN("r", "k"), IN("m"), NULL, 0);
+    node(&g, "Gemm", "fc", IN("m", "wf"), IN("out"), NULL, 0);
+    node(&g, "MyOp", "custom", IN("x"), IN("side"), NULL, 0);
+    w_str(&g, 2, "tiny_res");
+    initializer(&g, "wa", FLOAT, DIMS(4, 4, 3, 3), NULL, 0);
+    initializer(&g, "wb", FLOAT, DIMS(4, 4, 1, 1), NULL, 0);
+    initializer(&g, "wf", FLOAT, DIMS(512, 3), NULL, 0);
+    initializer(&g, "shape", INT64, DIMS(2), DIMS(0, -1));
+    value_info(&g, 11, "x", DIMS(-1, 4, 8, 8), "batch");
+    value_info(&g, 12, "out", DIMS(-1, 3), "batch");
+    value_info(&g, 12, "side", DIMS(-1, 4, 8, 8), "batch");
+    return model(&g);
+}
+
+/* --- helpers -------------------------------------------------------------------------------- */
+
+static struct dp_graph *parse(const struct buf *m, const char *name, int64_t batch,
+                              struct dp_error *err) {
+    struct dp_graph *g = NULL;
+    struct dp_import_opts o = {.exported_batch = batch};
+    memset(err, 0, sizeof *err);
+    if (dp_graph_parse_onnx(m->p, m->n, name, &o, &g, err) != DP_OK) return NULL;
+    return g;
+}
+
+static int count_op(const struct dp_graph *g, const char *op) {
+    int n = 0;
+    for (size_t i = 0; i < dp_graph_n_nodes(g); i++) n += !strcmp(dp_graph_node(g, i)->op, op);
+    return n;
+}
+
+static const struct dp_node *find(const struct dp_graph *g, const char *name) {
+    int i = dp_graph_find(g, name);
+    if (i < 0) fprintf(stderr, "no node '%s'\n", name);
+    return i < 0 ? NULL : dp_graph_node(g, (size_t)i);
+}
+
+static bool same_file(const char *path, const struct buf *m) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    unsigned char *d = malloc(m->n + 1);
+    size_t n = d ? fread(d, 1, m->n + 1, f) : 0;
+    fclose(f);
+    bool same = d && n == m->n && !memcmp(d, m->p, n);
+    free(d);
+    return same;
+}
+
+/* --- tests ---------------------------------------------------------------------------------- */
+
+static void test_cnn(const struct buf *m) {
+    struct dp_error err;
+    struct dp_graph *g = parse(m, "tiny_cnn.onnx", 0, &err);
+    CHECK(g != NULL);
+    if (!g) { fprintf(stderr, "%s\n", err.msg); return; }
+    CHECK(!strcmp(dp_graph_name(g), "tiny_cnn") && !strcmp(dp_graph_framework(g), "onnx"));
+    CHECK(dp_graph_batch(g) == 0); /* symbolic 'N', no --exported-batch */
+    CHECK_CONTAINS(dp_graph_batch_source(g), "symbolic 'N'");
+    const struct dp_node *c1 = find(g, "conv1/Conv2D");
+    CHECK(c1 && c1->n_dims == 4 && c1->dims[0] == DP_DIM_BATCH && c1->dims[1] == 8 &&
+          c1->dims[2] == 32 && c1->dims[3] == 32);
+    CHECK(c1 && !strcmp(dp_node_attr(c1, "data_format"), "NCHW"));
+    const struct dp_node *w = find(g, "conv1.weight"); /* OIHW -> HWIO */
+    CHECK(w && !strcmp(w->op, "VariableV2") && w->n_dims == 4 && w->dims[0] == 3 &&
+          w->dims[2] == 3 && w->dims[3] == 8 && w->params == 216);
+    const struct dp_node *c2 = find(g, "conv2/Conv2D");
+    CHECK(c2 && c2->dims[1] == 16 && c2->dims[2] == 8 && c2->dims[3] == 8);
+    /* FLOPs by hand at batch 32 (the fallback when the batch is unknown). */
+    double f1, b1, f2, b2;
+    if (c1) dp_cost_node(g, (size_t)dp_graph_find(g, "conv1/Conv2D"), 32, &f1, &b1);
+    if (c1) CHECK_NEAR(f1, 2.0 * 32 * 32 * 32 * 8 * 3 * 9, 1);
+    if (c2) dp_cost_node(g, (size_t)dp_graph_find(g, "conv2/Conv2D"), 32, &f2, &b2);
+    if (c2) CHECK_NEAR(f2, 2.0 * 32 * 8 * 8 * 16 * 8 * 9, 1);
+    if (c1) CHECK_NEAR(c1->flops, 2.0 * 32 * 32 * 32 * 8 * 3 * 9, 1);
+    /* Training expansion: gradients, optimizer, the input pipeline, the loss on the logits. */
+    CHECK(count_op(g, "Conv2DBackpropFilter") == 2 && count_op(g, "Conv2DBackpropInput") == 1);
+    CHECK(count_op(g, "FusedBatchNormGradV3") == 1 && count_op(g, "ReluGrad") == 2);
+    CHECK(count_op(g, "MaxPoolGrad") == 1 && count_op(g, "BiasAddGrad") == 2);
+    CHECK(count_op(g, "SoftmaxCrossEntropyWithLogits") == 1);
+    CHECK(count_op(g, "ApplyMomentum") == 7); /* 9 initializers less the BN statistics */
+    CHECK(count_op(g, "AssignSub") == 2);
+    const struct dp_node *it = find(g, "IteratorGetNext");
+    CHECK(it && !dp_node_on_gpu(it) && it->dims[1] == 3);
+    const struct dp_node *fc = find(g, "fc/MatMul");
+    CHECK(fc && fc->n_dims == 2 && fc->dims[1] == 10);
+    const struct dp_node *fw = find(g, "fc.weight"); /* transB: stored as [16, 10] */
+    CHECK(fw && fw->dims[0] == 16 && fw->dims[1] == 10);
+    CHECK(dp_graph_param_count(g, false) == 216 + 8 + 4 * 8 + 1152 + 160 + 10);
+    CHECK(dp_graph_param_count(g, true) == 216 + 8 + 2 * 8 + 1152 + 160 + 10);
+    dp_graph_free(g);
+    /* --exported-batch fixes the batch. */
+    g = parse(m, "tiny_cnn.onnx", 16, &err);
+    CHECK(g && dp_graph_batch(g) == 16);
+    if (g) CHECK_NEAR(find(g, "conv1/Conv2D")->flops, 2.0 * 16 * 32 * 32 * 8 * 3 * 9, 1);
+    dp_graph_free(g);
+}
+
+static void test_mlp(const struct buf *m) {
+    struct dp_error err;
+    struct dp_graph *g = parse(m, "tiny_mlp.onnx", 0, &err);
+    CHECK(g != NULL);
+    if (!g) { fprintf(stderr, "%s\n", err.msg); return; }
+    CHECK(dp_graph_batch(g) == 1); /* dim_value 1 in the input */
+    const struct dp_node *mm = find(g, "mm1/MatMul");
+    CHECK(mm && mm->n_dims == 2 && mm->dims[0] == DP_DIM_BATCH && mm->dims[1] == 64);
+    if (mm) CHECK_NEAR(mm->flops, 2.0 * 1 * 784 * 64, 1);
+    CHECK(find(g, "Relu/Relu") != NULL);
+    CHECK(count_op(g, "MatMul") == 2 + 2 * 2 - 1); /* no gradient into the input */
+    CHECK(count_op(g, "ApplyMomentum") == 4);
+    CHECK(dp_graph_param_count(g, true) == 784 * 64 + 64 + 640 + 10);
+    dp_graph_free(g);
+}
+
+static void test_res(const struct buf *m) {
+    struct dp_error err;
+    struct dp_graph *g = parse(m, "tiny_res.onnx", 8, &err);
+    CHECK(g != NULL);
+    if (!g) { fprintf(stderr, "%s\n", err.msg); return; }
+    /* Names from ONNX lose their ':' (it means "output index" in TF names). */
+    const struct dp_node *ca = find(g, "onnx__Conv_a/Conv2D");
+    CHECK(ca && !strcmp(dp_node_attr(ca, "padding"), "SAME") && ca->dims[2] == 8);
+    const struct dp_node *rs = find(g, "rs/Reshape");
+    CHECK(rs && rs->n_dims == 2 && rs->dims[0] == DP_DIM_BATCH && rs->dims[1] == 512);
+    CHECK(count_op(g, "ConcatV2") == 1 && count_op(g, "Slice") == 2);
+    CHECK(count_op(g, "AddN") >= 1); /* ra feeds three ops */
+    CHECK(count_op(g, "MyOp") == 1);
+    const struct dp_node *k = find(g, "k");
+    CHECK(k && !strcmp(k->op, "Const"));
+    CHECK(count_op(g, "ApplyMomentum") == 3);
+    CHECK(count_op(g, "Conv2DBackpropFilter") == 2);
+    dp_graph_free(g);
+}
+
+static void expect_fail(const unsigned char *d, size_t n, enum dp_status st, const char *needle) {
+    struct dp_graph *g = NULL;
+    struct dp_error err = {0};
+    enum dp_status got = dp_graph_parse_onnx(d, n, "bad.onnx", NULL, &g, &err);
+    if (got != st) fprintf(stderr, "status %d, want %d: %s\n", got, st, err.msg);
+    CHECK(got == st && g == NULL);
+    CHECK_CONTAINS(err.msg, "bad.onnx");
+    CHECK_CONTAINS(err.msg, needle);
+    dp_graph_free(g);
+}
+
+static void test_bad(const struct buf *cnn) {
+    struct dp_graph *g = NULL;
+    struct dp_error err = {0};
+    /* Every truncation fails cleanly (or, cut after the graph, still reads). */
+    int ok = 0, failed = 0, bad_msg = 0;
+    for (size_t n = 0; n < cnn->n; n++) {
+        g = NULL;
+        memset(&err, 0, sizeof err);
+        if (dp_graph_parse_onnx(cnn->p, n, "cut.onnx", NULL, &g, &err) == DP_OK) {
+            ok++;
+            dp_graph_free(g);
+        } else {
+            failed++;
+            bad_msg += !strstr(err.msg, "cut.onnx") || g != NULL;
+        }
+    }
+    CHECK(failed > (int)cnn->n - 8 && bad_msg == 0);
+    (void)ok;
+    /* Single corrupted bytes never crash (the sanitizer run checks memory). */
+    unsigned char *d = malloc(cnn->n);
+    for (size_t i = 0; d && i < cnn->n; i += 3) {
+        memcpy(d, cnn->p, cnn->n);
+        d[i] ^= (unsigned char)(0x5a + i);
+        g = NULL;
+        if (dp_graph_parse_onnx(d, cnn->n, "flip.onnx", NULL, &g, &err) == DP_OK) dp_graph_free(g);
+    }
+    free(d);
+
+    expect_fail(NULL, 0, DP_ERR_PARSE, "empty file");
+    const unsigned char wire7[] = {0x0f};
+    expect_fail(wire7, sizeof wire7, DP_ERR_PARSE, "byte 0: bad wire type");
+    const unsigned char group[] = {0x08, 0x07, 0x0b};
+    expect_fail(group, sizeof group, DP_ERR_PARSE, "byte 2: protobuf groups");
+    const unsigned char longv[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                   0xff, 0x01};
+    expect_fail(longv, sizeof longv, DP_ERR_PARSE, "varint");
+    const unsigned char cutv[] = {0x08, 0x87};
+    expect_fail(cutv, sizeof cutv, DP_ERR_PARSE, "byte 2: truncated varint");
+    const unsigned char past[] = {0x08, 0x07, 0x3a, 0x05, 0x01};
+    expect_fail(past, sizeof past, DP_ERR_PARSE, "byte 4: length 5 runs past the end");
+    const unsigned char nograph[] = {0x08, 0x07};
+    expect_fail(nograph, sizeof nograph, DP_ERR_PARSE, "no graph field");
+    const unsigned char field0[] = {0x08, 0x07, 0x02, 0x00};
+    expect_fail(field0, sizeof field0, DP_ERR_PARSE, "byte 2: bad field number");
+    const unsigned char text[] = "{\"format\": \"driple-graph/1\"}";
+    expect_fail(text, sizeof text - 1, DP_ERR_PARSE, "bad.onnx:byte");
+    const unsigned char emptyg[] = {0x08, 0x07, 0x3a, 0x00};
+    expect_fail(emptyg, sizeof emptyg, DP_ERR_INVALID, "no nodes");
+
+    /* Well-formed protobuf, wrong model: a dangling input and a grouped convolution. */
+    struct buf gr = {0};
+    node(&gr, "Relu", "r", IN("nope"), IN("y"), NULL, 0);
+    value_info(&gr, 11, "x", DIMS(-1, 4), "N");
+    value_info(&gr, 12, "y", DIMS(-1, 4), "N");
+    struct buf m = model(&gr);
+    expect_fail(m.p, m.n, DP_ERR_INVALID, "node 'r' (Relu): input 'nope' is not produced");
+    free(m.p);
+    const struct attr_spec grp[] = {{"group", 'i', 2, {0}, 0, NULL}};
+    node(&gr, "Conv", "gconv", IN("x", "w"), IN("y"), grp, 1);
+    initializer(&gr, "w", FLOAT, DIMS(8, 2, 3, 3), NULL, 0);
+    value_info(&gr, 11, "x", DIMS(-1, 4, 8, 8), "N");
+    value_info(&gr, 12, "y", DIMS(-1, 8, 6, 6), "N");
+    m = model(&gr);
+    expect_fail(m.p, m.n, DP_ERR_UNSUPPORTED, "grouped convolution (group 2)");
+    free(m.p);
+    node(&gr, "Reshape", "rs", IN("x", "dyn"), IN("y"), NULL, 0);
+    node(&gr, "Relu", "r0", IN("x"), IN("dyn"), NULL, 0);
+    value_info(&gr, 11, "x", DIMS(-1, 4), "N");
+    value_info(&gr, 12, "y", DIMS(-1, 4), "N");
+    m = model(&gr);
+    expect_fail(m.p, m.n, DP_ERR_INVALID, "input 'dyn' is not produced");
+    free(m.p);
+
+    CHECK(dp_graph_import_onnx("tests/data/onnx/missing.onnx", NULL, &g, &err) == DP_ERR_IO);
+    CHECK_CONTAINS(err.msg, "tests/data/onnx/missing.onnx: cannot open");
+}
+
+int main(int argc, char **argv) {
+    struct buf cnn = tiny_cnn(), mlp = tiny_mlp(), res = tiny_res();
+    static const char *const names[] = {"tests/data/onnx/tiny_cnn.onnx",
+                                        "tests/data/onnx/tiny_mlp.onnx",
+                                        "tests/data/onnx/tiny_res.onnx"};
+    const struct buf *bufs[] = {&cnn, &mlp, &res};
+    if (argc > 1 && !strcmp(argv[1], "--write")) {
+        for (int i = 0; i < 3; i++) {
+            FILE *f = fopen(names[i], "wb");
+            if (!f || fwrite(bufs[i]->p, 1, bufs[i]->n, f) != bufs[i]->n) return 1;
+            fclose(f);
+            printf("wrote %s (%zu bytes)\n", names[i], bufs[i]->n);
+        }
+        return 0;
+    }
+    for (int i = 0; i < 3; i++) {
+        bool same = same_file(names[i], bufs[i]);
+        if (!same) fprintf(stderr, "%s differs from the generator (run --write)\n", names[i]);
+        CHECK(same);
+        /* The committed files load through the generic loader (format told by content). */
+        struct dp_graph *g = NULL;
+        struct dp_error err = {0};
+        CHECK(dp_graph_load(names[i], NULL, &g, &err) == DP_OK);
+        if (!g) fprintf(stderr, "%s\n", err.msg);
+        dp_graph_free(g);
+    }
+    test_cnn(&cnn);
+    test_mlp(&mlp);
+    test_res(&res);
+    test_bad(&cnn);
+    free(cnn.p);
+    free(mlp.p);
+    free(res.p);
+    TEST_MAIN_END();
+}

@@ -1,0 +1,204 @@
+/* test_settings.c: the GPU catalog and setting lists: the shipped files load, unknown figures
+ * stay unknown, ids format like the paper's, bad files fail naming file and place, and the
+ * nearest-setting helper prefers the same GPU and interconnect. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dp/settings.h"
+#include "test.h"
+
+static const char *write_tmp(const char *name, const char *text) {
+    static char path[256];
+    snprintf(path, sizeof path, "build/tests/%s", name);
+    FILE *f = fopen(path, "w");
+    if (!f) return NULL;
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void test_catalog(void) {
+    struct dp_gpu_catalog *c = NULL;
+    struct dp_error err = {0};
+    CHECK(dp_gpu_catalog_load("assets/gpus.json", &c, &err) == DP_OK);
+    if (!c) return;
+    CHECK(c->n_gpus >= 15);
+    const struct dp_gpu *k80 = dp_gpu_find(c, "K80");
+    CHECK(k80 && !strcmp(k80->name, "K80"));
+    CHECK(k80 && isnan(k80->fp16_tflops)); /* no tensor cores: blank in the CSV */
+    CHECK(k80 && k80->sm_count == 0);
+    const struct dp_gpu *v = dp_gpu_find(c, "V100");
+    CHECK(v && !strncmp(v->name, "V100", 4));
+    const struct dp_gpu *t = dp_gpu_find(c, "2080Ti");
+    CHECK(t && !strcmp(t->name, "RTX2080Ti"));
+    const struct dp_gpu *h = dp_gpu_find(c, "h200");
+    CHECK(h && h->memory_gb == 141 && h->bandwidth_gbps == 4800 && isnan(h->tdp_w) && !h->year);
+    CHECK(h && strstr(h->source, "stas00") != NULL);
+    const struct dp_gpu *a = dp_gpu_find(c, "A100-40GB-SXM");
+    CHECK(a && a->fp32_tflops == 19.5 && a->fp16_tflops == 312 && a->sm_count == 108);
+    CHECK(dp_gpu_find(c, "NoSuchGPU") == NULL);
+    dp_gpu_catalog_free(c);
+
+    /* Bad catalogs. */
+    const char *p = write_tmp("bad_gpus.json",
+                              "{\"format\":\"driple-gpus/1\",\"gpus\":[{\"name\":\"X\","
+                              "\"fp32_tflops\":-3}]}");
+    CHECK(dp_gpu_catalog_load(p, &c, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "$.gpus[0].fp32_tflops");
+    p = write_tmp("bad_gpus2.json", "{\"format\":\"driple-gpus/1\",\"gpus\":[{\"name\":\"X\"},"
+                                    "{\"name\":\"X\"}]}");
+    CHECK(dp_gpu_catalog_load(p, &c, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "appears twice");
+    CHECK(dp_gpu_catalog_load("build/tests/none.json", &c, &err) == DP_ERR_IO);
+}
+
+static void test_ids(void) {
+    struct dp_setting s;
+    struct dp_error err = {0};
+    CHECK(dp_setting_make("V100-PCIe-16GB", 2, 1, DP_NET_PCIE, 0, DP_PLACE_HOMO, DP_PREC_FP32,
+                          &s, &err) == DP_OK);
+    CHECK(!strcmp(s.id, "V100-P1w2ho-PCIe"));
+    CHECK(s.machines == 1);
+    CHECK(dp_setting_make("RTX2080Ti", 4, 2, DP_NET_40GBE, 0, DP_PLACE_HETERO, DP_PREC_MIXED, &s,
+                          &err) == DP_OK);
+    CHECK(!strcmp(s.id, "2080Ti-P2w4he-40GbE-mixed"));
+    CHECK(s.machines == 6);
+    /* Hetero inside one machine is refused, so are zero workers. */
+    CHECK(dp_setting_make("V100", 2, 1, DP_NET_PCIE, 0, DP_PLACE_HETERO, DP_PREC_FP32, &s,
+                          &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "hetero");
+    CHECK(dp_setting_make("V100", 0, 1, DP_NET_1GBE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &s, &err) ==
+          DP_ERR_INVALID);
+    CHECK(dp_setting_make("V100", 2, 1, DP_NET_NVLINK, 3, DP_PLACE_HOMO, DP_PREC_FP32, &s,
+                          &err) == DP_ERR_INVALID);
+
+    enum dp_network n;
+    CHECK(dp_network_parse("ib-hdr", &n) && n == DP_NET_IB_HDR);
+    CHECK(dp_network_parse("1GbE", &n) && n == DP_NET_1GBE);
+    CHECK(!dp_network_parse("2GbE", &n));
+    CHECK_NEAR(dp_network_bandwidth_gbps(DP_NET_10GBE), 1.25, 1e-12);
+    CHECK(dp_network_intra(DP_NET_NVLINK) && !dp_network_intra(DP_NET_100GBE));
+    char buf[DP_NAME_MAX];
+    dp_gpu_short_name("RTX4090", buf, sizeof buf);
+    CHECK(!strcmp(buf, "4090"));
+    dp_gpu_short_name("TitanRTX", buf, sizeof buf);
+    CHECK(!strcmp(buf, "TitanRTX"));
+}
+
+static void test_default_list(void) {
+    struct dp_gpu_catalog *c = NULL;
+    struct dp_settings *s = NULL;
+    struct dp_error err = {0};
+    CHECK(dp_gpu_catalog_load("assets/gpus.json", &c, &err) == DP_OK);
+    CHECK(dp_settings_load("assets/settings/default.json", c, &s, &err) == DP_OK);
+    if (!s || !c) {
+        fprintf(stderr, "%s\n", err.msg);
+        dp_gpu_catalog_free(c);
+        return;
+    }
+    CHECK(s->n_settings >= 40);
+    int paper = 0, mixed = 0, ib = 0;
+    for (int i = 0; i < s->n_settings; i++) {
+        const struct dp_setting *x = &s->settings[i];
+        char id[DP_NAME_MAX];
+        dp_setting_format_id(x, id, sizeof id);
+        CHECK(!strcmp(id, x->id)); /* ids follow the scheme */
+        const struct dp_gpu *g = dp_gpu_find(c, x->gpu);
+        CHECK(g && !isnan(g->fp32_tflops) && !isnan(g->bandwidth_gbps)); /* simulable */
+        if (!strncmp(x->gpu, "V100", 4) || !strcmp(x->gpu, "RTX2080Ti") ||
+            !strcmp(x->gpu, "TitanRTX"))
+            paper++;
+        mixed += x->precision == DP_PREC_MIXED;
+        ib += x->network == DP_NET_IB_EDR || x->network == DP_NET_IB_HDR;
+        CHECK(strstr(x->inspector, "assets/settings/../inspectors/") != NULL);
+    }
+    CHECK(paper == 14);
+    CHECK(mixed > 0 && ib > 0);
+    const struct dp_setting *v = dp_settings_find(s, "v100-p1w2ho-pcie");
+    CHECK(v && v->workers == 2 && v->ps == 1 && v->network == DP_NET_PCIE);
+
+    /* Nearest: same GPU and interconnect class first. */
+    struct dp_setting q;
+    CHECK(dp_setting_make("V100-PCIe-16GB", 3, 1, DP_NET_PCIE, 0, DP_PLACE_HOMO, DP_PREC_FP32,
+                          &q, &err) == DP_OK);
+    const struct dp_setting *near = dp_settings_nearest(s, &q, false);
+    CHECK(near && !strncmp(near->id, "V100-", 5) && near->network == DP_NET_PCIE);
+    CHECK(dp_setting_make("H100-SXM", 8, 2, DP_NET_IB_HDR, 0, DP_PLACE_HETERO, DP_PREC_MIXED, &q,
+                          &err) == DP_OK);
+    near = dp_settings_nearest(s, &q, false);
+    CHECK(near && !strcmp(near->id, "H100-P2w8he-IB-HDR-mixed"));
+    /* With inspector files required, the answer (if any) has a file that exists. */
+    const struct dp_setting *with = dp_settings_nearest(s, &q, true);
+    if (with) {
+        FILE *f = fopen(with->inspector, "r");
+        CHECK(f != NULL);
+        if (f) fclose(f);
+    }
+
+    /* Save and reload. */
+    CHECK(dp_settings_save(s, "build/tests/settings_roundtrip.json", &err) == DP_OK);
+    struct dp_settings *r = NULL;
+    CHECK(dp_settings_load("build/tests/settings_roundtrip.json", NULL, &r, &err) == DP_OK);
+    CHECK(r && r->n_settings == s->n_settings);
+    if (r) CHECK(!strcmp(r->settings[5].id, s->settings[5].id));
+    dp_settings_free(r);
+    dp_settings_free(s);
+    dp_gpu_catalog_free(c);
+}
+
+static void test_bad_lists(void) {
+    struct dp_settings *s = NULL;
+    struct dp_error err = {0};
+    const char *p = write_tmp("bad_set1.json",
+                              "{\"format\":\"driple-settings/1\",\"settings\":[{\"gpu\":\"V100\","
+                              "\"ps\":1,\"workers\":2,\"network\":\"3GbE\"}]}");
+    CHECK(dp_settings_load(p, NULL, &s, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "$.settings[0].network");
+    p = write_tmp("bad_set2.json",
+                  "{\"format\":\"driple-settings/1\",\"settings\":[{\"gpu\":\"V100\",\"ps\":0,"
+                  "\"workers\":2,\"network\":\"PCIe\"}]}");
+    CHECK(dp_settings_load(p, NULL, &s, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "$.settings[0].ps");
+    p = write_tmp("bad_set3.json",
+                  "{\"format\":\"driple-settings/1\",\"settings\":[{\"gpu\":\"V100\",\"ps\":1,"
+                  "\"workers\":2,\"network\":\"PCIe\"},{\"gpu\":\"V100\",\"ps\":1,"
+                  "\"workers\":2,\"network\":\"PCIe\"}]}");
+    CHECK(dp_settings_load(p, NULL, &s, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "appears twice");
+    p = write_tmp("bad_set4.json", "{\"format\":\"driple-settings/1\",\"settings\":[{\"gpu\":"
+                                   "\"V100\",\"ps\":1,\"workers\":2,\"network\":\"PCIe\","
+                                   "\"placement\":\"hetero\"}]}");
+    CHECK(dp_settings_load(p, NULL, &s, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "bad_set4.json:$.settings[0]");
+    p = write_tmp("bad_set5.json", "{\"format\":\"driple-settings/1\",\"settings\":[{\"gpu\":"
+                                   "\"V100\",\"ps\":1,\"workers\":2,");
+    CHECK(dp_settings_load(p, NULL, &s, &err) == DP_ERR_PARSE);
+    struct dp_gpu_catalog *c = NULL;
+    CHECK(dp_gpu_catalog_load("assets/gpus.json", &c, &err) == DP_OK);
+    p = write_tmp("bad_set6.json", "{\"format\":\"driple-settings/1\",\"settings\":[{\"gpu\":"
+                                   "\"Voodoo2\",\"ps\":1,\"workers\":2,\"network\":\"PCIe\"}]}");
+    CHECK(dp_settings_load(p, c, &s, &err) == DP_ERR_NOT_FOUND);
+    CHECK_CONTAINS(err.msg, "Voodoo2");
+    /* Relative inspector paths resolve against the list's directory. */
+    p = write_tmp("ok_set.json", "{\"format\":\"driple-settings/1\",\"settings\":[{\"gpu\":"
+                                 "\"V100\",\"ps\":1,\"workers\":2,\"network\":\"1GbE\","
+                                 "\"inspector\":\"x.json\"}]}");
+    CHECK(dp_settings_load(p, c, &s, &err) == DP_OK);
+    if (s) {
+        CHECK(!strcmp(s->settings[0].inspector, "build/tests/x.json"));
+        CHECK(!strcmp(s->settings[0].id, "V100-P1w2ho-1GbE"));
+        CHECK(s->settings[0].machines == 2);
+        CHECK(!strcmp(s->settings[0].gpu, "V100-PCIe-16GB"));
+    }
+    dp_settings_free(s);
+    dp_gpu_catalog_free(c);
+}
+
+int main(void) {
+    test_catalog();
+    test_ids();
+    test_default_list();
+    test_bad_lists();
+    TEST_MAIN_END();
+}

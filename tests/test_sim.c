@@ -1,0 +1,228 @@
+/* test_sim.c: the PS training simulator on a hand-built two-layer training graph: bytes are
+ * conserved (pushed = received by the PS, sent into the network = received from it), adding
+ * workers behind one PS never shortens a NIC-bound iteration, the same seed gives the same run,
+ * a huge batch is flagged out of memory, and the traces and labels are sane. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dp/settings.h"
+#include "dp/sim.h"
+#include "test.h"
+
+static const char *GPU_DEV = "/job:worker/replica:0/task:0/device:GPU:0";
+static const char *PS_DEV = "/job:ps/replica:0/task:0/device:CPU:0";
+
+static int add(struct dp_graph *g, const char *name, const char *op, const char *dev, int nd,
+               const int64_t *dims, const int *in, int n_in) {
+    int idx = -1;
+    struct dp_error err;
+    if (dp_graph_add_node(g, name, op, dev, nd, dims, DP_DTYPE_F32, &idx, &err) != DP_OK)
+        return -1;
+    for (int i = 0; i < n_in; i++) dp_graph_add_input(g, idx, in[i], false, &err);
+    return idx;
+}
+
+/* x[B,1024] -> MatMul w1[1024,h] -> Relu -> MatMul w2[h,10] -> loss, gradients, SGD updates. */
+static struct dp_graph *mlp(int64_t hidden) {
+    struct dp_graph *g = dp_graph_init("mlp_test");
+    dp_graph_set_batch(g, 32, "test");
+    int64_t dx[2] = {DP_DIM_BATCH, 1024}, dw1[2] = {1024, hidden}, dh[2] = {DP_DIM_BATCH, hidden},
+            dw2[2] = {hidden, 10}, dy[2] = {DP_DIM_BATCH, 10}, ds[1] = {1};
+    int x = add(g, "IteratorGetNext", "IteratorGetNext", "/job:worker/task:0/device:CPU:0", 2,
+                dx, NULL, 0);
+    int w1 = add(g, "w1", "VariableV2", PS_DEV, 2, dw1, NULL, 0);
+    int w2 = add(g, "w2", "VariableV2", PS_DEV, 2, dw2, NULL, 0);
+    dp_graph_set_cost(g, w1, -1, -1, 1024 * hidden);
+    dp_graph_set_cost(g, w2, -1, -1, hidden * 10);
+    int r1 = add(g, "w1/read", "Identity", GPU_DEV, 2, dw1, &w1, 1);
+    int r2 = add(g, "w2/read", "Identity", GPU_DEV, 2, dw2, &w2, 1);
+    int in1[2] = {x, r1};
+    int m1 = add(g, "dense1/MatMul", "MatMul", GPU_DEV, 2, dh, in1, 2);
+    int a1 = add(g, "dense1/Relu", "Relu", GPU_DEV, 2, dh, &m1, 1);
+    int in2[2] = {a1, r2};
+    int m2 = add(g, "dense2/MatMul", "MatMul", GPU_DEV, 2, dy, in2, 2);
+    int loss = add(g, "loss", "Mean", GPU_DEV, 1, ds, &m2, 1);
+    int gy = add(g, "gradients/loss_grad", "Tile", GPU_DEV, 2, dy, &loss, 1);
+    int gi1[2] = {gy, r2};
+    int ga1 = add(g, "gradients/dense2/MatMul_grad/MatMul", "MatMul", GPU_DEV, 2, dh, gi1, 2);
+    int gi2[2] = {a1, gy};
+    int gw2 = add(g, "gradients/dense2/MatMul_grad/MatMul_1", "MatMul", GPU_DEV, 2, dw2, gi2, 2);
+    int gr[2] = {ga1, a1};
+    int gm1 = add(g, "gradients/dense1/Relu_grad/ReluGrad", "ReluGrad", GPU_DEV, 2, dh, gr, 2);
+    int gi3[2] = {x, gm1};
+    int gw1 = add(g, "gradients/dense1/MatMul_grad/MatMul_1", "MatMul", GPU_DEV, 2, dw1, gi3, 2);
+    int u1[2] = {w1, gw1}, u2[2] = {w2, gw2};
+    add(g, "update_w1", "ApplyGradientDescent", PS_DEV, 2, dw1, u1, 2);
+    add(g, "update_w2", "ApplyGradientDescent", PS_DEV, 2, dw2, u2, 2);
+    return g;
+}
+
+static struct dp_gpu v100(void) {
+    struct dp_gpu gpu;
+    memset(&gpu, 0, sizeof gpu);
+    strcpy(gpu.name, "V100-PCIe-16GB");
+    gpu.fp32_tflops = 14;
+    gpu.fp16_tflops = 112;
+    gpu.memory_gb = 16;
+    gpu.bandwidth_gbps = 900;
+    return gpu;
+}
+
+static void test_conservation(struct dp_graph *g) {
+    struct dp_gpu gpu = v100();
+    struct dp_error err = {0};
+    const enum dp_network nets[3] = {DP_NET_PCIE, DP_NET_1GBE, DP_NET_100GBE};
+    const enum dp_placement pl[3] = {DP_PLACE_HOMO, DP_PLACE_HETERO, DP_PLACE_HOMO};
+    for (int i = 0; i < 3; i++) {
+        struct dp_setting s;
+        CHECK(dp_setting_make(gpu.name, 4, 2, nets[i], 0, pl[i], DP_PREC_FP32, &s, &err) ==
+              DP_OK);
+        struct dp_sim_opts o;
+        dp_sim_opts_default(&o);
+        o.min_run_ms = 2000;
+        struct dp_sim_result r;
+        CHECK(dp_simulate(g, &s, &gpu, &o, &r, &err) == DP_OK);
+        CHECK(r.bytes_pushed > 0);
+        CHECK_NEAR(r.bytes_pushed, r.bytes_received_ps, 1e-6 * r.bytes_pushed);
+        CHECK_NEAR(r.bytes_pulled, r.bytes_sent_ps, 1e-6 * r.bytes_pulled);
+        CHECK_NEAR(r.link_tx_bytes, r.link_rx_bytes, 1e-6 * (r.link_tx_bytes + 1));
+        if (nets[i] == DP_NET_1GBE) CHECK(r.link_tx_bytes > 0); /* hetero: all cross NICs */
+        if (nets[i] == DP_NET_PCIE) CHECK(r.link_tx_bytes == 0);
+        /* Per iteration, each worker pulls and pushes every parameter once (fp32). */
+        CHECK_NEAR(r.bytes_per_iter, 2.0 * 4 * r.params * 4, 1e-6 * r.bytes_per_iter);
+        dp_sim_result_free(&r);
+    }
+}
+
+static void test_nic_bound(struct dp_graph *g) {
+    struct dp_gpu gpu = v100();
+    struct dp_error err = {0};
+    double prev = 0;
+    for (int w = 1; w <= 8; w++) {
+        struct dp_setting s;
+        CHECK(dp_setting_make(gpu.name, w, 1, DP_NET_1GBE, 0, DP_PLACE_HETERO, DP_PREC_FP32, &s,
+                              &err) == DP_OK);
+        struct dp_sim_opts o;
+        dp_sim_opts_default(&o);
+        o.min_run_ms = 1;
+        o.iterations = 5;
+        struct dp_sim_result r;
+        CHECK(dp_simulate(g, &s, &gpu, &o, &r, &err) == DP_OK);
+        CHECK(r.iteration_ms >= prev);
+        if (w == 1) CHECK(r.pull_ms > r.compute_ms); /* NIC-bound indeed */
+        prev = r.iteration_ms;
+        dp_sim_result_free(&r);
+    }
+    /* The same with the PS co-located (homo): still never shorter. */
+    prev = 0;
+    for (int w = 2; w <= 8; w += 2) {
+        struct dp_setting s;
+        CHECK(dp_setting_make(gpu.name, w, 1, DP_NET_10GBE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &s,
+                              &err) == DP_OK);
+        struct dp_sim_opts o;
+        dp_sim_opts_default(&o);
+        o.min_run_ms = 1;
+        o.iterations = 5;
+        struct dp_sim_result r;
+        CHECK(dp_simulate(g, &s, &gpu, &o, &r, &err) == DP_OK);
+        CHECK(r.iteration_ms >= prev);
+        prev = r.iteration_ms;
+        dp_sim_result_free(&r);
+    }
+}
+
+static void test_determinism(struct dp_graph *g) {
+    struct dp_gpu gpu = v100();
+    struct dp_error err = {0};
+    struct dp_setting s;
+    CHECK(dp_setting_make(gpu.name, 4, 2, DP_NET_40GBE, 0, DP_PLACE_HETERO, DP_PREC_FP32, &s,
+                          &err) == DP_OK);
+    struct dp_sim_opts o;
+    dp_sim_opts_default(&o);
+    o.seed = 7;
+    o.batch = 4096; /* compute matters: jitter shows */
+    o.want_traces = true;
+    struct dp_sim_result a, b, c;
+    CHECK(dp_simulate(g, &s, &gpu, &o, &a, &err) == DP_OK);
+    CHECK(dp_simulate(g, &s, &gpu, &o, &b, &err) == DP_OK);
+    o.seed = 8;
+    CHECK(dp_simulate(g, &s, &gpu, &o, &c, &err) == DP_OK);
+    CHECK(a.iteration_ms == b.iteration_ms);
+    CHECK(!memcmp(a.labels, b.labels, sizeof a.labels));
+    CHECK(a.compute_ms != c.compute_ms); /* jitter depends on the seed */
+    CHECK(a.n_traces == 4);
+    CHECK(!strcmp(a.traces[0]->source, "simulated"));
+    CHECK(a.traces[0]->s[DP_SERIES_GPU_UTIL].n >= 199);
+    for (int i = 0; i < DP_N_LABELS; i++) CHECK(isfinite(a.labels[i]) && a.labels[i] >= 0);
+    CHECK(a.labels[5] > 0 && a.labels[5] <= 100); /* gpu_util peak, % */
+    CHECK(a.labels[8] > 0);                       /* net_rx peak, MB/s */
+    CHECK(a.labels[8] <= 5000 * 0.7 + 1e-6);      /* never above the 40GbE line rate x eff */
+    CHECK(a.mean_gpu_util > 0 && a.mean_gpu_util <= 100);
+    CHECK(a.throughput > 0 && fabs(a.throughput - 4.0 * 4096 / (a.iteration_ms / 1000)) < 1e-6);
+    dp_sim_result_free(&a);
+    dp_sim_result_free(&b);
+    dp_sim_result_free(&c);
+}
+
+static void test_memory(struct dp_graph *g) {
+    struct dp_gpu gpu = v100();
+    struct dp_error err = {0};
+    struct dp_setting s;
+    CHECK(dp_setting_make(gpu.name, 2, 1, DP_NET_PCIE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &s,
+                          &err) == DP_OK);
+    struct dp_sim_opts o;
+    dp_sim_opts_default(&o);
+    o.min_run_ms = 1;
+    o.iterations = 2;
+    struct dp_sim_result r;
+    CHECK(dp_simulate(g, &s, &gpu, &o, &r, &err) == DP_OK);
+    CHECK(!r.oom && r.memory_gb > 0.4 && r.memory_gb < 16);
+    double small = r.memory_gb;
+    dp_sim_result_free(&r);
+    o.batch = 4000000;
+    CHECK(dp_simulate(g, &s, &gpu, &o, &r, &err) == DP_OK);
+    CHECK(r.oom && r.memory_gb > 16 && r.memory_gb > small);
+    dp_sim_result_free(&r);
+    /* Mixed precision: less activation memory, faster matmuls. */
+    o.batch = 256;
+    CHECK(dp_simulate(g, &s, &gpu, &o, &r, &err) == DP_OK);
+    double fp32_ms = r.compute_ms, fp32_gb = r.memory_gb;
+    dp_sim_result_free(&r);
+    s.precision = DP_PREC_MIXED;
+    CHECK(dp_simulate(g, &s, &gpu, &o, &r, &err) == DP_OK);
+    CHECK(r.compute_ms < fp32_ms);
+    CHECK(r.memory_gb < fp32_gb);
+    dp_sim_result_free(&r);
+}
+
+static void test_errors(struct dp_graph *g) {
+    struct dp_gpu gpu = v100();
+    struct dp_error err = {0};
+    struct dp_setting s;
+    CHECK(dp_setting_make(gpu.name, 2, 1, DP_NET_PCIE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &s,
+                          &err) == DP_OK);
+    struct dp_sim_result r;
+    gpu.fp32_tflops = NAN;
+    CHECK(dp_simulate(g, &s, &gpu, NULL, &r, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "V100-PCIe-16GB");
+    gpu = v100();
+    struct dp_graph *empty = dp_graph_init("empty");
+    CHECK(dp_simulate(empty, &s, &gpu, NULL, &r, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "no GPU op");
+    dp_graph_free(empty);
+    s.workers = 0;
+    CHECK(dp_simulate(g, &s, &gpu, NULL, &r, &err) == DP_ERR_INVALID);
+}
+
+int main(void) {
+    struct dp_graph *g = mlp(4096);
+    CHECK(g && dp_graph_n_nodes(g) == 16);
+    test_conservation(g);
+    test_nic_bound(g);
+    test_determinism(g);
+    test_memory(g);
+    test_errors(g);
+    dp_graph_free(g);
+    TEST_MAIN_END();
+}

@@ -1,0 +1,213 @@
+/* test_trace.c: the burst extractor on hand-made traces with known bursts, the nvidia-smi CSV
+ * syntax (units in the header, % and MiB suffixes, several GPUs, [N/A]), network counters to
+ * rates, the simulator's own CSV round trip, and malformed files failing with file:line. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dp/trace.h"
+#include "test.h"
+
+static const char *write_tmp(const char *name, const char *text) {
+    static char path[256];
+    snprintf(path, sizeof path, "build/tests/%s", name);
+    FILE *f = fopen(path, "w");
+    if (!f) return NULL;
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void test_bursts(void) {
+    /* 100 ms samples: idle 3, burst of 2 (peak 80), idle 4, burst of 3 (peak 60), idle 2. */
+    const double v[] = {0, 0, 0, 50, 80, 0, 0, 0, 0, 40, 60, 30, 0, 0};
+    struct dp_trace *t = dp_trace_init("measured");
+    struct dp_error err = {0};
+    for (int i = 0; i < (int)(sizeof v / sizeof v[0]); i++)
+        CHECK(dp_trace_push(t, DP_SERIES_GPU_UTIL, i * 100.0, v[i], &err) == DP_OK);
+    struct dp_bursts b;
+    dp_series_bursts(&t->s[DP_SERIES_GPU_UTIL], 0.10, &b);
+    CHECK(b.n_bursts == 2);
+    CHECK(b.n_gaps == 1);
+    CHECK_NEAR(b.active_ms, (200 + 300) / 2.0, 1e-9);
+    CHECK_NEAR(b.idle_ms, 400, 1e-9);
+    CHECK_NEAR(b.peak, (80 + 60) / 2.0, 1e-9);
+    CHECK_NEAR(b.threshold, 8, 1e-12);
+
+    /* A threshold of 60% of the max (48) splits differently: bursts {50,80} and {60}. */
+    dp_series_bursts(&t->s[DP_SERIES_GPU_UTIL], 0.60, &b);
+    CHECK(b.n_bursts == 2);
+    CHECK_NEAR(b.active_ms, 150, 1e-9);
+    CHECK_NEAR(b.idle_ms, 500, 1e-9);
+    CHECK_NEAR(b.peak, 70, 1e-9);
+
+    /* Labels: Driple order, missing resources flagged and zero. */
+    double labels[DP_N_LABELS];
+    unsigned missing = 0;
+    dp_trace_labels(t, 0, labels, &missing);
+    CHECK(missing == ((1u << DP_SERIES_GPU_MEM_UTIL) | (1u << DP_SERIES_NET_RX) |
+                      (1u << DP_SERIES_NET_TX)));
+    CHECK_NEAR(labels[3], 400, 1e-9);
+    CHECK_NEAR(labels[4], 250, 1e-9);
+    CHECK_NEAR(labels[5], 70, 1e-9);
+    CHECK(labels[0] == 0 && labels[11] == 0);
+    CHECK(!strcmp(dp_label_name(4), "gpu_util.active"));
+    CHECK(!strcmp(dp_label_unit(8), "MB/s"));
+    CHECK(!strcmp(dp_label_unit(6), "ms"));
+
+    /* Going back in time is refused. */
+    CHECK(dp_trace_push(t, DP_SERIES_GPU_UTIL, 50.0, 1, &err) == DP_ERR_INVALID);
+    dp_trace_free(t);
+
+    /* One burst: idle is the mean of the leading and trailing idle runs; constant load: one
+     * burst as long as the trace, no idle; all zero: all zero. */
+    t = dp_trace_init("measured");
+    const double w[] = {0, 0, 9, 9, 9, 0, 0, 0, 0};
+    for (int i = 0; i < 9; i++) dp_trace_push(t, DP_SERIES_NET_RX, i * 10.0, w[i], &err);
+    for (int i = 0; i < 9; i++) dp_trace_push(t, DP_SERIES_NET_TX, i * 10.0, 5, &err);
+    for (int i = 0; i < 9; i++) dp_trace_push(t, DP_SERIES_GPU_MEM_UTIL, i * 10.0, 0, &err);
+    dp_series_bursts(&t->s[DP_SERIES_NET_RX], 0.1, &b);
+    CHECK(b.n_bursts == 1 && b.n_gaps == 0);
+    CHECK_NEAR(b.active_ms, 30, 1e-9);
+    CHECK_NEAR(b.idle_ms, (20 + 40) / 2.0, 1e-9);
+    dp_series_bursts(&t->s[DP_SERIES_NET_TX], 0.1, &b);
+    CHECK(b.n_bursts == 1);
+    CHECK_NEAR(b.active_ms, 90, 1e-9);
+    CHECK_NEAR(b.idle_ms, 0, 1e-9);
+    CHECK_NEAR(b.peak, 5, 1e-9);
+    dp_series_bursts(&t->s[DP_SERIES_GPU_MEM_UTIL], 0.1, &b);
+    CHECK(b.n_bursts == 0 && b.peak == 0 && b.idle_ms == 0);
+    dp_trace_free(t);
+}
+
+static void test_smi(void) {
+    struct dp_error err = {0};
+    /* What nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.memory,memory.used
+     * --format=csv -lms 100 prints, two GPUs interleaved (index column added). */
+    const char *p = write_tmp(
+        "smi.csv",
+        "timestamp, index, utilization.gpu [%], utilization.memory [%], memory.used [MiB]\n"
+        "2024/01/31 23:59:59.900, 0, 0 %, 0 %, 1000 MiB\n"
+        "2024/01/31 23:59:59.900, 1, 77 %, 7 %, 5 MiB\n"
+        "2024/02/01 00:00:00.000, 0, 90 %, 40 %, 3000 MiB\n"
+        "2024/02/01 00:00:00.000, 1, 77 %, 7 %, 5 MiB\n"
+        "2024/02/01 00:00:00.100, 0, 95 %, 45 %, 3000 MiB\r\n"
+        "2024/02/01 00:00:00.100, 1, 77 %, 7 %, 5 MiB\n"
+        "\n"
+        "2024/02/01 00:00:00.200, 0, 0 %, [N/A], 1000 MiB\n"
+        "2024/02/01 00:00:00.300, 0, 0 %, 0 %, 1000 MiB\n");
+    struct dp_trace *t = dp_trace_init("measured");
+    CHECK(dp_trace_read_any(p, t, &err) == DP_OK);
+    CHECK(t->s[DP_SERIES_GPU_UTIL].n == 5);
+    CHECK(t->s[DP_SERIES_GPU_MEM_UTIL].n == 4); /* [N/A] skipped */
+    CHECK(t->s[DP_SERIES_MEM_USED].n == 5);
+    /* Crossing midnight and a month: 100 ms steps. */
+    CHECK_NEAR(t->s[DP_SERIES_GPU_UTIL].t_ms[1] - t->s[DP_SERIES_GPU_UTIL].t_ms[0], 100, 1e-6);
+    double labels[DP_N_LABELS];
+    dp_trace_labels(t, 0, labels, NULL);
+    CHECK_NEAR(labels[4], 200, 1e-6); /* gpu_util active: two samples */
+    CHECK_NEAR(labels[5], 95, 1e-9);
+    CHECK_NEAR(labels[3], (100 + 200) / 2.0, 1e-6);
+    dp_trace_free(t);
+
+    /* --format=csv,nounits. */
+    p = write_tmp("smi_nounits.csv",
+                  "timestamp, utilization.gpu [%], utilization.memory [%], memory.used [MiB]\n"
+                  "2024/01/31 12:00:00.000, 10, 5, 100\n2024/01/31 12:00:00.100, 20, 6, 100\n");
+    t = dp_trace_init("measured");
+    CHECK(dp_trace_read_smi(p, t, &err) == DP_OK);
+    CHECK(t->s[DP_SERIES_GPU_UTIL].n == 2 && t->s[DP_SERIES_GPU_UTIL].v[1] == 20);
+    dp_trace_free(t);
+
+    /* Malformed lines name file and line. */
+    const struct { const char *name, *text, *needle; } bad[] = {
+        {"smi_bad1.csv",
+         "timestamp, utilization.gpu [%]\n2024/01/31 12:00:00.000, 10 %\n2024/01/31 12:00:00.1, "
+         "abc %\n",
+         "smi_bad1.csv:3: bad utilization.gpu"},
+        {"smi_bad2.csv", "timestamp, utilization.gpu [%]\nyesterday, 10 %\n",
+         "smi_bad2.csv:2: bad timestamp"},
+        {"smi_bad3.csv", "timestamp, utilization.gpu [%]\n2024/01/31 12:00:00.000, 10 %, 3\n",
+         "smi_bad3.csv:2: 3 columns"},
+        {"smi_bad4.csv", "timestamp, utilization.gpu [%]\n2024/01/31 12:00:01.000, 10 %\n"
+                         "2024/01/31 12:00:00.000, 10 %\n",
+         "smi_bad4.csv:3"},
+        {"smi_bad5.csv", "timestamp, utilization.gpu [%]\n2024/01/31 12:00:00.000, 140 %\n",
+         "smi_bad5.csv:2"},
+        {"smi_bad6.csv", "timestamp, utilization.gpu [%]\n", "no samples"},
+        {"smi_bad7.csv", "a,b,c\n1,2,3\n", "smi_bad7.csv:1: unknown trace header"},
+        {"smi_bad8.csv", "", "smi_bad8.csv:1: empty"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        p = write_tmp(bad[i].name, bad[i].text);
+        t = dp_trace_init("measured");
+        CHECK(dp_trace_read_any(p, t, &err) != DP_OK);
+        CHECK_CONTAINS(err.msg, bad[i].needle);
+        dp_trace_free(t);
+    }
+    t = dp_trace_init("measured");
+    CHECK(dp_trace_read_any("build/tests/does_not_exist.csv", t, &err) == DP_ERR_IO);
+    dp_trace_free(t);
+}
+
+static void test_net(void) {
+    struct dp_error err = {0};
+    const char *p = write_tmp("net.csv", "timestamp,rx_bytes,tx_bytes\n"
+                                         "1706702400.0,1000000,0\n"
+                                         "1706702400.1,1000000,0\n"
+                                         "1706702400.2,6000000,2000000\n"
+                                         "1706702400.3,6000000,2000000\n");
+    struct dp_trace *t = dp_trace_init("measured");
+    CHECK(dp_trace_read_any(p, t, &err) == DP_OK);
+    CHECK(t->s[DP_SERIES_NET_RX].n == 3);
+    CHECK_NEAR(t->s[DP_SERIES_NET_RX].v[1], 50, 1e-6); /* 5 MB in 0.1 s */
+    CHECK_NEAR(t->s[DP_SERIES_NET_TX].v[1], 20, 1e-6);
+    CHECK_NEAR(t->s[DP_SERIES_NET_RX].v[0], 0, 1e-9);
+    dp_trace_free(t);
+    p = write_tmp("net_bad.csv", "timestamp,rx_bytes,tx_bytes\n1.0,100,100\n1.1,50,100\n");
+    t = dp_trace_init("measured");
+    CHECK(dp_trace_read_net(p, t, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "net_bad.csv:3: byte counter went backwards");
+    dp_trace_free(t);
+    p = write_tmp("net_bad2.csv", "timestamp,rx_bytes,tx_bytes\n1.0,100,100\n1.0,150,100\n");
+    t = dp_trace_init("measured");
+    CHECK(dp_trace_read_net(p, t, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "net_bad2.csv:3: timestamp does not advance");
+    dp_trace_free(t);
+}
+
+static void test_sim_csv(void) {
+    struct dp_error err = {0};
+    struct dp_trace *a = dp_trace_init("simulated"), *b = dp_trace_init("simulated");
+    for (int i = 0; i < 10; i++) {
+        double on = (i / 3) % 2 ? 90 : 0;
+        dp_trace_push(a, DP_SERIES_GPU_UTIL, i * 100.0, on, &err);
+        dp_trace_push(a, DP_SERIES_GPU_MEM_UTIL, i * 100.0, on / 2, &err);
+        dp_trace_push(a, DP_SERIES_MEM_USED, i * 100.0, 1234.5, &err);
+        dp_trace_push(a, DP_SERIES_NET_RX, i * 100.0, 100 - on, &err);
+        dp_trace_push(a, DP_SERIES_NET_TX, i * 100.0, on > 0 ? 3 : 0, &err);
+        dp_trace_push(b, DP_SERIES_GPU_UTIL, i * 100.0, 5, &err);
+    }
+    const struct dp_trace *both[2] = {a, b};
+    CHECK(dp_trace_write_sim(both, 2, "simulated by test_trace", "build/tests/simtrace.csv",
+                             &err) == DP_OK);
+    struct dp_trace *r = dp_trace_init("simulated");
+    CHECK(dp_trace_read_any("build/tests/simtrace.csv", r, &err) == DP_OK);
+    double la[DP_N_LABELS], lr[DP_N_LABELS];
+    dp_trace_labels(a, 0, la, NULL);
+    dp_trace_labels(r, 0, lr, NULL);
+    for (int i = 0; i < DP_N_LABELS; i++) CHECK_NEAR(la[i], lr[i], 1e-6);
+    CHECK(r->s[DP_SERIES_GPU_UTIL].n == 10); /* worker 0 only */
+    CHECK_NEAR(r->s[DP_SERIES_MEM_USED].v[3], 1234.5, 1e-9);
+    dp_trace_free(a);
+    dp_trace_free(b);
+    dp_trace_free(r);
+}
+
+int main(void) {
+    test_bursts();
+    test_smi();
+    test_net();
+    test_sim_csv();
+    TEST_MAIN_END();
+}

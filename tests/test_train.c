@@ -1,0 +1,242 @@
+/* test_train.c: training on tiny synthetic datasets: a label that is a known function of the
+ * features is learned (the loss drops by a large factor), splits are deterministic per seed, the
+ * hold-out-models split never leaks a model, the cancel flag keeps the best so far, and a
+ * head-mode transfer changes only the head's parameters. */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp/train.h"
+#include "test.h"
+
+static uint64_t rs = 12345;
+static double urand(void) {
+    rs = rs * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(rs >> 11) * 0x1.0p-53;
+}
+
+/* n samples over n_models models; labels: o-th = (1 + o % 3) * mean of feature 0 + 0.2 * mean of
+ * feature 2 (+ an offset per setting when `shift`). */
+static void make_ds(struct dp_dataset *ds, int n, int n_models, double shift) {
+    struct dp_error err = {0};
+    dp_dataset_init(ds, shift > 0 ? "B-setting" : "A-setting");
+    for (int k = 0; k < n; k++) {
+        int groups = 4 + 2 * (k % 2);
+        struct dp_grouped *g = dp_grouped_init("syn", groups, groups - 1);
+        double m0 = 0, m2 = 0;
+        for (int i = 0; i < groups; i++) {
+            g->x[i * 3 + 0] = urand();
+            g->x[i * 3 + 1] = 1 + (i % 3);
+            g->x[i * 3 + 2] = urand();
+            m0 += g->x[i * 3];
+            m2 += g->x[i * 3 + 2];
+        }
+        m0 /= groups;
+        m2 /= groups;
+        for (int e = 0; e < groups - 1; e++) { g->edges[2 * e] = e; g->edges[2 * e + 1] = e + 1; }
+        struct dp_sample s;
+        memset(&s, 0, sizeof s);
+        char model[32];
+        snprintf(model, sizeof model, "model%d", k % n_models);
+        s.model = model;
+        s.graph = model;
+        s.batch = 32;
+        s.grouped = g;
+        snprintf(s.source.kind, sizeof s.source.kind, "simulated");
+        for (int o = 0; o < DP_N_OUTPUTS; o++) s.labels[o] = (1 + o % 3) * m0 + 0.2 * m2 + shift * (o % 2);
+        CHECK(dp_dataset_add_sample(ds, &s, &err) == DP_OK);
+        dp_grouped_free(g);
+    }
+}
+
+static void small_opts(struct dp_train_opts *o) {
+    dp_train_opts_default(o);
+    o->hidden = 8;
+    o->epochs = 40;
+    o->patience = 0;
+    o->batch = 8;
+    o->seed = 3;
+    o->adam.lr = 0.01f;
+}
+
+static void test_learns(void) {
+    struct dp_dataset ds;
+    struct dp_error err = {0};
+    make_ds(&ds, 60, 6, 0);
+    struct dp_train_opts o;
+    small_opts(&o);
+    struct dp_inspector *insp = NULL;
+    struct dp_train_result r;
+    CHECK(dp_train(&ds, &o, &insp, &r, &err) == DP_OK);
+    if (!insp) { fprintf(stderr, "%s\n", err.msg); dp_dataset_free(&ds); return; }
+    printf("learn: first %.5f last %.5f best val %.5f (epoch %d)\n", r.first_train_loss,
+           r.last_train_loss, r.best_val_loss, r.best_epoch);
+    CHECK(r.epochs_run == 40);
+    CHECK(r.last_train_loss < r.first_train_loss / 10);
+    CHECK(r.split.n_train == 36 && r.split.n_val == 12 && r.split.n_test == 12);
+    const struct dp_provenance *p = dp_inspector_provenance(insp);
+    CHECK(!strcmp(p->origin, "scratch") && !strcmp(p->data, "simulated"));
+    CHECK(!strcmp(p->split, "random") && p->n_train == 36);
+    CHECK(isfinite(p->test.rmse[0]) && isfinite(p->val.mape[5]));
+    printf("learn: test R2 of output 2 = %.3f, MAPE %.2f%%\n", p->test.r2[2], p->test.mape[2]);
+    CHECK(p->test.mape[2] < 25);
+    CHECK(!strcmp(dp_inspector_setting(insp), "A-setting"));
+    /* Scale = the training maximum of each label. */
+    double mx = 0;
+    for (int i = 0; i < r.split.n_train; i++)
+        if (ds.samples[r.split.train[i]].labels[2] > mx) mx = ds.samples[r.split.train[i]].labels[2];
+    CHECK_NEAR(dp_inspector_output(insp, 2)->scale, mx, 1e-12);
+    /* The log feature transform also trains. */
+    struct dp_inspector *insp2 = NULL;
+    struct dp_train_result r2;
+    o.feat = DP_FEAT_LOG;
+    o.epochs = 10;
+    CHECK(dp_train(&ds, &o, &insp2, &r2, &err) == DP_OK);
+    if (insp2) {
+        CHECK(dp_model_arch(dp_inspector_model(insp2))->feat == DP_FEAT_LOG);
+        CHECK(dp_model_arch(dp_inspector_model(insp2))->feat_std[0] > 0);
+        CHECK(r2.last_train_loss < r2.first_train_loss);
+        dp_train_result_free(&r2);
+    }
+    dp_inspector_free(insp2);
+    dp_train_result_free(&r);
+    dp_inspector_free(insp);
+    dp_dataset_free(&ds);
+}
+
+static void test_splits(void) {
+    struct dp_dataset ds;
+    struct dp_error err = {0};
+    make_ds(&ds, 50, 7, 0);
+    struct dp_split a, b, c;
+    CHECK(dp_split_make(&ds, DP_SPLIT_RANDOM, 0.2, 0.2, 9, &a, &err) == DP_OK);
+    CHECK(dp_split_make(&ds, DP_SPLIT_RANDOM, 0.2, 0.2, 9, &b, &err) == DP_OK);
+    CHECK(dp_split_make(&ds, DP_SPLIT_RANDOM, 0.2, 0.2, 10, &c, &err) == DP_OK);
+    CHECK(a.n_train == 30 && a.n_val == 10 && a.n_test == 10);
+    CHECK(a.n_test == b.n_test && !memcmp(a.test, b.test, (size_t)a.n_test * sizeof(int)));
+    CHECK(!memcmp(a.train, b.train, (size_t)a.n_train * sizeof(int)));
+    CHECK(memcmp(a.test, c.test, (size_t)a.n_test * sizeof(int)) != 0);
+    dp_split_free(&a);
+    dp_split_free(&b);
+    dp_split_free(&c);
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        struct dp_split m;
+        CHECK(dp_split_make(&ds, DP_SPLIT_MODELS, 0.2, 0.2, seed, &m, &err) == DP_OK);
+        CHECK(m.n_train > 0 && m.n_val > 0 && m.n_test > 0);
+        CHECK(m.n_train + m.n_val + m.n_test == 50);
+        /* No model appears in two parts. */
+        const int *parts[3] = {m.train, m.val, m.test};
+        int ns[3] = {m.n_train, m.n_val, m.n_test};
+        bool leak = false;
+        for (int p = 0; p < 3; p++)
+            for (int q = p + 1; q < 3; q++)
+                for (int i = 0; i < ns[p]; i++)
+                    for (int j = 0; j < ns[q]; j++)
+                        if (!strcmp(ds.samples[parts[p][i]].model, ds.samples[parts[q][j]].model)) leak = true;
+        CHECK(!leak);
+        dp_split_free(&m);
+    }
+    struct dp_dataset two;
+    make_ds(&two, 10, 2, 0);
+    struct dp_split m;
+    CHECK(dp_split_make(&two, DP_SPLIT_MODELS, 0.2, 0.2, 1, &m, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "at least 3 models");
+    struct dp_dataset empty;
+    dp_dataset_init(&empty, "E");
+    CHECK(dp_split_make(&empty, DP_SPLIT_RANDOM, 0.2, 0.2, 1, &m, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "no trainable sample");
+    dp_dataset_free(&two);
+    dp_dataset_free(&ds);
+}
+
+static volatile sig_atomic_t cancel_flag;
+static int batches_seen;
+static void on_progress(const struct dp_train_progress *p, void *ud) {
+    (void)ud;
+    if (!p->epoch_end && ++batches_seen == 3) cancel_flag = 1; /* as the SIGINT handler would */
+}
+
+static void test_cancel(void) {
+    struct dp_dataset ds;
+    struct dp_error err = {0};
+    make_ds(&ds, 60, 6, 0);
+    struct dp_train_opts o;
+    small_opts(&o);
+    o.cancel = &cancel_flag;
+    o.progress = on_progress;
+    struct dp_inspector *insp = NULL;
+    struct dp_train_result r;
+    CHECK(dp_train(&ds, &o, &insp, &r, &err) == DP_OK);
+    CHECK(insp != NULL);
+    CHECK(r.cancelled && r.epochs_run == 1 && r.best_epoch == 1);
+    CHECK(batches_seen == 3);
+    if (insp) dp_train_result_free(&r);
+    dp_inspector_free(insp);
+    dp_dataset_free(&ds);
+}
+
+static void test_transfer(void) {
+    struct dp_dataset a, b;
+    struct dp_error err = {0};
+    make_ds(&a, 40, 5, 0);
+    make_ds(&b, 40, 5, 0.5);
+    struct dp_train_opts o;
+    small_opts(&o);
+    o.epochs = 10;
+    struct dp_inspector *base = NULL, *tr = NULL, *tr2 = NULL;
+    struct dp_train_result r, rt;
+    CHECK(dp_train(&a, &o, &base, &r, &err) == DP_OK);
+    if (!base) { fprintf(stderr, "%s\n", err.msg); return; }
+    dp_train_result_free(&r);
+    o.mode = DP_TRAIN_HEAD;
+    o.epochs = 30;
+    CHECK(dp_transfer(base, &b, &o, &tr, &rt, &err) == DP_OK);
+    if (tr) {
+        const struct dp_model *mb = dp_inspector_model(base), *mt = dp_inspector_model(tr);
+        bool body_same = true, head_changed = false;
+        for (int i = 0; i < dp_model_n_params(mb); i++) {
+            struct dp_param p, q;
+            dp_model_param(mb, i, &p);
+            dp_model_param(mt, i, &q);
+            bool same = !memcmp(p.data, q.data, p.size * sizeof(float));
+            if (!strncmp(p.name, "graph_read_out.mlp.", 19)) head_changed |= !same;
+            else body_same &= same;
+        }
+        CHECK(body_same && head_changed);
+        CHECK(!strcmp(dp_inspector_body_key(tr), dp_inspector_body_key(base)));
+        CHECK(!strcmp(dp_inspector_provenance(tr)->origin, "transfer"));
+        CHECK(!strcmp(dp_inspector_provenance(tr)->mode, "head"));
+        CHECK(!strcmp(dp_inspector_provenance(tr)->base_id, "A-setting"));
+        CHECK(!strcmp(dp_inspector_setting(tr), "B-setting"));
+        CHECK(rt.last_train_loss < rt.first_train_loss);
+        printf("transfer head: %.3f s (embeddings %.3f s), loss %.5f -> %.5f\n", rt.seconds,
+               rt.embed_seconds, rt.first_train_loss, rt.last_train_loss);
+        dp_train_result_free(&rt);
+    }
+    o.mode = DP_TRAIN_HEAD_LAST;
+    o.epochs = 3;
+    CHECK(dp_transfer(base, &b, &o, &tr2, &rt, &err) == DP_OK);
+    if (tr2) {
+        CHECK(strcmp(dp_inspector_body_key(tr2), dp_inspector_body_key(base)) != 0);
+        CHECK(!strcmp(dp_inspector_provenance(tr2)->mode, "head+last"));
+        dp_train_result_free(&rt);
+    }
+    o.mode = DP_TRAIN_FULL;
+    struct dp_inspector *bad = NULL;
+    CHECK(dp_transfer(base, &b, &o, &bad, NULL, &err) == DP_ERR_INVALID);
+    dp_inspector_free(tr2);
+    dp_inspector_free(tr);
+    dp_inspector_free(base);
+    dp_dataset_free(&a);
+    dp_dataset_free(&b);
+}
+
+int main(void) {
+    test_splits();
+    test_learns();
+    test_cancel();
+    test_transfer();
+    TEST_MAIN_END();
+}

@@ -1,0 +1,310 @@
+/* app.h: the explorer's model (no curses): the graph, its partition (computed once) and its
+ * grouped features (recomputed per batch size), the GPU catalog and setting list, the current
+ * what-if setting, the prediction (which inspector, metrics, derived figures, the simulator's
+ * estimate beside it), the compare rows, the UI state, and a background transfer job. */
+#ifndef DRIPLE_APP_H
+#define DRIPLE_APP_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dp/coarsen.h"
+#include "dp/graph.h"
+#include "dp/grouped.h"
+#include "dp/inspector.h"
+#include "dp/model.h"
+#include "dp/settings.h"
+#include "dp/status.h"
+
+#define APP_N_RES 4 /* gpu_mem_util, gpu_util, net_rx, net_tx (Driple order) */
+
+/* Where a prediction comes from. */
+enum app_src {
+    APP_SRC_NONE,        /* no inspector at all: only the simulator */
+    APP_SRC_TRAINED,     /* an inspector trained for exactly this setting */
+    APP_SRC_TRANSFERRED, /* one transferred to this setting (file or this session) */
+    APP_SRC_NEAREST,     /* the nearest setting's inspector: extrapolated */
+};
+const char *app_src_name(enum app_src s); /* "trained", "transferred", "nearest (extrapolated)" */
+
+/* Derived figures (DESIGN.md "Metrics"); NaN where not computable. Formulas: app_derived_help. */
+enum app_derived_id {
+    APP_D_ITER,      /* iteration time, ms */
+    APP_D_THRU,      /* throughput, samples/s */
+    APP_D_UTIL,      /* mean GPU utilisation, % */
+    APP_D_MEM,       /* GPU memory footprint, GB (simulator) */
+    APP_D_BYTES,     /* bytes moved per iteration (rx + tx), MB */
+    APP_D_EPOCH,     /* time per epoch, s */
+    APP_D_COST,      /* cost per epoch, $ */
+    APP_D_COUNT
+};
+extern const char *const app_derived_names[APP_D_COUNT];
+extern const char *const app_derived_units[APP_D_COUNT];
+extern const char *const app_derived_help[APP_D_COUNT];
+
+/* One prediction for one setting at one batch size. */
+struct app_pred {
+    bool         ok;                 /* metrics hold an inspector prediction */
+    enum app_src src;
+    char         insp_id[DP_NAME_MAX]; /* the inspector's setting id */
+    char         insp_origin[16];    /* provenance origin of that inspector */
+    int          insp;               /* index in app.insps, -1 when none */
+    double       m[DP_N_OUTPUTS];    /* metrics in their units: max(0, raw x scale) */
+    float        raw[DP_N_OUTPUTS];  /* the network's outputs (Driple order) */
+    double       d[APP_D_COUNT];
+    bool         sim_ok;             /* the simulator's estimate (labelled "simulated") */
+    bool         sim_pending;        /* not simulated yet (defer_sims): app_fill_pending will */
+    double       sim_m[DP_N_OUTPUTS];
+    double       sim_d[APP_D_COUNT];
+    double       mem_gb, mem_cap_gb; /* simulated footprint and the GPU's memory */
+    bool         oom;                /* footprint > GPU memory */
+    char         note[160];          /* why something is missing */
+};
+
+/* A loaded inspector. */
+struct app_insp {
+    struct dp_inspector *insp;
+    char                 setting[DP_NAME_MAX];
+    char                 path[512];
+    bool                 session; /* transferred in this session ... */
+    struct dp_setting    target;  /* ... to this setting (ids alone are ambiguous across GPUs) */
+};
+
+/* Embedding cache entry: (body key, batch) -> embedding. */
+struct app_emb {
+    char    key[128];
+    int64_t batch;
+    int     n;
+    float  *v;
+};
+
+/* Simulator cache entry. */
+struct app_sim {
+    char    id[DP_NAME_MAX];
+    char    gpu[DP_NAME_MAX]; /* ids name the GPU's short form only (V100-PCIe and V100-SXM2
+                                 share "V100-..."): the full name is part of the key */
+    int64_t batch;
+    bool    ok;
+    double  m[DP_N_OUTPUTS];
+    double  iter_ms, thru, util, mem_gb, bytes;
+    bool    oom;
+    char    note[128];
+};
+
+/* The what-if setting. */
+struct app_what {
+    int               gpu;       /* index in the catalog */
+    int               ps, workers;
+    enum dp_placement placement;
+    enum dp_network   network;
+    enum dp_precision precision;
+};
+
+enum app_tab { APP_TAB_PREDICT, APP_TAB_COMPARE, APP_TAB_GROUPS, APP_TAB_IMPORTANCE, APP_TAB_COUNT };
+extern const char *const app_tab_names[APP_TAB_COUNT];
+
+/* Panes of the predict tab that Tab cycles through. */
+enum app_pane { APP_PANE_TABLE, APP_PANE_DERIVED, APP_PANE_STRIPS, APP_PANE_COUNT };
+
+enum app_sort { APP_SORT_THRU, APP_SORT_ITER, APP_SORT_COST, APP_SORT_UTIL, APP_SORT_COUNT };
+extern const char *const app_sort_names[APP_SORT_COUNT];
+
+/* Compare: every GPU of the catalog or every setting of the list. */
+enum app_cmp_mode { APP_CMP_GPUS, APP_CMP_SETTINGS };
+
+struct app_row {
+    char            label[DP_NAME_MAX];
+    int             gpu;      /* catalog index */
+    int             setting;  /* list index (settings mode) or -1 */
+    bool            current;  /* the what-if setting */
+    struct dp_setting s;
+    struct app_pred p;
+};
+
+/* A line the user is typing (batch size, search, dataset size, price). */
+enum app_prompt { APP_PROMPT_NONE, APP_PROMPT_BATCH, APP_PROMPT_SEARCH, APP_PROMPT_DATASET,
+                  APP_PROMPT_PRICE, APP_PROMPT_EXPORT };
+
+/* Background transfer of an inspector to the current setting. */
+enum app_job_state { APP_JOB_IDLE, APP_JOB_RUNNING, APP_JOB_DONE, APP_JOB_FAILED,
+                     APP_JOB_CANCELLED };
+struct app_job {
+    pthread_mutex_t    mu;
+    pthread_t          thread;
+    bool               started;   /* a thread exists that needs joining */
+    volatile sig_atomic_t cancel; /* set by the UI, polled by the worker (dp_train_opts) */
+    enum app_job_state state;
+    double             progress;  /* 0..1 */
+    char               phase[64];
+    char               target[DP_NAME_MAX];
+    char               msg[256];
+    struct dp_inspector *result;  /* owned until picked up by app_tick */
+    void              *work;      /* worker-private input */
+};
+
+struct app {
+    /* inputs */
+    char                   graph_path[512];
+    struct dp_graph       *graph;
+    struct dp_partition   *part;
+    struct dp_op_weights  *weights;
+    struct dp_grouped     *grouped;     /* features at `batch` */
+    long                   grouped_gen; /* bumped whenever grouped is replaced */
+    int64_t                batch;
+    int64_t                params;      /* sum of variable params */
+    struct dp_gpu_catalog *cat;
+    struct dp_settings    *settings;
+    char                   settings_path[512];
+
+    struct app_insp *insps;
+    int              n_insps;
+    struct app_emb  *embs;
+    int              n_embs;
+    long             n_embed_calls;     /* GNN passes (cache misses), for tests */
+
+    struct app_what  what;
+    struct dp_setting cur;              /* made from `what` */
+    struct app_pred  pred;
+
+    /* compare */
+    enum app_cmp_mode cmp_mode;
+    struct app_row   *rows;
+    int               n_rows;
+    bool              rows_stale;       /* rows predate the last change (built when shown) */
+    enum app_sort     sort;
+    bool              sort_sim;         /* sort on the simulated figures, not the predicted */
+    bool             *marked;           /* per catalog GPU */
+    bool              only_marked;
+
+    /* economics */
+    double dataset_size;                /* samples per epoch */
+    double price_hour;                  /* $ per GPU-hour */
+
+    /* groups tab */
+    int          *group_of_node;        /* per graph node: its group, or -1 (not kept) */
+    char        (*group_top)[48];       /* per group: its most frequent op types */
+    int          *group_ops;            /* per group: op count */
+
+    /* simulator cache: (setting id, batch) -> result */
+    struct app_sim *sims;
+    int             n_sims;
+    long            n_sim_calls;
+    bool            defer_sims;         /* the UI: uncached simulations wait for app_fill_pending */
+
+    /* UI */
+    enum app_tab  tab;
+    enum app_pane pane;
+    int           sel[APP_TAB_COUNT];    /* selection per tab (predict: by pane, see app_move) */
+    int           scroll[APP_TAB_COUNT]; /* first visible row per list */
+    int           pane_sel[APP_PANE_COUNT];
+    int           page;                 /* visible rows of the current list (set by the loop) */
+    int           metric;               /* selected metric for importance (0..12, explain.h) */
+    int           imp_select;           /* a group to select in the importance pane, or -1 */
+    bool          help;
+    int           help_scroll;
+    bool          color, utf8;
+    char          search[64];
+    int          *hits;                 /* group rows matching the search (groups tab) */
+    int           n_hits;
+    enum app_prompt prompt;
+    char          input[128];
+    char          status[256];
+    bool          status_err;
+    void         *imp;                  /* the importance pane's state (view_imp.c; imp_free) */
+    bool          dirty;                /* the prediction must be recomputed */
+
+    struct app_job job;
+};
+
+/* The importance tab is drawn by tui/view_importance.c (helper G) through the glue in
+ * tui/view_imp.c, which keeps the pane in step with a->grouped (a->grouped_gen), app_inspector(a)
+ * and a->metric (dp/explain.h numbering: 0..11 outputs, 12 iteration time). */
+
+struct app_opts {
+    const char *graph;      /* NULL: the sample graph */
+    const char *settings;   /* NULL: assets/settings/default.json */
+    const char *gpus;       /* NULL: assets/gpus.json */
+    const char *weights;    /* NULL: assets/op_weights.json */
+    int64_t     batch;      /* 0: the graph's exported batch */
+};
+
+/* Loads everything and computes the first prediction. On failure err names the file and place
+ * and a is left freeable by app_free. */
+enum dp_status app_init(struct app *a, const struct app_opts *o, struct dp_error *err);
+/* Stops a running job, frees everything; NULL-safe. */
+void app_free(struct app *a);
+
+/* ---- what-if changes (each recomputes the prediction; false + status when out of range) ---- */
+bool app_gpu_step(struct app *a, int dir);
+bool app_workers_step(struct app *a, int dir);
+bool app_ps_step(struct app *a, int dir);
+bool app_network_step(struct app *a, int dir);
+bool app_placement_toggle(struct app *a);
+bool app_precision_toggle(struct app *a);
+bool app_batch_step(struct app *a, int dir);       /* doubles / halves */
+bool app_batch_set(struct app *a, int64_t batch);  /* recomputes features (not the partition) */
+bool app_dataset_set(struct app *a, double samples);
+bool app_price_set(struct app *a, double dollars);
+
+/* Recomputes the prediction and the compare rows if anything changed. */
+void app_refresh(struct app *a);
+/* Predicts for setting s at the current batch (cached embeddings). */
+void app_predict(struct app *a, const struct dp_setting *s, struct app_pred *out);
+
+/* ---- compare ---- */
+/* Rebuilds the compare rows if the setting, batch or economics changed since (lazy: the rows are
+ * built only while the compare tab shows, or for an export). */
+void app_compare_ensure(struct app *a);
+void app_compare_mode(struct app *a, enum app_cmp_mode m);
+void app_sort_next(struct app *a);
+void app_sort_source_toggle(struct app *a); /* predicted <-> simulated figures */
+void app_mark_toggle(struct app *a);     /* marks the selected row's GPU */
+void app_only_marked_toggle(struct app *a);
+/* Makes the selected compare row the what-if setting. */
+void app_compare_apply(struct app *a);
+
+/* ---- UI state ---- */
+void app_tab_set(struct app *a, enum app_tab t);
+void app_pane_next(struct app *a, int dir);
+void app_select(struct app *a, int row);  /* clamps to the current list */
+void app_move(struct app *a, int delta);
+int  app_list_len(const struct app *a);   /* rows of the list in the current tab */
+void app_search_set(struct app *a, const char *s);
+void app_status(struct app *a, bool err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ---- export ---- */
+/* Writes the current prediction (and compare rows) as JSON. */
+enum dp_status app_export_json(const struct app *a, const char *path, struct dp_error *err);
+
+/* ---- background transfer ---- */
+/* Starts transferring the nearest inspector to the current setting (simulated data), unless a
+ * job is running or this setting has its own inspector. */
+bool app_transfer_start(struct app *a);
+void app_transfer_cancel(struct app *a);
+/* True when simulations are pending (defer_sims). */
+bool app_pending(const struct app *a);
+/* Runs pending simulations (the current setting's first, then compare rows) for about budget_ms;
+ * re-sorts the rows keeping the selection. True when something changed. */
+bool app_fill_pending(struct app *a, double budget_ms);
+/* Picks up a finished job (adds the inspector, repredicts); true when the screen must redraw. */
+bool app_tick(struct app *a);
+/* Copies the job's progress for drawing. */
+void app_job_snapshot(struct app *a, enum app_job_state *st, double *progress, char *phase,
+                      size_t n);
+
+/* Groups tab: the group of graph node i (-1 when not kept). */
+int app_group_of_op(const struct app *a, int op_index);
+
+/* The inspector behind the current prediction (NULL when there is none): for the importance view
+ * (dp_explain_compute on dp_inspector_model() with the outputs' scales, over a->grouped). */
+const struct dp_inspector *app_inspector(const struct app *a);
+/* Keeps scroll[tab] so that sel[tab] is visible in `page` rows. */
+void app_scroll_fit(struct app *a, int page);
+
+#endif

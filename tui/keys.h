@@ -1,0 +1,35 @@
+/* keys.h: the explorer's input: one table from key to action (htop's Htop_Reaction), whose help
+ * column also generates the help overlay and the footer; the line editor for prompts; mouse
+ * clicks on tabs and rows. Actions change only the app (no curses drawing here). */
+#ifndef DRIPLE_KEYS_H
+#define DRIPLE_KEYS_H
+
+#include "app.h"
+#include "layout.h"
+
+enum reaction { R_NONE = 0, R_REDRAW = 1 << 0, R_RELAYOUT = 1 << 1, R_QUIT = 1 << 2 };
+
+struct keymap {
+    int         key;
+    int (*fn)(struct app *);     /* returns enum reaction flags */
+    const char *label;           /* how the key is written in help ("g", "Tab", "F1") */
+    const char *help;            /* what it does; NULL: an alias not listed */
+    const char *footer;          /* short footer text; NULL: not in the footer */
+};
+
+extern const struct keymap keymap[];
+extern const int keymap_len;
+
+/* Handles one key (prompt editing when a prompt is open, then the importance view's own keys on
+ * its tab, then the table). Unknown keys do nothing. Returns enum reaction flags. */
+int keys_handle(struct app *a, int ch);
+/* Handles a mouse press at (y, x) on a screen laid out as l (tabs, list rows, panes). */
+int keys_mouse(struct app *a, const struct layout *l, int y, int x);
+/* The help text, one line per entry ("g / G      next / previous GPU"), then the formulas of
+ * the derived figures. Lines are static or written into buf; returns the number of lines
+ * (at most max). */
+int keys_help_lines(const char **lines, char (*buf)[128], int max);
+/* The prompt's label ("batch size: ") for the open prompt. */
+const char *keys_prompt_label(const struct app *a);
+
+#endif

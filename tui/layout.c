@@ -1,0 +1,57 @@
+/* layout.c: pure screen geometry for the explorer (nvtop's compute_sizes_from_layout): header,
+ * tabs, body panes, status and footer, the help overlay. Nothing here touches curses. */
+#include "layout.h"
+
+#include <string.h>
+
+static struct rect mk(int y, int x, int h, int w) {
+    struct rect r = {y, x, h < 0 ? 0 : h, w < 0 ? 0 : w};
+    return r;
+}
+
+int layout_tab_width(int i) {
+    return (int)strlen(app_tab_names[i]) + 4;
+}
+
+bool rect_contains(struct rect r, int y, int x) {
+    return y >= r.y && y < r.y + r.h && x >= r.x && x < r.x + r.w;
+}
+
+struct layout layout_compute(int rows, int cols, const struct app *a) {
+    struct layout l;
+    memset(&l, 0, sizeof l);
+    l.rows = rows;
+    l.cols = cols;
+    if (rows < LAYOUT_MIN_ROWS || cols < LAYOUT_MIN_COLS) {
+        l.too_small = true;
+        return l;
+    }
+    l.header = mk(0, 0, 2, cols);
+    l.tabs = mk(2, 0, 1, cols);
+    int x = 1;
+    for (int i = 0; i < APP_TAB_COUNT; i++) {
+        int w = layout_tab_width(i);
+        l.tab[i] = mk(2, x, 1, w);
+        x += w + 1;
+    }
+    l.status = mk(rows - 2, 0, 1, cols);
+    l.footer = mk(rows - 1, 0, 1, cols);
+    l.body = mk(3, 0, rows - 5, cols);
+
+    /* Predict tab: the metric table and the derived figures side by side, the strips below. */
+    int tw = cols / 2 > 42 ? cols / 2 : 42;
+    int top = LAYOUT_TOP_H;
+    l.table = mk(l.body.y, 0, top, tw);
+    l.derived = mk(l.body.y, tw, top, cols - tw);
+    l.strips = mk(l.body.y + top, 0, l.body.h - top, cols);
+
+    /* Lists: a title and a column heading inside the body, then the rows. */
+    l.list = mk(l.body.y + 2, 0, l.body.h - 2, cols);
+
+    if (a && a->help) {
+        int hw = cols - 4 < 96 ? cols - 4 : 96;
+        int hh = rows - 2;
+        l.help = mk((rows - hh) / 2, (cols - hw) / 2, hh, hw);
+    }
+    return l;
+}

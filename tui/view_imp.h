@@ -1,0 +1,29 @@
+/* view_imp.h: the explorer's glue to the importance pane (tui/view_importance.c, helper G):
+ * keeps the pane's borrowed inputs in step with the app (grouped graph per batch, the current
+ * inspector, the selected metric), routes the tab's keys and clicks, exports the SVG. */
+#ifndef DRIPLE_VIEW_IMP_H
+#define DRIPLE_VIEW_IMP_H
+
+#include <curses.h>
+
+#include "app.h"
+#include "layout.h"
+
+/* Brings the pane up to date (layout on a new grouped graph, importances on a new inspector or
+ * metric); cheap when nothing changed. */
+void imp_sync(struct app *a);
+/* Draws the pane into w (the body), then wnoutrefresh. */
+void imp_draw(WINDOW *w, struct app *a);
+/* The tab's own keys: j/k select, arrows pan, z/Z zoom, [ ] metric, r method, 0 reset.
+ * Returns enum reaction flags, or -1 when ch is not one of them. */
+int imp_key(struct app *a, int ch);
+/* A click in the pane (body rectangle) selects the group drawn nearest to it. */
+int imp_mouse(struct app *a, struct rect body, int y, int x);
+/* Writes the importance graph as SVG (Graphviz). */
+enum dp_status imp_export_svg(struct app *a, const char *path, struct dp_error *err);
+/* Help lines for the tab's keys (static strings); returns the count. */
+int imp_help_lines(const char **lines, int max);
+/* Frees the pane's state (a->imp); NULL-safe. */
+void imp_free(struct app *a);
+
+#endif

@@ -1,0 +1,121 @@
+/* view_importance.h: the explorer's importance pane. State (struct importance_view: the grouped
+ * graph's Graphviz layout, the importances of one metric, selection, pan and zoom) is changed only
+ * by the functions below and holds no curses objects; importance_view_draw draws it into a
+ * window (nodes as boxes coloured by importance, edges as lines, the selected group's ops).
+ *
+ * Glue for the explorer (app.c / keys.c):
+ *   init once; importance_view_set_graph when the grouped graph changes (runs the layout);
+ *   importance_view_set_model when the inspector changes (recomputes); key actions call
+ *   select_next/prev, pan, zoom, next_metric, toggle_method, reset; the draw call each frame. */
+#ifndef DRIPLE_VIEW_IMPORTANCE_H
+#define DRIPLE_VIEW_IMPORTANCE_H
+
+#include <curses.h>
+#include <stdbool.h>
+
+#include "dp/explain.h"
+#include "dp/render.h"
+
+struct importance_view {
+    /* borrowed (must outlive the view; set through the functions below) */
+    const struct dp_grouped     *g;
+    const struct dp_graph       *graph;   /* may be NULL: no op drill-down */
+    const struct dp_op_weights  *weights; /* may be NULL */
+    const struct dp_model       *model;   /* may be NULL: no importances */
+    double                       scale[DP_N_OUTPUTS];
+    /* owned */
+    struct dp_layout            *layout;  /* unit layout: positions in [0, 1] x [0, 1] */
+    struct dp_explain           *e;       /* importances of `metric` (NULL until computed) */
+    int                          metric;  /* 0..DP_N_METRICS-1 */
+    enum dp_explain_method       method;
+    int                          selected; /* group index, -1 = none */
+    double                       zoom;    /* 1 = the whole graph fits the pane; 1..32 */
+    double                       pan_x, pan_y; /* unit-layout point at the pane's centre */
+    int                          list_scroll;  /* first line of the op list */
+    bool                         ascii;   /* ASCII instead of box-drawing characters */
+    bool                         all_edges; /* crowded graphs (markers, or > 40 edges): every
+                                               edge, not only those of the selection and the
+                                               five top groups */
+    double                       compute_ms;   /* time of the last importance computation */
+    char                         message[512]; /* last error ("" = none), shown in the pane */
+};
+
+/* Key steps: the fraction of the pane one pan moves, the factor one zoom step applies. */
+#define IMPORTANCE_PAN_STEP  0.15
+#define IMPORTANCE_ZOOM_STEP 1.5
+
+/* Empty state: metric gpu_util.active, method grad, no graph. */
+void importance_view_init(struct importance_view *v);
+/* Frees the owned layout and importances (not the borrowed inputs). */
+void importance_view_free(struct importance_view *v);
+
+/* Borrows g (and graph and weights for the drill-down), lays it out with Graphviz, resets
+ * selection, pan and zoom, and recomputes the importances when a model is set. On failure the
+ * message is kept in v->message and returned in err; the view then draws the message. */
+enum dp_status importance_view_set_graph(struct importance_view *v, const struct dp_grouped *g,
+                                         const struct dp_graph *graph,
+                                         const struct dp_op_weights *weights,
+                                         struct dp_error *err);
+/* Borrows the inspector's model and copies its label scales (scale may be NULL = all 1), then
+ * recomputes the importances for the current metric. model may be NULL (importances cleared). */
+enum dp_status importance_view_set_model(struct importance_view *v, const struct dp_model *model,
+                                         const double *scale, struct dp_error *err);
+/* Both at once, computing once: use this when the graph and the model may change together (a
+ * freed old model or graph is never touched: nothing is computed before both are replaced).
+ * The layout is recomputed only when g differs from the current graph or relayout is true. */
+enum dp_status importance_view_set_inputs(struct importance_view *v, const struct dp_grouped *g,
+                                          const struct dp_graph *graph,
+                                          const struct dp_op_weights *weights,
+                                          const struct dp_model *model, const double *scale,
+                                          bool relayout, struct dp_error *err);
+/* Recomputes the importances (metric, method) and the drill-down. */
+enum dp_status importance_view_compute(struct importance_view *v, struct dp_error *err);
+
+/* Metric and method (each recomputes). delta = +1 / -1 cycles through the 13 metrics. */
+enum dp_status importance_view_set_metric(struct importance_view *v, int metric,
+                                          struct dp_error *err);
+enum dp_status importance_view_next_metric(struct importance_view *v, int delta,
+                                           struct dp_error *err);
+enum dp_status importance_view_toggle_method(struct importance_view *v, struct dp_error *err);
+
+/* Selection walks the importance ranking: next = the next less important group (from none: the
+ * most important); prev the other way. When zoomed in, the view centres on the selection. */
+void importance_view_select_next(struct importance_view *v);
+void importance_view_select_prev(struct importance_view *v);
+void importance_view_select(struct importance_view *v, int group); /* -1 = none */
+/* Pans by dx, dy pane fractions (IMPORTANCE_PAN_STEP per key); clamped to the layout. */
+void importance_view_pan(struct importance_view *v, double dx, double dy);
+/* Multiplies the zoom (IMPORTANCE_ZOOM_STEP or its inverse per key), clamped to [1, 32], and
+ * centres on the selected group when there is one. */
+void importance_view_zoom(struct importance_view *v, double factor);
+/* Crowded graphs draw only the edges of the selection and the top five groups; this toggles
+ * all edges. */
+void importance_view_toggle_edges(struct importance_view *v);
+/* Zoom 1, centred. */
+void importance_view_reset(struct importance_view *v);
+/* Scrolls the selected group's op list by delta lines (clamped at 0). */
+void importance_view_scroll_list(struct importance_view *v, int delta);
+
+/* Geometry (pure; used by the draw call and by tests): the canvas part of a rows x cols pane,
+ * and the cell of group i's centre in it (relative to the pane). false when i is off-canvas. */
+struct importance_canvas {
+    int y, x, h, w;       /* canvas rectangle inside the pane */
+    int list_y, list_x, list_h, list_w; /* the op list */
+    bool boxes;           /* room for labelled boxes (otherwise one-cell markers) */
+};
+struct importance_canvas importance_view_canvas(const struct importance_view *v, int rows,
+                                                int cols);
+bool importance_view_cell(const struct importance_view *v, const struct importance_canvas *c,
+                          int i, int *row, int *col);
+/* Importance level 0..4 of group i relative to the most important group (0: none or unknown). */
+int importance_view_level(const struct importance_view *v, int i);
+
+/* Colour pairs IMPORTANCE_PAIR_BASE .. +5 for the 5 levels and edges; call once after
+ * start_color() (a no-op without colours). */
+#define IMPORTANCE_PAIR_BASE 40
+void importance_view_init_colors(void);
+
+/* Draws the pane into w (its whole size), then wnoutrefresh(w). Reads v only. */
+void importance_view_draw(WINDOW *w, const struct importance_view *v);
+
+#endif

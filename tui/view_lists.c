@@ -1,0 +1,123 @@
+/* view_lists.c: the compare tab (every GPU or every setting at the current cluster and batch,
+ * sorted, the current row highlighted, marked GPUs starred) and the groups tab (the coarsened
+ * graph's groups, or the ops matching a search). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "view_common.h"
+
+static const char *src_short(const struct app_pred *p) {
+    if (!p->ok) return "sim";
+    switch (p->src) {
+    case APP_SRC_TRAINED: return "own";
+    case APP_SRC_TRANSFERRED: return "xfer";
+    case APP_SRC_NEAREST: return "near";
+    default: return "-";
+    }
+}
+
+void view_compare_draw(WINDOW *w, const struct app *a) {
+    char buf[320], c[8][16];
+    werase(w);
+    int cols = getmaxx(w), rows = getmaxy(w);
+    const char *by = a->sort_sim ? "sim." : "pred.";
+    snprintf(buf, sizeof buf, " Compare %s at PS %d, workers %d, %s, %s, %s, batch %lld; sorted by %s %s%s",
+             a->cmp_mode == APP_CMP_GPUS ? "every GPU" : "every setting", a->cur.ps,
+             a->cur.workers, dp_placement_name(a->cur.placement), dp_network_name(a->cur.network),
+             dp_precision_name(a->cur.precision), (long long)a->batch, by, app_sort_names[a->sort],
+             a->only_marked ? "; marked only" : "");
+    if (a->cmp_mode == APP_CMP_SETTINGS)
+        snprintf(buf, sizeof buf, " Compare every setting of %.200s at batch %lld; sorted by %s %s%s",
+                 a->settings_path, (long long)a->batch, by, app_sort_names[a->sort],
+                 a->only_marked ? "; marked only" : "");
+    wattron(w, view_attr(ST_TITLE));
+    view_put(w, 0, 0, cols, buf);
+    wattroff(w, view_attr(ST_TITLE));
+    bool wide = cols >= 100;
+    snprintf(buf, sizeof buf, "   %-22s %-4s %8s %9s %6s %7s %8s%s", "GPU / setting", "src",
+             "iter ms", "smp/s", "util%", "mem GB", "cost $",
+             wide ? "  sim: iter ms     smp/s" : "  sim iter");
+    wattron(w, view_attr(ST_HEAD));
+    view_put(w, 1, 0, cols, buf);
+    wattroff(w, view_attr(ST_HEAD));
+    int first = a->scroll[APP_TAB_COMPARE];
+    for (int i = first; i < a->n_rows && 2 + i - first < rows; i++) {
+        const struct app_row *r = &a->rows[i];
+        const struct app_pred *p = &r->p;
+        const double *d = p->ok ? p->d : p->sim_d;
+        view_num(c[0], sizeof c[0], d[APP_D_ITER], 8);
+        view_num(c[1], sizeof c[1], d[APP_D_THRU], 9);
+        view_num(c[2], sizeof c[2], d[APP_D_UTIL], 6);
+        view_num(c[3], sizeof c[3], p->mem_gb, 6);
+        view_num(c[4], sizeof c[4], d[APP_D_COST], 8);
+        view_num(c[5], sizeof c[5], p->sim_d[APP_D_ITER], 9);
+        view_num(c[6], sizeof c[6], p->sim_d[APP_D_THRU], 9);
+        if (p->sim_pending) {
+            snprintf(c[5], sizeof c[5], "%9s", "...");
+            snprintf(c[6], sizeof c[6], "%9s", "...");
+        }
+        bool marked = r->gpu >= 0 && a->marked[r->gpu];
+        snprintf(buf, sizeof buf, "%c%c %-22.22s %-4s %s %s %s %s%c %s  %s%s%s", marked ? '*' : ' ',
+                 r->current ? '>' : ' ', r->label, src_short(p), c[0], c[1], c[2], c[3],
+                 p->oom ? '!' : ' ', c[4], c[5], wide ? " " : "", wide ? c[6] : "");
+        enum view_style st = i == a->sel[APP_TAB_COMPARE] ? ST_SEL
+                             : r->current                  ? ST_HEAD
+                             : !p->ok                      ? ST_SIM
+                                                           : ST_NORMAL;
+        wattron(w, view_attr(st));
+        view_put(w, 2 + i - first, 0, cols, buf);
+        wattroff(w, view_attr(st));
+    }
+    if (a->n_rows == 0) view_put(w, 2, 1, cols - 1, "no rows (M shows every GPU again)");
+    wnoutrefresh(w);
+}
+
+void view_groups_draw(WINDOW *w, const struct app *a) {
+    char buf[320], ts[16], tw[16];
+    werase(w);
+    int cols = getmaxx(w), rows = getmaxy(w);
+    int first = a->scroll[APP_TAB_GROUPS];
+    if (a->search[0]) {
+        snprintf(buf, sizeof buf, " Ops matching /%s: %d (kept GPU ops only)", a->search,
+                 a->n_hits);
+        wattron(w, view_attr(ST_TITLE));
+        view_put(w, 0, 0, cols, buf);
+        wattroff(w, view_attr(ST_TITLE));
+        wattron(w, view_attr(ST_HEAD));
+        view_put(w, 1, 0, cols, "  group  op type                  op name");
+        wattroff(w, view_attr(ST_HEAD));
+        for (int i = first; i < a->n_hits && 2 + i - first < rows; i++) {
+            const struct dp_node *n = dp_graph_node(a->graph, (size_t)a->hits[i]);
+            snprintf(buf, sizeof buf, "  %5d  %-24.24s %s", app_group_of_op(a, a->hits[i]), n->op,
+                     n->name);
+            enum view_style st = i == a->sel[APP_TAB_GROUPS] ? ST_SEL : ST_NORMAL;
+            wattron(w, view_attr(st));
+            view_put(w, 2 + i - first, 0, cols, buf);
+            wattroff(w, view_attr(st));
+        }
+        wnoutrefresh(w);
+        return;
+    }
+    snprintf(buf, sizeof buf,
+             " %d groups of %d kept ops (partition computed once; features at batch %lld; / searches)",
+             a->part->n_groups, a->part->n_ops, (long long)a->batch);
+    wattron(w, view_attr(ST_TITLE));
+    view_put(w, 0, 0, cols, buf);
+    wattroff(w, view_attr(ST_TITLE));
+    wattron(w, view_attr(ST_HEAD));
+    view_put(w, 1, 0, cols, "  group   ops  tensor size  type weight  top op types");
+    wattroff(w, view_attr(ST_HEAD));
+    for (int g = first; g < a->part->n_groups && 2 + g - first < rows; g++) {
+        const double *x = a->grouped->x + (size_t)g * DP_N_FEATURES;
+        view_num(ts, sizeof ts, x[0], 11);
+        view_num(tw, sizeof tw, x[2], 11);
+        snprintf(buf, sizeof buf, "  %5d %5d  %s  %s  %s", g, a->group_ops[g], ts, tw,
+                 a->group_top[g]);
+        enum view_style st = g == a->sel[APP_TAB_GROUPS] ? ST_SEL : ST_NORMAL;
+        wattron(w, view_attr(st));
+        view_put(w, 2 + g - first, 0, cols, buf);
+        wattroff(w, view_attr(st));
+    }
+    wnoutrefresh(w);
+}
