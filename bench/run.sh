@@ -41,6 +41,8 @@ run() { # label, baseline_ms (or -), command...
         printf '%-34s gradient %s ms, occlusion %s ms\n' "$label" "$g" "$o"
         return
     fi
+    cpu=$(printf '%s\n' "$out" | field cpu_median_ms)
+    [ -n "$cpu" ] && extra=" (CPU $cpu ms)$extra"
     printf '%-34s median %10s ms%s\n' "$label" "$med" "$extra"
 }
 
@@ -53,5 +55,6 @@ run "coarsen (synthetic graph)"    -     "$BIN" bench coarsen
 run "explain"                      -     "$BIN" bench explain
 echo
 echo "targets (DESIGN.md): predict < 10 ms on one core, training step < 1 s"
-echo "note: the machine is shared; a load average above the core count inflates every median."
+echo "note: the machine is shared; a load average above the core count inflates every wall-clock"
+echo "      median (CPU is the process's CPU time per run, all BLAS threads, and varies less)."
 exit $status

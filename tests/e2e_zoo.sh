@@ -60,9 +60,13 @@ ok "$DRIPLE" graph info tests/data/onnx/tiny_res.onnx
 head -c 300 tests/data/onnx/tiny_cnn.onnx > "$TMP/cut.onnx"
 fails 1 "cut.onnx:byte" "$DRIPLE" graph info "$TMP/cut.onnx"
 
-# The shipped samples were made by `driple zoo build` and load.
+# The shipped samples were made by `driple zoo build` (defaults) and load; they must match what
+# the current builder writes (regenerate: driple zoo build MODEL -o samples/graphs/MODEL.json).
 for f in samples/graphs/*.json; do
     [ -f "$f" ] || continue
     ok "$DRIPLE" graph info "$f"
+    m=$(basename "$f" .json)
+    "$DRIPLE" zoo build "$m" -o "$TMP/sample.json" >/dev/null 2>&1
+    if cmp -s "$TMP/sample.json" "$f"; then pass; else fail "$f is stale: run '$DRIPLE zoo build $m -o $f'"; fi
 done
 finish

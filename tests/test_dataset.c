@@ -50,7 +50,8 @@ static void test_json_roundtrip(void) {
     CHECK(ds.n_samples == 3);
     CHECK(dp_dataset_n_trainable(&ds) == 2);
     CHECK(!strcmp(dp_dataset_data_kind(&ds), "mixed"));
-    const char *path = "build/tests/test_dataset.json";
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/driple-ds-%d.json", (int)getpid());
     CHECK(dp_dataset_save_json(&ds, path, &err) == DP_OK);
     CHECK(dp_dataset_load_json(path, &back, &err) == DP_OK);
     CHECK(back.n_samples == 3);
@@ -141,7 +142,7 @@ static void test_json_errors(void) {
     CHECK(ds.n_samples == 1 && isnan(ds.samples[0].labels[11]));
     CHECK(dp_dataset_n_trainable(&ds) == 0);
     dp_dataset_free(&ds);
-    CHECK(dp_dataset_load_json("build/tests/does-not-exist.json", &ds, &err) == DP_ERR_IO);
+    CHECK(dp_dataset_load_json("/nonexistent/does-not-exist.json", &ds, &err) == DP_ERR_IO);
     CHECK_CONTAINS(err.msg, "does-not-exist.json");
 }
 
@@ -149,7 +150,8 @@ static void test_csv(void) {
     struct dp_dataset ds, back;
     struct dp_error err = {0};
     fill(&ds);
-    const char *path = "build/tests/test_dataset.csv";
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/driple-ds-%d.csv", (int)getpid());
     CHECK(dp_dataset_save_csv(&ds, path, &err) == DP_OK);
     CHECK(dp_dataset_load_csv(path, "simulated", &back, &err) == DP_OK);
     CHECK(back.n_samples == 3);

@@ -438,6 +438,17 @@ static void test_view(struct dp_model *m) {
     CHECK(v.e == NULL);
     CHECK(importance_view_set_inputs(&v, g, graph, NULL, m, NULL, true, &err) == DP_OK);
     CHECK(v.e != NULL && v.layout != NULL);
+    /* A new batch size: other features, the same grouping: layout and selection stay. */
+    struct dp_grouped *g2 = dp_grouped_init("ring", 12, 12);
+    memcpy(g2->x, g->x, 36 * sizeof *g2->x);
+    memcpy(g2->edges, g->edges, 24 * sizeof *g2->edges);
+    for (int i = 0; i < 12; i++) g2->x[i * 3] *= 2;
+    importance_view_select(&v, 3);
+    before = v.layout;
+    CHECK(importance_view_set_inputs(&v, g2, NULL, NULL, m, NULL, false, &err) == DP_OK);
+    CHECK(v.layout == before && v.selected == 3 && v.g == g2 && v.e != NULL);
+    CHECK(importance_view_set_inputs(&v, g, graph, NULL, m, NULL, false, &err) == DP_OK);
+    dp_grouped_free(g2);
     importance_view_toggle_edges(&v);
     CHECK(v.all_edges);
 

@@ -13,7 +13,16 @@
 #include "dp/inspector.h"
 #include "test.h"
 
-#define DIR "build/tests/insp"
+static char DIRBUF[64];
+#define DIR DIRBUF
+/* DIR + suffix, in one of a few rotating buffers (several may be live in one call). */
+static const char *P(const char *suffix) {
+    static char bufs[4][128];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(bufs[k], sizeof bufs[k], "%s%s", DIRBUF, suffix);
+    return bufs[k];
+}
 
 static char *slurp(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
@@ -49,13 +58,13 @@ static void bad_edit(const char *text, const char *from, const char *to, const c
     memcpy(s, text, a);
     memcpy(s + a, to, tl);
     memcpy(s + a + tl, at + fl, n - a - fl + 1);
-    spit(DIR "/bad.json", s, strlen(s));
+    spit(P("/bad.json"), s, strlen(s));
     free(s);
     struct dp_inspector *insp = NULL;
     struct dp_error err = {0};
-    CHECK(dp_inspector_load(DIR "/bad.json", &insp, &err) != DP_OK);
+    CHECK(dp_inspector_load(P("/bad.json"), &insp, &err) != DP_OK);
     CHECK(insp == NULL);
-    CHECK_CONTAINS(err.msg, DIR "/bad.json:");
+    CHECK_CONTAINS(err.msg, P("/bad.json:"));
     CHECK_CONTAINS(err.msg, needle);
 }
 
@@ -75,9 +84,12 @@ int main(void) {
     struct dp_error err = {0};
     struct dp_arch a;
     dp_arch_default(&a);
-    mkdir("build/tests", 0755);
-    mkdir(DIR, 0755);
-    mkdir(DIR "/sub", 0755);
+    snprintf(DIRBUF, sizeof DIRBUF, "/tmp/driple-insp-XXXXXX");
+    if (!mkdtemp(DIRBUF)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    mkdir(P("/sub"), 0755);
     struct dp_inspector *base = NULL, *back = NULL, *tr = NULL, *tr_back = NULL;
     CHECK(dp_inspector_import_torch(REF_DIR "/driple_pretrain_gcn.pkl", &a, &base, &err) == DP_OK);
     if (!base) {
@@ -89,8 +101,8 @@ int main(void) {
     dp_inspector_provenance_mut(base)->val.mape[2] = 12.5;
 
     /* Round trip. */
-    CHECK(dp_inspector_save(base, DIR "/base.json", NULL, NULL, &err) == DP_OK);
-    CHECK(dp_inspector_load(DIR "/base.json", &back, &err) == DP_OK);
+    CHECK(dp_inspector_save(base, P("/base.json"), NULL, NULL, &err) == DP_OK);
+    CHECK(dp_inspector_load(P("/base.json"), &back, &err) == DP_OK);
     if (back) {
         CHECK(same_params(dp_inspector_model(base), dp_inspector_model(back)));
         CHECK(!strcmp(dp_inspector_setting(back), "V100-P1w2ho-PCIe"));
@@ -126,15 +138,15 @@ int main(void) {
         p.data[0] += 0.5f;
         snprintf(dp_inspector_provenance_mut(tr)->origin, 16, "transfer");
         CHECK(!strcmp(dp_inspector_body_key(tr), dp_inspector_body_key(base)));
-        CHECK(dp_inspector_save(tr, DIR "/sub/tr.json", base, DIR "/base.json", &err) == DP_OK);
+        CHECK(dp_inspector_save(tr, P("/sub/tr.json"), base, P("/base.json"), &err) == DP_OK);
         size_t n_full = 0, n_tr = 0;
-        char *full = slurp(DIR "/base.json", &n_full), *trs = slurp(DIR "/sub/tr.json", &n_tr);
+        char *full = slurp(P("/base.json"), &n_full), *trs = slurp(P("/sub/tr.json"), &n_tr);
         CHECK(trs && n_tr < n_full / 20);
         CHECK(trs && strstr(trs, "\"base\":\t\"../base.json\""));
         CHECK(trs && strstr(trs, "fully_connected.2.linear.bias") && !strstr(trs, "conv_layers.0.W"));
         free(full);
         free(trs);
-        CHECK(dp_inspector_load(DIR "/sub/tr.json", &tr_back, &err) == DP_OK);
+        CHECK(dp_inspector_load(P("/sub/tr.json"), &tr_back, &err) == DP_OK);
         if (tr_back) {
             CHECK(same_params(dp_inspector_model(tr), dp_inspector_model(tr_back)));
             CHECK(!strcmp(dp_inspector_provenance(tr_back)->origin, "transfer"));
@@ -147,19 +159,19 @@ int main(void) {
         p.data[0] += 0.5f;
         CHECK(strcmp(dp_inspector_body_key(tr), dp_inspector_body_key(base)) != 0);
         /* A missing base is named. */
-        CHECK(dp_inspector_save(tr, DIR "/sub/tr2.json", base, DIR "/base.json", &err) == DP_OK);
-        rename(DIR "/base.json", DIR "/base.moved");
+        CHECK(dp_inspector_save(tr, P("/sub/tr2.json"), base, P("/base.json"), &err) == DP_OK);
+        rename(P("/base.json"), P("/base.moved"));
         dp_inspector_free(tr_back);
         tr_back = NULL;
-        CHECK(dp_inspector_load(DIR "/sub/tr2.json", &tr_back, &err) != DP_OK);
-        CHECK_CONTAINS(err.msg, DIR "/sub/tr2.json:$.base: cannot load base inspector");
+        CHECK(dp_inspector_load(P("/sub/tr2.json"), &tr_back, &err) != DP_OK);
+        CHECK_CONTAINS(err.msg, P("/sub/tr2.json:$.base: cannot load base inspector"));
         CHECK_CONTAINS(err.msg, "base.json");
-        rename(DIR "/base.moved", DIR "/base.json");
+        rename(P("/base.moved"), P("/base.json"));
     }
 
     /* Corruptions of the full file. */
     size_t n = 0;
-    char *text = slurp(DIR "/base.json", &n);
+    char *text = slurp(P("/base.json"), &n);
     CHECK(text != NULL);
     if (text) {
         bad_edit(text, "\"data\":\t\"", "\"data\":\t\"!", "$.parameters[0].data: bad base64 at character 0");
@@ -172,10 +184,10 @@ int main(void) {
         bad_edit(text, "\"layer\":\t\"gcn\"", "\"layer\":\t\"transformer\"", "$.architecture.layer");
         bad_edit(text, "\"conv_layers.0.b\"", "\"conv_layers.0.W\"", "appears twice");
         /* Truncated. */
-        spit(DIR "/bad.json", text, n / 2);
+        spit(P("/bad.json"), text, n / 2);
         struct dp_inspector *x = NULL;
-        CHECK(dp_inspector_load(DIR "/bad.json", &x, &err) == DP_ERR_PARSE);
-        CHECK_CONTAINS(err.msg, DIR "/bad.json:");
+        CHECK(dp_inspector_load(P("/bad.json"), &x, &err) == DP_ERR_PARSE);
+        CHECK_CONTAINS(err.msg, P("/bad.json:"));
         free(text);
     }
     /* A NaN weight. */
@@ -183,26 +195,22 @@ int main(void) {
         struct dp_param p;
         dp_model_param(dp_inspector_model_mut(back), 2, &p);
         p.data[5] = NAN;
-        CHECK(dp_inspector_save(back, DIR "/nan.json", NULL, NULL, &err) == DP_OK);
+        CHECK(dp_inspector_save(back, P("/nan.json"), NULL, NULL, &err) == DP_OK);
         struct dp_inspector *x = NULL;
-        CHECK(dp_inspector_load(DIR "/nan.json", &x, &err) == DP_ERR_INVALID);
-        CHECK_CONTAINS(err.msg, DIR "/nan.json:$.parameters[2].data[5]: NaN weight in 'conv_layers.1.W'");
+        CHECK(dp_inspector_load(P("/nan.json"), &x, &err) == DP_ERR_INVALID);
+        CHECK_CONTAINS(err.msg, P("/nan.json:$.parameters[2].data[5]: NaN weight in 'conv_layers.1.W'"));
     }
     struct dp_inspector *x = NULL;
-    CHECK(dp_inspector_load(DIR "/none.json", &x, &err) == DP_ERR_IO);
-    CHECK_CONTAINS(err.msg, DIR "/none.json");
+    CHECK(dp_inspector_load(P("/none.json"), &x, &err) == DP_ERR_IO);
+    CHECK_CONTAINS(err.msg, P("/none.json"));
 
     dp_inspector_free(tr_back);
     dp_inspector_free(tr);
     dp_inspector_free(back);
     dp_inspector_free(base);
     const char *files[] = {"/base.json", "/sub/tr.json", "/sub/tr2.json", "/bad.json", "/nan.json"};
-    char path[128];
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        snprintf(path, sizeof path, DIR "%s", files[i]);
-        unlink(path);
-    }
-    rmdir(DIR "/sub");
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) unlink(P(files[i]));
+    rmdir(P("/sub"));
     rmdir(DIR);
     TEST_MAIN_END();
 }

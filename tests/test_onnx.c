@@ -183,7 +183,8 @@ static struct buf tiny_cnn(void) {
     const struct attr_spec pool[] = {{"kernel_shape", 'l', 0, {2, 2}, 2, NULL},
                                      {"strides", 'l', 0, {2, 2}, 2, NULL}};
     const struct attr_spec flat[] = {{"axis", 'i', 1, {0}, 0, NULL}};
-    const struct attr_spec gemm[] = {{"transB", 'i', 1, {0}, 0, NULL}, {"alpha", 'f', 1, {0}, 0, NULL}};
+    const struct attr_spec gemm[] = {{"transB", 'i', 1, {0}, 0, NULL},
+                                     {"alpha", 'f', 1, {0}, 0, NULL}};
     const struct attr_spec sm[] = {{"axis", 'i', 1, {0}, 0, NULL}};
     node(&g, "Conv", "conv1", IN("input", "conv1.weight", "conv1.bias"), IN("c1"), conv1, 3);
     node(&g, "BatchNormalization", "bn1", IN("c1", "bn1.scale", "bn1.bias", "bn1.mean", "bn1.var"),
@@ -226,6 +227,27 @@ static struct buf tiny_mlp(void) {
     initializer(&g, "b2", FLOAT, DIMS(10), NULL, 0);
     value_info(&g, 11, "x", DIMS(1, 784), "");
     value_info(&g, 12, "y", DIMS(1, 10), "");
+    return model(&g);
+}
+
+/* A dynamic reshape (target computed by Shape -> Concat, as exporters write it) shaped by its
+ * value_info, and an n-ary Sum; built in the test only. */
+static struct buf dyn_reshape(void) {
+    struct buf g = {0};
+    const struct attr_spec cat[] = {{"axis", 'i', 0, {0}, 0, NULL}};
+    node(&g, "Shape", "shape_of", IN("x"), IN("s"), NULL, 0);
+    node(&g, "Concat", "target", IN("s", "tail"), IN("t"), cat, 1);
+    node(&g, "Reshape", "rs", IN("x", "t"), IN("r"), NULL, 0);
+    node(&g, "Sum", "sum3", IN("r", "r", "r"), IN("y"), NULL, 0);
+    node(&g, "Slice", "head", IN("y", "zero", "twelve", "one"), IN("z"), NULL, 0);
+    node(&g, "Gather", "pick", IN("y", "zero"), IN("p"), NULL, 0);
+    initializer(&g, "tail", INT64, DIMS(1), DIMS(-1));
+    initializer(&g, "zero", INT64, DIMS(1), DIMS(0));
+    initializer(&g, "twelve", INT64, DIMS(1), DIMS(12));
+    initializer(&g, "one", INT64, DIMS(1), DIMS(1));
+    value_info(&g, 11, "x", DIMS(-1, 6, 4), "N");
+    value_info(&g, 13, "r", DIMS(-1, 24), "N");
+    value_info(&g, 12, "y", DIMS(-1, 24), "N");
     return model(&g);
 }
 
@@ -458,6 +480,40 @@ static void test_bad(const struct buf *cnn) {
     m = model(&gr);
     expect_fail(m.p, m.n, DP_ERR_INVALID, "input 'dyn' is not produced");
     free(m.p);
+
+    /* value_info that disagrees with the op's semantics. */
+    node(&gr, "Relu", "r", IN("x"), IN("y"), NULL, 0);
+    value_info(&gr, 11, "x", DIMS(-1, 4), "N");
+    value_info(&gr, 12, "y", DIMS(-1, 5), "N");
+    m = model(&gr);
+    expect_fail(m.p, m.n, DP_ERR_SHAPE, "output 'y': inferred shape [-1,4] but value_info says");
+    free(m.p);
+
+    /* An output of unknown shape (a custom op without value_info) has no loss (fuzz finding). */
+    node(&gr, "MyOp", "custom", IN("x"), IN("y"), NULL, 0);
+    value_info(&gr, 11, "x", DIMS(-1, 4), "N");
+    {
+        struct buf vi = {0};
+        w_str(&vi, 1, "y");
+        w_msg(&gr, 12, &vi);
+    }
+    m = model(&gr);
+    expect_fail(m.p, m.n, DP_ERR_UNSUPPORTED, "graph output 'y' has an unknown shape");
+    free(m.p);
+
+    /* A computed reshape target: the output's value_info gives the shape. */
+    struct buf dr = dyn_reshape();
+    g = parse(&dr, "dyn.onnx", 4, &err);
+    CHECK(g != NULL);
+    if (!g) fprintf(stderr, "%s\n", err.msg);
+    const struct dp_node *rn = g ? find(g, "rs/Reshape") : NULL;
+    CHECK(rn && rn->n_dims == 2 && rn->dims[0] == DP_DIM_BATCH && rn->dims[1] == 24);
+    CHECK(g && count_op(g, "AddV2") == 2 && count_op(g, "Shape") == 1);
+    const struct dp_node *sl = g ? find(g, "head/strided_slice") : NULL;
+    CHECK(sl && sl->n_dims == 2 && sl->dims[1] == 12);
+    CHECK(g && count_op(g, "Gather") == 1); /* not an embedding lookup: kept as is */
+    dp_graph_free(g);
+    free(dr.p);
 
     CHECK(dp_graph_import_onnx("tests/data/onnx/missing.onnx", NULL, &g, &err) == DP_ERR_IO);
     CHECK_CONTAINS(err.msg, "tests/data/onnx/missing.onnx: cannot open");

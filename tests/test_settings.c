@@ -195,7 +195,24 @@ static void test_bad_lists(void) {
     dp_gpu_catalog_free(c);
 }
 
+static void test_defaults(void) {
+    char buf[4096];
+    struct dp_error err = {0};
+    CHECK(dp_asset_path("gpus.json", buf, sizeof buf));
+    CHECK_CONTAINS(buf, "gpus.json");
+    CHECK(!dp_asset_path("no/such/asset.json", buf, sizeof buf));
+    CHECK_CONTAINS(buf, "assets/no/such/asset.json");
+    struct dp_gpu_catalog *c = NULL;
+    struct dp_settings *s = NULL;
+    CHECK(dp_gpu_catalog_load_default(NULL, &c, &err) == DP_OK);
+    CHECK(dp_settings_load_default(NULL, c, &s, &err) == DP_OK);
+    CHECK(s && s->n_settings >= 40);
+    dp_settings_free(s);
+    dp_gpu_catalog_free(c);
+}
+
 int main(void) {
+    test_defaults();
     test_catalog();
     test_ids();
     test_default_list();

@@ -112,6 +112,20 @@ static void test_gradients_mirror_forward(void) {
     c = node(g, "gradients/resnet50/fc/MatMul_grad/MatMul_1");
     if (c) CHECK(c->n_dims == 2 && c->dims[0] == 2048 && c->dims[1] == 1000);
     if (c) CHECK_NEAR(c->flops, dp_cost_matmul_flops(2048, 1000, 32), 1);
+    /* Phases: the backward pass costs about twice the forward one. */
+    double ph[DP_PHASE_COUNT] = {0};
+    for (size_t i = 0; i < dp_graph_n_nodes(g); i++)
+        ph[dp_node_phase(dp_graph_node(g, i))] += dp_graph_node(g, i)->flops;
+    CHECK(ph[DP_PHASE_INIT] == 0 && ph[DP_PHASE_FORWARD] > 0);
+    CHECK(ph[DP_PHASE_BACKWARD] > 1.8 * ph[DP_PHASE_FORWARD] &&
+          ph[DP_PHASE_BACKWARD] < 2.2 * ph[DP_PHASE_FORWARD]);
+    CHECK(dp_node_phase(node(g, "resnet50/conv1/kernel/Assign")) == DP_PHASE_INIT);
+    CHECK(dp_node_phase(node(g, "IteratorGetNext")) == DP_PHASE_INPUT);
+    CHECK(dp_node_phase(node(g, "resnet50/conv1/BatchNorm/AssignMovingAvg/AssignSub")) ==
+          DP_PHASE_UPDATE);
+    CHECK(dp_node_phase(node(g, "Momentum/update_resnet50/fc/bias/ApplyMomentum")) ==
+          DP_PHASE_UPDATE);
+    CHECK(!strcmp(dp_op_phase_name(DP_PHASE_BACKWARD), "backward"));
     /* The forward pass of ResNet-50 is ~4.1 GMACs per 224x224 image; training ~3x. */
     double per_image = dp_cost_total_flops(g, 1);
     CHECK(per_image > 3 * 2 * 3.8e9 && per_image < 3 * 2 * 4.4e9);

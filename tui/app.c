@@ -472,8 +472,8 @@ static bool what_apply(struct app *a, const struct app_what *w) {
     }
     app_refresh(a);
     if (a->pred.ok && a->pred.src == APP_SRC_NEAREST)
-        app_status(a, false, "%s has no inspector: %s's is used (extrapolated); t transfers one "
-                   "(simulated data, seconds)", a->cur.id, a->pred.insp_id);
+        app_status(a, false, "%s: no inspector; %s's (extrapolated); t transfers one",
+                   a->cur.id, a->pred.insp_id);
     else
         app_status(a, false, "%s", a->cur.id);
     return true;

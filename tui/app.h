@@ -187,7 +187,7 @@ struct app {
     char        (*group_top)[48];       /* per group: its most frequent op types */
     int          *group_ops;            /* per group: op count */
 
-    /* simulator cache: (setting id, batch) -> result */
+    /* simulator cache: (GPU, setting id, batch) -> result */
     struct app_sim *sims;
     int             n_sims;
     long            n_sim_calls;
@@ -196,9 +196,9 @@ struct app {
     /* UI */
     enum app_tab  tab;
     enum app_pane pane;
-    int           sel[APP_TAB_COUNT];    /* selection per tab (predict: by pane, see app_move) */
+    int           sel[APP_TAB_COUNT];    /* selected row per list tab (compare, groups) */
     int           scroll[APP_TAB_COUNT]; /* first visible row per list */
-    int           pane_sel[APP_PANE_COUNT];
+    int           pane_sel[APP_PANE_COUNT]; /* predict tab: selected row per pane */
     int           page;                 /* visible rows of the current list (set by the loop) */
     int           metric;               /* selected metric for importance (0..12, explain.h) */
     int           imp_select;           /* a group to select in the importance pane, or -1 */
@@ -206,7 +206,7 @@ struct app {
     int           help_scroll;
     bool          color, utf8;
     char          search[64];
-    int          *hits;                 /* group rows matching the search (groups tab) */
+    int          *hits;                 /* graph node indices of the kept ops matching the search */
     int           n_hits;
     enum app_prompt prompt;
     char          input[128];

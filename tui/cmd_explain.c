@@ -384,7 +384,8 @@ int cmd_explain(int argc, char **argv) {
     else {
         print_text(g, e, insp_path, setting_id, (int)top);
         if (render_file) printf("\nwrote %s (%s)\n", render_file, dp_render_format_name(fmt));
-        if (unknown) fprintf(stderr, "driple: explain: note: op types without a weight: %s\n", unknown);
+        if (unknown)
+            fprintf(stderr, "driple: explain: note: op types without a weight: %s\n", unknown);
     }
     rc = 0;
     goto done;
@@ -411,7 +412,8 @@ static struct dp_grouped *synthetic(int n, uint64_t seed) {
     struct dp_grouped *g = dp_grouped_init("synthetic", n, ring + extra);
     if (!g) return NULL;
     uint64_t s = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-#define NEXT() (s = s * 6364136223846793005ULL + 1442695040888963407ULL, (double)(s >> 11) / 9007199254740992.0)
+#define NEXT()                                                                                   \
+    (s = s * 6364136223846793005ULL + 1442695040888963407ULL, (double)(s >> 11) / 9007199254740992.0)
     for (int i = 0; i < n; i++) {
         g->x[i * 3 + 0] = pow(10.0, 3.0 + 3.0 * NEXT());
         g->x[i * 3 + 1] = 5 + floor(45 * NEXT());

@@ -271,7 +271,7 @@ static int run_ui(struct app *a) {
     set_escdelay(25);
     mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED, NULL);
     view_init_colors(a->color);
-    importance_view_init_colors();
+    if (a->color) importance_view_init_colors();
 
     struct layout l;
     struct wins w = {0};
@@ -330,6 +330,15 @@ int cmd_explore(int argc, char **argv) {
     if (!cli_init(&c, argc, argv, "explore")) return 1;
     struct app_opts o = {0};
     int64_t batch = 0, bench = 0, rows = 24, cols = 80;
+    if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
+        cli_done(&c);
+        printf("usage: %s\n\n"
+               "The explorer: predictions for a what-if cluster setting, live. GRAPH: driple-graph/1\n"
+               "JSON, a TensorFlow .pbtxt or an .onnx file (default: samples/graphs/resnet50.json).\n"
+               "Keys: ? in the explorer lists them all. NO_COLOR (or --no-color) turns colours off.\n",
+               EXPLORE_USAGE);
+        return 0;
+    }
     o.settings = cli_value(&c, "--settings");
     o.gpus = cli_value(&c, "--gpus");
     o.weights = cli_value(&c, "--op-weights");

@@ -30,7 +30,9 @@ static const char *const usage_compare =
 static const char *const usage_train =
     "driple train --dataset D.json -o M.json [--layer gcn|gin|gat|mpnn] [--hidden 64]\n"
     "       [--epochs 200] [--patience 20] [--seed 1] [--features raw|log] [--split random|models]\n"
-    "       [--minibatch 32] [--lr 0.003] [--json]";
+    "       [--minibatch 32] [--lr 0.003] [--rule half|n|log2|fixed] [--layers N]\n"
+    "       [--max-layers N] [--json]   (layers for N groups: half = max(1, N/2) as published;\n"
+    "       --max-layers caps it)";
 static const char *const usage_transfer =
     "driple transfer --from BASE.json --dataset D.json -o M.json [--mode head|head+last]\n"
     "       [--epochs 200] [--patience 20] [--seed 1] [--split random|models] [--minibatch 32]\n"
@@ -536,7 +538,6 @@ static void on_progress(const struct dp_train_progress *p, void *ud) {
         if (isfinite(p->val_loss)) fprintf(stderr, " val %.5f", p->val_loss);
         if (p->best_epoch > 0) fprintf(stderr, " best %.5f@%d", p->best_val_loss, p->best_epoch);
         fprintf(stderr, " %s ETA<=%s", el_s, eta_s);
-        if (p->epoch_end && p->epoch == p->epochs) fputc('\n', stderr);
         fflush(stderr);
     } else if (p->epoch_end) {
         fprintf(stderr, "epoch %d/%d loss %.6f val %.6f best %.6f@%d elapsed %s\n", p->epoch,
@@ -641,8 +642,20 @@ int cmd_train(int argc, char **argv) {
     const char *out = cli_value(&c, "-o");
     const char *layer = cli_value(&c, "--layer");
     const char *feat = cli_value(&c, "--features");
+    const char *rule = cli_value(&c, "--rule");
+    int64_t n_layers = 0, max_layers = 0;
     bool json = cli_flag(&c, "--json");
     if (!out) out = cli_value(&c, "--out");
+    if (!cli_int(&c, "--layers", 1, 100000, &n_layers) ||
+        !cli_int(&c, "--max-layers", 0, 100000, &max_layers))
+        goto done;
+    o.n_layers = (int)n_layers;
+    o.max_layers = (int)max_layers;
+    if (rule && !dp_layer_rule_parse(rule, &o.rule)) {
+        rc = cli_usage("train", usage_train, "--rule: '%s' is not half, n, log2 or fixed", rule);
+        goto done;
+    }
+    if (n_layers > 0 && !rule) o.rule = DP_RULE_FIXED;
     if (!train_opts(&c, &o, "train", usage_train) || c.bad) goto done;
     if (!cli_check_unused(&c)) goto done;
     if (!dataset || !out) {
@@ -754,6 +767,9 @@ int cmd_transfer(int argc, char **argv) {
         so.layer = a->layer;
         so.hidden = a->hidden;
         so.feat = a->feat;
+        so.rule = a->rule;
+        so.n_layers = a->n_layers;
+        so.max_layers = a->max_layers;
         if (!ps.tty) fprintf(stderr, "from scratch, for comparison:\n");
         st = dp_train(&ds, &so, &scratch, &sres, &err);
     }

@@ -25,11 +25,17 @@ void view_header_draw(WINDOW *w, const struct app *a) {
     /* line 2: the setting, then where the prediction comes from (most telling words first,
      * so that a narrow terminal cuts the least useful end) */
     const struct dp_setting *s = &a->cur;
+    bool wide = cols >= 100;
     char machines[32] = "";
-    if (s->machines > 1) snprintf(machines, sizeof machines, "  %d machines", s->machines);
-    snprintf(buf, sizeof buf, " %s  PS %d  workers %d  %s  %s  %s%s  ", s->gpu, s->ps, s->workers,
-             dp_placement_name(s->placement), dp_network_name(s->network),
-             dp_precision_name(s->precision), machines);
+    if (s->machines > 1) snprintf(machines, sizeof machines, wide ? "  %d machines" : " m%d", s->machines);
+    if (wide)
+        snprintf(buf, sizeof buf, " %s  PS %d  workers %d  %s  %s  %s%s  ", s->gpu, s->ps,
+                 s->workers, dp_placement_name(s->placement), dp_network_name(s->network),
+                 dp_precision_name(s->precision), machines);
+    else /* the setting ids' shorthand: P<ps> w<workers> */
+        snprintf(buf, sizeof buf, " %s P%d w%d %s %s %s%s | ", s->gpu, s->ps, s->workers,
+                 dp_placement_name(s->placement), dp_network_name(s->network),
+                 dp_precision_name(s->precision), machines);
     view_put(w, 1, 0, cols, buf);
     int x = (int)strlen(buf);
     const struct app_pred *p = &a->pred;
@@ -38,15 +44,15 @@ void view_header_draw(WINDOW *w, const struct app *a) {
         snprintf(buf, sizeof buf, "NO INSPECTOR: simulated only");
         st = ST_WARN;
     } else if (p->src == APP_SRC_NEAREST) {
-        snprintf(buf, sizeof buf, "EXTRAPOLATED: nearest inspector %s (t transfers)", p->insp_id);
+        snprintf(buf, sizeof buf, wide ? "EXTRAPOLATED: nearest inspector %s (t transfers)"
+                                       : "EXTRAPOLATED from %s", p->insp_id);
         st = ST_WARN;
     } else {
         const struct dp_inspector *in = app_inspector(a);
         const char *base = in ? dp_inspector_provenance(in)->base_id : "";
+        bool xf = p->src == APP_SRC_TRANSFERRED && base[0];
         snprintf(buf, sizeof buf, "%s inspector %s%s%s%s", app_src_name(p->src), p->insp_id,
-                 p->src == APP_SRC_TRANSFERRED && base[0] ? " (from " : "", 
-                 p->src == APP_SRC_TRANSFERRED ? base : "",
-                 p->src == APP_SRC_TRANSFERRED && base[0] ? ")" : "");
+                 xf ? " (from " : "", xf ? base : "", xf ? ")" : "");
     }
     wattron(w, view_attr(st));
     view_put(w, 1, x, cols - x, buf);

@@ -76,8 +76,8 @@ void view_num(char *buf, size_t n, double x, int width) {
         return;
     }
     double ax = fabs(x);
-    if (ax >= 1e10) snprintf(buf, n, "%*.1fG", width - 1, x / 1e9);
-    else if (ax >= 1e7) snprintf(buf, n, "%*.1fM", width - 1, x / 1e6);
+    if (ax >= 1e9) snprintf(buf, n, "%*.2fG", width - 1, x / 1e9);
+    else if (ax >= 1e6) snprintf(buf, n, "%*.2fM", width - 1, x / 1e6);
     else if (ax >= 1e5) snprintf(buf, n, "%*.1fk", width - 1, x / 1e3);
     else if (ax >= 1000) snprintf(buf, n, "%*.0f", width, x);
     else if (ax >= 100) snprintf(buf, n, "%*.1f", width, x);

@@ -97,6 +97,14 @@ enum dp_status importance_view_set_graph(struct importance_view *v, const struct
     return importance_view_compute(v, err);
 }
 
+/* Same groups and edges (a new batch size recomputes features, never the grouping): the layout,
+ * selection, pan and zoom stay valid. a may be NULL. */
+static bool same_structure(const struct dp_grouped *a, const struct dp_grouped *b) {
+    if (a == b) return true;
+    if (!a || !b || a->n_groups != b->n_groups || a->n_edges != b->n_edges) return false;
+    return !memcmp(a->edges, b->edges, (size_t)a->n_edges * 2 * sizeof *a->edges);
+}
+
 enum dp_status importance_view_set_inputs(struct importance_view *v, const struct dp_grouped *g,
                                           const struct dp_graph *graph,
                                           const struct dp_op_weights *weights,
@@ -109,7 +117,9 @@ enum dp_status importance_view_set_inputs(struct importance_view *v, const struc
     v->e = NULL;
     v->model = model;
     for (int o = 0; o < DP_N_OUTPUTS; o++) v->scale[o] = scale ? scale[o] : 1.0;
-    if (g != v->g || relayout || !v->layout) return importance_view_set_graph(v, g, graph, weights, err);
+    if (relayout || !v->layout || !same_structure(g, v->g))
+        return importance_view_set_graph(v, g, graph, weights, err);
+    v->g = g;
     v->graph = graph;
     v->weights = weights;
     if (v->selected >= g->n_groups) v->selected = -1;

@@ -4,9 +4,10 @@
  * window (nodes as boxes coloured by importance, edges as lines, the selected group's ops).
  *
  * Glue for the explorer (app.c / keys.c):
- *   init once; importance_view_set_graph when the grouped graph changes (runs the layout);
- *   importance_view_set_model when the inspector changes (recomputes); key actions call
- *   select_next/prev, pan, zoom, next_metric, toggle_method, reset; the draw call each frame. */
+ *   init once (and importance_view_init_colors after start_color); importance_view_set_inputs
+ *   whenever the grouped graph or the inspector may have changed (one computation; the layout is
+ *   kept across batch changes); key actions call select_next/prev, pan, zoom, next_metric,
+ *   toggle_method, toggle_edges, reset, scroll_list; importance_view_draw each frame. */
 #ifndef DRIPLE_VIEW_IMPORTANCE_H
 #define DRIPLE_VIEW_IMPORTANCE_H
 
@@ -62,7 +63,8 @@ enum dp_status importance_view_set_model(struct importance_view *v, const struct
                                          const double *scale, struct dp_error *err);
 /* Both at once, computing once: use this when the graph and the model may change together (a
  * freed old model or graph is never touched: nothing is computed before both are replaced).
- * The layout is recomputed only when g differs from the current graph or relayout is true. */
+ * The layout (and selection, pan, zoom) is kept when g has the same groups and edges as the
+ * current graph (a new batch size); relayout forces a new layout. */
 enum dp_status importance_view_set_inputs(struct importance_view *v, const struct dp_grouped *g,
                                           const struct dp_graph *graph,
                                           const struct dp_op_weights *weights,

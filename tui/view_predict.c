@@ -73,16 +73,16 @@ void view_derived_draw(WINDOW *w, const struct app *a) {
     view_box(w, a, "Derived figures", focus);
     int iw = getmaxx(w) - 2;
     wattron(w, view_attr(ST_HEAD));
-    view_put(w, 1, 1, iw, "figure        predicted simulated");
+    view_put(w, 1, 1, iw, "figure       predicted simulated");
     wattroff(w, view_attr(ST_HEAD));
     const struct app_pred *p = &a->pred;
     for (int k = 0; k < APP_D_COUNT; k++) {
         bool sel = k == a->pane_sel[APP_PANE_DERIVED];
         enum view_style st = sel ? (focus ? ST_SEL : ST_SEL_DIM) : ST_NORMAL;
         if (k == APP_D_MEM && p->oom) st = sel && focus ? ST_SEL : ST_WARN;
-        view_num(v1, sizeof v1, p->ok ? p->d[k] : NAN, 9);
-        view_num(v2, sizeof v2, p->sim_ok ? p->sim_d[k] : NAN, 9);
-        if (p->sim_pending) snprintf(v2, sizeof v2, "%9s", "...");
+        view_num(v1, sizeof v1, p->ok ? p->d[k] : NAN, 8);
+        view_num(v2, sizeof v2, p->sim_ok ? p->sim_d[k] : NAN, 8);
+        if (p->sim_pending) snprintf(v2, sizeof v2, "%8s", "...");
         snprintf(buf, sizeof buf, "%-12s %s %s %s", d_label[k], v1, v2, d_unit[k]);
         wattron(w, view_attr(st));
         view_put(w, 2 + k, 1, iw, buf);
@@ -99,7 +99,7 @@ void view_derived_draw(WINDOW *w, const struct app *a) {
         } else {
             char ds[16];
             view_num(ds, sizeof ds, a->dataset_size, 1);
-            snprintf(buf, sizeof buf, "epoch %s smp  $%.2f/GPU-h (d, $)", ds, a->price_hour);
+            snprintf(buf, sizeof buf, "%s smp/epoch (d), $%.2f/GPU-h ($)", ds, a->price_hour);
             wattron(w, view_attr(ST_DIM));
         }
         view_put(w, y, 1, iw, buf);
@@ -169,10 +169,11 @@ void view_strips_draw(WINDOW *w, const struct app *a) {
     const double *m = pred ? p->m : p->sim_m;
     double T = pred ? p->d[APP_D_ITER] : p->sim_d[APP_D_ITER];
     bool both = pred && p->sim_ok;
-    double axis = both ? fmax(T, p->sim_d[APP_D_ITER]) : T;
     int ih = getmaxy(w) - 3, iw = getmaxx(w) - 2;
-    /* rows per resource: predicted (and simulated when there is room) */
+    /* rows per resource: predicted (and simulated when there is room); with both, one time axis
+     * spans the longer iteration */
     int lines = both && ih >= 8 ? 2 : 1;
+    double axis = lines == 2 ? fmax(T, p->sim_d[APP_D_ITER]) : T;
     int per = ih / (APP_N_RES * lines);
     if (per < 1) per = 1;
     if (per > 3) per = 3;

@@ -1,56 +1,108 @@
 /* coarsen.c: the paper's preprocessing (GPU ops, no isolates, largest connected component) and
- * asynchronous fluid communities (Pares et al. 2017, as networkx's asyn_fluidc) over a CSR
- * adjacency, with a portable seeded generator (splitmix64 -> xoshiro256**). Every buffer is
- * allocated once up front: a sweep over a 50,000-op graph allocates nothing. */
+ * asynchronous fluid communities (Pares et al. 2017) reproducing networkx's asyn_fluidc step by
+ * step (Python's Mersenne Twister, networkx's vertex and adjacency order) over a CSR adjacency.
+ * Every buffer is allocated once up front: a sweep over a 50,000-op graph allocates nothing. */
 #include "dp/coarsen.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* --- portable random numbers ---------------------------------------------------------------- */
+/* --- Python's random.Random, exactly ----------------------------------------------------------
+ * MT19937 seeded as CPython's random.seed(int) does (init_by_array over the absolute value's
+ * 32-bit words, least significant first), _randbelow by rejection on getrandbits(bit_length),
+ * shuffle and choice as in Lib/random.py. With networkx's adjacency order (below), a seed gives
+ * the grouping networkx's asyn_fluidc(G, k, seed=seed) gives, on any machine. */
+
+#define MT_N 624
+#define MT_M 397
 
 struct rng {
-    uint64_t s[4];
+    uint32_t mt[MT_N];
+    int      i;
 };
 
-static uint64_t splitmix64(uint64_t *x) {
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+static void mt_init(struct rng *r, uint32_t s) {
+    r->mt[0] = s;
+    for (int i = 1; i < MT_N; i++)
+        r->mt[i] = 1812433253u * (r->mt[i - 1] ^ (r->mt[i - 1] >> 30)) + (uint32_t)i;
+    r->i = MT_N;
 }
 
 static void rng_seed(struct rng *r, int64_t seed) {
-    uint64_t x = (uint64_t)seed;
-    for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&x);
+    uint64_t n = seed < 0 ? 0 - (uint64_t)seed : (uint64_t)seed;
+    uint32_t key[2] = {(uint32_t)n, (uint32_t)(n >> 32)};
+    int len = key[1] ? 2 : 1;
+    mt_init(r, 19650218u);
+    int i = 1, j = 0;
+    for (int k = MT_N > len ? MT_N : len; k; k--) {
+        r->mt[i] = (r->mt[i] ^ ((r->mt[i - 1] ^ (r->mt[i - 1] >> 30)) * 1664525u)) + key[j] +
+                   (uint32_t)j;
+        i++;
+        j++;
+        if (i >= MT_N) {
+            r->mt[0] = r->mt[MT_N - 1];
+            i = 1;
+        }
+        if (j >= len) j = 0;
+    }
+    for (int k = MT_N - 1; k; k--) {
+        r->mt[i] = (r->mt[i] ^ ((r->mt[i - 1] ^ (r->mt[i - 1] >> 30)) * 1566083941u)) - (uint32_t)i;
+        i++;
+        if (i >= MT_N) {
+            r->mt[0] = r->mt[MT_N - 1];
+            i = 1;
+        }
+    }
+    r->mt[0] = 0x80000000u;
+    r->i = MT_N;
 }
 
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-static uint64_t rng_next(struct rng *r) { /* xoshiro256** */
-    uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return out;
+static uint32_t rng_u32(struct rng *r) {
+    if (r->i >= MT_N) { /* regenerate the state, in the reference's three runs */
+        uint32_t *mt = r->mt, y;
+        int k = 0;
+        for (; k < MT_N - MT_M; k++) {
+            y = (mt[k] & 0x80000000u) | (mt[k + 1] & 0x7fffffffu);
+            mt[k] = mt[k + MT_M] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
+        }
+        for (; k < MT_N - 1; k++) {
+            y = (mt[k] & 0x80000000u) | (mt[k + 1] & 0x7fffffffu);
+            mt[k] = mt[k + (MT_M - MT_N)] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
+        }
+        y = (mt[MT_N - 1] & 0x80000000u) | (mt[0] & 0x7fffffffu);
+        mt[MT_N - 1] = mt[MT_M - 1] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
+        r->i = 0;
+    }
+    uint32_t y = r->mt[r->i++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    return y ^ (y >> 18);
 }
 
-/* Uniform in [0, n), n >= 1, without modulo bias (rejection). */
-static uint64_t rng_below(struct rng *r, uint64_t n) {
-    uint64_t threshold = (0 - n) % n;
+static int bit_length(uint32_t n) {
+#if defined(__GNUC__)
+    return n ? 32 - __builtin_clz(n) : 0;
+#else
+    int bits = 0;
+    while (bits < 32 && (n >> bits)) bits++;
+    return bits;
+#endif
+}
+
+/* random._randbelow(n) for 1 <= n < 2^31: getrandbits(n.bit_length()) until below n. */
+static uint32_t rng_below(struct rng *r, uint32_t n) {
+    int shift = 32 - bit_length(n);
     for (;;) {
-        uint64_t x = rng_next(r);
-        if (x >= threshold) return x % n;
+        uint32_t x = rng_u32(r) >> shift;
+        if (x < n) return x;
     }
 }
 
-/* Fisher-Yates, from the end, as Python's random.shuffle. */
+/* random.shuffle: from the end, j = _randbelow(i + 1). */
 static void shuffle(struct rng *r, int *a, int n) {
     for (int i = n - 1; i > 0; i--) {
-        int j = (int)rng_below(r, (uint64_t)i + 1);
+        int j = (int)rng_below(r, (uint32_t)i + 1);
         int t = a[i];
         a[i] = a[j];
         a[j] = t;
@@ -62,7 +114,7 @@ static void shuffle(struct rng *r, int *a, int n) {
 struct csr {
     int  n;
     int *start; /* n + 1 */
-    int *adj;   /* start[n] neighbours, sorted per vertex */
+    int *adj;   /* start[n] neighbours, in networkx's adjacency order (see build_csr) */
 };
 
 static void csr_free(struct csr *c) {
@@ -77,7 +129,11 @@ static int cmp_u64(const void *a, const void *b) {
 }
 
 /* Builds the simple undirected graph on vertices `local` (graph index -> vertex or -1): data and
- * control inputs between two kept ops, multi-edges collapsed, self loops dropped. */
+ * control inputs between two kept ops, multi-edges collapsed, self loops dropped. Each vertex's
+ * neighbours come in the order networkx's Graph.add_edges_from leaves them when fed the edges
+ * (input, op) for each op in graph order and each of its inputs in order (Driple's code): the
+ * order in which each neighbour's first edge appears. Pairs are de-duplicated through an
+ * open-addressing set. */
 static enum dp_status build_csr(const struct dp_graph *g, const int *local, int n, struct csr *c,
                                 int64_t *n_edges) {
     size_t nn = dp_graph_n_nodes(g), m = 0;
@@ -86,66 +142,82 @@ static enum dp_status build_csr(const struct dp_graph *g, const int *local, int 
         const struct dp_node *nd = dp_graph_node(g, i);
         m += (size_t)nd->n_inputs + (size_t)nd->n_ctrl;
     }
-    uint64_t *keys = malloc((m + 1) * sizeof *keys);
+    size_t cap = 16;
+    while (cap < 2 * m + 2) cap *= 2;
+    uint64_t *set = calloc(cap, sizeof *set);
+    uint32_t *pairs = malloc((2 * m + 2) * sizeof *pairs); /* new pairs in first-seen order */
     c->n = n;
     c->start = calloc((size_t)n + 2, sizeof *c->start);
-    if (!keys || !c->start) {
-        free(keys);
-        csr_free(c);
-        return DP_ERR_NOMEM;
-    }
-    size_t k = 0;
+    c->adj = NULL;
+    if (!set || !pairs || !c->start) goto oom;
+    size_t u = 0;
     for (size_t i = 0; i < nn; i++) {
-        int u = local[i];
-        if (u < 0) continue;
+        int dst = local[i];
+        if (dst < 0) continue;
         const struct dp_node *nd = dp_graph_node(g, i);
         for (int pass = 0; pass < 2; pass++) {
             const int *in = pass ? nd->ctrl : nd->inputs;
             int cnt = pass ? nd->n_ctrl : nd->n_inputs;
             for (int e = 0; e < cnt; e++) {
-                int v = local[in[e]];
-                if (v < 0 || v == u) continue;
-                uint64_t a = (uint64_t)(u < v ? u : v), b = (uint64_t)(u < v ? v : u);
-                keys[k++] = a << 32 | b;
+                int src = local[in[e]];
+                if (src < 0 || src == dst) continue;
+                uint64_t lo = (uint64_t)(src < dst ? src : dst), hi = (uint64_t)(src < dst ? dst : src);
+                uint64_t key = (lo << 32 | hi) + 1;
+                size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+                while (set[h] && set[h] != key) h = (h + 1) & (cap - 1);
+                if (set[h]) continue; /* a multi-edge */
+                set[h] = key;
+                pairs[2 * u] = (uint32_t)src;
+                pairs[2 * u + 1] = (uint32_t)dst;
+                c->start[src + 1]++;
+                c->start[dst + 1]++;
+                u++;
             }
         }
     }
-    qsort(keys, k, sizeof *keys, cmp_u64);
-    size_t u = 0;
-    for (size_t i = 0; i < k; i++)
-        if (i == 0 || keys[i] != keys[i - 1]) keys[u++] = keys[i];
     *n_edges = (int64_t)u;
-    c->adj = malloc((2 * u + 1) * sizeof *c->adj);
-    if (!c->adj) {
-        free(keys);
-        csr_free(c);
-        return DP_ERR_NOMEM;
-    }
-    for (size_t i = 0; i < u; i++) {
-        c->start[(keys[i] >> 32) + 1]++;
-        c->start[(keys[i] & 0xffffffffu) + 1]++;
-    }
     for (int v = 0; v < n; v++) c->start[v + 1] += c->start[v];
+    c->adj = malloc((2 * u + 1) * sizeof *c->adj);
+    if (!c->adj) goto oom;
+    /* Fill in first-seen order through per-vertex cursors. */
     int *cur = malloc(((size_t)n + 1) * sizeof *cur);
-    if (!cur) {
-        free(keys);
-        csr_free(c);
-        return DP_ERR_NOMEM;
-    }
+    if (!cur) goto oom;
     memcpy(cur, c->start, (size_t)n * sizeof *cur);
-    /* Smaller neighbours first: for each key (a, b), b gets a; keys sorted by a give b its
-     * neighbours < b in ascending order. Then larger ones: a gets b, ascending in b per a. */
-    for (size_t i = 0; i < u; i++) {
-        int a = (int)(keys[i] >> 32), b = (int)(keys[i] & 0xffffffffu);
+    for (size_t e = 0; e < u; e++) {
+        int a = (int)pairs[2 * e], b = (int)pairs[2 * e + 1];
+        c->adj[cur[a]++] = b;
         c->adj[cur[b]++] = a;
     }
-    for (size_t i = 0; i < u; i++) {
-        int a = (int)(keys[i] >> 32), b = (int)(keys[i] & 0xffffffffu);
-        c->adj[cur[a]++] = b;
-    }
     free(cur);
-    free(keys);
+    free(set);
+    free(pairs);
     return DP_OK;
+oom:
+    free(set);
+    free(pairs);
+    csr_free(c);
+    return DP_ERR_NOMEM;
+}
+
+static int cmp_int(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* The adjacency order of networkx's G.subgraph(nodes).copy(), which Driple's code runs when the
+ * graph has more than one component: for each vertex, the neighbours before it (ascending),
+ * then those after it in their previous order. `tmp` has room for the largest degree. */
+static void copy_order(struct csr *c, int *tmp) {
+    for (int v = 0; v < c->n; v++) {
+        int *a = c->adj + c->start[v], d = c->start[v + 1] - c->start[v], lo = 0, k = 0;
+        for (int i = 0; i < d; i++)
+            if (a[i] < v) tmp[lo++] = a[i];
+        qsort(tmp, (size_t)lo, sizeof *tmp, cmp_int);
+        k = lo;
+        for (int i = 0; i < d; i++)
+            if (a[i] > v) tmp[k++] = a[i];
+        memcpy(a, tmp, (size_t)d * sizeof *a);
+    }
 }
 
 /* Component labels (-1 for isolated vertices); returns the count of non-trivial components and
@@ -255,6 +327,7 @@ struct fluid {
     double *acc;      /* k: this vertex's sum per community */
     int    *touched;  /* k: communities touched, in first-touch order (networkx's Counter) */
     int    *best;     /* k */
+    int    *joined;   /* n: vertices in the order they first got a community (networkx's dict) */
 };
 
 /* networkx asyn_fluidc: returns the number of sweeps run. */
@@ -264,6 +337,7 @@ static int fluid_run(const struct csr *c, int k, int max_iter, struct rng *r, st
     shuffle(r, f->order, n);
     for (int v = 0; v < n; v++) f->com[v] = -1;
     for (int i = 0; i < k; i++) {
+        f->joined[i] = f->order[i];
         f->com[f->order[i]] = i;
         f->count[i] = 1;
         f->density[i] = 1.0;
@@ -303,11 +377,12 @@ static int fluid_run(const struct csr *c, int k, int max_iter, struct rng *r, st
             }
             if (keep) continue;
             cont = true;
-            int nc = f->best[rng_below(r, (uint64_t)nb)];
+            int nc = f->best[rng_below(r, (uint32_t)nb)];
             if (own >= 0) {
                 f->count[own]--;
                 f->density[own] = f->count[own] > 0 ? 1.0 / f->count[own] : 1.0;
             } else {
+                f->joined[n - unassigned] = v;
                 unassigned--;
             }
             f->com[v] = nc;
@@ -324,6 +399,7 @@ static int fluid_run(const struct csr *c, int k, int max_iter, struct rng *r, st
         if (f->com[v] < 0) {
             f->com[v] = 0;
             f->count[0]++;
+            f->joined[n - unassigned--] = v;
         }
     return iter;
 }
@@ -445,6 +521,7 @@ enum dp_status dp_coarsen(const struct dp_graph *g, const struct dp_coarsen_opts
     }
     int64_t kept_edges;
     if ((st = build_csr(g, local, n, &kept, &kept_edges))) goto oom;
+    if (p->n_components > 1) copy_order(&kept, label);
     if (k > n) k = n;
     p->n_groups = k;
     f.com = p->group;
@@ -454,19 +531,20 @@ enum dp_status dp_coarsen(const struct dp_graph *g, const struct dp_coarsen_opts
     f.acc = calloc((size_t)k, sizeof *f.acc);
     f.touched = calloc((size_t)k, sizeof *f.touched);
     f.best = calloc((size_t)k, sizeof *f.best);
-    if (!f.count || !f.density || !f.acc || !f.touched || !f.best) goto oom;
+    f.joined = malloc(((size_t)n + 1) * sizeof *f.joined);
+    if (!f.count || !f.density || !f.acc || !f.touched || !f.best || !f.joined) goto oom;
     struct rng r;
     rng_seed(&r, seed);
     p->iterations = fluid_run(&kept, k, max_iter, &r, &f);
-    /* Renumber groups by their first op (graph order), dropping any emptied community (the
-     * algorithm never empties one, but the output contract must hold regardless). */
+    /* Groups are numbered as networkx lists them: by first appearance of each community among
+     * the vertices in the order they joined one (so no group is empty). */
     for (int i = 0; i < k; i++) f.touched[i] = -1;
     int ng = 0;
-    for (int v = 0; v < n; v++) {
-        int c = p->group[v];
+    for (int j = 0; j < n; j++) {
+        int c = p->group[f.joined[j]];
         if (f.touched[c] < 0) f.touched[c] = ng++;
-        p->group[v] = f.touched[c];
     }
+    for (int v = 0; v < n; v++) p->group[v] = f.touched[p->group[v]];
     p->n_groups = ng;
     p->n_disconnected = count_disconnected(&kept, p->group, ng, label, queue, f.count);
     if ((st = partition_edges(&kept, p))) goto oom;
@@ -487,6 +565,7 @@ done:
     free(f.acc);
     free(f.touched);
     free(f.best);
+    free(f.joined);
     csr_free(&all);
     csr_free(&kept);
     return st;

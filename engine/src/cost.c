@@ -96,6 +96,27 @@ const char *dp_op_class_name(enum dp_op_class c) {
     return (unsigned)c < DP_OPCLASS_COUNT ? names[c] : "none";
 }
 
+enum dp_op_phase dp_node_phase(const struct dp_node *n) {
+    const char *phase = dp_node_attr(n, "phase");
+    if (phase && !strcmp(phase, "init")) return DP_PHASE_INIT;
+    enum dp_op_class cls = dp_op_class(n->op);
+    if (cls == DP_OPCLASS_INPUT) return DP_PHASE_INPUT;
+    if (!strncmp(n->name, "gradients/", 10) || strstr(n->name, "/gradients/") ||
+        !strncmp(n->name, "loss_scale/unscale/", 19))
+        return DP_PHASE_BACKWARD;
+    if (cls == DP_OPCLASS_OPTIMIZER || !strcmp(n->op, "Assign") || !strcmp(n->op, "AssignSub") ||
+        !strcmp(n->op, "AssignAdd") || !strcmp(n->op, "AssignVariableOp") ||
+        !strcmp(n->op, "AssignSubVariableOp") || !strcmp(n->op, "AssignAddVariableOp"))
+        return DP_PHASE_UPDATE;
+    return DP_PHASE_FORWARD;
+}
+
+const char *dp_op_phase_name(enum dp_op_phase p) {
+    static const char *const names[] = {"init", "input", "forward", "backward", "update"};
+    _Static_assert(sizeof names / sizeof names[0] == DP_PHASE_COUNT, "update names");
+    return (unsigned)p < DP_PHASE_COUNT ? names[p] : "forward";
+}
+
 double dp_cost_conv2d_flops(int64_t n, int64_t oh, int64_t ow, int64_t cin, int64_t cout,
                             int64_t kh, int64_t kw) {
     return 2.0 * (double)n * (double)oh * (double)ow * (double)cout * (double)cin * (double)kh *
@@ -136,6 +157,12 @@ static double attr_product(const struct dp_node *n, const char *key) {
     return found ? p : 1;
 }
 
+/* Copies that read no more than they write. */
+static bool reads_at_most_out(const char *op) {
+    return strcmp(op, "Split") && strcmp(op, "SplitV") && strcmp(op, "Unpack") &&
+           strcmp(op, "UnsortedSegmentSum");
+}
+
 static const struct dp_node *input(const struct dp_graph *g, const struct dp_node *n, int k) {
     return k < n->n_inputs ? dp_graph_node(g, (size_t)n->inputs[k]) : NULL;
 }
@@ -173,13 +200,19 @@ void dp_cost_node(const struct dp_graph *g, size_t i, int64_t batch, double *flo
         const struct dp_node *in = input(g, n, k);
         if (!strcmp(in->op, "Const")) continue;
         double s = size_of(in, batch);
-        /* An element-wise op reads no more than it writes (broadcasting only shrinks inputs);
-         * a larger input is a multi-output op whose first output is not the one read. */
-        if (cls == DP_OPCLASS_ELEMWISE && s > out) s = out;
+        /* An element-wise op reads no more than it writes (broadcasting only shrinks inputs),
+         * nor does a copy (slice, gather, one-hot, tile, pad): a larger input is a multi-output
+         * op (IteratorGetNext, FusedBatchNormV3) whose first output is not the one read. */
+        if (s > out && (cls == DP_OPCLASS_ELEMWISE ||
+                        (cls == DP_OPCLASS_MEMORY && reads_at_most_out(n->op))))
+            s = out;
         by += s * elem_size(in);
     }
     by += out * elem_size(n);
     const char *op = n->op;
+    if (strstr(op, "FusedBatchNormGrad") && n->n_inputs >= 2) /* dy and x; not the reserve */
+        by = (size_of(input(g, n, 0), batch) + size_of(input(g, n, 1), batch) + out) *
+             elem_size(n);
     if (!strcmp(op, "Conv2D") || !strcmp(op, "Conv2DBackpropInput")) {
         const struct dp_node *w = input(g, n, 1);
         const struct dp_node *dy = !strcmp(op, "Conv2D") ? n : input(g, n, 2);

@@ -145,7 +145,8 @@ static void *occl_worker(void *arg) {
     float *out = malloc((size_t)OCCL_CHUNK * DP_N_OUTPUTS * sizeof *out);
     if (!x || !copies || !ptrs || !out) {
         pthread_mutex_lock(&job->mu);
-        if (job->st == DP_OK) job->st = dp_error_set(&job->err, DP_ERR_NOMEM, "explain: out of memory");
+        if (job->st == DP_OK)
+            job->st = dp_error_set(&job->err, DP_ERR_NOMEM, "explain: out of memory");
         pthread_mutex_unlock(&job->mu);
         goto done;
     }

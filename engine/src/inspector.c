@@ -123,6 +123,11 @@ enum dp_status dp_inspector_predict(const struct dp_inspector *insp, const struc
     float r[DP_N_OUTPUTS];
     enum dp_status st = dp_model_predict(insp->model, g, r, err);
     if (st) return st;
+    for (int o = 0; o < DP_N_OUTPUTS; o++)
+        if (!isfinite(r[o]))
+            return dp_error_set(err, DP_ERR_INVALID,
+                                "%s: prediction of %s is not finite (features far outside the "
+                                "training range?)", g->graph, insp->out[o].name);
     for (int o = 0; o < DP_N_OUTPUTS; o++) {
         if (raw) raw[o] = r[o];
         if (metrics) metrics[o] = (double)r[o] * insp->out[o].scale;
@@ -173,9 +178,10 @@ enum dp_status dp_inspector_import_torch(const char *path, const struct dp_arch 
             goto fail;
         }
         for (size_t k = 0; k < t->size; k++)
-            if (!isfinite(t->data[k])) {
-                st = dp_error_set(err, DP_ERR_INVALID, "%s: tensor '%s' element %zu is not finite",
-                                  path, t->name, k);
+            if (!isfinite(t->data[k]) || fabsf(t->data[k]) > 1e6f) {
+                st = dp_error_set(err, DP_ERR_INVALID,
+                                  "%s: tensor '%s' element %zu is %g (not finite, or beyond 1e6: corrupt?)",
+                                  path, t->name, k, (double)t->data[k]);
                 goto fail;
             }
         memcpy(p.data, t->data, t->size * sizeof *t->data);

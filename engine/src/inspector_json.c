@@ -16,6 +16,7 @@
 
 #define INSPECTOR_MAX_BYTES ((size_t)1 << 30)
 #define INSPECTOR_MAX_DEPTH 8
+#define INSPECTOR_MAX_WEIGHT 1e6
 
 /* ---- base64 (RFC 4648, padded) ---- */
 
@@ -388,6 +389,14 @@ static enum dp_status read_param(struct dp_model *m, const cJSON *o, int i, cons
             free(bytes);
             return dp_error_set(err, DP_ERR_INVALID, "%s:%s.data[%zu]: %s weight in '%s'", name,
                                 path, k, isnan(f) ? "NaN" : "infinite", pname);
+        }
+        /* Trained weights are small (weight decay); a huge one means a corrupt file, and it
+         * would overflow the forward pass. */
+        if (fabsf(f) > INSPECTOR_MAX_WEIGHT) {
+            free(bytes);
+            return dp_error_set(err, DP_ERR_INVALID,
+                                "%s:%s.data[%zu]: weight %g in '%s' exceeds %g in magnitude (corrupt?)",
+                                name, path, k, (double)f, pname, INSPECTOR_MAX_WEIGHT);
         }
         p.data[k] = f;
     }

@@ -478,7 +478,7 @@ enum dp_status dp_model_input_grad(const struct dp_model *m, const struct dp_gro
         st = dp_fx_batch_build(m, gs, 1, &b, err);
         if (!st) {
             st = dp_fx_forward(m, &b, &wk, true, NULL, o, err);
-            if (!st) dp_fx_backward(m, &b, &wk, w, NULL, true, dx);
+            if (!st) st = dp_fx_backward(m, &b, &wk, w, NULL, true, dx, err);
             dp_fx_batch_free(&b);
         }
         dp_fx_work_free(&wk);

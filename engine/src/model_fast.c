@@ -12,6 +12,12 @@
 #include "nn_math.h"
 
 #define LEAKY_SLOPE 0.01f
+/* A graph aggregates densely (one GEMM) when it has at least DENSE_MIN_NODES groups and at least
+ * 1/DENSE_FRACTION of its adjacency is filled. */
+#ifndef DENSE_FRACTION
+#define DENSE_FRACTION 8
+#endif
+#define DENSE_MIN_NODES 16
 
 /* C = op(A) op(B) (row-major) with beta. */
 static void gemm(bool ta, bool tb, int m, int n, int k, const float *a, int lda, const float *b,
@@ -112,6 +118,9 @@ void dp_fx_batch_free(struct dp_fx_batch *b) {
     free(b->gcn_val);
     free(b->gcn_self);
     free(b->x);
+    free(b->dense_off);
+    free(b->dense_gcn);
+    free(b->dense_one);
     memset(b, 0, sizeof *b);
 }
 
@@ -198,18 +207,58 @@ enum dp_status dp_fx_batch_build(const struct dp_model *m, const struct dp_group
             b->gcn_val[p] = 1.0f / sqrtf(di * dj);
         }
     }
+    /* dense blocks for graphs whose adjacency is at least 1/DENSE_FRACTION full */
+    long dense_total = 0;
+    b->dense_off = malloc((size_t)n * sizeof *b->dense_off);
+    if (!b->dense_off) goto nomem;
+    for (int k = 0; k < n; k++) {
+        const long nk = b->node_off[k + 1] - b->node_off[k];
+        const long ek = b->row_ptr[b->node_off[k + 1]] - b->row_ptr[b->node_off[k]];
+        b->dense_off[k] = nk >= DENSE_MIN_NODES && ek * DENSE_FRACTION >= nk * nk ? dense_total : -1;
+        if (b->dense_off[k] >= 0) dense_total += nk * nk;
+    }
+    if (dense_total > 0) {
+        b->dense_gcn = calloc((size_t)dense_total, sizeof *b->dense_gcn);
+        b->dense_one = calloc((size_t)dense_total, sizeof *b->dense_one);
+        if (!b->dense_gcn || !b->dense_one) goto nomem;
+        for (int k = 0; k < n; k++) {
+            if (b->dense_off[k] < 0) continue;
+            const int o = b->node_off[k], nk = b->node_off[k + 1] - o;
+            float *dg = b->dense_gcn + b->dense_off[k], *d1 = b->dense_one + b->dense_off[k];
+            for (int i = o; i < o + nk; i++)
+                for (int p = b->row_ptr[i]; p < b->row_ptr[i + 1]; p++) {
+                    dg[(size_t)(i - o) * nk + (b->col[p] - o)] = b->gcn_val[p];
+                    d1[(size_t)(i - o) * nk + (b->col[p] - o)] = 1.0f;
+                }
+        }
+    }
     return DP_OK;
+nomem:
+    dp_fx_batch_free(b);
+    return dp_error_set(err, DP_ERR_NOMEM, "batch: out of memory");
 }
 
-/* out_i = self_i * in_i + sum_j val_ij in_j over CSR rows (val NULL: 1; self NULL: selfc).
- * in has stride ldi, out stride ldo, width w. Â is symmetric, so this is also its transpose. */
+/* out_i = self_i * in_i + sum_j val_ij in_j (val NULL: 1; self NULL: selfc), graph by graph:
+ * CSR rows for sparse graphs, one GEMM with the dense block for dense ones. in has stride ldi,
+ * out stride ldo, width w. The matrix is symmetric, so this is also its transpose. */
 static void csr_agg(const struct dp_fx_batch *b, const float *val, const float *self, float selfc,
                     int w, const float *in, int ldi, float *out, int ldo) {
-    for (int i = 0; i < b->n_nodes; i++) {
-        float *o = out + (size_t)i * ldo;
-        row_scale(w, self ? self[i] : selfc, in + (size_t)i * ldi, o);
-        for (int p = b->row_ptr[i]; p < b->row_ptr[i + 1]; p++)
-            row_axpy(w, val ? val[p] : 1.0f, in + (size_t)b->col[p] * ldi, o);
+    for (int k = 0; k < b->n_graphs; k++) {
+        const int i0 = b->node_off[k], i1 = b->node_off[k + 1];
+        for (int i = i0; i < i1; i++)
+            row_scale(w, self ? self[i] : selfc, in + (size_t)i * ldi, out + (size_t)i * ldo);
+        if (b->dense_off[k] >= 0) {
+            const int nk = i1 - i0, lda = nk;
+            const float *A = (val ? b->dense_gcn : b->dense_one) + b->dense_off[k];
+            gemm(false, false, nk, w, nk, A, lda, in + (size_t)i0 * ldi, ldi, 1.0f,
+                 out + (size_t)i0 * ldo, ldo);
+            continue;
+        }
+        for (int i = i0; i < i1; i++) {
+            float *o = out + (size_t)i * ldo;
+            for (int p = b->row_ptr[i]; p < b->row_ptr[i + 1]; p++)
+                row_axpy(w, val ? val[p] : 1.0f, in + (size_t)b->col[p] * ldi, o);
+        }
     }
 }
 
@@ -325,12 +374,13 @@ void dp_fx_head(const struct dp_model *m, int B, const float *emb, float *out, f
     for (size_t i = 0; i < (size_t)B * O; i++) out[i] = zo[i] > 0 ? zo[i] : LEAKY_SLOPE * zo[i];
 }
 
-void dp_fx_head_backward(const struct dp_model *m, int B, const float *emb, const float *act,
-                         const float *dout, float *const *grads, float *demb) {
+enum dp_status dp_fx_head_backward(const struct dp_model *m, int B, const float *emb,
+                                   const float *act, const float *dout, float *const *grads,
+                                   float *demb) {
     const int H = m->arch.hidden, O = m->arch.n_out;
     const float *z1 = act, *z2 = act + (size_t)B * H, *zo = act + (size_t)2 * B * H;
     float *d = malloc(((size_t)B * (O + 2 * H)) * sizeof *d);
-    DP_ASSERT(d);
+    if (!d) return DP_ERR_NOMEM;
     float *dzo = d, *dz2 = d + (size_t)B * O, *dz1 = dz2 + (size_t)B * H;
     for (size_t i = 0; i < (size_t)B * O; i++) dzo[i] = dout[i] * (zo[i] > 0 ? 1.0f : LEAKY_SLOPE);
     const int din[3] = {2 * H, H, H}, dd[3] = {H, H, O};
@@ -354,6 +404,7 @@ void dp_fx_head_backward(const struct dp_model *m, int B, const float *emb, cons
         }
     }
     free(d);
+    return DP_OK;
 }
 
 /* ---- forward ---- */
@@ -518,8 +569,9 @@ enum dp_status dp_fx_forward(const struct dp_model *m, const struct dp_fx_batch 
 
 /* ---- backward ---- */
 
-void dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch *b, struct dp_fx_work *w,
-                    const float *dout, float *const *grads, bool body, float *dx) {
+enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch *b,
+                              struct dp_fx_work *w, const float *dout, float *const *grads,
+                              bool body, float *dx, struct dp_error *err) {
     DP_ASSERT(w->saved);
     const struct dp_arch *a = &m->arch;
     const int H = a->hidden, F = a->n_feat, M = b->n_nodes, B = b->n_graphs;
@@ -530,15 +582,7 @@ void dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch *b, struc
     struct fx_layout lo = layout(m, b, true);
 #define GRAD(i) ((grads && (i) >= 0) ? grads[i] : NULL)
 
-    float *demb = malloc((size_t)B * 2 * H * sizeof *demb);
-    DP_ASSERT(demb);
-    dp_fx_head_backward(m, B, w->emb, w->head, dout, grads, demb);
-    if (!body && !dx) {
-        free(demb);
-        return;
-    }
-
-    /* scratch for the body: */
+    /* all scratch in one buffer kept in w across steps (no page faults per training step) */
     size_t need = MH                    /* dE / dS */
                   + (size_t)M * 4 * H   /* dP (GCN) or dGI (GIN) */
                   + (size_t)M * 3 * H   /* dGH */
@@ -546,14 +590,17 @@ void dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch *b, struc
                   + (size_t)T * B * G4  /* dG of every Set2Set step */
                   + (size_t)B * (I3 + 2 * H) /* dinp, dh, dc */
                   + (size_t)G4 * I3 + G4     /* dWl, dbl */
-                  + 2 * (size_t)H * 4 * H    /* dWcat0, dWcat1 / dW scratch */
-                  + (size_t)3 * H * H + 64;
-    if (w->bcap < need) { /* kept in w across steps: no page faults per training step */
+                  + 2 * (size_t)H * 4 * H    /* dWcat0, dWcat1 */
+                  + (size_t)B * 2 * H        /* demb */
+                  + (size_t)B * H + (size_t)M + 1            /* dh, da */
+                  + (size_t)F * 4 * H + (size_t)H * 4 * H    /* packed weights */
+                  + 64;
+    if (w->bcap < need) {
         free(w->bbuf);
         w->bbuf = malloc(need * sizeof *w->bbuf);
         w->bcap = w->bbuf ? need : 0;
     }
-    DP_ASSERT(w->bbuf);
+    if (!w->bbuf) return dp_error_set(err, DP_ERR_NOMEM, "backward: out of memory");
     float *scr = w->bbuf;
     memset(scr, 0, need * sizeof *scr);
     float *dS = scr, *dP = dS + MH, *dGH = dP + (size_t)M * 4 * H, *dy = dGH + (size_t)M * 3 * H;
@@ -561,14 +608,17 @@ void dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch *b, struc
     float *dhrec = dq + (size_t)B * I3, *dc = dhrec + (size_t)B * H;
     float *dWl = dc + (size_t)B * H, *dbl = dWl + (size_t)G4 * I3;
     float *dWc0 = dbl + G4, *dWc1 = dWc0 + (size_t)H * 4 * H;
+    float *demb = dWc1 + (size_t)H * 4 * H, *dh = demb + (size_t)B * 2 * H;
+    float *da = dh + (size_t)B * H, *wpack0 = da + M + 1;
+
+    if (dp_fx_head_backward(m, B, w->emb, w->head, dout, grads, demb))
+        return dp_error_set(err, DP_ERR_NOMEM, "backward: out of memory");
+    if (!body && !dx) return DP_OK;
 
     /* ---- Set2Set backward ---- */
     const float *E = w->states + (size_t)(L - 1) * MH;
     for (int i = 0; i < B; i++) memcpy(dq + (size_t)i * I3, demb + (size_t)i * 2 * H,
                                        (size_t)2 * H * sizeof *dq);
-    free(demb);
-    float *dh = malloc((size_t)B * H * sizeof *dh), *da = malloc((size_t)(M + 1) * sizeof *da);
-    DP_ASSERT(dh && da);
     for (int t = T - 1; t >= 0; t--) {
         float *st = w->s2s + (size_t)t * lo.s2s_step;
         float *inp = st, *act = st + (size_t)B * I3, *cc = act + (size_t)B * G4;
@@ -619,8 +669,6 @@ void dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch *b, struc
             gemm(false, false, B, H, G4, dG, G4, shh, H, 0.0f, dhrec, H);
         }
     }
-    free(dh);
-    free(da);
     /* parameter gradients of the LSTM over all steps at once */
     {
         const float *inp0 = w->s2s; /* step slots are strided by s2s_step; gather per step */
@@ -645,8 +693,6 @@ void dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch *b, struc
 
     /* ---- body backward ---- */
     const float *wih = dp_model_pdata(m, m->gru_wih), *whh = dp_model_pdata(m, m->gru_whh);
-    float *wpack0 = malloc(((size_t)F * 4 * H + (size_t)H * 4 * H) * sizeof *wpack0);
-    DP_ASSERT(wpack0);
     float *wpack1 = wpack0 + (size_t)F * 4 * H;
     if (!gin && gru) {
         pack_gcn(F, H, dp_model_pdata(m, m->conv[0].W), wih, wpack0);
@@ -744,8 +790,8 @@ void dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch *b, struc
             }
         }
     }
-    free(wpack0);
 #undef GRAD
+    return DP_OK;
 }
 
 int dp_blas_threads(int n) {

@@ -68,6 +68,10 @@ struct dp_fx_batch {
     float *gcn_self;     /* n_nodes: 1 / d_i */
     float *x;            /* n_nodes x n_feat, after the feature transform */
     const double *const *raw; /* borrowed per graph: g->x */
+    /* Dense graphs aggregate with one GEMM: per graph, offset of its n x n off-diagonal block in
+     * dense_gcn (GCN values) and dense_one (0/1), or -1 for a sparse graph (CSR rows). */
+    long  *dense_off;
+    float *dense_gcn, *dense_one;
 };
 
 /* Scratch and saved activations of one forward (and backward) pass; reusable across calls. */
@@ -100,12 +104,14 @@ enum dp_status dp_fx_forward(const struct dp_model *m, const struct dp_fx_batch 
 /* Backward of sum(dout . out) after a saved forward: adds parameter gradients into grads[i]
  * (NULL entries are skipped; `body` false stops after the head), and writes d/d transformed
  * features (n_nodes x n_feat) into dx when not NULL. */
-void dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch *b, struct dp_fx_work *w,
-                    const float *dout, float *const *grads, bool body, float *dx);
+enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch *b,
+                              struct dp_fx_work *w, const float *dout, float *const *grads,
+                              bool body, float *dx, struct dp_error *err);
 /* Head only: out = head(emb) for B rows; with grads, backward of sum(dout . out) too. */
 void dp_fx_head(const struct dp_model *m, int B, const float *emb, float *out, float *act);
-void dp_fx_head_backward(const struct dp_model *m, int B, const float *emb, const float *act,
-                         const float *dout, float *const *grads, float *demb);
+enum dp_status dp_fx_head_backward(const struct dp_model *m, int B, const float *emb,
+                                   const float *act, const float *dout, float *const *grads,
+                                   float *demb); /* DP_ERR_NOMEM only */
 /* Floats of head activations for B rows. */
 size_t dp_fx_head_act_size(const struct dp_model *m, int B);
 

@@ -188,13 +188,19 @@ enum dp_status dp_tape_input_grad(const struct dp_model *m, const struct dp_grou
 }
 
 enum dp_status dp_tape_grad(const struct dp_model *m, const struct dp_grouped *g, float *out,
-                            const float *dout, float *const *grads, struct dp_error *err) {
+                            const float *dout, const float *target, float scale,
+                            float *const *grads, struct dp_error *err) {
     struct tape t;
-    enum dp_status st = tape_build(m, g, dout ? grads : NULL, false, &t, err);
+    const bool back = grads && (dout || target);
+    enum dp_status st = tape_build(m, g, back ? grads : NULL, false, &t, err);
     if (st) return st;
-    if (out) memcpy(out, t.out->data, (size_t)m->arch.n_out * sizeof *out);
-    if (dout && grads) {
-        dp_nn_backward(t.ctx, t.out, dout);
+    const int O = m->arch.n_out;
+    if (out) memcpy(out, t.out->data, (size_t)O * sizeof *out);
+    if (back) {
+        float d[64];
+        DP_ASSERT(O <= 64);
+        for (int o = 0; o < O; o++) d[o] = dout ? dout[o] : scale * (t.out->data[o] - target[o]);
+        dp_nn_backward(t.ctx, t.out, d);
         if (dp_ctx_failed(t.ctx)) {
             tape_free(&t);
             return dp_error_set(err, DP_ERR_NOMEM, "model: out of memory");

@@ -13,10 +13,10 @@ enum dp_status dp_tape_predict(const struct dp_model *m, const struct dp_grouped
 enum dp_status dp_tape_input_grad(const struct dp_model *m, const struct dp_grouped *g,
                                   const float *w, float *dx, float *out, struct dp_error *err);
 /* Forward and backward of sum(dout . out) for one graph: adds parameter gradients into grads[i]
- * (NULL entries skipped); out gets the outputs (computed first: dout may be derived from them
- * by calling with dout == NULL to get out only). */
-enum dp_status dp_tape_grad(const struct dp_model *m, const struct dp_grouped *g,
-                            float *out, const float *dout, float *const *grads,
-                            struct dp_error *err);
+ * (NULL entries skipped); out gets the outputs. With dout NULL, dout = scale (out - target) is
+ * taken from the forward's outputs (the MSE gradient), in one pass. */
+enum dp_status dp_tape_grad(const struct dp_model *m, const struct dp_grouped *g, float *out,
+                            const float *dout, const float *target, float scale,
+                            float *const *grads, struct dp_error *err);
 
 #endif

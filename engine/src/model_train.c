@@ -139,7 +139,11 @@ static enum dp_status run_batch(const struct dp_model *m, struct dp_fx_work *wor
         while (i < n) {
             int j = i + 1;
             const int ni = graphs[order[2 * i + 1]]->n_groups;
-            while (j < n && j - i < TRAIN_CHUNK && graphs[order[2 * j + 1]]->n_groups == ni) j++;
+            /* fewer graphs per sub-batch when their saved activations would pass ~256 MB */
+            const double per_graph = 8.0 * dp_arch_n_layers(&m->arch, ni) * ni * m->arch.hidden;
+            int cap = (int)(64e6 / (per_graph > 1 ? per_graph : 1));
+            cap = cap < 1 ? 1 : cap > TRAIN_CHUNK ? TRAIN_CHUNK : cap;
+            while (j < n && j - i < cap && graphs[order[2 * j + 1]]->n_groups == ni) j++;
             const int B = j - i;
             for (int k = 0; k < B; k++) sub[k] = graphs[order[2 * (i + k) + 1]];
             struct dp_fx_batch b;
@@ -157,10 +161,11 @@ static enum dp_status run_batch(const struct dp_model *m, struct dp_fx_work *wor
                     }
                 }
                 if (save) {
-                    dp_fx_backward(m, &b, work, dout, grads, body, NULL);
+                    st = dp_fx_backward(m, &b, work, dout, grads, body, NULL, err);
                 } else if (grads) {
                     dp_fx_head(m, B, emb, out, act);
-                    dp_fx_head_backward(m, B, emb, act, dout, grads, NULL);
+                    if (dp_fx_head_backward(m, B, emb, act, dout, grads, NULL))
+                        st = dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
                 }
             }
             dp_fx_batch_free(&b);
@@ -168,16 +173,15 @@ static enum dp_status run_batch(const struct dp_model *m, struct dp_fx_work *wor
             i = j;
         }
     } else {
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n; i++) { /* one tape per graph: forward, MSE gradient, backward */
             float *o1 = out + (size_t)i * O;
-            if ((st = dp_tape_grad(m, graphs[i], o1, NULL, NULL, err))) goto done;
-            for (int o = 0; o < O; o++) {
-                double d = (double)o1[o] - targets[(size_t)i * O + o];
-                sum += d * d;
-                dout[i * O + o] = (float)(scale * d);
-            }
-            if (grads && (st = dp_tape_grad(m, graphs[i], o1, dout + (size_t)i * O, grads, err)))
+            const float *tg = targets + (size_t)i * O;
+            if ((st = dp_tape_grad(m, graphs[i], o1, NULL, tg, (float)scale, grads, err)))
                 goto done;
+            for (int o = 0; o < O; o++) {
+                double d = (double)o1[o] - tg[o];
+                sum += d * d;
+            }
         }
     }
     *loss = sum / ((double)n * O);
@@ -240,9 +244,10 @@ enum dp_status dp_trainer_step_head(struct dp_trainer *t, const float *emb, int 
         sum += d * d;
         dout[k] = (float)(scale * d);
     }
-    dp_fx_head_backward(m, n, emb, act, dout, grads, NULL);
+    enum dp_status st = dp_fx_head_backward(m, n, emb, act, dout, grads, NULL);
     free(act);
     free(out);
+    if (st) return dp_error_set(err, st, "train: out of memory");
     if (loss) *loss = (float)(sum / ((double)n * O));
     if (step) adam_step(t);
     return DP_OK;

@@ -22,9 +22,13 @@ static void backward_gat(struct dp_tensor *t) {
     const size_t entries = (size_t)adj->row_ptr[n] + (size_t)n;
     const float *pre = t->aux, *alpha = t->aux + entries * heads;
     float *gw = g_of(wh), *gs = g_of(as), *gd = g_of(ad);
-    float *ds = calloc((size_t)n * heads * 2 + 1, sizeof *ds);
-    DP_ASSERT(ds);
-    float *dd = ds + (size_t)n * heads;
+    int maxcnt = 1;
+    for (int i = 0; i < n; i++)
+        if (adj->row_ptr[i + 1] - adj->row_ptr[i] + 1 > maxcnt)
+            maxcnt = adj->row_ptr[i + 1] - adj->row_ptr[i] + 1;
+    float *ds = calloc((size_t)n * heads * 2 + (size_t)maxcnt + 1, sizeof *ds);
+    DP_ASSERT(ds); /* small (nodes x heads); kernels have no error path */
+    float *dd = ds + (size_t)n * heads, *dal = dd + (size_t)n * heads;
     const float *dy = t->grad;
     for (int i = 0; i < n; i++) {
         const int cnt = adj->row_ptr[i + 1] - adj->row_ptr[i] + 1;
@@ -32,8 +36,6 @@ static void backward_gat(struct dp_tensor *t) {
         for (int h = 0; h < heads; h++) {
             const float *dyi = dy + (size_t)i * HF + h * F;
             float sum = 0;
-            float *dal = malloc((size_t)cnt * sizeof *dal);
-            DP_ASSERT(dal);
             for (int k = 0; k < cnt; k++) {
                 const int j = k == 0 ? i : adj->col[adj->row_ptr[i] + k - 1];
                 const float *whj = wh->data + (size_t)j * HF + h * F;
@@ -52,7 +54,6 @@ static void backward_gat(struct dp_tensor *t) {
                 ds[(size_t)j * heads + h] += de;
                 dd[(size_t)i * heads + h] += de;
             }
-            free(dal);
         }
     }
     for (int j = 0; j < n; j++)

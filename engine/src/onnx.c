@@ -512,6 +512,7 @@ struct value {
     int         src;      /* SRC_INIT (initializer index) or SRC_CONST (Constant node tensor) */
     const struct o_tensor *t;
     int         softmax_of; /* the tensor a Softmax output was computed from, -1 */
+    const struct o_value *vi; /* its value_info (or graph output) shape, if any */
 };
 
 struct imp {
@@ -631,7 +632,8 @@ static int get_as(struct imp *im, const char *name, enum role role, int n_dims,
                                                  "an initializer or a graph input", name);
     if (v->tensor >= 0) return v->tensor;
     const struct o_tensor *t = v->t;
-    if (!t) return node_fail(im, DP_ERR_INVALID, "input '%s' has no value", name);
+    if (!t) return node_fail(im, DP_ERR_INVALID, "input '%s' is not produced by an earlier node, "
+                                                 "an initializer or a graph input", name);
     if (t->n_dims > DP_MAX_DIMS)
         return node_fail(im, DP_ERR_UNSUPPORTED, "initializer '%s' has %d dimensions", name,
                          t->n_dims);
@@ -664,7 +666,24 @@ static bool set_out(struct imp *im, int k, int tensor) {
     if (v->tensor >= 0 || v->t)
         return node_fail(im, DP_ERR_INVALID, "output '%s' defined twice", n->out[k]) == 0;
     v->tensor = tensor;
-    return true;
+    /* The shape we inferred must agree with the file's value_info (batch dim aside). */
+    const struct o_value *vi = v->vi;
+    if (!vi || vi->n_dims < 0) return true;
+    int r = zb_rank(im->b, tensor);
+    const int64_t *d = zb_dims(im->b, tensor);
+    bool same = r == vi->n_dims;
+    for (int i = 1; same && i < r; i++)
+        if (d[i] > 0 && vi->dims[i] > 0 && d[i] != vi->dims[i]) same = false;
+    if (same) return true;
+    char got[128] = "", want[128] = "";
+    for (int i = 0; i < r && i < DP_MAX_DIMS; i++)
+        snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", i ? "," : "",
+                 (long long)d[i]);
+    for (int i = 0; i < vi->n_dims; i++)
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s%lld", i ? "," : "",
+                 (long long)vi->dims[i]);
+    return node_fail(im, DP_ERR_SHAPE, "output '%s': inferred shape [%s] but value_info says [%s]",
+                     n->out[k], got, want) == 0;
 }
 
 /* The constant integers behind input k (an initializer or a Constant node), or NULL. */
@@ -849,6 +868,27 @@ static const struct { const char *onnx, *tf; } binary_ops[] = {
     {"Max", "Maximum"}, {"Min", "Minimum"},
 };
 
+static bool is_int_dtype(enum dp_dtype t) {
+    return t == DP_DTYPE_I64 || t == DP_DTYPE_I32 || t == DP_DTYPE_I16 || t == DP_DTYPE_I8 ||
+           t == DP_DTYPE_U8 || t == DP_DTYPE_BOOL;
+}
+
+/* True when every input is integer (shape arithmetic: Shape -> Gather -> Concat ...): such ops
+ * need no gradient and are kept as they are, shaped from value_info. */
+static bool int_only(struct imp *im) {
+    const struct o_node *n = im->node;
+    int seen = 0;
+    for (int i = 0; i < n->n_in; i++) {
+        if (!*n->in[i]) continue;
+        struct value *v = lookup(im, n->in[i], false);
+        if (!v) return false;
+        if (v->tensor >= 0 && !is_int_dtype(zb_dtype(im->b, v->tensor))) return false;
+        if (v->tensor < 0 && (!v->t || is_float(v->t->dtype))) return false;
+        seen++;
+    }
+    return seen > 0;
+}
+
 /* Maps one ONNX node; false on failure (message set). */
 static bool map_node(struct imp *im) {
     const struct o_node *n = im->node;
@@ -857,6 +897,7 @@ static bool map_node(struct imp *im) {
     const char *scope = clean_name(im, n->name, op);
     int y = -1;
     if (!strcmp(op, "Constant")) return true; /* recorded before the walk */
+    if (int_only(im)) goto opaque;
     for (size_t i = 0; i < sizeof unary_ops / sizeof unary_ops[0]; i++) {
         if (strcmp(op, unary_ops[i].onnx)) continue;
         int x = get(im, 0, ROLE_AUTO);
@@ -923,8 +964,20 @@ static bool map_node(struct imp *im) {
         const struct o_tensor *s = const_input(im, 1);
         if (x < 0) return false;
         if (!s && get(im, 1, ROLE_CONST) < 0) return false; /* names a dangling input */
-        if (!s) return node_fail(im, DP_ERR_UNSUPPORTED, "the target shape must be constant") == 0;
-        y = map_reshape(im, x, s->vals, s->n_vals);
+        if (s) {
+            y = map_reshape(im, x, s->vals, s->n_vals);
+        } else {
+            /* A computed target (Shape -> Gather -> Concat, as exporters write dynamic
+             * reshapes): take the output's value_info, its dim 0 the batch. */
+            struct value *ov = n->n_out > 0 ? lookup(im, n->out[0], false) : NULL;
+            const struct o_value *vi = ov ? ov->vi : NULL;
+            if (!vi || vi->n_dims < 1)
+                return node_fail(im, DP_ERR_UNSUPPORTED, "the target shape is computed and the "
+                                                         "output has no value_info shape") == 0;
+            int64_t dims[DP_MAX_DIMS];
+            for (int d = 0; d < vi->n_dims; d++) dims[d] = d == 0 ? DP_DIM_BATCH : vi->dims[d];
+            y = map_reshape_to(im, x, vi->n_dims, dims);
+        }
     } else if (!strcmp(op, "Squeeze") || !strcmp(op, "Unsqueeze")) {
         int x = get(im, 0, ROLE_AUTO);
         if (x < 0) return false;
@@ -989,11 +1042,41 @@ static bool map_node(struct imp *im) {
     } else if (!strcmp(op, "Gather")) {
         int x = get(im, 0, ROLE_WEIGHT), idx = get(im, 1, ROLE_CONST);
         if (x < 0 || idx < 0) return false;
-        if (attr_i(n, "axis", 0) != 0 || zb_rank(b, x) != 2)
-            return node_fail(im, DP_ERR_UNSUPPORTED, "only embedding lookups (axis 0 of a 2-D "
-                                                     "table)") == 0;
+        if (attr_i(n, "axis", 0) != 0 || zb_rank(b, x) != 2 || zb_dim(b, x, 0) <= 0 ||
+            !is_int_dtype(zb_dtype(b, idx)))
+            goto opaque; /* not an embedding lookup: kept without a gradient rule */
         zb_push(b, "%s", scope);
         y = zb_gather(b, x, idx);
+        zb_pop(b);
+    } else if (!strcmp(op, "Slice")) { /* one axis, step 1, constant bounds */
+        int x = get(im, 0, ROLE_AUTO);
+        const struct o_tensor *st = const_input(im, 1), *en = const_input(im, 2);
+        const struct o_tensor *ax = const_input(im, 3), *sp = const_input(im, 4);
+        if (x < 0) return false;
+        if (!st || !en || st->n_vals != 1 || en->n_vals != 1 || (ax && ax->n_vals != 1) ||
+            (sp && (sp->n_vals != 1 || sp->vals[0] != 1)) || (n->n_in > 3 && !ax))
+            goto opaque;
+        int r = zb_rank(b, x);
+        int64_t axis = ax ? ax->vals[0] : 0;
+        if (axis < 0) axis += r;
+        if (axis < 0 || axis >= r) return node_fail(im, DP_ERR_INVALID, "slice axis") == 0;
+        int64_t len = zb_dim(b, x, (int)axis), lo = st->vals[0], hi = en->vals[0];
+        if (len <= 0) goto opaque;
+        if (lo < 0) lo += len;
+        if (hi < 0) hi += len;
+        lo = lo < 0 ? 0 : lo > len ? len : lo;
+        hi = hi < lo ? lo : hi > len ? len : hi;
+        zb_push(b, "%s", scope);
+        y = zb_slice(b, x, (int)axis, lo, hi - lo);
+        zb_pop(b);
+    } else if (!strcmp(op, "Sum")) { /* n-ary addition: a chain of AddV2 */
+        int xs[64], k = 0;
+        for (int i = 0; i < n->n_in && k < 64; i++) /* variables first, outside the scope */
+            if ((xs[k] = get(im, i, ROLE_AUTO)) >= 0) k++;
+        if (im->c->st || k == 0) return false;
+        zb_push(b, "%s", scope);
+        y = xs[0];
+        for (int i = 1; i < k; i++) y = zb_binary(b, "AddV2", y, xs[i]);
         zb_pop(b);
     } else if (!strcmp(op, "Gelu")) {
         int x = get(im, 0, ROLE_AUTO);
@@ -1022,6 +1105,7 @@ static bool map_node(struct imp *im) {
         y = zb_cast(b, x, to == DP_DTYPE_UNKNOWN ? DP_DTYPE_F32 : to);
         zb_pop(b);
     } else {
+    opaque:;
         /* Anything else becomes an op without a gradient rule, shaped from value_info. */
         int xs[64], k = 0;
         for (int i = 0; i < n->n_in && k < 64; i++)
@@ -1035,14 +1119,21 @@ static bool map_node(struct imp *im) {
         }
         int64_t dims[DP_MAX_DIMS];
         int nd = vi ? vi->n_dims : -1;
-        for (int d = 0; d < nd; d++) /* dim 0 is the batch when symbolic or the input's */
+        enum dp_dtype dt = vi ? onnx_dtype(vi->elem) : DP_DTYPE_F32;
+        if (!vi && !strcmp(op, "Shape") && k > 0 && zb_rank(b, xs[0]) >= 0) {
+            nd = 1; /* Shape of a known-rank tensor: [rank] int64 */
+            dims[0] = zb_rank(b, xs[0]);
+            dt = DP_DTYPE_I64;
+        } else if (!vi && int_only(im)) {
+            dt = DP_DTYPE_I64;
+        }
+        for (int d = 0; vi && d < nd; d++) /* dim 0 is the batch when symbolic or the input's */
             dims[d] = d == 0 && (vi->sym[0] || (im->fixed_batch > 0 &&
                                                 vi->dims[0] == im->fixed_batch))
                           ? DP_DIM_BATCH
                           : vi->dims[d];
         zb_push(b, "%s", scope);
-        y = zb_opaque(b, clean_name(im, op, "Unknown"), xs, k, nd, dims,
-                      vi ? onnx_dtype(vi->elem) : DP_DTYPE_F32);
+        y = zb_opaque(b, clean_name(im, op, "Unknown"), xs, k, nd, dims, dt);
         zb_pop(b);
     }
     if (y < 0 && !im->c->st) {
@@ -1058,7 +1149,8 @@ static enum dp_status build_training(struct ctx *c, struct o_graph *g,
                                      struct dp_graph **out) {
     struct imp im = {.c = c, .g = g};
     struct dp_graph *dg = NULL;
-    size_t want = (size_t)g->n_inits + (size_t)g->n_inputs + 16;
+    size_t want = (size_t)g->n_inits + (size_t)g->n_inputs + (size_t)g->n_vinfo +
+                  (size_t)g->n_outputs + 16;
     for (int i = 0; i < g->n_nodes; i++) want += (size_t)g->nodes[i].n_out;
     im.cap = 64;
     while (im.cap < 2 * want + 2) im.cap *= 2;
@@ -1100,6 +1192,11 @@ static enum dp_status build_training(struct ctx *c, struct o_graph *g,
         }
         v->src = SRC_CONST;
         v->t = a->t;
+    }
+    for (int i = 0; i < g->n_vinfo + g->n_outputs; i++) { /* shapes to check against */
+        const struct o_value *vi = i < g->n_vinfo ? &g->vinfo[i] : &g->outputs[i - g->n_vinfo];
+        struct value *v = lookup(&im, vi->name, true);
+        if (v && !v->vi) v->vi = vi;
     }
     im.node = NULL;
 

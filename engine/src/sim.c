@@ -1,8 +1,11 @@
 /* sim.c: the parameter-server training simulator. Per-op roofline times (FLOPs over peak x an
  * efficiency, bytes over memory bandwidth x an efficiency, plus a launch overhead) give forward
  * and backward profiles; PS pulls and pushes are fluid flows over per-GPU links and per-machine
- * NICs (each flow as slow as its most loaded resource); a barrier closes each iteration. Traces
- * are sampled from the resulting timeline like nvidia-smi and /proc/net/dev. All simulated. */
+ * NICs (each flow as slow as its most loaded resource); the pull streams variables in forward
+ * order, gradients join a send queue as the backward pass makes them; a barrier closes each
+ * iteration. Traces are sampled from that timeline like nvidia-smi and /proc/net/dev (a worker's
+ * network series is its own PS traffic: NIC to a remote PS, loopback to a co-located one).
+ * Everything here is simulated. */
 #include "dp/sim.h"
 
 #include <math.h>
@@ -459,6 +462,14 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
             if (v >= 0 && best >= 0) need[best] += (double)dp_graph_node(g, (size_t)v)->params;
         }
     }
+    /* Forward outputs a gradient op reads (bit 2 of claimed; bit 1 = variable already needed). */
+    for (size_t i = 0; i < nn; i++) {
+        const struct dp_node *n = dp_graph_node(g, i);
+        if (!is_backward(n)) continue;
+        for (int k = 0; k < n->n_inputs; k++)
+            if (!is_backward(dp_graph_node(g, (size_t)n->inputs[k])))
+                claimed[n->inputs[k]] |= 2;
+    }
     double need_total = 0;
     for (size_t i = 0; i < nn; i++) {
         const struct dp_node *n = dp_graph_node(g, i);
@@ -497,22 +508,23 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
         } else {
             for (int k = 0; k < n->n_inputs; k++) {
                 int v = var_of(g, n->inputs[k]);
-                if (v >= 0 && !claimed[v]) {
-                    claimed[v] = 1;
+                if (v >= 0 && !(claimed[v] & 1)) {
+                    claimed[v] |= 1;
                     pneed += (double)dp_graph_node(g, (size_t)v)->params;
                 }
             }
             need_total += pneed;
         }
         if (!ops_push(back ? &bw : &fw, kern + launch, kern, memb, pneed)) goto nomem;
-        /* Activations kept for the backward pass: forward outputs with a batch dimension. */
+        /* Activations kept for the backward pass: forward outputs with a batch dimension that
+         * a gradient op reads (the rest are freed as soon as their consumers ran). */
         double out_b = 0;
         bool has_batch = false;
         for (int d = 0; d < n->n_dims; d++)
             if (n->dims[d] == DP_DIM_BATCH) has_batch = true;
         int es = dp_dtype_size(n->dtype);
         out_b = dp_node_tensor_size(n, batch) * (es ? es : 4) * byte_scale;
-        if (!back && has_batch) act += out_b;
+        if (!back && has_batch && claimed[i] & 2) act += out_b;
         if (out_b > max_out) max_out = out_b;
     }
     if (fw.n + bw.n == 0) {
@@ -602,7 +614,7 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
     }
     est += apply + barrier;
     if (!(opts.sample_ms > 0)) {
-        opts.sample_ms = est / 20;
+        opts.sample_ms = est / 50;
         if (opts.sample_ms < 1) opts.sample_ms = 1;
         if (opts.sample_ms > 100) opts.sample_ms = 100;
     }

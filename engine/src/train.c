@@ -34,6 +34,7 @@ void dp_train_opts_default(struct dp_train_opts *o) {
     o->layer = DP_LAYER_GCN;
     o->hidden = 64;
     o->feat = DP_FEAT_RAW;
+    o->rule = DP_RULE_HALF;
     o->epochs = 200;
     o->patience = 20;
     o->batch = 32;
@@ -457,6 +458,9 @@ enum dp_status dp_train(const struct dp_dataset *ds, const struct dp_train_opts 
     a.layer = o->layer;
     a.hidden = o->hidden > 0 ? o->hidden : 64;
     a.feat = o->feat;
+    a.rule = o->rule;
+    if (o->n_layers > 0) a.n_layers = o->n_layers;
+    a.max_layers = o->max_layers;
     if (a.feat == DP_FEAT_LOG) {
         /* Standardise log1p(feature) with the training groups' mean and deviation. */
         for (int f = 0; f < DP_N_FEATURES; f++) {

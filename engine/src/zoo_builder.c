@@ -158,6 +158,7 @@ void zb_pop(struct zb *b) {
 int zb_rank(const struct zb *b, int t) { return b->t[t].n_dims; }
 const int64_t *zb_dims(const struct zb *b, int t) { return b->t[t].dims; }
 int zb_node_of(const struct zb *b, int t) { return b->t[t].node; }
+enum dp_dtype zb_dtype(const struct zb *b, int t) { return b->t[t].dt; }
 bool zb_nchw(const struct zb *b) { return b->opts.nchw; }
 int zb_caxis(const struct zb *b) { return b->opts.nchw ? 1 : 3; }
 enum dp_dtype zb_compute_dtype(const struct zb *b) {
@@ -1048,7 +1049,7 @@ static int gop(struct zb *b, const struct tape_op *o, const char *base, const in
     char full[NAME_MAX_LEN + 64];
     const char *op = grad_op_type(base);
     sfmt(full, sizeof full, "gradients/%s_grad/%s",
-             dp_graph_node(b->g, (size_t)o->node)->name, base);
+         dp_graph_node(b->g, (size_t)o->node)->name, base);
     int y = emit(b, full, op, GPU_DEV, ins, n, b->t[like].n_dims, b->t[like].dims, b->t[like].dt);
     if (y >= 0) b->t[y].grad = false;
     return y;

@@ -40,6 +40,7 @@ int            zb_rank(const struct zb *b, int t);
 int64_t        zb_dim(const struct zb *b, int t, int d); /* d < 0 counts from the end */
 const int64_t *zb_dims(const struct zb *b, int t);
 int            zb_node_of(const struct zb *b, int t);
+enum dp_dtype  zb_dtype(const struct zb *b, int t);
 bool           zb_nchw(const struct zb *b);
 int            zb_caxis(const struct zb *b); /* channel axis of 4-D activations */
 enum dp_dtype  zb_compute_dtype(const struct zb *b);

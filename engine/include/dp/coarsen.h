@@ -5,9 +5,13 @@
  *
  * Decisions: the op graph is taken as undirected; data and control inputs both count as edges
  * (a control dependency is a real ordering edge between two GPU ops); multi-edges collapse and
- * self loops are ignored. Fluid communities follow networkx's asyn_fluidc (Pares et al. 2017)
- * step by step, drawing from our own xoshiro256** generator (seeded through splitmix64), so a
- * seed gives the same grouping on any machine (not the same grouping as networkx's Python RNG). */
+ * self loops are ignored (as in Driple's own code). Fluid communities reproduce networkx's
+ * asyn_fluidc(G, k, seed=S) (Pares et al. 2017) exactly: Python's MT19937 seeded as
+ * random.Random(S), the same vertex order (graph order) and adjacency order (that of the graph
+ * Driple's code builds, including its subgraph copy when there are several components), so a
+ * seed gives the same grouping on any machine and the same groups as the published pipeline.
+ * Differences: sweeps continue past max_iter while some op has no community yet (networkx
+ * would leave it out), and max_iter counts as in networkx 2.x (at most max_iter + 1 sweeps). */
 #ifndef DP_COARSEN_H
 #define DP_COARSEN_H
 

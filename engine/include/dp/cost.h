@@ -29,6 +29,18 @@ enum dp_op_class dp_op_class(const char *op);
 /* "none", "matmul", "elementwise", "reduce", "optimizer", "memory", "input". */
 const char *dp_op_class_name(enum dp_op_class c);
 
+/* Where an op sits in a training step (TensorFlow naming conventions, so it also reads real
+ * exported graphs): INIT = variable initializers (attr phase=init: run once, not per step),
+ * INPUT = the input pipeline, BACKWARD = "gradients/..." (and loss-scale unscaling), UPDATE =
+ * optimizer Apply*, Assign/AssignSub/AssignAdd (moving averages, global step), else FORWARD. */
+enum dp_op_phase {
+    DP_PHASE_INIT, DP_PHASE_INPUT, DP_PHASE_FORWARD, DP_PHASE_BACKWARD, DP_PHASE_UPDATE,
+    DP_PHASE_COUNT
+};
+enum dp_op_phase dp_node_phase(const struct dp_node *n);
+/* "init", "input", "forward", "backward", "update". */
+const char *dp_op_phase_name(enum dp_op_phase p);
+
 /* Hand formulas (also used by dp_cost_node): a 2-D convolution producing n x oh x ow x cout from
  * cin channels with a kh x kw kernel = 2*n*oh*ow*cout*cin*kh*kw; a product of m x k by k x n =
  * 2*m*n*k. */

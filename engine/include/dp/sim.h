@@ -32,7 +32,7 @@ struct dp_sim_opts {
     int64_t batch;          /* per-worker batch; 0 = the graph's exported batch (else 32) */
     uint64_t seed;          /* straggler jitter; same seed, same result */
     int     iterations;     /* simulated iterations, at least; 0 = 20 (at most 5000 in all) */
-    double  sample_ms;      /* trace sample interval; 0 = auto: iteration / 20 clamped to
+    double  sample_ms;      /* trace sample interval; 0 = auto: iteration / 50 clamped to
                                [1, 100] ms, fine enough to resolve the bursts inside one
                                iteration; 100 mimics nvidia-smi -lms 100 */
     bool    want_traces;    /* keep the per-worker traces in the result */
@@ -73,9 +73,11 @@ struct dp_sim_result {
 
 /* Simulates graph g on setting s with GPU gpu (figures from the catalog; unknown fp32 or
  * bandwidth fail with DP_ERR_INVALID naming the GPU; under mixed precision an unknown tensor
- * rate means the fp32 rate, activations and gradients take half the bytes either way). Ops
- * without flops/bytes are costed from their shapes.
- * An OOM setting still gets timings (flagged). Fills *out (free with dp_sim_result_free). */
+ * rate means the fp32 rate, and an fp32 graph's activations take half the bytes). Per-op FLOPs
+ * and bytes come from dp_cost_node at the simulated batch; an op it cannot cost but that carries
+ * flops/bytes uses those, scaled by batch / exported batch. Ops on a GPU device run on the
+ * worker (every op with a kernel when the graph names no device). An OOM setting still gets
+ * timings (flagged). Fills *out (free with dp_sim_result_free); thread-safe (no globals). */
 enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
                            const struct dp_gpu *gpu, const struct dp_sim_opts *opts,
                            struct dp_sim_result *out, struct dp_error *err);

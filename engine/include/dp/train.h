@@ -50,6 +50,9 @@ struct dp_train_opts {
     enum dp_layer       layer;      /* DP_LAYER_GCN */
     int                 hidden;     /* 64 */
     enum dp_feat        feat;       /* DP_FEAT_RAW (paper) or DP_FEAT_LOG */
+    enum dp_layer_rule  rule;       /* DP_RULE_HALF (paper): layers for N groups */
+    int                 n_layers;   /* for DP_RULE_FIXED */
+    int                 max_layers; /* cap on the rule's count, 0 = none (paper) */
     int                 epochs;     /* maximum, 200 */
     int                 patience;   /* epochs without a better validation loss before stopping, 20 */
     int                 batch;      /* graphs per step, 32 */

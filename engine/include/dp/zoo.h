@@ -20,8 +20,8 @@ const char *dp_optimizer_name(enum dp_optimizer o);
 bool dp_optimizer_parse(const char *s, enum dp_optimizer *out);
 
 struct dp_zoo_opts {
-    int64_t           batch;     /* exported batch size (shapes keep it symbolic); 0 = model default */
-    int64_t           input;     /* image side (CNNs) or sequence length (sequence models); 0 = default */
+    int64_t           batch;     /* exported batch (shapes keep it symbolic); 0 = model default */
+    int64_t           input;     /* image side (CNNs) or sequence length; 0 = model default */
     enum dp_optimizer optimizer; /* update ops per variable */
     enum dp_precision precision; /* fp32, or mixed: fp16 compute, fp32 variables, loss scaling */
     bool              nchw;      /* CNN activations in NCHW (data_format attr) instead of NHWC */

@@ -1,0 +1,10 @@
+build-e-san/engine/src/zoo_builder.o: engine/src/zoo_builder.c \
+ engine/src/zoo_builder.h engine/include/dp/graph.h \
+ engine/include/dp/status.h engine/include/dp/zoo.h \
+ engine/include/dp/settings.h engine/include/dp/cost.h
+engine/src/zoo_builder.h:
+engine/include/dp/graph.h:
+engine/include/dp/status.h:
+engine/include/dp/zoo.h:
+engine/include/dp/settings.h:
+engine/include/dp/cost.h:

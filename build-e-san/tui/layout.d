@@ -1,0 +1,14 @@
+build-e-san/tui/layout.o: tui/layout.c tui/layout.h tui/app.h \
+ engine/include/dp/coarsen.h engine/include/dp/graph.h \
+ engine/include/dp/status.h engine/include/dp/grouped.h \
+ engine/include/dp/inspector.h engine/include/dp/model.h \
+ engine/include/dp/settings.h
+tui/layout.h:
+tui/app.h:
+engine/include/dp/coarsen.h:
+engine/include/dp/graph.h:
+engine/include/dp/status.h:
+engine/include/dp/grouped.h:
+engine/include/dp/inspector.h:
+engine/include/dp/model.h:
+engine/include/dp/settings.h:
