@@ -18,6 +18,11 @@ contains "$TMP/out" '"gpu_tensor_elements":416'
 cp $D/small.pbtxt "$TMP/renamed.json"
 ok "$DRIPLE" graph info "$TMP/renamed.json" --json
 contains "$TMP/out" '"framework":"tensorflow"'
+if [ -f tests/data/onnx/tiny_mlp.onnx ]; then   # ONNX too, by content (helper D's importer)
+    cp tests/data/onnx/tiny_mlp.onnx "$TMP/model.dat"
+    ok "$DRIPLE" graph info "$TMP/model.dat" --json
+    contains "$TMP/out" '"framework":"onnx"'
+fi
 
 # import: pbtxt -> driple-graph/1, which reads back the same.
 ok "$DRIPLE" graph import $D/small.pbtxt -o "$TMP/small.json"
@@ -41,6 +46,13 @@ if cmp -s "$TMP/g1.json" "$TMP/g2.json"; then pass; else fail "coarsen is not de
 ok "$DRIPLE" graph coarsen $D/small.pbtxt --groups 500 --batch 64 -o "$TMP/g3.json"
 contains "$TMP/err" "500 groups asked, the graph keeps 8 ops: 8 groups"
 contains "$TMP/g3.json" '"batch":64'
+
+# The shipped weight table covers every op type of the sample graphs.
+for f in samples/graphs/*.json; do
+    [ -f "$f" ] || continue
+    ok "$DRIPLE" graph coarsen "$f" -o "$TMP/sample.json"
+    if grep -q "missing from the weight table" "$TMP/err"; then fail "$f: $(cat "$TMP/err")"; else pass; fi
+done
 
 # weights: rebuild a table from graphs, use it; unknown types are reported once each.
 ok "$DRIPLE" graph weights $D/small.json $D/small.pbtxt -o "$TMP/w.json"

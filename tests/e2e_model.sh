@@ -112,6 +112,15 @@ contains "$TMP/out" '"speedup"'
 contains "$TMP/tr.json" '"base":	"base.json"'
 ok "$DRIPLE" inspector info "$TMP/tr.json"
 contains "$TMP/out" "origin: transfer from base.json / V100-P1w2ho-PCIe, mode head"
+ok "$DRIPLE" train --dataset "$TMP/a.json" -o "$TMP/base_l.json" --hidden 8 --epochs 2 --features log --max-layers 1
+ok "$DRIPLE" inspector info "$TMP/base_l.json" --json
+contains "$TMP/out" '"features": "log"'
+contains "$TMP/base_l.json" '"max_layers":	1'
+fails 2 "--rule: 'deep'" "$DRIPLE" train --dataset "$TMP/a.json" -o "$TMP/x.json" --rule deep
+ok "$DRIPLE" inspector eval "$TMP/tr.json" --dataset "$TMP/b.json" --json
+contains "$TMP/out" '"n_samples": 24'
+contains "$TMP/out" '"eval": {"mape": ['
+fails 1 "missing.json" "$DRIPLE" inspector eval "$TMP/tr.json" --dataset "$TMP/missing.json"
 fails 2 "needs --dataset D.json and -o M.json" "$DRIPLE" train --dataset "$TMP/a.json"
 fails 1 "missing.json" "$DRIPLE" train --dataset "$TMP/missing.json" -o "$TMP/x.json"
 fails 2 "--split: 'sideways'" "$DRIPLE" train --dataset "$TMP/a.json" -o "$TMP/x.json" --split sideways

@@ -10,9 +10,10 @@ if ! command -v tmux >/dev/null 2>&1; then
     finish
     exit 1
 fi
-SOCK="driple_e2e_$$"
+# one tmux server (socket) per explorer run: a server still shutting down never meets the next
+N=0; SOCK="driple_e2e_$$_0"
 tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
-trap 'tm kill-server >/dev/null 2>&1; rm -rf "$TMP"' EXIT
+trap 'for k in $(seq 0 $N); do tmux -L "driple_e2e_$$_$k" kill-server >/dev/null 2>&1; done; rm -rf "$TMP"' EXIT
 # a real model's graph when the samples are there (the small test graph is latency-bound: its
 # numbers barely move between GPUs)
 GRAPH=${E2E_GRAPH:-samples/graphs/resnet50.json}
@@ -29,6 +30,17 @@ wait_for() {
     done
     return 1
 }
+# wait_re REGEX [SECONDS]: the same with an extended regular expression.
+wait_re() {
+    i=0; n=$(( ${2:-15} * 10 ))
+    while [ $i -lt $n ]; do
+        tm capture-pane -p -t e2e >"$TMP/screen" 2>/dev/null
+        grep -Eq -- "$1" "$TMP/screen" && return 0
+        sleep 0.1; i=$((i + 1))
+    done
+    return 1
+}
+expect_re() { if wait_re "$1" "${2:-15}"; then pass; else fail "screen lacks /$1/:"; cat "$TMP/screen" >&2; fi; }
 # expect TEXT [SECONDS]: a check that the pane shows TEXT.
 expect() { if wait_for "$1" "${2:-15}"; then pass; else fail "screen lacks '$1':"; cat "$TMP/screen" >&2; fi; }
 settle() { sleep 0.4; tm capture-pane -p -t e2e >"$TMP/screen"; }
@@ -38,6 +50,7 @@ printf '#!/bin/sh\necho $$ >"%s/pid"\nexec "$@"\n' "$TMP" >"$TMP/run.sh"
 start() { # start ENV CMD: a 100x30 session running the explorer; its exit status to $TMP/rc,
           # then the pane stays a few seconds for inspection
     rm -f "$TMP/rc" "$TMP/pid"
+    N=$((N + 1)); SOCK="driple_e2e_$$_$N"
     tm new-session -d -s e2e -x 100 -y 30 \
         "cd '$PWD' && env $1 sh '$TMP/run.sh' $2; echo \$? >'$TMP/rc'; sleep 5"
 }
@@ -68,7 +81,7 @@ fi
 
 start "LANG=C.UTF-8 LC_ALL=C.UTF-8" "'$BIN' explore '$GRAPH' --settings '$SETTINGS'"
 expect "Prediction: 12 metrics" 30
-expect "trained inspector V100-P1w2ho-PCIe"
+expect_re "trained (inspector )?V100-P1w2ho-PCIe"
 expect "Derived figures"
 # the table shows numbers (predicted or simulated: both are labelled)
 if grep -Eq '(pred|sim) +[0-9]+\.[0-9]+ +[0-9]+\.[0-9]+' "$TMP/screen"; then pass; else fail "no numbers in the table"; cat "$TMP/screen" >&2; fi
@@ -78,12 +91,12 @@ gpu_before=$(sed -n 2p "$TMP/before" | awk '{print $1}')
 
 # a setting without its own inspector: the nearest one, marked, and a transfer in the background
 tm send-keys -t e2e w
-expect "EXTRAPOLATED: nearest inspector V100-P1w2ho-PCIe"
+expect_re "EXTRAPOLATED(: nearest inspector| from) V100-P1w2ho-PCIe"
 tm send-keys -t e2e t
 expect "transferred V100-P1w2ho-PCIe -> V100-P1w3ho-PCIe" 120
-expect "transferred inspector V100-P1w3ho-PCIe"
+expect_re "transferred (inspector )?V100-P1w3ho-PCIe"
 tm send-keys -t e2e W
-expect "trained inspector V100-P1w2ho-PCIe"
+expect_re "trained (inspector )?V100-P1w2ho-PCIe"
 settle; cp "$TMP/screen" "$TMP/before"
 tm send-keys -t e2e c
 expect "Compare every GPU"

@@ -197,6 +197,14 @@ static void test_pbtxt_good(void) {
     }
     dp_graph_free(g);
 
+    /* A MetaGraphDef: the nodes inside graph_def count; meta_info_def is skipped. */
+    t = "meta_info_def { stripped_op_list { op { name: \"Conv2D\" } } tags: \"serve\" }\n"
+        "graph_def { node { name: \"m\" op: \"X\" } node { name: \"n\" op: \"Y\" input: \"m\" }\n"
+        "  versions { producer: 1 } }\n";
+    CHECK(dp_graph_parse_pbtxt(t, strlen(t), "meta.pbtxt", NULL, &g, &err) == DP_OK);
+    CHECK(g && dp_graph_n_nodes(g) == 2 && node(g, "n")->n_inputs == 1);
+    dp_graph_free(g);
+
     /* Angle brackets, list syntax, separators and comments are all protobuf text. */
     t = "# c\nnode < name: \"a\" op: \"X\" ; attr: [ { key: \"k\" value { list { i: [1, 2] } } } ] >\n"
         "node: { name: \"b\" op: \"Y\", input: [\"a\", \"^a\"] } # trailing\n";

@@ -206,6 +206,21 @@ static void test_json_errors(void) {
     write_file(path, "[1, 2]");
     CHECK(dp_model_load_torch_json_new(path, &m, &err) != DP_OK);
     CHECK(m == NULL);
+    /* A shape whose element count wraps size_t (2^64 -> 0) must not match an empty data array. */
+    write_file(path, "{\"params\": {\"conv_layers.0.W\": {\"shape\": [65536, 65536, 65536, "
+                     "65536], \"data\": []}}}");
+    CHECK(dp_model_load_torch_json(copy, path, &err) == DP_ERR_SHAPE);
+    CHECK_CONTAINS(err.msg, "$.params[\"conv_layers.0.W\"].shape: more than");
+    /* A dimension beyond int64_t (read while inferring the architecture) is an error, not an
+     * undefined cast; one beyond int is not truncated into a plausible hidden size. */
+    write_file(path, "{\"params\": {\"graph_read_out.set2set.lstm.weight_hh_l0\": "
+                     "{\"shape\": [256, 1e300], \"data\": []}}}");
+    CHECK(dp_model_load_torch_json_new(path, &m, &err) != DP_OK);
+    CHECK(m == NULL);
+    write_file(path, "{\"params\": {\"conv_layers.0.W\": {\"shape\": [3, 4294967304], "
+                     "\"data\": []}}}");
+    CHECK(dp_model_load_torch_json(copy, path, &err) == DP_ERR_SHAPE);
+    CHECK_CONTAINS(err.msg, "shape[1]: not an integer in [1, 100000000]");
     remove(path);
     dp_model_free(copy);
     dp_model_free(base);

@@ -93,10 +93,12 @@ static void test_learns(void) {
     struct dp_train_result r2;
     o.feat = DP_FEAT_LOG;
     o.epochs = 10;
+    o.max_layers = 1;
     CHECK(dp_train(&ds, &o, &insp2, &r2, &err) == DP_OK);
     if (insp2) {
         CHECK(dp_model_arch(dp_inspector_model(insp2))->feat == DP_FEAT_LOG);
         CHECK(dp_model_arch(dp_inspector_model(insp2))->feat_std[0] > 0);
+        CHECK(dp_model_arch(dp_inspector_model(insp2))->max_layers == 1);
         CHECK(r2.last_train_loss < r2.first_train_loss);
         dp_train_result_free(&r2);
     }

@@ -201,6 +201,15 @@ int app_group_of_op(const struct app *a, int op_index) {
 
 /* ---- inspectors and embeddings ------------------------------------------------------------ */
 
+/* Whether path was loaded already (or failed to): loading it now costs nothing. */
+static bool insp_known(const struct app *a, const char *path) {
+    for (int i = 0; i < a->n_insps; i++)
+        if (!strcmp(a->insps[i].path, path)) return true;
+    return false;
+}
+
+#define INSP_DEFERRED (-2) /* choose_inspector: the file is not loaded yet and defer_loads is on */
+
 /* The loaded inspector for path (loading it on first use); -1 when it fails (note says why). */
 static int insp_get(struct app *a, const char *path, const char *setting, char *note, size_t n) {
     for (int i = 0; i < a->n_insps; i++)
@@ -290,6 +299,10 @@ static int choose_inspector(struct app *a, const struct dp_setting *s, enum app_
     for (int k = 0; k < a->settings->n_settings; k++) {
         const struct dp_setting *e = &a->settings->settings[k];
         if (!same_setting(e, s) || !e->inspector[0] || access(e->inspector, R_OK) != 0) continue;
+        if (a->defer_loads && !insp_known(a, e->inspector)) {
+            copy_str(id, idn, e->id);
+            return INSP_DEFERRED;
+        }
         int i = insp_get(a, e->inspector, e->id, note, nn);
         if (i < 0) break;
         const struct dp_provenance *pv = dp_inspector_provenance(a->insps[i].insp);
@@ -302,9 +315,11 @@ static int choose_inspector(struct app *a, const struct dp_setting *s, enum app_
         if (!note[0]) snprintf(note, nn, "no setting of the list has an inspector file");
         return -1;
     }
+    *src = APP_SRC_NEAREST;
+    copy_str(id, idn, near->id);
+    if (a->defer_loads && !insp_known(a, near->inspector)) return INSP_DEFERRED;
     int i = insp_get(a, near->inspector, near->id, note, nn);
     if (i < 0) return -1;
-    *src = APP_SRC_NEAREST;
     copy_str(id, idn, near->id);
     return i;
 }
@@ -418,6 +433,8 @@ void app_predict(struct app *a, const struct dp_setting *s, struct app_pred *p) 
         } else {
             copy_str(p->note, sizeof p->note, err.msg);
         }
+    } else if (i == INSP_DEFERRED) {
+        p->insp_pending = true;
     } else {
         p->src = APP_SRC_NONE;
     }
@@ -637,7 +654,10 @@ static void compare_build(struct app *a) {
         }
         r->current = same_setting(&s, &a->cur);
         r->s = s;
+        /* in the UI a row whose inspector file is not loaded yet waits for an idle frame */
+        a->defer_loads = a->defer_sims;
         app_predict(a, &s, &r->p);
+        a->defer_loads = false;
         a->n_rows++;
     }
     sort_rows(a);
@@ -1257,11 +1277,22 @@ static double mono_ms(void) {
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
+/* The next setting whose inspector file is not loaded yet (idle preloading), or -1. */
+static int preload_next(const struct app *a) {
+    if (!a->defer_sims || !a->settings) return -1;
+    for (int k = a->preload; k < a->settings->n_settings; k++) {
+        const struct dp_setting *e = &a->settings->settings[k];
+        if (e->inspector[0] && !insp_known(a, e->inspector) && access(e->inspector, R_OK) == 0)
+            return k;
+    }
+    return -1;
+}
+
 bool app_pending(const struct app *a) {
     if (a->pred.sim_pending) return true;
     for (int i = 0; i < a->n_rows; i++)
-        if (a->rows[i].p.sim_pending) return true;
-    return false;
+        if (a->rows[i].p.sim_pending || a->rows[i].p.insp_pending) return true;
+    return preload_next(a) >= 0;
 }
 
 bool app_fill_pending(struct app *a, double budget_ms) {
@@ -1273,9 +1304,26 @@ bool app_fill_pending(struct app *a, double budget_ms) {
     }
     for (int i = 0; i < a->n_rows && mono_ms() - t0 < budget_ms; i++) {
         struct app_row *r = &a->rows[i];
-        if (!r->p.sim_pending) continue;
-        pred_apply_sim(a, &r->s, &r->p, sim_get(a, &r->s));
-        changed = rows = true;
+        if (r->p.insp_pending) { /* loads the inspector file, then predicts */
+            app_predict(a, &r->s, &r->p);
+            changed = rows = true;
+        }
+        if (r->p.sim_pending && mono_ms() - t0 < budget_ms) {
+            pred_apply_sim(a, &r->s, &r->p, sim_get(a, &r->s));
+            changed = rows = true;
+        }
+    }
+    /* nothing on screen waits: load the next inspector file ahead of its first use */
+    if (!changed) {
+        int k = preload_next(a);
+        if (k >= 0) {
+            char note[160] = "";
+            const struct dp_setting *e = &a->settings->settings[k];
+            insp_get(a, e->inspector, e->id, note, sizeof note);
+            a->preload = k + 1;
+        } else if (a->settings) {
+            a->preload = a->settings->n_settings;
+        }
     }
     if (rows) {
         /* re-sort, keeping the selection on the same row */

@@ -56,6 +56,7 @@ struct app_pred {
     double       d[APP_D_COUNT];
     bool         sim_ok;             /* the simulator's estimate (labelled "simulated") */
     bool         sim_pending;        /* not simulated yet (defer_sims): app_fill_pending will */
+    bool         insp_pending;       /* its inspector file is not loaded yet (compare rows) */
     double       sim_m[DP_N_OUTPUTS];
     double       sim_d[APP_D_COUNT];
     double       mem_gb, mem_cap_gb; /* simulated footprint and the GPU's memory */
@@ -191,7 +192,11 @@ struct app {
     struct app_sim *sims;
     int             n_sims;
     long            n_sim_calls;
-    bool            defer_sims;         /* the UI: uncached simulations wait for app_fill_pending */
+    bool            defer_sims;         /* the UI: uncached simulations (and compare rows' inspector
+                                           loads) wait for app_fill_pending, which also preloads
+                                           the list's inspector files while idle */
+    bool            defer_loads;        /* set while compare rows are built */
+    int             preload;            /* next setting to preload */
 
     /* UI */
     enum app_tab  tab;
@@ -287,7 +292,7 @@ enum dp_status app_export_json(const struct app *a, const char *path, struct dp_
  * job is running or this setting has its own inspector. */
 bool app_transfer_start(struct app *a);
 void app_transfer_cancel(struct app *a);
-/* True when simulations are pending (defer_sims). */
+/* True when simulations, inspector loads or preloads are pending (defer_sims). */
 bool app_pending(const struct app *a);
 /* Runs pending simulations (the current setting's first, then compare rows) for about budget_ms;
  * re-sorts the rows keeping the selection. True when something changed. */

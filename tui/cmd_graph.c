@@ -383,18 +383,18 @@ static struct dp_graph *synth_graph(int n, uint64_t seed) {
     int per_layer = 4 /* fwd */ + 4 /* bwd */ + 2 /* var + read */ + 2 /* grad + apply */;
     int layers = n / per_layer;
     if (layers < 1) layers = 1;
-    int *fwd = malloc((size_t)layers * 4 * sizeof *fwd);
+    int *fwd = malloc((size_t)layers * 5 * sizeof *fwd), *vars = fwd + (size_t)layers * 4;
     if (!fwd) goto fail;
     int prev = -1, idx, x;
     if (dp_graph_add_node(g, "input", "IteratorGetNext", dev, 4, act, DP_DTYPE_F32, &prev, NULL))
         goto fail_fwd;
-    int first = prev;
     for (int l = 0; l < layers; l++) {
         int var, rd;
         snprintf(name, sizeof name, "l%d/w", l);
         if (dp_graph_add_node(g, name, "VariableV2", dev, 4, wshape, DP_DTYPE_F32, &var, NULL))
             goto fail_fwd;
         dp_graph_set_cost(g, var, -1, -1, 3 * 3 * 64 * 64);
+        vars[l] = var;
         snprintf(name, sizeof name, "l%d/w/read", l);
         if (dp_graph_add_node(g, name, "Identity", dev, 4, wshape, DP_DTYPE_F32, &rd, NULL) ||
             dp_graph_add_input(g, rd, var, false, NULL))
@@ -438,16 +438,14 @@ static struct dp_graph *synth_graph(int n, uint64_t seed) {
             dp_graph_add_input(g, wg, grad, false, NULL))
             goto fail_fwd;
         snprintf(name, sizeof name, "train/l%d/ApplyAdam", l);
-        snprintf(name + 40, 24, "l%d/w", l);
         if (dp_graph_add_node(g, name, "ApplyAdam", dev, 4, wshape, DP_DTYPE_F32, &apply, NULL) ||
-            dp_graph_add_input(g, apply, wg, false, NULL) ||
-            dp_graph_add_input(g, apply, dp_graph_find(g, name + 40), false, NULL))
+            dp_graph_add_input(g, apply, vars[l], false, NULL) ||
+            dp_graph_add_input(g, apply, wg, false, NULL))
             goto fail_fwd;
         /* A few long-range control edges, as summaries and savers add. */
         x = (int)(mix(&seed) % (uint64_t)dp_graph_n_nodes(g));
         if (l % 7 == 0 && x != apply && dp_graph_add_input(g, apply, x, true, NULL)) goto fail_fwd;
     }
-    (void)first;
     free(fwd);
     return g;
 fail_fwd:

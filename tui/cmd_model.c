@@ -40,7 +40,8 @@ static const char *const usage_transfer =
 static const char *const usage_inspector =
     "driple inspector info M.json [--json]\n"
     "       inspector import-torch FILE.pkl [--layer gcn] [--setting ID] -o M.json\n"
-    "       inspector import-json W.json [--setting ID] -o M.json";
+    "       inspector import-json W.json [--setting ID] -o M.json\n"
+    "       inspector eval M.json --dataset D.json [--json]   (MAPE/RMSE/R2 on every trainable sample)";
 
 /* ---- output helpers ---- */
 
@@ -945,6 +946,73 @@ static int inspector_import(struct cli *c, bool torch) {
     return rc;
 }
 
+static int inspector_eval(struct cli *c) {
+    bool json = cli_flag(c, "--json");
+    const char *dataset = cli_value(c, "--dataset");
+    if (c->bad) return 2;
+    const char *path = cli_positional(c, 0);
+    if (!cli_check_unused(c)) return 2;
+    if (!path || !dataset) return cli_usage("inspector eval", usage_inspector, "needs M.json and --dataset D.json");
+    struct dp_inspector *insp = NULL;
+    struct dp_dataset ds;
+    struct dp_error err = {0};
+    int rc = 1, n = 0, *idx = NULL;
+    dp_dataset_init(&ds, NULL);
+    dp_blas_threads(1);
+    if (dp_inspector_load(path, &insp, &err) || dp_dataset_load_json(dataset, &ds, &err)) {
+        cli_fail(&err);
+        goto done;
+    }
+    if (!(idx = malloc(((size_t)ds.n_samples + 1) * sizeof *idx))) goto done;
+    for (int i = 0; i < ds.n_samples; i++) {
+        const struct dp_sample *s = &ds.samples[i];
+        bool ok = s->grouped != NULL;
+        for (int o = 0; ok && o < DP_N_OUTPUTS; o++) ok = isfinite(s->labels[o]);
+        if (ok) idx[n++] = i;
+    }
+    if (n == 0) {
+        dp_error_set(&err, DP_ERR_INVALID, "%s: no sample with a grouped graph and 12 labels", dataset);
+        cli_fail(&err);
+        goto done;
+    }
+    struct dp_provenance p;
+    memset(&p, 0, sizeof p);
+    double t0 = now_s();
+    if (dp_evaluate(insp, &ds, idx, n, &p.test, &err)) { cli_fail(&err); goto done; }
+    double secs = now_s() - t0;
+    if (json) {
+        printf("{\"inspector\": ");
+        json_str(stdout, path);
+        printf(", \"dataset\": ");
+        json_str(stdout, dataset);
+        printf(", \"setting\": ");
+        json_str(stdout, ds.setting);
+        printf(", \"inspector_setting\": ");
+        json_str(stdout, dp_inspector_setting(insp));
+        printf(", \"n_samples\": %d, \"seconds\": ", n);
+        json_num(stdout, secs);
+        printf(", \"mape_mean\": ");
+        json_num(stdout, mean_finite(p.test.mape));
+        printf(", ");
+        print_eval_json(stdout, "eval", &p.test);
+        printf("}\n");
+    } else {
+        printf("%s on %s (%d samples, setting %s; inspector trained for %s), %.2f s\n", path, dataset,
+               n, ds.setting, dp_inspector_setting(insp), secs);
+        printf("%-22s %9s %11s %8s\n", "output", "MAPE%", "RMSE", "R2");
+        for (int o = 0; o < DP_N_OUTPUTS; o++)
+            printf("%-22s %9.3g %11.4g %8.3f\n", dp_output_names[o], p.test.mape[o], p.test.rmse[o],
+                   p.test.r2[o]);
+        printf("mean MAPE %.3g%%\n", mean_finite(p.test.mape));
+    }
+    rc = 0;
+done:
+    free(idx);
+    dp_dataset_free(&ds);
+    dp_inspector_free(insp);
+    return rc;
+}
+
 int cmd_inspector(int argc, char **argv) {
     if (argc < 1) return cli_usage("inspector", usage_inspector, "needs a subcommand");
     const char *sub = argv[0];
@@ -956,6 +1024,7 @@ int cmd_inspector(int argc, char **argv) {
     if (!strcmp(sub, "info")) rc = inspector_info(&c);
     else if (!strcmp(sub, "import-torch")) rc = inspector_import(&c, true);
     else if (!strcmp(sub, "import-json")) rc = inspector_import(&c, false);
+    else if (!strcmp(sub, "eval")) rc = inspector_eval(&c);
     else rc = cli_usage("inspector", usage_inspector, "unknown subcommand '%s'", sub);
     cli_done(&c);
     return rc;

@@ -25,35 +25,46 @@ void view_header_draw(WINDOW *w, const struct app *a) {
     /* line 2: the setting, then where the prediction comes from (most telling words first,
      * so that a narrow terminal cuts the least useful end) */
     const struct dp_setting *s = &a->cur;
-    bool wide = cols >= 100;
-    char machines[32] = "";
-    if (s->machines > 1) snprintf(machines, sizeof machines, wide ? "  %d machines" : " m%d", s->machines);
-    if (wide)
-        snprintf(buf, sizeof buf, " %s  PS %d  workers %d  %s  %s  %s%s  ", s->gpu, s->ps,
-                 s->workers, dp_placement_name(s->placement), dp_network_name(s->network),
-                 dp_precision_name(s->precision), machines);
-    else /* the setting ids' shorthand: P<ps> w<workers> */
-        snprintf(buf, sizeof buf, " %s P%d w%d %s %s %s%s | ", s->gpu, s->ps, s->workers,
-                 dp_placement_name(s->placement), dp_network_name(s->network),
-                 dp_precision_name(s->precision), machines);
-    view_put(w, 1, 0, cols, buf);
-    int x = (int)strlen(buf);
     const struct app_pred *p = &a->pred;
+    char set[2][256], src[2][256];
     enum view_style st = ST_GOOD;
+    /* [0] verbose, [1] compact (the setting ids' shorthand P<ps> w<workers>) */
+    snprintf(set[0], sizeof set[0], " %s  PS %d  workers %d  %s  %s  %s", s->gpu, s->ps,
+             s->workers, dp_placement_name(s->placement), dp_network_name(s->network),
+             dp_precision_name(s->precision));
+    snprintf(set[1], sizeof set[1], " %s P%d w%d %s %s %s", s->gpu, s->ps, s->workers,
+             dp_placement_name(s->placement), dp_network_name(s->network),
+             dp_precision_name(s->precision));
+    if (s->machines > 1) {
+        size_t l0 = strlen(set[0]), l1 = strlen(set[1]);
+        snprintf(set[0] + l0, sizeof set[0] - l0, "  %d machines", s->machines);
+        snprintf(set[1] + l1, sizeof set[1] - l1, " m%d", s->machines);
+    }
     if (!p->ok) {
-        snprintf(buf, sizeof buf, "NO INSPECTOR: simulated only");
+        snprintf(src[0], sizeof src[0], "NO INSPECTOR: simulated only");
+        snprintf(src[1], sizeof src[1], "NO INSPECTOR: simulated only");
         st = ST_WARN;
     } else if (p->src == APP_SRC_NEAREST) {
-        snprintf(buf, sizeof buf, wide ? "EXTRAPOLATED: nearest inspector %s (t transfers)"
-                                       : "EXTRAPOLATED from %s", p->insp_id);
+        snprintf(src[0], sizeof src[0], "EXTRAPOLATED: nearest inspector %s (t transfers)",
+                 p->insp_id);
+        snprintf(src[1], sizeof src[1], "EXTRAPOLATED from %s", p->insp_id);
         st = ST_WARN;
     } else {
         const struct dp_inspector *in = app_inspector(a);
         const char *base = in ? dp_inspector_provenance(in)->base_id : "";
         bool xf = p->src == APP_SRC_TRANSFERRED && base[0];
-        snprintf(buf, sizeof buf, "%s inspector %s%s%s%s", app_src_name(p->src), p->insp_id,
-                 xf ? " (from " : "", xf ? base : "", xf ? ")" : "");
+        snprintf(src[0], sizeof src[0], "%s inspector %s%s%s%s", app_src_name(p->src),
+                 p->insp_id, xf ? " (from " : "", xf ? base : "", xf ? ")" : "");
+        snprintf(src[1], sizeof src[1], "%s %s", app_src_name(p->src), p->insp_id);
     }
+    /* the most verbose pair that fits; the compact one is cut at its least useful end */
+    int k = (int)(strlen(set[0]) + 3 + strlen(src[0])) <= cols ? 0 : 1;
+    int kk = k == 0 || (int)(strlen(set[1]) + 3 + strlen(src[0])) <= cols ? 0 : 1;
+    view_put(w, 1, 0, cols, set[k]);
+    int x = (int)strlen(set[k]);
+    view_put(w, 1, x, cols - x, " | ");
+    x += 3;
+    snprintf(buf, sizeof buf, "%s", src[kk]);
     wattron(w, view_attr(st));
     view_put(w, 1, x, cols - x, buf);
     wattroff(w, view_attr(st));

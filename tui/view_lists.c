@@ -8,6 +8,7 @@
 #include "view_common.h"
 
 static const char *src_short(const struct app_pred *p) {
+    if (p->insp_pending) return "...";
     if (!p->ok) return "sim";
     switch (p->src) {
     case APP_SRC_TRAINED: return "own";
@@ -34,10 +35,15 @@ void view_compare_draw(WINDOW *w, const struct app *a) {
     wattron(w, view_attr(ST_TITLE));
     view_put(w, 0, 0, cols, buf);
     wattroff(w, view_attr(ST_TITLE));
-    bool wide = cols >= 100;
-    snprintf(buf, sizeof buf, "   %-22s %-4s %8s %9s %6s %7s %8s%s", "GPU / setting", "src",
-             "iter ms", "smp/s", "util%", "mem GB", "cost $",
-             wide ? "  sim: iter ms     smp/s" : "  sim iter");
+    /* columns: marks 2, label, src 4, iter 8, smp/s 9, util 6, mem 6 + OOM mark, cost 8, then
+     * (wide) the simulated iteration and throughput; the label takes what the numbers leave */
+    bool wide = cols >= 96;
+    int lw = cols - (wide ? 70 : 60);
+    if (lw > 28) lw = 28;
+    if (lw < 14) lw = 14;
+    snprintf(buf, sizeof buf, "   %-*s %-4s %8s %9s %6s %6s %8s  %8s%s%s", lw, "GPU / setting",
+             "src", "iter ms", "smp/s", "util%", "mem GB", "cost $", "sim ms", wide ? " " : "",
+             wide ? "sim smp/s" : "");
     wattron(w, view_attr(ST_HEAD));
     view_put(w, 1, 0, cols, buf);
     wattroff(w, view_attr(ST_HEAD));
@@ -51,15 +57,17 @@ void view_compare_draw(WINDOW *w, const struct app *a) {
         view_num(c[2], sizeof c[2], d[APP_D_UTIL], 6);
         view_num(c[3], sizeof c[3], p->mem_gb, 6);
         view_num(c[4], sizeof c[4], d[APP_D_COST], 8);
-        view_num(c[5], sizeof c[5], p->sim_d[APP_D_ITER], 9);
+        view_num(c[5], sizeof c[5], p->sim_d[APP_D_ITER], 8);
         view_num(c[6], sizeof c[6], p->sim_d[APP_D_THRU], 9);
+        if (p->insp_pending)
+            for (int k = 0; k < 5; k++) snprintf(c[k], sizeof c[k], "%*s", k == 1 ? 9 : k == 0 || k == 4 ? 8 : 6, "...");
         if (p->sim_pending) {
-            snprintf(c[5], sizeof c[5], "%9s", "...");
+            snprintf(c[5], sizeof c[5], "%8s", "...");
             snprintf(c[6], sizeof c[6], "%9s", "...");
         }
         bool marked = r->gpu >= 0 && a->marked[r->gpu];
-        snprintf(buf, sizeof buf, "%c%c %-22.22s %-4s %s %s %s %s%c %s  %s%s%s", marked ? '*' : ' ',
-                 r->current ? '>' : ' ', r->label, src_short(p), c[0], c[1], c[2], c[3],
+        snprintf(buf, sizeof buf, "%c%c %-*.*s %-4s %s %s %s %s%c%s  %s%s%s", marked ? '*' : ' ',
+                 r->current ? '>' : ' ', lw, lw, r->label, src_short(p), c[0], c[1], c[2], c[3],
                  p->oom ? '!' : ' ', c[4], c[5], wide ? " " : "", wide ? c[6] : "");
         enum view_style st = i == a->sel[APP_TAB_COMPARE] ? ST_SEL
                              : r->current                  ? ST_HEAD

@@ -1,7 +1,8 @@
 /* graph_pbtxt.c: TensorFlow GraphDef text format (tf.io.write_graph(..., as_text=True)), parsed
  * by hand. A generic protobuf-text tokenizer and tree builder reads one top-level block at a
- * time (memory stays bounded by the largest block); `node` blocks become ops, everything else
- * (versions, library, ...) is skipped. Errors name "<file>:<line>:<col>". */
+ * time (memory stays bounded by the largest block); `node` blocks (also inside a MetaGraphDef's
+ * graph_def) become ops, everything else (versions, library, ...) is skipped. Errors name
+ * "<file>:<line>:<col>". */
 #include "dp/graph_io.h"
 
 #include <errno.h>
@@ -784,12 +785,16 @@ enum dp_status dp_graph_parse_pbtxt_ex(const char *text, size_t len, const char 
         if (is_punct(&t, ';') || is_punct(&t, ',')) continue;
         if ((st = parse_field(&p, root, 0, t))) goto fail;
         for (int fi = p.f[root].first; fi >= 0; fi = p.f[fi].next) {
-            if (!key_is(&p.f[fi], "node")) continue; /* versions, library, ...: skipped */
-            if (!p.f[fi].msg) {
-                st = fail_at(&p, fi, DP_ERR_INVALID, "node: expected a block", NULL);
-                goto fail;
+            /* A MetaGraphDef's graph_def { node ... } holds the GraphDef. */
+            bool meta = key_is(&p.f[fi], "graph_def") && p.f[fi].msg;
+            for (int ni = meta ? p.f[fi].first : fi; ni >= 0; ni = meta ? p.f[ni].next : -1) {
+                if (!key_is(&p.f[ni], "node")) continue; /* versions, library, ...: skipped */
+                if (!p.f[ni].msg) {
+                    st = fail_at(&p, ni, DP_ERR_INVALID, "node: expected a block", NULL);
+                    goto fail;
+                }
+                if ((st = import_node(&p, &im, ni))) goto fail;
             }
-            if ((st = import_node(&p, &im, fi))) goto fail;
         }
     }
     if (dp_graph_n_nodes(im.g) == 0) {

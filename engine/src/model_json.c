@@ -11,6 +11,18 @@
 #include "model_impl.h"
 
 #define TORCH_JSON_MAX_BYTES ((size_t)1 << 31)
+#define MAX_DIM              1e8                /* largest dimension a shape may give */
+#define MAX_ELEMS            ((size_t)1 << 31)  /* a parameter's element count stays below this */
+
+/* A shape entry that is an integer in [1, MAX_DIM] (tested before any cast: a double out of
+ * int64_t range makes the cast undefined). */
+static bool shape_dim(const cJSON *v, int64_t *out) {
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 1 && v->valuedouble <= MAX_DIM) ||
+        v->valuedouble != floor(v->valuedouble))
+        return false;
+    *out = (int64_t)v->valuedouble;
+    return true;
+}
 
 /* Reads one {shape, data} entry into a new float array. */
 static enum dp_status read_entry(const cJSON *e, const char *path, const char *name, int *n_dims,
@@ -29,12 +41,13 @@ static enum dp_status read_entry(const cJSON *e, const char *path, const char *n
                             jp, nd);
     size_t size = 1;
     for (int d = 0; d < nd; d++) {
-        const cJSON *v = cJSON_GetArrayItem(sh, d);
-        if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 1e8 ||
-            v->valuedouble != floor(v->valuedouble))
-            return dp_error_set(err, DP_ERR_SHAPE, "%s:%s.shape[%d]: not a positive integer",
-                                path, jp, d);
-        shape[d] = (int64_t)v->valuedouble;
+        if (!shape_dim(cJSON_GetArrayItem(sh, d), &shape[d]))
+            return dp_error_set(err, DP_ERR_SHAPE, "%s:%s.shape[%d]: not an integer in [1, %.0f]",
+                                path, jp, d, MAX_DIM);
+        /* four dimensions of up to 1e8 would wrap size_t and could match a short data array */
+        if ((size_t)shape[d] > MAX_ELEMS / size)
+            return dp_error_set(err, DP_ERR_SHAPE, "%s:%s.shape: more than %zu elements", path,
+                                jp, MAX_ELEMS);
         size *= (size_t)shape[d];
     }
     if ((size_t)cJSON_GetArraySize(data) != size)
@@ -109,12 +122,13 @@ enum dp_status dp_model_load_torch_json(struct dp_model *m, const char *path,
     return st;
 }
 
-/* The shape of params[name] (dimension d), or -1. */
+/* The shape of params[name] (dimension d), or -1 when absent or not a valid dimension (the
+ * entry's own check then names the problem). */
 static int64_t param_dim(const cJSON *params, const char *name, int d) {
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(params, name);
     const cJSON *sh = e ? cJSON_GetObjectItemCaseSensitive(e, "shape") : NULL;
-    const cJSON *v = sh ? cJSON_GetArrayItem(sh, d) : NULL;
-    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : -1;
+    int64_t v;
+    return sh && shape_dim(cJSON_GetArrayItem(sh, d), &v) ? v : -1;
 }
 
 enum dp_status dp_model_load_torch_json_new(const char *path, struct dp_model **out,

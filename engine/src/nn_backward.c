@@ -2,7 +2,6 @@
  * into its sources' gradients, and dp_nn_backward, which allocates the gradient buffers and walks
  * the recording backwards. */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "dp/status.h"
@@ -22,13 +21,9 @@ static void backward_gat(struct dp_tensor *t) {
     const size_t entries = (size_t)adj->row_ptr[n] + (size_t)n;
     const float *pre = t->aux, *alpha = t->aux + entries * heads;
     float *gw = g_of(wh), *gs = g_of(as), *gd = g_of(ad);
-    int maxcnt = 1;
-    for (int i = 0; i < n; i++)
-        if (adj->row_ptr[i + 1] - adj->row_ptr[i] + 1 > maxcnt)
-            maxcnt = adj->row_ptr[i + 1] - adj->row_ptr[i] + 1;
-    float *ds = calloc((size_t)n * heads * 2 + (size_t)maxcnt + 1, sizeof *ds);
-    DP_ASSERT(ds); /* small (nodes x heads); kernels have no error path */
+    float *ds = t->aux + 2 * entries * heads; /* dp_nn_gat_scratch, shared with the forward */
     float *dd = ds + (size_t)n * heads, *dal = dd + (size_t)n * heads;
+    memset(ds, 0, (size_t)n * heads * 2 * sizeof *ds);
     const float *dy = t->grad;
     for (int i = 0; i < n; i++) {
         const int cnt = adj->row_ptr[i + 1] - adj->row_ptr[i] + 1;
@@ -68,7 +63,6 @@ static void backward_gat(struct dp_tensor *t) {
                 if (gd) gd[h * F + f] += dj * w;
             }
         }
-    free(ds);
 }
 
 void dp_nn_backward_node(struct dp_tensor *t) {

@@ -2,7 +2,6 @@
  * dp_nn_forward, which runs them in recording order. */
 #include <cblas.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "dp/status.h"
@@ -33,9 +32,7 @@ static void forward_gat(struct dp_tensor *t) {
     const int n = wh->rows, heads = as->rows, F = as->cols, HF = wh->cols;
     const size_t entries = (size_t)adj->row_ptr[n] + (size_t)n;
     float *pre = t->aux, *alpha = t->aux + entries * heads;
-    float *s = malloc(((size_t)n * heads * 2 + 1) * sizeof *s);
-    DP_ASSERT(s);
-    float *d = s + (size_t)n * heads;
+    float *s = alpha + entries * heads, *d = s + (size_t)n * heads; /* dp_nn_gat_scratch */
     for (int j = 0; j < n; j++)
         for (int h = 0; h < heads; h++) {
             float x = 0, y = 0;
@@ -74,7 +71,6 @@ static void forward_gat(struct dp_tensor *t) {
             }
         }
     }
-    free(s);
 }
 
 void dp_nn_forward_node(struct dp_tensor *t) {

@@ -206,6 +206,14 @@ struct dp_tensor *dp_slice(struct dp_ctx *ctx, struct dp_tensor *a, int col0, in
     return t;
 }
 
+size_t dp_nn_gat_scratch(const struct dp_nn_adj *adj, int heads) {
+    int maxcnt = 1; /* entries of the longest row, self loop included */
+    for (int i = 0; i < adj->n; i++)
+        if (adj->row_ptr[i + 1] - adj->row_ptr[i] + 1 > maxcnt)
+            maxcnt = adj->row_ptr[i + 1] - adj->row_ptr[i] + 1;
+    return (size_t)adj->n * (size_t)heads * 2 + (size_t)maxcnt;
+}
+
 struct dp_tensor *dp_gat(struct dp_ctx *ctx, struct dp_tensor *wh, struct dp_tensor *att_src,
                          struct dp_tensor *att_dst, const struct dp_nn_adj *adj) {
     const int heads = att_src->rows, F = att_src->cols;
@@ -216,9 +224,11 @@ struct dp_tensor *dp_gat(struct dp_ctx *ctx, struct dp_tensor *wh, struct dp_ten
     t->src[2] = att_dst;
     t->requires_grad |= att_dst->requires_grad;
     t->adj = adj;
-    /* per (row entry incl. self, head): pre-activation score and attention weight */
+    /* per (row entry incl. self, head): pre-activation score and attention weight; then the
+     * kernels' scratch (dp_nn_gat_scratch), allocated here because kernels have no error path */
     const size_t entries = (size_t)adj->row_ptr[adj->n] + (size_t)adj->n;
-    t->aux = dp_nn_alloc(ctx, 2 * entries * (size_t)heads * sizeof(float));
+    t->aux = dp_nn_alloc(ctx, (2 * entries * (size_t)heads + dp_nn_gat_scratch(adj, heads)) *
+                                  sizeof(float));
     return t;
 }
 

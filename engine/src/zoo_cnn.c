@@ -135,7 +135,7 @@ static int resnet(struct zb *b, int64_t input, const int *blocks, const char *na
     x = zb_pool(b, "MaxPool", x, 3, 2, NULL);
     for (int s = 0; s < 4; s++) {
         for (int k = 0; k < blocks[s]; k++) {
-            char nm[32];
+            char nm[48]; /* room for two full ints: -Wformat-truncation at -O1 */
             snprintf(nm, sizeof nm, "block%d/unit%d", s + 1, k + 1);
             int stride = k == 0 && s > 0 ? 2 : 1;
             x = basic ? basic_block(b, nm, x, 64 << s, stride, k == 0 && s > 0)
