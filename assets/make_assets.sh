@@ -9,7 +9,8 @@
 # Every label is SIMULATED (the PS training simulator, notes/calibration.md), not measured.
 # Environment: JOBS (threads, 2), EPOCHS (base, 60), PATIENCE (15), TEPOCHS (transfer, 200),
 # BASE (the base setting, V100-P1w2ho-PCIe), SEED (1), GRAPHS (per setting, 320),
-# ONLY (space-separated setting ids to transfer to; default all); DS, LOG, OUT, NOTES (paths).
+# ONLY (space-separated setting ids to transfer to; default all); DS, LOG, OUT, NOTES (paths);
+# NOTES_ONLY=1 rewrites notes/assets.md from the logs of the last run.
 set -eu
 BIN=${1:-build/driple}
 JOBS=${JOBS:-2}
@@ -29,6 +30,7 @@ NOTES=${NOTES:-notes/assets.md}
 mkdir -p "$DS" "$LOG" "$OUT"
 now() { date +%s; }
 
+if [ "${NOTES_ONLY:-0}" != 1 ]; then
 echo "make_assets: 1/3 datasets (simulated) -> $DS" >&2
 t0=$(now)
 "$BIN" dataset build --settings "$SETTINGS" --out "$DS" --graphs "$GRAPHS" --jobs "$JOBS" \
@@ -51,6 +53,9 @@ for id in $ids; do
     echo "  $id" >&2
 done
 t3=$(now)
+echo "$t0 $t1 $t2 $t3" >"$LOG/times.txt"
+fi
+read t0 t1 t2 t3 <"$LOG/times.txt"
 
 # notes/assets.md from the logs (python3 reads the JSON; without it the logs stay in $LOG).
 if command -v python3 >/dev/null 2>&1; then
@@ -84,7 +89,15 @@ for sid, r in rows:
     print("| %s | %s | %s/%s/%s | %.1f | %s | %.1f | %s |" % (
         sid, r.get("origin", "?"), r.get("n_train", "?"), r.get("n_val", "?"), r.get("n_test", "?"),
         r.get("seconds", float("nan")), r.get("epochs", "?"), r.get("test_mape_mean", float("nan")),
-        " | ".join("%.1f" % x for x in t)))
+        " | ".join("n/a" if x is None else "%.1f" % x for x in t)))
+print("\nMAPE is harsh on labels near zero (an idle time of 0 when a resource never goes idle), so "
+      "the same test split is also given as R^2 per metric (1 = perfect, 0 = no better than the "
+      "test mean, negative = worse).\n")
+print("| setting | " + " | ".join(names) + " |")
+print("|" + "---|" * (1 + len(names)))
+for sid, r in rows:
+    t = (r.get("test") or {}).get("r2") or [float("nan")] * 12
+    print("| %s | %s |" % (sid, " | ".join("n/a" if x is None else "%.2f" % x for x in t)))
 EOF
     echo "make_assets: wrote $NOTES" >&2
 else

@@ -1032,6 +1032,12 @@ void app_free(struct app *a) {
     memset(a, 0, sizeof *a);
 }
 
+static double mono_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
 /* ---- background transfer ------------------------------------------------------------------ */
 
 /* What the worker needs; the graph, partition and weights are borrowed (immutable while the app
@@ -1129,6 +1135,7 @@ static void *xfer_main(void *arg) {
     struct dp_partition *zp = NULL;
     char msg[256];
     enum app_job_state end = APP_JOB_FAILED;
+    double t_start = mono_ms();
     dp_dataset_init(&ds, w->target.id);
 
     if (dp_inspector_load(w->base_path, &base, &err) != DP_OK) goto done;
@@ -1185,9 +1192,10 @@ static void *xfer_main(void *arg) {
     copy_str(dp_inspector_provenance_mut(out)->base,
              sizeof dp_inspector_provenance_mut(out)->base, w->base_path);
     snprintf(msg, sizeof msg,
-             "transferred %s -> %s in %.1f s (head only, %d simulated samples, %d epochs, "
-             "best val loss %.3g)", w->base_id, w->target.id, res.seconds, ds.n_samples,
-             res.epochs_run, res.best_val_loss);
+             "transferred %s -> %s in %.1f s (%d simulated samples; head only: %d epochs, "
+             "%.1f s, best val loss %.3g)", w->base_id, w->target.id,
+             (mono_ms() - t_start) / 1e3, ds.n_samples, res.epochs_run, res.seconds,
+             res.best_val_loss);
     dp_train_result_free(&res);
     end = APP_JOB_DONE;
     goto done;
@@ -1271,11 +1279,6 @@ void app_transfer_cancel(struct app *a) {
     app_status(a, false, "cancelling the transfer");
 }
 
-static double mono_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 /* The next setting whose inspector file is not loaded yet (idle preloading), or -1. */
 static int preload_next(const struct app *a) {

@@ -65,29 +65,6 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* The default setting list: $DRIPLE_ASSETS/settings/default.json, assets/settings/default.json,
- * or <binary dir>/../assets/settings/default.json. */
-static const char *default_settings(char *buf, size_t n) {
-    const char *env = getenv("DRIPLE_ASSETS");
-    if (env && *env) {
-        snprintf(buf, n, "%s/settings/default.json", env);
-        if (access(buf, R_OK) == 0) return buf;
-    }
-    snprintf(buf, n, "assets/settings/default.json");
-    if (access(buf, R_OK) == 0) return buf;
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) *slash = '\0';
-        snprintf(buf, n, "%.*s/../assets/settings/default.json", (int)(n > 64 ? n - 64 : 0), exe);
-        if (access(buf, R_OK) == 0) return buf;
-    }
-    snprintf(buf, n, "assets/settings/default.json");
-    return buf;
-}
-
 /* The inspector file for --inspector M or --setting ID (from --settings FILE or the default
  * list). Fills path; false with err set when the setting is unknown or has no inspector. */
 static bool resolve_inspector(const char *insp, const char *setting, const char *settings_file,
@@ -98,10 +75,9 @@ static bool resolve_inspector(const char *insp, const char *setting, const char 
         snprintf(path, n, "%s", insp);
         return true;
     }
-    char buf[PATH_MAX + 64];
-    const char *file = settings_file ? settings_file : default_settings(buf, sizeof buf);
     struct dp_settings *list = NULL;
-    if (dp_settings_load(file, NULL, &list, err) != DP_OK) return false;
+    if (dp_settings_load_default(settings_file, NULL, &list, err) != DP_OK) return false;
+    const char *file = list->path;
     const struct dp_setting *s = dp_settings_find(list, setting);
     bool ok = false;
     if (!s) {
@@ -121,6 +97,24 @@ static bool resolve_inspector(const char *insp, const char *setting, const char 
     }
     dp_settings_free(list);
     return ok;
+}
+
+/* The grouped graph to explain: read from grouped_path, or graph_path coarsened into k groups
+ * (op weights from weights_path or the shipped ones; *graph and *w are kept for the drill-down;
+ * *unknown, when not NULL, lists op types without a weight). All outputs are owned by the caller,
+ * also on failure. */
+static enum dp_status load_grouped(const char *graph_path, const char *grouped_path,
+                                   const char *weights_path, int k, int64_t seed, int64_t batch,
+                                   struct dp_graph **graph, struct dp_op_weights **w,
+                                   struct dp_grouped **g, char **unknown, struct dp_error *err) {
+    if (grouped_path) return dp_grouped_load_json(grouped_path, g, err);
+    enum dp_status st = dp_graph_load(graph_path, NULL, graph, err);
+    if (st == DP_OK) st = dp_op_weights_load_default(weights_path, w, err);
+    if (st != DP_OK) return st;
+    struct dp_coarsen_opts co = {.k = k, .seed = seed};
+    if ((st = dp_graph_group(*graph, &co, *w, batch, g, unknown, err)) != DP_OK)
+        dp_error_prefix(err, graph_path);
+    return st;
 }
 
 static void list_metrics(FILE *f) {
@@ -350,17 +344,9 @@ int cmd_explain(int argc, char **argv) {
     if (dp_inspector_load(insp_path, &insp, &err) != DP_OK) goto fail;
     if (!setting_id[0]) snprintf(setting_id, sizeof setting_id, "%s", dp_inspector_setting(insp));
 
-    if (grouped_path) {
-        if (dp_grouped_load_json(grouped_path, &g, &err) != DP_OK) goto fail;
-    } else {
-        if (dp_graph_load(graph_path, NULL, &graph, &err) != DP_OK) goto fail;
-        if (dp_op_weights_load_default(weights_path, &w, &err) != DP_OK) goto fail;
-        struct dp_coarsen_opts co = {.k = (int)k, .seed = seed};
-        if (dp_graph_group(graph, &co, w, batch, &g, &unknown, &err) != DP_OK) {
-            dp_error_prefix(&err, graph_path);
-            goto fail;
-        }
-    }
+    if (load_grouped(graph_path, grouped_path, weights_path, (int)k, seed, batch, &graph, &w, &g,
+                     &unknown, &err) != DP_OK)
+        goto fail;
 
     /* One prediction's GEMMs are small: BLAS on one thread, the CPUs for occlusion workers. */
     dp_blas_threads(1);
@@ -481,13 +467,10 @@ int bench_explain(int argc, char **argv) {
         m = model;
         model_desc = "published GCN architecture, seeded random weights";
     }
-    if (grouped_path) {
-        if (dp_grouped_load_json(grouped_path, &g, &err) != DP_OK) goto fail;
-    } else if (graph_path) {
-        if (dp_graph_load(graph_path, NULL, &graph, &err) != DP_OK) goto fail;
-        if (dp_op_weights_load_default(NULL, &w, &err) != DP_OK) goto fail;
-        struct dp_coarsen_opts co = {.k = (int)k, .seed = DP_DEFAULT_SEED};
-        if (dp_graph_group(graph, &co, w, 0, &g, NULL, &err) != DP_OK) goto fail;
+    if (grouped_path || graph_path) {
+        if (load_grouped(graph_path, grouped_path, NULL, (int)k, DP_DEFAULT_SEED, 0, &graph, &w,
+                         &g, NULL, &err) != DP_OK)
+            goto fail;
     } else if (!(g = synthetic((int)k, 1))) {
         dp_error_set(&err, DP_ERR_NOMEM, "bench explain: out of memory");
         goto fail;

@@ -100,12 +100,11 @@ static const char *default_settings(char *buf, size_t n) {
 }
 
 /* The grouped graph of GRAPH (coarsened, features at `batch`) or of --grouped FILE. */
-static int load_input(struct cli *c, const char *graph_path, const char *grouped_path,
+static int load_input(const char *graph_path, const char *grouped_path,
                       int64_t batch, int64_t groups, int64_t seed, const char *weights,
                       const char *cmd, const char *usage, struct dp_grouped **out, char **unknown) {
     struct dp_error err = {0};
     *unknown = NULL;
-    (void)c;
     if (!!graph_path == !!grouped_path)
         return cli_usage(cmd, usage, "give one GRAPH or --grouped FILE");
     if (grouped_path) {
@@ -269,7 +268,7 @@ int cmd_predict(int argc, char **argv) {
     } else {
         snprintf(ipath, sizeof ipath, "%s", insp_arg);
     }
-    if ((rc = load_input(&c, graph, grouped, batch, groups, seed, weights, "predict", usage_predict,
+    if ((rc = load_input(graph, grouped, batch, groups, seed, weights, "predict", usage_predict,
                          &g, &unknown)))
         goto done;
     rc = 1;
@@ -375,7 +374,7 @@ int cmd_compare(int argc, char **argv) {
     const char *file = settings_file ? settings_file : default_settings(sbuf, sizeof sbuf);
     rc = 1;
     if (dp_settings_load(file, NULL, &list, &err)) { cli_fail(&err); goto done; }
-    if ((rc = load_input(&c, graph, grouped, batch, groups, seed, weights, "compare", usage_compare,
+    if ((rc = load_input(graph, grouped, batch, groups, seed, weights, "compare", usage_compare,
                          &g, &unknown)))
         goto done;
     rc = 1;

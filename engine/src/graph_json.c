@@ -204,41 +204,11 @@ fail:
     return st;
 }
 
-/* True when text ends inside a string or an unclosed object or array (a truncated file). */
-static bool unbalanced(const char *text, size_t len) {
-    long depth = 0;
-    bool in_str = false;
-    for (size_t i = 0; i < len; i++) {
-        char c = text[i];
-        if (in_str) {
-            if (c == '\\') i++;
-            else if (c == '"') in_str = false;
-        } else if (c == '"') {
-            in_str = true;
-        } else if (c == '{' || c == '[') {
-            depth++;
-        } else if (c == '}' || c == ']') {
-            depth--;
-        }
-    }
-    return in_str || depth > 0;
-}
-
 enum dp_status dp_graph_parse_json(const char *text, size_t len, const char *name,
                                    struct dp_graph **out, size_t *n_dropped, struct dp_error *err) {
     cJSON *root = NULL;
-    if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) { /* a UTF-8 byte-order mark */
-        text += 3;
-        len -= 3;
-    }
-    if (len == 0) return dp_error_set(err, DP_ERR_PARSE, "%s: empty file", name);
     enum dp_status st = dp_json_parse(text, len, name, &root, err);
-    if (st) {
-        if (st == DP_ERR_PARSE && err && !strstr(err->msg, "truncated") && unbalanced(text, len))
-            strncat(err->msg, " (the file ends inside an object or array: truncated?)",
-                    sizeof err->msg - strlen(err->msg) - 1);
-        return st;
-    }
+    if (st) return st;
     st = from_json(root, name, out, n_dropped, err);
     cJSON_Delete(root);
     return st;

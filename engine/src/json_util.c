@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum dp_status dp_read_file(const char *path, size_t max_bytes, char **out, size_t *len,
                             struct dp_error *err) {
@@ -42,8 +43,34 @@ done:
     return st;
 }
 
+/* True when text ends inside a string or an unclosed object or array: a truncated file, whatever
+ * place cJSON's error pointer names. */
+static bool unbalanced(const char *text, size_t len) {
+    long depth = 0;
+    bool in_str = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (in_str) {
+            if (c == '\\') i++;
+            else if (c == '"') in_str = false;
+        } else if (c == '"') {
+            in_str = true;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        }
+    }
+    return in_str || depth > 0;
+}
+
 enum dp_status dp_json_parse(const char *text, size_t len, const char *name, cJSON **out,
                              struct dp_error *err) {
+    if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) { /* a UTF-8 byte-order mark */
+        text += 3;
+        len -= 3;
+    }
+    if (len == 0) return dp_error_set(err, DP_ERR_PARSE, "%s: empty file", name);
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (root) {
@@ -65,8 +92,11 @@ enum dp_status dp_json_parse(const char *text, size_t len, const char *name, cJS
     size_t k = 0;
     for (; k < sizeof near - 1 && k < rest && at[k] != '\n'; k++) near[k] = at[k];
     near[k] = '\0';
-    return dp_error_set(err, DP_ERR_PARSE, "%s:%d:%d: JSON syntax error near '%s'", name, line,
-                        col, near);
+    return dp_error_set(err, DP_ERR_PARSE, "%s:%d:%d: JSON syntax error near '%s'%s", name, line,
+                        col, near,
+                        unbalanced(text, len)
+                            ? " (the file ends inside an object or array: truncated?)"
+                            : "");
 }
 
 enum dp_status dp_json_load(const char *path, size_t max_bytes, cJSON **out, struct dp_error *err) {
@@ -176,6 +206,17 @@ enum dp_status dp_json_save(const cJSON *root, const char *path, bool pretty, st
     if (!strcmp(path, "-")) {
         if (fputs(text, stdout) == EOF || fputc('\n', stdout) == EOF)
             st = dp_error_set(err, DP_ERR_IO, "stdout: write failed");
+        free(text);
+        return st;
+    }
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        /* A device or fifo (/dev/null, a pipe): write through it; renaming over it would
+         * replace it with a regular file. */
+        FILE *f = fopen(path, "wb");
+        bool ok = f && fputs(text, f) != EOF && fputc('\n', f) != EOF;
+        if (f) ok = (fclose(f) == 0) && ok;
+        if (!ok) st = dp_error_set(err, DP_ERR_IO, "%s: write failed: %s", path, strerror(errno));
         free(text);
         return st;
     }

@@ -120,19 +120,7 @@ void dp_nn_backward_node(struct dp_tensor *t) {
     case DP_OP_AGG_GCN:
     case DP_OP_AGG_GIN: {
         /* the aggregation matrix is symmetric: the gradient is the same aggregation of dy */
-        const struct dp_nn_adj *adj = t->adj;
-        const int w = t->cols;
-        const float selfc = t->op == DP_OP_AGG_GIN ? 1.0f + b->data[0] : 0.0f;
-        if (ga)
-            for (int i = 0; i < t->rows; i++) {
-                const float s = t->op == DP_OP_AGG_GCN ? adj->self[i] : selfc;
-                for (int j = 0; j < w; j++) ga[(size_t)i * w + j] += s * dy[(size_t)i * w + j];
-                for (int p = adj->row_ptr[i]; p < adj->row_ptr[i + 1]; p++) {
-                    const float v = t->op == DP_OP_AGG_GCN ? adj->val[p] : 1.0f;
-                    const float *d = dy + (size_t)adj->col[p] * w;
-                    for (int j = 0; j < w; j++) ga[(size_t)i * w + j] += v * d[j];
-                }
-            }
+        if (ga) dp_nn_aggregate(t, dy, ga, true);
         if (t->op == DP_OP_AGG_GIN && gb) {
             double s = 0;
             for (size_t i = 0; i < n; i++) s += (double)dy[i] * a->data[i];

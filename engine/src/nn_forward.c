@@ -19,6 +19,24 @@ void dp_nn_gemm(bool ta, bool tb, int m, int n, int k, const float *a, int lda, 
                 n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
 }
 
+void dp_nn_aggregate(const struct dp_tensor *t, const float *x, float *o, bool add) {
+    const struct dp_nn_adj *adj = t->adj;
+    const int w = t->cols;
+    const bool gcn = t->op == DP_OP_AGG_GCN;
+    const float selfc = gcn ? 0.0f : 1.0f + t->src[1]->data[0]; /* GIN: 1 + epsilon */
+    for (int i = 0; i < t->rows; i++) {
+        const float s = gcn ? adj->self[i] : selfc;
+        float *oi = o + (size_t)i * w;
+        const float *xi = x + (size_t)i * w;
+        for (int j = 0; j < w; j++) oi[j] = (add ? oi[j] : 0.0f) + s * xi[j];
+        for (int p = adj->row_ptr[i]; p < adj->row_ptr[i + 1]; p++) {
+            const float v = gcn ? adj->val[p] : 1.0f;
+            const float *xp = x + (size_t)adj->col[p] * w;
+            for (int j = 0; j < w; j++) oi[j] += v * xp[j];
+        }
+    }
+}
+
 static float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 /* GAT scores of row i: entry 0 is the self loop, then the CSR neighbours. */
@@ -109,21 +127,9 @@ void dp_nn_forward_node(struct dp_tensor *t) {
         for (size_t i = 0; i < n; i++) o[i] = a->data[i] > 0 ? a->data[i] : t->fparam * a->data[i];
         break;
     case DP_OP_AGG_GCN:
-    case DP_OP_AGG_GIN: {
-        const struct dp_nn_adj *adj = t->adj;
-        const int w = t->cols;
-        const float selfc = t->op == DP_OP_AGG_GIN ? 1.0f + b->data[0] : 0.0f;
-        for (int i = 0; i < t->rows; i++) {
-            const float s = t->op == DP_OP_AGG_GCN ? adj->self[i] : selfc;
-            for (int j = 0; j < w; j++) o[(size_t)i * w + j] = s * a->data[(size_t)i * w + j];
-            for (int p = adj->row_ptr[i]; p < adj->row_ptr[i + 1]; p++) {
-                const float v = t->op == DP_OP_AGG_GCN ? adj->val[p] : 1.0f;
-                const float *x = a->data + (size_t)adj->col[p] * w;
-                for (int j = 0; j < w; j++) o[(size_t)i * w + j] += v * x[j];
-            }
-        }
+    case DP_OP_AGG_GIN:
+        dp_nn_aggregate(t, a->data, o, false);
         break;
-    }
     case DP_OP_SOFTMAX_SEG:
         for (int s = 0; s < t->seg->n; s++) {
             const int i0 = t->seg->off[s], i1 = t->seg->off[s + 1];

@@ -31,6 +31,10 @@ size_t dp_nn_gat_scratch(const struct dp_nn_adj *adj, int heads);
 void dp_nn_gemm(bool ta, bool tb, int m, int n, int k, const float *a, int lda, const float *b,
                 int ldb, float beta, float *c, int ldc);
 
+/* The GCN or GIN aggregation of node t (DP_OP_AGG_*) applied to x (rows x cols), written to o,
+ * or added into o when add: the forward of t, and (the matrix being symmetric) its backward. */
+void dp_nn_aggregate(const struct dp_tensor *t, const float *x, float *o, bool add);
+
 /* Forward kernel of one node (nn_forward.c); backward of one node (nn_backward.c): adds into the
  * sources' grad buffers (NULL for sources that need none). */
 void dp_nn_forward_node(struct dp_tensor *t);

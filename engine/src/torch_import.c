@@ -698,7 +698,8 @@ static enum dp_status build_tensor(const struct zip *z, const char *prefix, cons
     const struct zip_entry *e = zip_find(z, ename);
     if (!e) return dp_error_set(err, DP_ERR_PARSE, "%s: tensor '%s': storage entry '%s' is missing",
                                 name, key->s, ename);
-    if (e->size != (uint64_t)s->i * (uint64_t)es)
+    /* Compared by division: a huge element count must not wrap around to the entry's size. */
+    if (e->size % (uint64_t)es || e->size / (uint64_t)es != (uint64_t)s->i)
         return dp_error_set(err, DP_ERR_PARSE,
                             "%s: tensor '%s': storage '%s' holds %llu bytes, the pickle says %lld x %d",
                             name, key->s, ename, (unsigned long long)e->size, (long long)s->i, es);
@@ -709,13 +710,16 @@ static enum dp_status build_tensor(const struct zip *z, const char *prefix, cons
             return dp_error_set(err, DP_ERR_PARSE, "%s: tensor '%s': size overflows", name, key->s);
         size *= (uint64_t)t->shape[d];
     }
-    if (size > 0)
-        for (int d = 0; d < t->n_dims; d++) {
-            if (t->stride[d] > 0 && (uint64_t)(t->shape[d] - 1) > UINT64_MAX / 2 / (uint64_t)t->stride[d])
-                return dp_error_set(err, DP_ERR_PARSE, "%s: tensor '%s': stride overflows", name, key->s);
-            reach += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->stride[d];
-        }
-    if (size > 0 && reach >= (uint64_t)s->i)
+    /* reach stays below the storage size (< 2^32 elements, the file being < 4 GiB) before each
+     * addition of a term below 2^63, so the sum cannot wrap. */
+    bool outside = size > 0 && reach >= (uint64_t)s->i;
+    for (int d = 0; size > 0 && !outside && d < t->n_dims; d++) {
+        if (t->stride[d] > 0 && (uint64_t)(t->shape[d] - 1) > UINT64_MAX / 2 / (uint64_t)t->stride[d])
+            return dp_error_set(err, DP_ERR_PARSE, "%s: tensor '%s': stride overflows", name, key->s);
+        reach += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->stride[d];
+        outside = reach >= (uint64_t)s->i;
+    }
+    if (outside)
         return dp_error_set(err, DP_ERR_PARSE,
                             "%s: tensor '%s': view (offset %lld, size and stride) reaches element %llu of a "
                             "%lld-element storage", name, key->s, (long long)t->offset,

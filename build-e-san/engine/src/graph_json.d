@@ -1,9 +1,0 @@
-build-e-san/engine/src/graph_json.o: engine/src/graph_json.c \
- engine/include/dp/graph_io.h engine/include/dp/graph.h \
- engine/include/dp/status.h engine/src/json_util.h \
- /usr/include/cjson/cJSON.h
-engine/include/dp/graph_io.h:
-engine/include/dp/graph.h:
-engine/include/dp/status.h:
-engine/src/json_util.h:
-/usr/include/cjson/cJSON.h:

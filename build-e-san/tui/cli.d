@@ -1,3 +1,0 @@
-build-e-san/tui/cli.o: tui/cli.c tui/cli.h engine/include/dp/status.h
-tui/cli.h:
-engine/include/dp/status.h:

@@ -1,2 +1,0 @@
-build-e-san/tui/main.o: tui/main.c tui/cmd.h
-tui/cmd.h:

@@ -1,0 +1,85 @@
+/* cmd_util.c: the helpers of cmd_util.h, kept in one place so that every command writes JSON
+ * strings, times runs and builds its benchmark graph the same way. */
+#include "cmd_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void cmd_json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+            else fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+void cmd_json_num(FILE *f, double v) {
+    if (isfinite(v)) fprintf(f, "%.9g", v);
+    else fputs("null", f);
+}
+
+double cmd_now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+int cmd_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+struct dp_grouped *cmd_synthetic_grouped(int n, uint64_t seed) {
+    uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+#define RND() (s ^= s << 13, s ^= s >> 7, s ^= s << 17, s)
+    int want = n > 1 ? (int)(1.8 * n) : 0, m = 0;
+    int *e = malloc(((size_t)want + (size_t)n + 1) * 2 * sizeof *e);
+    if (!e) return NULL;
+    for (int i = 1; i < n; i++) { /* a spanning tree keeps it connected */
+        e[2 * m] = (int)(RND() % (uint64_t)i);
+        e[2 * m + 1] = i;
+        m++;
+    }
+    for (int k = 0; k < want; k++) {
+        int i = (int)(RND() % (uint64_t)n), j = (int)(RND() % (uint64_t)n);
+        if (i == j) continue;
+        e[2 * m] = i < j ? i : j;
+        e[2 * m + 1] = i < j ? j : i;
+        m++;
+    }
+    /* de-duplicate */
+    int kept = 0;
+    for (int a = 0; a < m; a++) {
+        int dup = 0;
+        for (int b = 0; b < kept && !dup; b++)
+            dup = e[2 * b] == e[2 * a] && e[2 * b + 1] == e[2 * a + 1];
+        if (!dup) {
+            e[2 * kept] = e[2 * a];
+            e[2 * kept + 1] = e[2 * a + 1];
+            kept++;
+        }
+    }
+    struct dp_grouped *g = dp_grouped_init("synthetic", n, kept);
+    if (g) {
+        memcpy(g->edges, e, (size_t)kept * 2 * sizeof *e);
+        for (int i = 0; i < n; i++) {
+            g->x[i * 3 + 0] = (double)(RND() % 10000000);
+            g->x[i * 3 + 1] = (double)(1 + RND() % 50);
+            g->x[i * 3 + 2] = (double)(RND() % 3000) / 1000.0;
+        }
+    }
+    free(e);
+#undef RND
+    return g;
+}
