@@ -1,8 +1,10 @@
 #!/bin/sh
 # e2e_tui.sh: the explorer driven through tmux (send-keys, capture-pane): it starts, the table
-# shows numbers, g changes the GPU and the numbers, compare lists every GPU of the catalog, the
-# help opens, a resize relays out (and below 80x24 says so), q exits with status 0. Saves the
-# screen to notes/screen.txt for the README.
+# shows numbers, a setting without an inspector is marked extrapolated and `t` transfers one in
+# the background, `e` exports JSON, g changes the GPU and the numbers, compare lists every GPU of
+# the catalog, the help opens, a resize relays out (and below 80x24 says so), q exits with
+# status 0 and restores the terminal, as SIGTERM does (143); NO_COLOR, --no-color and a C locale
+# (ASCII boxes). Bad arguments fail naming the file. Saves the screens to $BUILD/screen.txt (README shows a copy).
 . tests/lib.sh
 if ! command -v tmux >/dev/null 2>&1; then
     echo "e2e_tui.sh: tmux is not installed (apt-get install tmux): the explorer is NOT tested" >&2
@@ -163,7 +165,7 @@ settle
 mkdir -p notes
 { echo "driple explore $GRAPH at 100x30, captured by tests/e2e_tui.sh through tmux."
   echo "Inspector: $INSPECTORS."
-  echo; cat "$TMP/first"; echo; echo "Compare tab (c):"; echo; cat "$TMP/compare"; } >notes/screen.txt
+  echo; cat "$TMP/first"; echo; echo "Compare tab (c):"; echo; cat "$TMP/compare"; } >"${BUILD:-build}/screen.txt"
 
 quit_ok
 
@@ -174,6 +176,13 @@ tm capture-pane -e -p -t e2e >"$TMP/esc"
 if grep -q "$(printf '\033')\[[0-9;]*3[0-7]m" "$TMP/esc"; then fail "NO_COLOR: colour escapes on screen"; else pass; fi
 contains "$TMP/screen" "+ Prediction: 12 metrics"
 if grep -q "┌" "$TMP/screen"; then fail "C locale: UTF-8 box drawing"; else pass; fi
+quit_ok
+# --no-color in a UTF-8 locale: no colour escapes, UTF-8 boxes
+start "LANG=C.UTF-8 LC_ALL=C.UTF-8" "'$BIN' explore '$GRAPH' --settings '$SETTINGS' --no-color"
+expect "Prediction: 12 metrics" 30
+tm capture-pane -e -p -t e2e >"$TMP/esc"
+if grep -q "$(printf '\033')\[[0-9;]*3[0-7]m" "$TMP/esc"; then fail "--no-color: colour escapes on screen"; else pass; fi
+contains "$TMP/screen" "┌ Prediction: 12 metrics"
 quit_ok
 # the default: colours; SIGTERM ends it through endwin with status 128 + 15
 start "LANG=C.UTF-8 LC_ALL=C.UTF-8" "'$BIN' explore '$GRAPH' --settings '$SETTINGS'"

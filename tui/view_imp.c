@@ -67,33 +67,35 @@ void imp_sync(struct app *a) {
     if (!s) return;
     struct dp_error err = {0};
     s->v.ascii = !a->utf8;
+    const struct dp_inspector *in = app_inspector(a);
+    const struct dp_model *m = in ? dp_inspector_model(in) : NULL;
+    struct dp_grouped *old = NULL;
+    bool changed = m != s->model;
     if (s->g_gen != a->grouped_gen) {
         s->g_gen = a->grouped_gen;
+        changed = true;
         if (s->g && s->g->n_groups == a->grouped->n_groups && s->g->n_edges == a->grouped->n_edges) {
             /* same partition, new batch: new features under the same layout */
             memcpy(s->g->x, a->grouped->x,
                    (size_t)a->grouped->n_groups * DP_N_FEATURES * sizeof *s->g->x);
             s->g->batch = a->grouped->batch;
-            if (s->v.model) importance_view_compute(&s->v, &err);
         } else {
             struct dp_grouped *c = grouped_copy(a->grouped);
             if (!c) {
                 app_status(a, true, "importance: out of memory");
                 return;
             }
-            importance_view_set_graph(&s->v, c, a->graph, a->weights, &err);
-            dp_grouped_free(s->g);
+            old = s->g; /* the view compares structures against it: free it after */
             s->g = c;
-            s->model = NULL; /* set again below */
         }
     }
-    const struct dp_inspector *in = app_inspector(a);
-    const struct dp_model *m = in ? dp_inspector_model(in) : NULL;
-    if (m != s->model || !m) {
+    if (changed) {
+        /* Graph and model go in together, so nothing is computed with a stale model. */
         double scale[DP_N_OUTPUTS];
         for (int k = 0; k < DP_N_OUTPUTS; k++) scale[k] = in ? dp_inspector_output(in, k)->scale : 1;
-        if (s->model != m || (!m && s->v.model)) importance_view_set_model(&s->v, m, scale, &err);
+        importance_view_set_inputs(&s->v, s->g, a->graph, a->weights, m, scale, false, &err);
         s->model = m;
+        dp_grouped_free(old);
     }
     if (a->metric != s->metric) {
         if (a->metric != s->v.metric) importance_view_set_metric(&s->v, a->metric, &err);
