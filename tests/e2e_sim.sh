@@ -95,6 +95,12 @@ ok "$DRIPLE" dataset build --setting V100-P1w2he-40GbE --out "$TMP/ds" --models 
 contains "$TMP/out" '"samples":12'
 contains "$TMP/ds/V100-P1w2he-40GbE.json" '"kind":"simulated"'
 contains "$TMP/ds/V100-P1w2he-40GbE.json" '"format":"driple-dataset/1"'
+# the same with one thread: the same samples (only the time stamp may differ)
+ok "$DRIPLE" dataset build --setting V100-P1w2he-40GbE --out "$TMP/ds1" --models squeezenet,alexnet \
+    --graphs 12 --jobs 1
+sed 's/"when":"[^"]*"//g' "$TMP/ds/V100-P1w2he-40GbE.json" >"$TMP/a.txt"
+sed 's/"when":"[^"]*"//g' "$TMP/ds1/V100-P1w2he-40GbE.json" >"$TMP/b.txt"
+if cmp -s "$TMP/a.txt" "$TMP/b.txt"; then pass; else fail "dataset build differs with --jobs 1 and 2"; fi
 fails 2 "unknown model" "$DRIPLE" dataset build --out "$TMP/ds" --models resnet9000
 fails 2 "missing --out" "$DRIPLE" dataset build
 fails 2 "not available" "$DRIPLE" dataset eval

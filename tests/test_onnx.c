@@ -519,6 +519,55 @@ static void test_bad(const struct buf *cnn) {
     CHECK_CONTAINS(err.msg, "tests/data/onnx/missing.onnx: cannot open");
 }
 
+/* Node names near the builder's name cap: the gradient ops of one forward op share their
+ * truncated name, and making them unique must end (it looped forever on "<name>_<k>" truncated
+ * back to the taken name). */
+static void test_long_names(void) {
+    char big[700];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    struct buf g = {0};
+    node(&g, "MatMul", big, IN("x", "w1"), IN("h"), NULL, 0);
+    node(&g, "Relu", big + 40, IN("h"), IN("hr"), NULL, 0);
+    node(&g, "MatMul", big + 1, IN("hr", "w2"), IN("y"), NULL, 0);
+    w_str(&g, 2, "long_names");
+    initializer(&g, "w1", FLOAT, DIMS(16, 8), NULL, 0);
+    initializer(&g, "w2", FLOAT, DIMS(8, 4), NULL, 0);
+    value_info(&g, 11, "x", DIMS(1, 16), "");
+    value_info(&g, 12, "y", DIMS(1, 4), "");
+    struct buf m = model(&g);
+    struct dp_error err;
+    struct dp_graph *gr = parse(&m, "long.onnx", 0, &err);
+    CHECK(gr != NULL);
+    if (!gr) fprintf(stderr, "long names: %s\n", err.msg);
+    /* every node name is unique (the graph would have refused a duplicate) */
+    CHECK(gr && count_op(gr, "MatMul") >= 4);
+    dp_graph_free(gr);
+    free(g.p);
+    free(m.p);
+}
+
+/* Dimensions near INT64_MAX in a file (an input of 2^63 - 1 pixels, padded) are refused, not
+ * overflowed while computing the output shape. */
+static void test_huge_dims(void) {
+    const struct attr_spec conv[] = {{"kernel_shape", 'l', 0, {3, 3}, 2, NULL},
+                                     {"pads", 'l', 0, {1024, 1024, 1024, 1024}, 4, NULL}};
+    struct buf g = {0};
+    node(&g, "Conv", "conv", IN("x", "w"), IN("y"), conv, 2);
+    w_str(&g, 2, "huge");
+    initializer(&g, "w", FLOAT, DIMS(4, 3, 3, 3), NULL, 0);
+    value_info(&g, 11, "x", DIMS(1, 3, INT64_MAX, INT64_MAX), "");
+    value_info(&g, 12, "y", DIMS(1, 4, 8, 8), "");
+    struct buf m = model(&g);
+    struct dp_error err;
+    struct dp_graph *gr = parse(&m, "huge.onnx", 0, &err);
+    CHECK(gr == NULL);
+    CHECK_CONTAINS(err.msg, "huge.onnx:byte ");
+    CHECK_CONTAINS(err.msg, "tensor dimension larger than 2^40");
+    dp_graph_free(gr);
+    free(m.p);
+}
+
 int main(int argc, char **argv) {
     struct buf cnn = tiny_cnn(), mlp = tiny_mlp(), res = tiny_res();
     static const char *const names[] = {"tests/data/onnx/tiny_cnn.onnx",
@@ -534,6 +583,8 @@ int main(int argc, char **argv) {
         }
         return 0;
     }
+    test_long_names();
+    test_huge_dims();
     for (int i = 0; i < 3; i++) {
         bool same = same_file(names[i], bufs[i]);
         if (!same) fprintf(stderr, "%s differs from the generator (run --write)\n", names[i]);

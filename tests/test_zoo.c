@@ -381,7 +381,24 @@ static void test_cost_formulas(void) {
     dp_graph_free(g);
 }
 
+/* Parameter counts from a file (up to 2^53 a node) saturate instead of overflowing int64_t. */
+static void test_param_count_saturates(void) {
+    struct dp_graph *g = dp_graph_init("huge");
+    int64_t d[1] = {1};
+    for (int i = 0; i < 1100; i++) {
+        char name[16];
+        int idx;
+        snprintf(name, sizeof name, "v%d", i);
+        CHECK(dp_graph_add_node(g, name, "VariableV2", "/device:GPU:0", 1, d, DP_DTYPE_F32, &idx,
+                                NULL) == DP_OK);
+        dp_graph_set_cost(g, idx, 0, 0, INT64_C(1) << 53);
+    }
+    CHECK(dp_graph_param_count(g, false) == INT64_MAX);
+    dp_graph_free(g);
+}
+
 int main(void) {
+    test_param_count_saturates();
     test_all_models();
     test_gradients_mirror_forward();
     test_params();

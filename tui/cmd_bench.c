@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "cmd_util.h"
 #include "dp/grouped.h"
 #include "dp/inspector.h"
 #include "dp/model.h"
@@ -20,22 +21,11 @@
     "       [--runs R] [--batch B] [--threads T (default 1)] [--json]\n"                        \
     "       driple bench coarsen|explain ..."
 
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 /* CPU time of the whole process (all BLAS threads), for figures less sensitive to other load. */
 static double cpu_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 struct stats {
@@ -44,56 +34,11 @@ struct stats {
 
 static struct stats summarise(double *ms, int n) {
     struct stats s = {0, 0, 0};
-    qsort(ms, (size_t)n, sizeof *ms, cmp_double);
+    qsort(ms, (size_t)n, sizeof *ms, cmd_cmp_double);
     for (int i = 0; i < n; i++) s.mean += ms[i] / n;
     s.median = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
     s.min = ms[0];
     return s;
-}
-
-/* A seeded random grouped graph of n groups, about 3.6 n edges, Driple-like feature ranges. */
-static struct dp_grouped *synth(int n, uint64_t seed) {
-    uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
-#define RND() (s ^= s << 13, s ^= s >> 7, s ^= s << 17, s)
-    int want = n > 1 ? (int)(1.8 * n) : 0, m = 0;
-    int *e = malloc(((size_t)want + (size_t)n + 1) * 2 * sizeof *e);
-    if (!e) return NULL;
-    for (int i = 1; i < n; i++) { /* a spanning tree keeps it connected */
-        e[2 * m] = (int)(RND() % (uint64_t)i);
-        e[2 * m + 1] = i;
-        m++;
-    }
-    for (int k = 0; k < want; k++) {
-        int i = (int)(RND() % (uint64_t)n), j = (int)(RND() % (uint64_t)n);
-        if (i == j) continue;
-        e[2 * m] = i < j ? i : j;
-        e[2 * m + 1] = i < j ? j : i;
-        m++;
-    }
-    /* de-duplicate */
-    int kept = 0;
-    for (int a = 0; a < m; a++) {
-        int dup = 0;
-        for (int b = 0; b < kept && !dup; b++)
-            dup = e[2 * b] == e[2 * a] && e[2 * b + 1] == e[2 * a + 1];
-        if (!dup) {
-            e[2 * kept] = e[2 * a];
-            e[2 * kept + 1] = e[2 * a + 1];
-            kept++;
-        }
-    }
-    struct dp_grouped *g = dp_grouped_init("synthetic", n, kept);
-    if (g) {
-        memcpy(g->edges, e, (size_t)kept * 2 * sizeof *e);
-        for (int i = 0; i < n; i++) {
-            g->x[i * 3 + 0] = (double)(RND() % 10000000);
-            g->x[i * 3 + 1] = (double)(1 + RND() % 50);
-            g->x[i * 3 + 2] = (double)(RND() % 3000) / 1000.0;
-        }
-    }
-    free(e);
-#undef RND
-    return g;
 }
 
 struct bench_opts {
@@ -123,13 +68,20 @@ static int load_model(const struct bench_opts *o, struct dp_inspector **insp,
     return 0;
 }
 
+#define BENCH_MAX_BATCH_GROUPS 10000000 /* groups over all graphs of one training batch */
+
+/* The exit status of a benchmark that ran out of memory (sizes come from the options). */
+static int out_of_memory(void) {
+    fprintf(stderr, "driple: bench: out of memory (try a smaller --batch or --synthetic)\n");
+    return 1;
+}
+
 static int load_graph(const struct bench_opts *o, struct dp_grouped **g) {
     struct dp_error err = {0};
     if (o->grouped) {
         if (dp_grouped_load_json(o->grouped, g, &err)) return cli_fail(&err);
-    } else if (!(*g = synth((int)o->synthetic, 7))) {
-        fprintf(stderr, "driple: bench: out of memory\n");
-        return 1;
+    } else if (!(*g = cmd_synthetic_grouped((int)o->synthetic, 7))) {
+        return out_of_memory();
     }
     return 0;
 }
@@ -145,16 +97,6 @@ static double load_avg(void) {
     return l;
 }
 
-static void print_json_str(const char *s) {
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
-        else putchar(*s);
-    }
-    putchar('"');
-}
-
 static void report(const struct bench_opts *o, const char *what, const struct dp_grouped *g,
                    const struct dp_model *m, struct stats s, struct stats cpu, int runs,
                    const char *extra_json, const char *extra_text) {
@@ -162,9 +104,9 @@ static void report(const struct bench_opts *o, const char *what, const struct dp
     int layers = dp_arch_n_layers(dp_model_arch(m), g->n_groups);
     if (o->json) {
         printf("{\"bench\":\"%s\",\"model\":", what);
-        print_json_str(src);
+        cmd_json_str(stdout, src);
         printf(",\"graph\":");
-        print_json_str(o->grouped ? o->grouped : "synthetic");
+        cmd_json_str(stdout, o->grouped ? o->grouped : "synthetic");
         printf(",\"layer\":\"%s\",\"n_groups\":%d,\"n_edges\":%d,\"n_layers\":%d,\"threads\":%d,"
                "\"runs\":%d,\"median_ms\":%.4f,\"min_ms\":%.4f,\"mean_ms\":%.4f,"
                "\"cpu_median_ms\":%.4f,\"load_avg\":%.2f%s}\n",
@@ -193,17 +135,18 @@ static int bench_predict(const struct bench_opts *o, const struct dp_model *m,
     struct dp_error err = {0};
     float out[DP_N_OUTPUTS];
     const int R = (int)o->runs;
-    double *ms = calloc((size_t)R * 2, sizeof *ms), *cms = ms + R;
-    if (!ms) return 1;
+    double *ms = calloc((size_t)R * 2, sizeof *ms);
+    if (!ms) return out_of_memory();
+    double *cms = ms + R;
     for (int w = 0; w < 2; w++)
         if (dp_model_predict(m, g, out, &err)) {
             free(ms);
             return cli_fail(&err);
         }
     for (int r = 0; r < R; r++) {
-        double t0 = now_ms(), c0 = cpu_ms();
+        double t0 = cmd_now_ms(), c0 = cpu_ms();
         dp_model_predict(m, g, out, &err);
-        ms[r] = now_ms() - t0;
+        ms[r] = cmd_now_ms() - t0;
         cms[r] = cpu_ms() - c0;
     }
     struct stats s = summarise(ms, R), cs = summarise(cms, R);
@@ -247,6 +190,11 @@ static int bench_train(const struct bench_opts *o, const struct dp_model *base,
                        const struct dp_grouped *g, bool transfer) {
     struct dp_error err = {0};
     const int B = (int)o->batch, R = (int)o->runs;
+    /* B jittered copies of the graph are made: refuse sizes that would exhaust memory (4096 x
+     * 1e5 groups is ~19 GB) instead of thrashing the machine. */
+    if ((long long)B * g->n_groups > BENCH_MAX_BATCH_GROUPS)
+        return cli_usage("bench", BENCH_USAGE, "--batch %d x %d groups: more than %d groups in "
+                         "one batch", B, g->n_groups, BENCH_MAX_BATCH_GROUPS);
     float *targets = calloc((size_t)B * DP_N_OUTPUTS, sizeof *targets);
     struct dp_grouped **gs = targets ? batch_of(g, B, targets) : NULL;
     struct dp_model *m = dp_model_clone(base);
@@ -255,7 +203,10 @@ static int bench_train(const struct bench_opts *o, const struct dp_model *base,
     double *cms = calloc((size_t)R, sizeof *cms);
     float *emb = NULL;
     int rc = 1;
-    if (!gs || !m || !ms || !ems || !cms || !gs[B - 1]) goto done;
+    if (!gs || !m || !ms || !ems || !cms || !gs[B - 1]) {
+        rc = out_of_memory();
+        goto done;
+    }
     struct dp_adam_opts ad;
     dp_adam_default(&ad);
     if (dp_trainer_init(m, transfer ? DP_TRAIN_HEAD : DP_TRAIN_FULL, &ad, &t, &err)) {
@@ -265,13 +216,13 @@ static int bench_train(const struct bench_opts *o, const struct dp_model *base,
     float loss = 0;
     if (!transfer) {
         for (int r = 0; r < R; r++) {
-            double t0 = now_ms(), c0 = cpu_ms();
+            double t0 = cmd_now_ms(), c0 = cpu_ms();
             if (dp_trainer_step(t, (const struct dp_grouped *const *)gs, B, targets, true, &loss,
                                 &err)) {
                 rc = cli_fail(&err);
                 goto done;
             }
-            ms[r] = now_ms() - t0;
+            ms[r] = cmd_now_ms() - t0;
             cms[r] = cpu_ms() - c0;
         }
         struct stats s = summarise(ms, R), cs = summarise(cms, R);
@@ -291,14 +242,17 @@ static int bench_train(const struct bench_opts *o, const struct dp_model *base,
     /* transfer: the embedding pass (per graph, once per body) and head steps on the cache */
     const int E = dp_model_embed_size(m);
     emb = calloc((size_t)B * E, sizeof *emb);
-    if (!emb) goto done;
+    if (!emb) {
+        rc = out_of_memory();
+        goto done;
+    }
     for (int r = 0; r < R; r++) {
-        double t0 = now_ms();
+        double t0 = cmd_now_ms();
         if (dp_model_embed(m, gs[r % B], emb + (size_t)(r % B) * E, &err)) {
             rc = cli_fail(&err);
             goto done;
         }
-        ems[r] = now_ms() - t0;
+        ems[r] = cmd_now_ms() - t0;
     }
     for (int k = 0; k < B; k++)
         if (dp_model_embed(m, gs[k], emb + (size_t)k * E, &err)) {
@@ -306,9 +260,12 @@ static int bench_train(const struct bench_opts *o, const struct dp_model *base,
             goto done;
         }
     for (int r = 0; r < R; r++) {
-        double t0 = now_ms(), c0 = cpu_ms();
-        dp_trainer_step_head(t, emb, B, targets, true, &loss, &err);
-        ms[r] = now_ms() - t0;
+        double t0 = cmd_now_ms(), c0 = cpu_ms();
+        if (dp_trainer_step_head(t, emb, B, targets, true, &loss, &err)) {
+            rc = cli_fail(&err);
+            goto done;
+        }
+        ms[r] = cmd_now_ms() - t0;
         cms[r] = cpu_ms() - c0;
     }
     struct stats s = summarise(ms, R), se = summarise(ems, R), cs = summarise(cms, R);

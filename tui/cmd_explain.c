@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "cmd.h"
+#include "cmd_util.h"
 #include "dp/coarsen.h"
 #include "dp/explain.h"
 #include "dp/graph_io.h"
@@ -35,35 +35,6 @@ static const char *const usage_bench =
     "       inspector: the published GCN architecture with seeded random weights)";
 
 /* ---- small helpers ---- */
-
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        default:
-            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-            else fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
-
-/* A number JSON can hold (NaN and infinities become null). */
-static void json_num(FILE *f, double v) {
-    if (isfinite(v)) fprintf(f, "%.9g", v);
-    else fputs("null", f);
-}
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* The inspector file for --inspector M or --setting ID (from --settings FILE or the default
  * list). Fills path; false with err set when the setting is unknown or has no inspector. */
@@ -135,9 +106,9 @@ static void print_types_json(FILE *f, const struct dp_explain_type *t, int n) {
     fputc('[', f);
     for (int i = 0; i < n; i++) {
         fprintf(f, "%s{\"op\": ", i ? ", " : "");
-        json_str(f, t[i].op);
+        cmd_json_str(f, t[i].op);
         fprintf(f, ", \"n_ops\": %d, \"importance\": ", t[i].n_ops);
-        json_num(f, t[i].importance);
+        cmd_json_num(f, t[i].importance);
         fputc('}', f);
     }
     fputc(']', f);
@@ -148,39 +119,39 @@ static void print_json(const struct dp_grouped *g, const struct dp_explain *e,
                        const char *render_fmt, const char *render_file, const char *unknown) {
     FILE *f = stdout;
     fprintf(f, "{\"graph\": ");
-    json_str(f, g->graph);
+    cmd_json_str(f, g->graph);
     fprintf(f, ", \"file\": ");
-    json_str(f, graph_path);
+    cmd_json_str(f, graph_path);
     fprintf(f, ", \"batch\": %lld, \"n_groups\": %d, \"inspector\": ", (long long)g->batch,
             g->n_groups);
-    json_str(f, insp_path);
+    cmd_json_str(f, insp_path);
     fprintf(f, ", \"setting\": ");
-    if (setting_id[0]) json_str(f, setting_id);
+    if (setting_id[0]) cmd_json_str(f, setting_id);
     else fputs("null", f);
     fprintf(f, ",\n \"metric\": ");
-    json_str(f, dp_metric_name(e->metric));
+    cmd_json_str(f, dp_metric_name(e->metric));
     fprintf(f, ", \"unit\": ");
-    json_str(f, dp_metric_unit(e->metric));
+    cmd_json_str(f, dp_metric_unit(e->metric));
     fprintf(f, ", \"value\": ");
-    json_num(f, e->value);
+    cmd_json_num(f, e->value);
     if (e->metric == DP_METRIC_ITERATION)
         fprintf(f, ", \"metric_formula\": \"gpu_util.idle + gpu_util.active\"");
     fprintf(f, ", \"method\": ");
-    json_str(f, dp_explain_method_name(e->method));
+    cmd_json_str(f, dp_explain_method_name(e->method));
     fprintf(f, ",\n \"importance_formula\": ");
-    json_str(f, e->method == DP_EXPLAIN_GRAD
+    cmd_json_str(f, e->method == DP_EXPLAIN_GRAD
                     ? "|sum_f d metric/d x_f * x_f| / sum over groups"
                     : "|metric - metric with the group's features zeroed| / sum over groups");
     fprintf(f, ", \"all_zero\": %s", all_zero(e) ? "true" : "false");
     if (unknown) {
         fprintf(f, ", \"unknown_op_types\": ");
-        json_str(f, unknown);
+        cmd_json_str(f, unknown);
     }
     if (render_file) {
         fprintf(f, ", \"rendered\": {\"format\": ");
-        json_str(f, render_fmt);
+        cmd_json_str(f, render_fmt);
         fprintf(f, ", \"file\": ");
-        json_str(f, render_file);
+        cmd_json_str(f, render_file);
         fputc('}', f);
     }
     fprintf(f, ",\n \"groups\": [");
@@ -190,20 +161,20 @@ static void print_json(const struct dp_grouped *g, const struct dp_explain *e,
         int ops = gr->n_ops > 0 ? gr->n_ops : (int)lround(g->x[i * DP_N_FEATURES + 1]);
         fprintf(f, "%s\n  {\"id\": %d, \"rank\": %d, \"importance\": ", r ? "," : "", i,
                 gr->rank + 1);
-        json_num(f, gr->importance);
+        cmd_json_num(f, gr->importance);
         fprintf(f, ", \"attribution\": ");
-        json_num(f, gr->attribution);
+        cmd_json_num(f, gr->attribution);
         fprintf(f, ", \"features\": [");
         for (int k = 0; k < DP_N_FEATURES; k++) {
             if (k) fputs(", ", f);
-            json_num(f, g->x[i * DP_N_FEATURES + k]);
+            cmd_json_num(f, g->x[i * DP_N_FEATURES + k]);
         }
         fputc(']', f);
         if (e->method == DP_EXPLAIN_GRAD) {
             fprintf(f, ", \"feature_attribution\": [");
             for (int k = 0; k < DP_N_FEATURES; k++) {
                 if (k) fputs(", ", f);
-                json_num(f, gr->feat_attr[k]);
+                cmd_json_num(f, gr->feat_attr[k]);
             }
             fputc(']', f);
         }
@@ -213,7 +184,7 @@ static void print_json(const struct dp_grouped *g, const struct dp_explain *e,
         if (g->member_start)
             for (int j = g->member_start[i]; j < g->member_start[i + 1]; j++) {
                 if (j > g->member_start[i]) fputs(", ", f);
-                json_str(f, g->members[j]);
+                cmd_json_str(f, g->members[j]);
             }
         fputs("]}", f);
     }
@@ -390,46 +361,6 @@ done:
 
 /* ---- driple bench explain ---- */
 
-/* A connected K-group graph: a ring plus seeded random chords (about 3 edges per group), with
- * features in the ranges real grouped graphs show (tensor sizes 1e3..1e6, 5..50 ops). */
-static struct dp_grouped *synthetic(int n, uint64_t seed) {
-    int extra = n > 3 ? 2 * n : 0, ring = n > 2 ? n : n - 1;
-    if (ring < 0) ring = 0;
-    struct dp_grouped *g = dp_grouped_init("synthetic", n, ring + extra);
-    if (!g) return NULL;
-    uint64_t s = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-#define NEXT()                                                                                   \
-    (s = s * 6364136223846793005ULL + 1442695040888963407ULL, (double)(s >> 11) / 9007199254740992.0)
-    for (int i = 0; i < n; i++) {
-        g->x[i * 3 + 0] = pow(10.0, 3.0 + 3.0 * NEXT());
-        g->x[i * 3 + 1] = 5 + floor(45 * NEXT());
-        g->x[i * 3 + 2] = 2.0 * NEXT();
-    }
-    /* Edges: the ring, then chords; duplicates are harmless for timing but avoided anyway. */
-    int e = 0;
-    for (int i = 0; i < ring; i++) {
-        int a = i, b = (i + 1) % n;
-        g->edges[2 * e] = a < b ? a : b;
-        g->edges[2 * e + 1] = a < b ? b : a;
-        e++;
-    }
-    for (int t = 0; t < extra; t++) {
-        int a = (int)(NEXT() * n), b = (int)(NEXT() * n);
-        if (a == b || abs(a - b) == 1 || abs(a - b) == n - 1) continue;
-        g->edges[2 * e] = a < b ? a : b;
-        g->edges[2 * e + 1] = a < b ? b : a;
-        e++;
-    }
-#undef NEXT
-    g->n_edges = e;
-    return g;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int bench_explain(int argc, char **argv) {
     struct cli c;
     if (!cli_init(&c, argc, argv, "bench explain")) return 1;
@@ -471,7 +402,7 @@ int bench_explain(int argc, char **argv) {
         if (load_grouped(graph_path, grouped_path, NULL, (int)k, DP_DEFAULT_SEED, 0, &graph, &w,
                          &g, NULL, &err) != DP_OK)
             goto fail;
-    } else if (!(g = synthetic((int)k, 1))) {
+    } else if (!(g = cmd_synthetic_grouped((int)k, 1))) {
         dp_error_set(&err, DP_ERR_NOMEM, "bench explain: out of memory");
         goto fail;
     }
@@ -487,23 +418,23 @@ int bench_explain(int argc, char **argv) {
     enum dp_status st = dp_explain_compute(m, NULL, g, 4, DP_EXPLAIN_GRAD, 1, &e, &err);
     dp_explain_free(e);
     for (int r = 0; st == DP_OK && r < repeat; r++) {
-        double t0 = now_ms();
+        double t0 = cmd_now_ms();
         st = dp_explain_compute(m, NULL, g, 4, DP_EXPLAIN_GRAD, 1, &e, &err);
-        t[r] = now_ms() - t0;
+        t[r] = cmd_now_ms() - t0;
         dp_explain_free(e);
         e = NULL;
     }
-    qsort(t, (size_t)repeat, sizeof *t, cmp_double);
+    qsort(t, (size_t)repeat, sizeof *t, cmd_cmp_double);
     double grad_ms = t[repeat / 2];
     int occl_rep = repeat < 3 ? (int)repeat : 3;
     for (int r = 0; st == DP_OK && r < occl_rep; r++) {
-        double t0 = now_ms();
+        double t0 = cmd_now_ms();
         st = dp_explain_compute(m, NULL, g, 4, DP_EXPLAIN_OCCLUSION, (int)threads, &e, &err);
-        t[r] = now_ms() - t0;
+        t[r] = cmd_now_ms() - t0;
         dp_explain_free(e);
         e = NULL;
     }
-    qsort(t, (size_t)occl_rep, sizeof *t, cmp_double);
+    qsort(t, (size_t)occl_rep, sizeof *t, cmd_cmp_double);
     double occl_ms = t[occl_rep / 2];
     free(t);
     if (st != DP_OK) goto fail;
@@ -513,10 +444,10 @@ int bench_explain(int argc, char **argv) {
     const struct dp_arch *arch = dp_model_arch(m);
     if (json) {
         printf("{\"bench\": \"explain\", \"graph\": ");
-        json_str(stdout, graph_path ? graph_path : grouped_path ? grouped_path : "synthetic");
+        cmd_json_str(stdout, graph_path ? graph_path : grouped_path ? grouped_path : "synthetic");
         printf(", \"groups\": %d, \"edges\": %d, \"layers\": %d, \"model\": ", g->n_groups,
                g->n_edges, dp_arch_n_layers(arch, g->n_groups));
-        json_str(stdout, model_desc);
+        cmd_json_str(stdout, model_desc);
         printf(", \"grad_ms\": %.3f, \"occlusion_ms\": %.3f, \"occlusion_threads\": %d, "
                "\"repeat\": %d, \"targets\": {\"grad_ms\": 50, \"occlusion_ms\": 1000}}\n",
                grad_ms, occl_ms, used, (int)repeat);

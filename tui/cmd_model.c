@@ -28,15 +28,22 @@ static const char *const usage_compare =
     "driple compare GRAPH|--grouped FILE [--settings FILE] [--batch N] [--groups K] [--seed S]\n"
     "       [--weights FILE] [--json]";
 static const char *const usage_train =
-    "driple train --dataset D.json -o M.json [--layer gcn|gin|gat|mpnn] [--hidden 64]\n"
-    "       [--epochs 200] [--patience 20] [--seed 1] [--features raw|log] [--split random|models]\n"
-    "       [--minibatch 32] [--lr 0.003] [--rule half|n|log2|fixed] [--layers N]\n"
-    "       [--max-layers N] [--json]   (layers for N groups: half = max(1, N/2) as published;\n"
-    "       --max-layers caps it)";
+    "driple train --dataset D.json -o M.json [--recipe driple-c|paper] [--layer gcn|gin|gat|mpnn]\n"
+    "       [--hidden 64] [--epochs N] [--patience P] [--seed 1] [--features raw|log]\n"
+    "       [--target max|range|log] [--split random|models] [--minibatch 32] [--lr 0.003]\n"
+    "       [--lr-decay F --lr-plateau E] [--weight-decay 1e-6] [--rule half|n|log2|fixed]\n"
+    "       [--layers N] [--max-layers N] [--json]\n"
+    "  --recipe driple-c (default): log features, at most 3 layers, log-normalised targets,\n"
+    "    lr halved after 10 epochs without progress, 300 epochs, patience 40 (notes/accuracy.md).\n"
+    "  --recipe paper: the published recipe (raw features, layers = max(1, N/2), targets =\n"
+    "    label / training max, constant lr, 200 epochs, patience 20). Options after it override.\n"
+    "  Errors: MAPE over labels >= 1 (ms, %, MB/s), RMSE in the output's unit, R2 = 1 - SSE/SS.";
 static const char *const usage_transfer =
     "driple transfer --from BASE.json --dataset D.json -o M.json [--mode head|head+last]\n"
-    "       [--epochs 200] [--patience 20] [--seed 1] [--split random|models] [--minibatch 32]\n"
-    "       [--lr 0.003] [--vs-scratch] [--json]";
+    "       [--recipe driple-c|paper] [--target base|max|range|log] [--epochs N] [--patience P]\n"
+    "       [--seed 1] [--split random|models] [--minibatch 32] [--lr 0.003]\n"
+    "       [--lr-decay F --lr-plateau E] [--weight-decay 1e-6] [--vs-scratch] [--json]\n"
+    "  --target base (default): the base's kind of output transform, refitted on the new labels.";
 static const char *const usage_inspector =
     "driple inspector info M.json [--json]\n"
     "       inspector import-torch FILE.pkl [--layer gcn] [--setting ID] -o M.json\n"
@@ -433,7 +440,7 @@ int cmd_compare(int argc, char **argv) {
             if (emb) {
                 dp_model_head(mod, emb, raw);
                 for (int o = 0; o < DP_N_OUTPUTS; o++)
-                    m[o] = (double)raw[o] * dp_inspector_output(insp, o)->scale;
+                    m[o] = dp_inspector_metric(insp, o, raw[o]);
                 n_ok++;
             }
         }
@@ -603,21 +610,47 @@ static void print_run_json(FILE *f, const char *label, const struct dp_inspector
     fputc('}', f);
 }
 
+/* The recipe's defaults (--recipe, default driple-c); the other options override them. */
+static bool recipe_opts(struct cli *c, struct dp_train_opts *o, enum dp_recipe *r, const char *cmd,
+                        const char *usage) {
+    const char *recipe = cli_value(c, "--recipe");
+    *r = DP_RECIPE_DRIPLE_C;
+    if (recipe && !dp_recipe_parse(recipe, r)) {
+        cli_usage(cmd, usage, "--recipe: '%s' is not driple-c or paper", recipe);
+        c->bad = true;
+        return false;
+    }
+    dp_train_opts_recipe(o, *r);
+    return true;
+}
+
 /* Options shared by train and transfer. */
 static bool train_opts(struct cli *c, struct dp_train_opts *o, const char *cmd, const char *usage) {
     int64_t epochs = o->epochs, patience = o->patience, seed = (int64_t)o->seed, mb = o->batch,
-            hidden = o->hidden;
-    double lr = o->adam.lr;
+            hidden = o->hidden, plateau = o->lr_plateau;
+    double lr = o->adam.lr, decay = o->lr_decay, wd = o->adam.weight_decay;
     const char *split = cli_value(c, "--split");
+    const char *target = cli_value(c, "--target");
     if (!cli_int(c, "--epochs", 1, 1000000, &epochs) || !cli_int(c, "--patience", 0, 1000000, &patience) ||
         !cli_int(c, "--seed", 0, INT64_MAX, &seed) || !cli_int(c, "--minibatch", 1, 100000, &mb) ||
-        !cli_int(c, "--hidden", 1, 4096, &hidden) || !cli_double(c, "--lr", 1e-9, 10, &lr))
+        !cli_int(c, "--hidden", 1, 4096, &hidden) || !cli_double(c, "--lr", 1e-9, 10, &lr) ||
+        !cli_double(c, "--lr-decay", 1e-6, 1, &decay) ||
+        !cli_int(c, "--lr-plateau", 0, 1000000, &plateau) ||
+        !cli_double(c, "--weight-decay", 0, 10, &wd))
         return false;
     if (split && !dp_split_parse(split, &o->split)) {
         cli_usage(cmd, usage, "--split: '%s' is not random or models", split);
         c->bad = true;
         return false;
     }
+    if (target && !dp_target_parse(target, &o->target)) {
+        cli_usage(cmd, usage, "--target: '%s' is not max, range, log or base", target);
+        c->bad = true;
+        return false;
+    }
+    o->lr_decay = decay;
+    o->lr_plateau = (int)plateau;
+    o->adam.weight_decay = (float)wd;
     o->epochs = (int)epochs;
     o->patience = (int)patience;
     o->seed = (uint64_t)seed;
@@ -637,13 +670,14 @@ int cmd_train(int argc, char **argv) {
     struct dp_train_result res;
     memset(&res, 0, sizeof res);
     struct dp_train_opts o;
-    dp_train_opts_default(&o);
+    enum dp_recipe recipe;
+    if (!recipe_opts(&c, &o, &recipe, "train", usage_train)) goto done;
     const char *dataset = cli_value(&c, "--dataset");
     const char *out = cli_value(&c, "-o");
     const char *layer = cli_value(&c, "--layer");
     const char *feat = cli_value(&c, "--features");
     const char *rule = cli_value(&c, "--rule");
-    int64_t n_layers = 0, max_layers = 0;
+    int64_t n_layers = 0, max_layers = o.max_layers;
     bool json = cli_flag(&c, "--json");
     if (!out) out = cli_value(&c, "--out");
     if (!cli_int(&c, "--layers", 1, 100000, &n_layers) ||
@@ -660,6 +694,10 @@ int cmd_train(int argc, char **argv) {
     if (!cli_check_unused(&c)) goto done;
     if (!dataset || !out) {
         rc = cli_usage("train", usage_train, "needs --dataset D.json and -o M.json");
+        goto done;
+    }
+    if (o.target == DP_TARGET_BASE) {
+        rc = cli_usage("train", usage_train, "--target base is for transfer (there is no base)");
         goto done;
     }
     if (layer && !dp_layer_parse(layer, &o.layer)) {
@@ -695,15 +733,21 @@ int cmd_train(int argc, char **argv) {
         json_str(stdout, dp_layer_name(o.layer));
         printf(", \"features\": ");
         json_str(stdout, dp_feat_name(o.feat));
+        printf(", \"recipe\": ");
+        json_str(stdout, dp_recipe_name(recipe));
+        printf(", \"target\": ");
+        json_str(stdout, dp_target_name(o.target));
         printf(", \"split\": ");
         json_str(stdout, dp_split_name(o.split));
         printf(", ");
         print_run_json(stdout, "scratch", insp, &res);
         printf("}\n");
     } else {
-        printf("%s%s: %s on %s (%s split, %d/%d/%d samples, %s labels), %d epochs (best %d), %.2f s\n",
+        printf("%s%s: %s (recipe %s, %s features, %s targets) on %s (%s split, %d/%d/%d samples, "
+               "%s labels), %d epochs (best %d), %.2f s\n",
                res.cancelled ? "interrupted, kept the best so far; " : "", out,
-               dp_layer_name(o.layer), ds.setting[0] ? ds.setting : dataset, dp_split_name(o.split),
+               dp_layer_name(o.layer), dp_recipe_name(recipe), dp_feat_name(o.feat),
+               dp_target_name(o.target), ds.setting[0] ? ds.setting : dataset, dp_split_name(o.split),
                res.split.n_train, res.split.n_val, res.split.n_test, dp_dataset_data_kind(&ds),
                res.epochs_run, res.best_epoch, res.seconds);
         print_eval_table(stdout, dp_inspector_provenance(insp));
@@ -728,7 +772,9 @@ int cmd_transfer(int argc, char **argv) {
     memset(&res, 0, sizeof res);
     memset(&sres, 0, sizeof sres);
     struct dp_train_opts o;
-    dp_train_opts_default(&o);
+    enum dp_recipe recipe;
+    if (!recipe_opts(&c, &o, &recipe, "transfer", usage_transfer)) goto done;
+    o.target = DP_TARGET_BASE;
     const char *from = cli_value(&c, "--from");
     const char *dataset = cli_value(&c, "--dataset");
     const char *out = cli_value(&c, "-o");
@@ -770,6 +816,7 @@ int cmd_transfer(int argc, char **argv) {
         so.rule = a->rule;
         so.n_layers = a->n_layers;
         so.max_layers = a->max_layers;
+        if (so.target == DP_TARGET_BASE) so.target = dp_target_of(base);
         if (!ps.tty) fprintf(stderr, "from scratch, for comparison:\n");
         st = dp_train(&ds, &so, &scratch, &sres, &err);
     }
@@ -861,6 +908,12 @@ static int inspector_info(struct cli *c) {
             json_str(f, om->unit);
             fprintf(f, ", \"scale\": ");
             json_num(f, om->scale);
+            fprintf(f, ", \"transform\": ");
+            json_str(f, dp_out_transform_name(om->transform));
+            fprintf(f, ", \"offset\": ");
+            json_num(f, om->offset);
+            fprintf(f, ", \"span\": ");
+            json_num(f, om->span);
             fputc('}', f);
         }
         fprintf(f, "], \"training\": {\"origin\": ");
@@ -893,10 +946,12 @@ static int inspector_info(struct cli *c) {
                p->origin, p->base[0] ? " from " : "", p->base, p->base_id[0] ? " / " : "", p->base_id,
                p->mode, p->data[0] ? p->data : "?", p->split[0] ? p->split : "-", p->epochs, p->seconds,
                p->n_train, p->n_val, p->n_test);
-        printf("\n%-22s %6s %12s\n", "output", "unit", "scale");
+        printf("\n%-22s %6s %12s %9s %10s %10s\n", "output", "unit", "scale", "transform", "offset",
+               "span");
         for (int o = 0; o < DP_N_OUTPUTS; o++) {
             const struct dp_output_meta *om = dp_inspector_output(insp, o);
-            printf("%-22s %6s %12.6g\n", om->name, om->unit, om->scale);
+            printf("%-22s %6s %12.6g %9s %10.4g %10.4g\n", om->name, om->unit, om->scale,
+                   dp_out_transform_name(om->transform), om->offset, om->span);
         }
         if (p->n_val > 0 || p->n_test > 0) {
             printf("\n");

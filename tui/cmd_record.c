@@ -373,8 +373,8 @@ int cmd_dataset_add(int argc, char **argv) {
     }
     enum { MAX_TRACES = 8 };
     if (!(paths = calloc(MAX_TRACES + 1, sizeof *paths))) {
-        rc = 1;
-        goto done;
+        dp_error_set(&err, DP_ERR_NOMEM, "dataset add: out of memory");
+        goto fail;
     }
     int n_traces = expand_traces(&c, paths, MAX_TRACES + 1);
     if (!cli_check_unused(&c)) goto done;
@@ -389,7 +389,10 @@ int cmd_dataset_add(int argc, char **argv) {
     rc = 1;
 
     /* The traces first: they are the point, and the cheapest to get wrong. */
-    if (!(t = dp_trace_init("measured"))) goto done;
+    if (!(t = dp_trace_init("measured"))) {
+        dp_error_set(&err, DP_ERR_NOMEM, "dataset add: out of memory");
+        goto fail;
+    }
     if (read_traces(paths, n_traces, t, &err) != DP_OK) goto fail;
     double lab[DP_N_LABELS];
     unsigned missing = 0;

@@ -1,7 +1,7 @@
-/* cmd_util.h: small helpers shared by the bench, zoo and explain commands (and open to the
- * others): a JSON string or number written to a stream, a monotonic clock in milliseconds, an
- * ascending comparison of doubles for qsort, and the seeded synthetic grouped graph that the
- * benchmarks time when no graph is given. */
+/* cmd_util.h: small helpers shared by the bench, zoo and explain commands and the explorer's
+ * importance pane (open to the other commands): a JSON string or number written to a stream, a
+ * monotonic clock in milliseconds, an ascending comparison of doubles for qsort, and the seeded
+ * synthetic grouped graph that the benchmarks time when no graph is given. */
 #ifndef DRIPLE_CMD_UTIL_H
 #define DRIPLE_CMD_UTIL_H
 

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "cmd_util.h"
 #include "dp/cost.h"
 #include "dp/graph_io.h"
 #include "dp/zoo.h"
@@ -15,16 +16,6 @@
     "       driple zoo build MODEL [--batch N] [--optimizer sgd|momentum|adam]\n"                \
     "                        [--precision fp32|mixed] [--input PIXELS | --seq TOKENS] [--nchw]\n" \
     "                        -o FILE.json   (\"-o -\": stdout)"
-
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-        else if (*p < 32) fprintf(f, "\\u%04x", *p);
-        else fputc(*p, f);
-    }
-    fputc('"', f);
-}
 
 static int zoo_list(int argc, char **argv) {
     struct cli c;
@@ -51,9 +42,9 @@ static int zoo_list(int argc, char **argv) {
         dp_graph_free(g);
         if (json) {
             printf("%s\n  {\"name\": ", i ? "," : "");
-            json_str(stdout, m->name);
+            cmd_json_str(stdout, m->name);
             printf(", \"description\": ");
-            json_str(stdout, m->description);
+            cmd_json_str(stdout, m->description);
             printf(", \"input_kind\": \"%s\", \"default_input\": %lld, \"default_batch\": %lld, "
                    "\"min_input\": %lld, \"max_input\": %lld, \"params\": %lld, \"ops\": %zu}",
                    m->input_kind, (long long)m->default_input, (long long)m->default_batch,

@@ -8,7 +8,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
+
+#include "cmd_util.h" /* cmd_now_ms */
 
 #define BOX_W       14 /* cells per box, borders included */
 #define BOX_H       3
@@ -40,19 +41,13 @@ static void keep_message(struct importance_view *v, const struct dp_error *err) 
     snprintf(v->message, sizeof v->message, "%s", err->msg);
 }
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 enum dp_status importance_view_compute(struct importance_view *v, struct dp_error *err) {
     struct dp_error local = {0};
     if (!err) err = &local;
     dp_explain_free(v->e);
     v->e = NULL;
     if (!v->g || !v->model) return DP_OK;
-    double t0 = now_ms();
+    double t0 = cmd_now_ms();
     struct dp_explain *e = NULL;
     enum dp_status st = dp_explain_compute(v->model, v->scale, v->g, v->metric, v->method, 0, &e, err);
     if (st != DP_OK) {
@@ -66,7 +61,7 @@ enum dp_status importance_view_compute(struct importance_view *v, struct dp_erro
         if (st != DP_OK) keep_message(v, err);
     }
     v->e = e;
-    v->compute_ms = now_ms() - t0;
+    v->compute_ms = cmd_now_ms() - t0;
     if (st == DP_OK) v->message[0] = '\0';
     return st;
 }

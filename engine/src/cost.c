@@ -4,6 +4,7 @@
  * variable's size (their gradient input may be a multi-output op's first output). */
 #include "dp/cost.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -297,6 +298,8 @@ int64_t dp_graph_param_count(const struct dp_graph *g, bool trainable_only) {
         if (n->params <= 0) continue;
         const char *t = dp_node_attr(n, "trainable");
         if (trainable_only && t && !strcmp(t, "false")) continue;
+        /* a file may give each node up to 2^53: saturate rather than overflow int64_t */
+        if (n->params > INT64_MAX - total) return INT64_MAX;
         total += n->params;
     }
     return total;

@@ -1,7 +1,7 @@
-/* inspector.c: an inspector is a model plus what it predicts for: output names, units and label
- * scales (metric = raw x scale), the setting, and its provenance. Prediction and the body key
- * (equal for inspectors sharing a GNN body, so embeddings can be shared) live here; the file
- * format is in inspector_json.c. */
+/* inspector.c: an inspector is a model plus what it predicts for: output names, units, label
+ * scales and transforms (dp_inspector_metric: scale x raw as published, or a normalised log),
+ * the setting, and its provenance. Prediction and the body key (equal for inspectors sharing a
+ * GNN body, so embeddings can be shared) live here; the file format is in inspector_json.c. */
 #include "dp/inspector.h"
 
 #include <math.h>
@@ -15,6 +15,23 @@
 
 bool dp_param_is_head(const char *name) {
     return strncmp(name, "graph_read_out.mlp.", 19) == 0;
+}
+
+#define LOG_EXP_CAP 80.0 /* expm1(80) ~ 5.5e34: finite, and far beyond any label */
+
+static const char *const transform_names[DP_OUT_TRANSFORM_COUNT] = {"linear", "log"};
+
+const char *dp_out_transform_name(enum dp_out_transform t) {
+    return t >= 0 && t < DP_OUT_TRANSFORM_COUNT ? transform_names[t] : "?";
+}
+
+bool dp_out_transform_parse(const char *s, enum dp_out_transform *out) {
+    for (int t = 0; t < DP_OUT_TRANSFORM_COUNT; t++)
+        if (!strcmp(s, transform_names[t])) {
+            *out = (enum dp_out_transform)t;
+            return true;
+        }
+    return false;
 }
 
 static void eval_nan(struct dp_eval *e) {
@@ -33,6 +50,9 @@ enum dp_status dp_inspector_init(struct dp_model *m, struct dp_inspector **out, 
         snprintf(insp->out[o].name, sizeof insp->out[o].name, "%s", dp_output_names[o]);
         snprintf(insp->out[o].unit, sizeof insp->out[o].unit, "%s", dp_output_units[o]);
         insp->out[o].scale = 1.0;
+        insp->out[o].transform = DP_OUT_LINEAR;
+        insp->out[o].offset = 0.0;
+        insp->out[o].span = 1.0;
     }
     snprintf(insp->prov.origin, sizeof insp->prov.origin, "scratch");
     snprintf(insp->prov.mode, sizeof insp->prov.mode, "full");
@@ -62,6 +82,33 @@ const struct dp_output_meta *dp_inspector_output(const struct dp_inspector *insp
 
 void dp_inspector_set_scale(struct dp_inspector *insp, int o, double scale) {
     if (o >= 0 && o < DP_N_OUTPUTS) insp->out[o].scale = scale;
+}
+
+enum dp_status dp_inspector_set_transform(struct dp_inspector *insp, int o,
+                                          enum dp_out_transform t, double scale, double offset,
+                                          double span) {
+    if (o < 0 || o >= DP_N_OUTPUTS || t < 0 || t >= DP_OUT_TRANSFORM_COUNT ||
+        !(isfinite(scale) && scale > 0) || !isfinite(offset) || !(isfinite(span) && span > 0))
+        return DP_ERR_INVALID;
+    insp->out[o].transform = t;
+    insp->out[o].scale = scale;
+    insp->out[o].offset = offset;
+    insp->out[o].span = span;
+    return DP_OK;
+}
+
+double dp_inspector_metric(const struct dp_inspector *insp, int o, double raw) {
+    const struct dp_output_meta *m = &insp->out[o];
+    double z = m->offset + m->span * raw;
+    if (m->transform == DP_OUT_LOG) return m->scale * expm1(z < LOG_EXP_CAP ? z : LOG_EXP_CAP);
+    return m->scale * z;
+}
+
+double dp_inspector_target(const struct dp_inspector *insp, int o, double label) {
+    const struct dp_output_meta *m = &insp->out[o];
+    double v = label / m->scale;
+    if (m->transform == DP_OUT_LOG) v = log1p(v > 0 ? v : 0);
+    return (v - m->offset) / m->span;
 }
 
 const char *dp_inspector_setting(const struct dp_inspector *insp) { return insp->setting; }
@@ -130,7 +177,7 @@ enum dp_status dp_inspector_predict(const struct dp_inspector *insp, const struc
                                 "training range?)", g->graph, insp->out[o].name);
     for (int o = 0; o < DP_N_OUTPUTS; o++) {
         if (raw) raw[o] = r[o];
-        if (metrics) metrics[o] = (double)r[o] * insp->out[o].scale;
+        if (metrics) metrics[o] = dp_inspector_metric(insp, o, r[o]);
     }
     return DP_OK;
 }

@@ -1,4 +1,5 @@
-/* inspector_json.c: the driple-inspector/1 file: architecture, outputs {name, unit, scale},
+/* inspector_json.c: the driple-inspector/1 file: architecture, outputs {name, unit, scale,
+ * transform ("linear" when absent), offset (0), span (1)},
  * setting, training provenance, and parameters {name, shape, data: little-endian float32 in
  * base64}. A transferred inspector may store only the parameters that differ from its base and
  * name the base file (relative to its own directory); loading starts from the base's weights. */
@@ -486,7 +487,9 @@ static enum dp_status from_root(cJSON *root, const char *path, int depth, struct
         char op[32];
         snprintf(op, sizeof op, "$.outputs[%d]", i);
         struct dp_output_meta *om = &insp->out[i];
-        double scale = 1;
+        double scale = 1, offset = 0, span = 1;
+        const char *tname = NULL;
+        enum dp_out_transform tr = DP_OUT_LINEAR;
         if (!cJSON_IsObject(oo)) {
             st = dp_error_set(err, DP_ERR_INVALID, "%s:%s: expected {name, unit, scale}", path, op);
             goto fail;
@@ -494,18 +497,37 @@ static enum dp_status from_root(cJSON *root, const char *path, int depth, struct
         char oname[32] = "";
         if ((st = get_str(oo, "name", oname, sizeof oname, path, op, err)) ||
             (st = get_str(oo, "unit", om->unit, sizeof om->unit, path, op, err)) ||
-            (st = dp_json_get_number(oo, "scale", false, path, op, &scale, err)))
+            (st = dp_json_get_number(oo, "scale", false, path, op, &scale, err)) ||
+            (st = dp_json_get_string(oo, "transform", true, path, op, &tname, err)) ||
+            (st = dp_json_get_number(oo, "offset", true, path, op, &offset, err)) ||
+            (st = dp_json_get_number(oo, "span", true, path, op, &span, err)))
             goto fail;
+        if (tname && !dp_out_transform_parse(tname, &tr)) {
+            st = dp_error_set(err, DP_ERR_INVALID, "%s:%s.transform: '%s' is not linear or log",
+                              path, op, tname);
+            goto fail;
+        }
+        if (!isfinite(offset)) {
+            st = dp_error_set(err, DP_ERR_INVALID, "%s:%s.offset: not a finite number", path, op);
+            goto fail;
+        }
+        if (!(isfinite(span) && span > 0)) {
+            st = dp_error_set(err, DP_ERR_INVALID, "%s:%s.span: %g (must be > 0)", path, op, span);
+            goto fail;
+        }
         if (strcmp(oname, om->name)) {
             st = dp_error_set(err, DP_ERR_INVALID, "%s:%s.name: '%s', expected '%s' (Driple order)",
                               path, op, oname, om->name);
             goto fail;
         }
-        if (!(scale > 0)) {
+        if (!(isfinite(scale) && scale > 0)) {
             st = dp_error_set(err, DP_ERR_INVALID, "%s:%s.scale: %g (must be > 0)", path, op, scale);
             goto fail;
         }
         om->scale = scale;
+        om->transform = tr;
+        om->offset = offset;
+        om->span = span;
         i++;
     }
     if (strlen(setting) >= sizeof insp->setting) {
@@ -643,7 +665,9 @@ enum dp_status dp_inspector_save(const struct dp_inspector *insp, const char *pa
         cJSON *x = cJSON_CreateObject();
         if (!add_item(outputs, x) || !cJSON_AddStringToObject(x, "name", insp->out[o].name) ||
             !cJSON_AddStringToObject(x, "unit", insp->out[o].unit) ||
-            !add_num(x, "scale", insp->out[o].scale))
+            !add_num(x, "scale", insp->out[o].scale) ||
+            !cJSON_AddStringToObject(x, "transform", dp_out_transform_name(insp->out[o].transform)) ||
+            !add_num(x, "offset", insp->out[o].offset) || !add_num(x, "span", insp->out[o].span))
             goto nomem;
     }
     if (!write_training(root, &insp->prov, base ? rel : insp->prov.base)) goto nomem;

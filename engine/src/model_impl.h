@@ -91,6 +91,7 @@ struct dp_fx_work {
     size_t bcap;
 };
 
+/* Frees the batch's arrays (not b itself) and zeroes it; safe on a zeroed or freed batch. */
 void dp_fx_batch_free(struct dp_fx_batch *b);
 /* Builds the batch (graphs must share n_layers and steps under m's arch). */
 enum dp_status dp_fx_batch_build(const struct dp_model *m, const struct dp_grouped *const *g,

@@ -6,6 +6,8 @@
 #include "dp/onnx.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdalign.h>
 #include <stdio.h>
@@ -57,6 +59,7 @@ static void ar_free(struct arena *a) {
 /* Appends one zeroed element of size sz to *arr (n, cap); NULL on OOM. */
 static void *vec_push(struct arena *a, void **arr, int *n, int *cap, size_t sz) {
     if (*n == *cap) {
+        if (*cap > INT_MAX / 2) return NULL; /* 2^30 two-byte entries fit in a 2 GiB file */
         int nc = *cap ? *cap * 2 : 8;
         void *p = ar_alloc(a, (size_t)nc * sz);
         if (!p) return NULL;
@@ -393,6 +396,7 @@ static bool parse_shape(struct rd *r, struct o_value *v) {
             }
         }
         if (v->n_dims >= DP_MAX_DIMS) return rd_fail(r, "tensor shape with more than 8 dimensions");
+        if (value > ZB_MAX_DIM) return rd_fail(r, "tensor dimension larger than 2^40");
         v->sym[v->n_dims] = value < 0;
         v->dims[v->n_dims] = value < 0 ? DP_DIM_UNKNOWN : value;
         if (v->n_dims == 0 && param) v->param0 = param;
@@ -642,8 +646,9 @@ static int get_as(struct imp *im, const char *name, enum role role, int n_dims,
         dims = t->dims;
     }
     for (int d = 0; d < n_dims; d++)
-        if (dims[d] < 0) return node_fail(im, DP_ERR_INVALID, "initializer '%s' has a negative "
-                                                             "dimension", name);
+        if (dims[d] < 0 || dims[d] > ZB_MAX_DIM)
+            return node_fail(im, DP_ERR_INVALID, "initializer '%s': dimension %lld out of range "
+                             "[0, 2^40]", name, (long long)dims[d]);
     if (role == ROLE_AUTO) role = is_float(t->dtype) && numel(t) > 1 ? ROLE_WEIGHT : ROLE_CONST;
     if (v->src == SRC_CONST || !is_float(t->dtype)) role = ROLE_CONST;
     const char *nm = clean_name(im, name, "const");
@@ -822,7 +827,8 @@ static int map_reshape(struct imp *im, int x, const int64_t *want, int n) {
     if (infer >= 0) {
         if (has_batch || !batched) {
             double v = rest / known;
-            if (v < 1 || v != (double)(int64_t)v)
+            /* bounded before the cast: a double beyond int64_t makes it undefined */
+            if (!(v >= 1 && v <= (double)ZB_MAX_DIM) || v != floor(v))
                 return node_fail(im, DP_ERR_SHAPE, "reshape of %g elements into %g", rest, known);
             out[infer] = (int64_t)v;
         } else if (rest == known) {

@@ -1,5 +1,6 @@
-/* train.c: the paper's training recipe around the network's Adam trainer (dp/model.h): seeded
- * splits (random or holding out whole models), labels scaled by their training maximum,
+/* train.c: the training recipes around the network's Adam trainer (dp/model.h): seeded
+ * splits (random or holding out whole models), targets (labels scaled by their training maximum
+ * as published, min-max normalised, or the same on log1p), an optional learning-rate decay on plateau,
  * mini-batches, early stopping on validation loss keeping the best parameters, cancellation that
  * keeps the best so far, per-output MAPE/RMSE/R², and transfer learning (head-only on embeddings
  * computed once, or head plus the last graph layer). */
@@ -29,6 +30,47 @@ bool dp_split_parse(const char *s, enum dp_split_kind *out) {
     return false;
 }
 
+static const char *const target_names[DP_TARGET_COUNT] = {"max", "range", "log", "base"};
+static const char *const recipe_names[DP_RECIPE_COUNT] = {"paper", "driple-c"};
+
+const char *dp_target_name(enum dp_target t) {
+    return t >= 0 && t < DP_TARGET_COUNT ? target_names[t] : "?";
+}
+
+bool dp_target_parse(const char *s, enum dp_target *out) {
+    for (int t = 0; t < DP_TARGET_COUNT; t++)
+        if (!strcmp(s, target_names[t])) {
+            *out = (enum dp_target)t;
+            return true;
+        }
+    return false;
+}
+
+const char *dp_recipe_name(enum dp_recipe r) {
+    return r >= 0 && r < DP_RECIPE_COUNT ? recipe_names[r] : "?";
+}
+
+bool dp_recipe_parse(const char *s, enum dp_recipe *out) {
+    for (int r = 0; r < DP_RECIPE_COUNT; r++)
+        if (!strcmp(s, recipe_names[r])) {
+            *out = (enum dp_recipe)r;
+            return true;
+        }
+    return false;
+}
+
+void dp_train_opts_recipe(struct dp_train_opts *o, enum dp_recipe r) {
+    dp_train_opts_default(o);
+    if (r != DP_RECIPE_DRIPLE_C) return;
+    o->feat = DP_FEAT_LOG;
+    o->max_layers = 3;
+    o->target = DP_TARGET_LOG;
+    o->epochs = 300;
+    o->patience = 40;
+    o->lr_decay = 0.5;
+    o->lr_plateau = 10;
+}
+
 void dp_train_opts_default(struct dp_train_opts *o) {
     memset(o, 0, sizeof *o);
     o->layer = DP_LAYER_GCN;
@@ -44,6 +86,9 @@ void dp_train_opts_default(struct dp_train_opts *o) {
     o->test_frac = 0.2;
     dp_adam_default(&o->adam);
     o->mode = DP_TRAIN_HEAD;
+    o->target = DP_TARGET_MAX;
+    o->lr_decay = 1.0;
+    o->lr_plateau = 0;
 }
 
 void dp_split_free(struct dp_split *s) {
@@ -192,7 +237,7 @@ static void eval_preds(const struct dp_dataset *ds, const int *idx, int n, const
             double y = ds->samples[idx[i]].labels[o], p = pred[(size_t)i * DP_N_OUTPUTS + o];
             se += (p - y) * (p - y);
             tot += (y - mean) * (y - mean);
-            if (y != 0) { ape += fabs(p - y) / fabs(y); n_ape++; }
+            if (fabs(y) >= DP_MAPE_FLOOR) { ape += fabs(p - y) / fabs(y); n_ape++; }
         }
         e->rmse[o] = n ? sqrt(se / n) : NAN;
         e->mape[o] = n_ape ? 100.0 * ape / n_ape : NAN;
@@ -305,6 +350,7 @@ static enum dp_status run_loop(const struct loop *L, struct dp_train_result *res
     memcpy(order, sp->train, (size_t)sp->n_train * sizeof *order);
     uint64_t rng = o->seed ^ UINT64_C(0x5DEECE66D);
     int n_batches = (sp->n_train + B - 1) / B, bad = 0;
+    float lr = o->adam.lr;
     res->best_val_loss = INFINITY;
     res->best_epoch = 0;
     res->first_train_loss = NAN;
@@ -354,6 +400,8 @@ static enum dp_status run_loop(const struct loop *L, struct dp_train_result *res
             bad = 0;
         } else {
             bad++;
+            if (o->lr_plateau > 0 && o->lr_decay > 0 && o->lr_decay < 1 && bad % o->lr_plateau == 0)
+                lr = dp_trainer_set_lr(tr, (float)(lr * o->lr_decay));
         }
         if (o->progress) {
             struct dp_train_progress p = {epoch, o->epochs, done_batches, n_batches, train_loss, val,
@@ -374,27 +422,51 @@ done:
     return st;
 }
 
-/* Scales (training maxima) and scaled targets for every sample (untrainable rows stay 0). */
-static float *make_targets(const struct dp_dataset *ds, const struct dp_split *sp, double scale[DP_N_OUTPUTS],
-                           struct dp_error *err) {
+enum dp_target dp_target_of(const struct dp_inspector *insp) {
+    const struct dp_output_meta *m = dp_inspector_output(insp, 0);
+    if (m->transform == DP_OUT_LOG) return DP_TARGET_LOG;
+    return m->offset != 0 || m->span != 1 ? DP_TARGET_RANGE : DP_TARGET_MAX;
+}
+
+/* Fits each output's transform (kind `kind`) on the training labels, stores it in insp, and
+ * returns the targets of every sample (untrainable rows stay 0). */
+static enum dp_status make_targets(struct dp_inspector *insp, const struct dp_dataset *ds,
+                                   const struct dp_split *sp, enum dp_target kind, float **out,
+                                   struct dp_error *err) {
+    *out = NULL;
     for (int o = 0; o < DP_N_OUTPUTS; o++) {
-        double mx = 0;
+        double mx = 0, lo = INFINITY, hi = -INFINITY;
         for (int i = 0; i < sp->n_train; i++) {
-            double v = fabs(ds->samples[sp->train[i]].labels[o]);
-            if (v > mx) mx = v;
+            double y = ds->samples[sp->train[i]].labels[o];
+            if (fabs(y) > mx) mx = fabs(y);
+            double v = kind == DP_TARGET_LOG ? log1p(y > 0 ? y : 0) : y;
+            if (v < lo) lo = v;
+            if (v > hi) hi = v;
         }
-        scale[o] = mx > 0 ? mx : 1.0;
+        double w = hi - lo;
+        if (!(w > 1e-9 * (1 + fabs(hi)))) w = fabs(hi) > 0 ? fabs(hi) : 1.0; /* constant labels */
+        lo -= 0.1 * w;
+        enum dp_status st;
+        if (kind == DP_TARGET_LOG)
+            st = dp_inspector_set_transform(insp, o, DP_OUT_LOG, 1.0, lo, w);
+        else if (kind == DP_TARGET_RANGE)
+            st = dp_inspector_set_transform(insp, o, DP_OUT_LINEAR, 1.0, lo, w);
+        else
+            st = dp_inspector_set_transform(insp, o, DP_OUT_LINEAR, mx > 0 ? mx : 1.0, 0.0, 1.0);
+        if (st)
+            return dp_error_set(err, DP_ERR_INVALID,
+                                "train: output %s: labels give no usable %s transform",
+                                dp_output_names[o], dp_target_name(kind));
     }
     float *t = calloc((size_t)ds->n_samples * DP_N_OUTPUTS + 1, sizeof *t);
-    if (!t) {
-        dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
-        return NULL;
-    }
+    if (!t) return dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
     for (int i = 0; i < ds->n_samples; i++)
         if (dp_dataset_sample_trainable(&ds->samples[i]))
             for (int o = 0; o < DP_N_OUTPUTS; o++)
-                t[(size_t)i * DP_N_OUTPUTS + o] = (float)(ds->samples[i].labels[o] / scale[o]);
-    return t;
+                t[(size_t)i * DP_N_OUTPUTS + o] =
+                    (float)dp_inspector_target(insp, o, ds->samples[i].labels[o]);
+    *out = t;
+    return DP_OK;
 }
 
 static void fill_provenance(struct dp_inspector *insp, const struct dp_dataset *ds,
@@ -434,7 +506,7 @@ static enum dp_status finish_eval(struct dp_inspector *insp, const struct dp_dat
             float out[DP_N_OUTPUTS];
             dp_model_head(dp_inspector_model(insp), emb + (size_t)sets[k][i] * E, out);
             for (int o = 0; o < DP_N_OUTPUTS; o++)
-                pred[(size_t)i * DP_N_OUTPUTS + o] = (double)out[o] * dp_inspector_output(insp, o)->scale;
+                pred[(size_t)i * DP_N_OUTPUTS + o] = dp_inspector_metric(insp, o, out[o]);
         }
         eval_preds(ds, sets[k], ns[k], pred, outs[k]);
         free(pred);
@@ -450,7 +522,9 @@ enum dp_status dp_train(const struct dp_dataset *ds, const struct dp_train_opts 
     struct dp_inspector *insp = NULL;
     struct dp_model *m = NULL;
     float *targets = NULL;
-    double t0 = now_s(), scale[DP_N_OUTPUTS];
+    double t0 = now_s();
+    if (o->target < 0 || o->target >= DP_TARGET_BASE)
+        return dp_error_set(err, DP_ERR_INVALID, "train: target must be max, range or log");
     enum dp_status st = dp_split_make(ds, o->split, o->val_frac, o->test_frac, o->seed, &res.split, err);
     if (st) return st;
     struct dp_arch a;
@@ -484,8 +558,7 @@ enum dp_status dp_train(const struct dp_dataset *ds, const struct dp_train_opts 
     st = dp_inspector_init(m, &insp, err);
     m = NULL;
     if (st) goto fail;
-    if (!(targets = make_targets(ds, &res.split, scale, err))) { st = DP_ERR_NOMEM; goto fail; }
-    for (int k = 0; k < DP_N_OUTPUTS; k++) dp_inspector_set_scale(insp, k, scale[k]);
+    if ((st = make_targets(insp, ds, &res.split, o->target, &targets, err))) goto fail;
     if ((st = dp_inspector_set_setting(insp, ds->setting))) {
         st = dp_error_set(err, st, "train: setting id '%s' too long", ds->setting);
         goto fail;
@@ -569,16 +642,18 @@ enum dp_status dp_transfer(const struct dp_inspector *base, const struct dp_data
     memset(&res, 0, sizeof res);
     struct dp_inspector *insp = NULL;
     float *targets = NULL, *emb = NULL;
-    double t0 = now_s(), scale[DP_N_OUTPUTS];
+    double t0 = now_s();
     if (o->mode != DP_TRAIN_HEAD && o->mode != DP_TRAIN_HEAD_LAST)
         return dp_error_set(err, DP_ERR_INVALID, "transfer: mode must be head or head+last");
+    if (o->target < 0 || o->target >= DP_TARGET_COUNT)
+        return dp_error_set(err, DP_ERR_INVALID, "transfer: unknown target kind %d", (int)o->target);
+    enum dp_target kind = o->target == DP_TARGET_BASE ? dp_target_of(base) : o->target;
     enum dp_status st = dp_split_make(ds, o->split, o->val_frac, o->test_frac, o->seed, &res.split, err);
     if (st) return st;
     struct dp_model *m = dp_model_clone(dp_inspector_model(base));
     if (!m) { st = dp_error_set(err, DP_ERR_NOMEM, "transfer: out of memory"); goto fail; }
     if ((st = dp_inspector_init(m, &insp, err))) goto fail;
-    if (!(targets = make_targets(ds, &res.split, scale, err))) { st = DP_ERR_NOMEM; goto fail; }
-    for (int k = 0; k < DP_N_OUTPUTS; k++) dp_inspector_set_scale(insp, k, scale[k]);
+    if ((st = make_targets(insp, ds, &res.split, kind, &targets, err))) goto fail;
     if ((st = dp_inspector_set_setting(insp, ds->setting))) {
         st = dp_error_set(err, st, "transfer: setting id '%s' too long", ds->setting);
         goto fail;

@@ -178,8 +178,14 @@ static int add_node(struct zb *b, const char *full, const char *op, const char *
     if (b->st) return -1;
     char name[NAME_MAX_LEN + 16];
     sfmt(name, sizeof name, "%s", full);
-    for (int k = 1; dp_graph_find(b->g, name) >= 0; k++)
-        sfmt(name, sizeof name, "%s_%d", full, k);
+    for (int k = 1; dp_graph_find(b->g, name) >= 0; k++) {
+        /* Shorten full to leave room for the suffix: a truncated "<full>_<k>" would be the
+         * taken name again, forever. */
+        char suffix[16];
+        int ns = snprintf(suffix, sizeof suffix, "_%d", k);
+        int keep = (int)sizeof name - 1 - ns;
+        sfmt(name, sizeof name, "%.*s%s", keep, full, suffix);
+    }
     int idx = -1;
     struct dp_error e = {0};
     if (dp_graph_add_node(b->g, name, op, dev, n_dims, dims, dt, &idx, &e))
@@ -197,6 +203,12 @@ static void scoped(const struct zb *b, const char *base, char *out, size_t n) {
 static int new_tensor(struct zb *b, int node, int n_dims, const int64_t *dims, enum dp_dtype dt,
                       bool grad) {
     if (b->st || node < 0) return -1;
+    /* Imported shapes can hold anything: bounding every dimension keeps the shape arithmetic
+     * (padding, concatenation) far from int64_t overflow. */
+    for (int d = 0; d < n_dims && d < DP_MAX_DIMS; d++)
+        if (dims[d] > ZB_MAX_DIM || dims[d] < DP_DIM_UNKNOWN)
+            return zb_fail(b, DP_ERR_UNSUPPORTED, "%s: dimension %lld out of range [0, 2^40]",
+                           b->scope, (long long)dims[d]);
     int64_t copy[DP_MAX_DIMS]; /* dims may point into b->t, which grow() moves */
     for (int d = 0; d < n_dims && d < DP_MAX_DIMS; d++) copy[d] = dims[d];
     if (!grow(b, (void **)&b->t, b->n_t, &b->cap_t, sizeof *b->t)) return -1;

@@ -14,6 +14,9 @@
 
 struct zb; /* the builder */
 
+/* The largest dimension a tensor may have; a larger one fails the build (DP_ERR_UNSUPPORTED). */
+#define ZB_MAX_DIM ((int64_t)1 << 40)
+
 /* A builder writing into g (borrowed; must outlive it); opts gives optimizer, precision and
  * layout. NULL when out of memory. */
 struct zb *zb_init(struct dp_graph *g, const struct dp_zoo_opts *opts);

@@ -1,5 +1,6 @@
 /* inspector.h: an inspector = a model plus what it predicts for ("driple-inspector/1"): named
- * outputs with units and label scales (prediction = raw x scale), the setting it was trained
+ * outputs with units, label scales and transforms (prediction = scale x raw for the paper's
+ * linear outputs, dp_inspector_metric in general), the setting it was trained
  * for, and how (from scratch, or transferred from which base; epochs; validation and test error
  * per output). A transferred inspector file may store only the parameters that differ from its
  * base and name the base file; loading resolves it relative to the file's directory. */
@@ -8,10 +9,21 @@
 
 #include "dp/model.h"
 
+/* How an output's raw network value maps to its metric (in the output's unit):
+ *   linear: metric = scale x (offset + span x raw)         (the paper: offset 0, span 1)
+ *   log:    metric = scale x expm1(offset + span x raw)    (the exponent is capped at 80)
+ * so a network trained on (log1p(label / scale) - offset) / span predicts the label back. The
+ * published head ends in a LeakyReLU, so fitted offsets and spans keep training targets >= 0. */
+enum dp_out_transform { DP_OUT_LINEAR, DP_OUT_LOG, DP_OUT_TRANSFORM_COUNT };
+const char *dp_out_transform_name(enum dp_out_transform t);          /* "linear", "log" */
+bool        dp_out_transform_parse(const char *s, enum dp_out_transform *out);
+
 struct dp_output_meta {
     char   name[32];  /* "gpu_util.active" */
     char   unit[16];  /* "ms", "%", "MB/s" */
-    double scale;     /* training-label maximum; 1 for an imported checkpoint */
+    double scale;     /* training-label maximum (linear, paper); 1 for an imported checkpoint */
+    enum dp_out_transform transform; /* DP_OUT_LINEAR unless the file says otherwise */
+    double offset, span; /* target normalisation (0 and 1: none) */
 };
 
 struct dp_eval {      /* per output, on one split; NaN when not measured */
@@ -54,6 +66,15 @@ const struct dp_model *dp_inspector_model(const struct dp_inspector *insp);
 struct dp_model       *dp_inspector_model_mut(struct dp_inspector *insp);
 const struct dp_output_meta *dp_inspector_output(const struct dp_inspector *insp, int o);
 void        dp_inspector_set_scale(struct dp_inspector *insp, int o, double scale);
+/* Sets output o's mapping (scale > 0 and span > 0 finite, offset finite: else DP_ERR_INVALID). */
+enum dp_status dp_inspector_set_transform(struct dp_inspector *insp, int o,
+                                          enum dp_out_transform t, double scale, double offset,
+                                          double span);
+/* Output o's metric for a raw network value (see enum dp_out_transform). */
+double dp_inspector_metric(const struct dp_inspector *insp, int o, double raw);
+/* The inverse: the raw value (training target) whose metric is `label` (labels below 0 are
+ * taken as 0 under the log transform). */
+double dp_inspector_target(const struct dp_inspector *insp, int o, double label);
 const char *dp_inspector_setting(const struct dp_inspector *insp);   /* setting id, or "" */
 enum dp_status dp_inspector_set_setting(struct dp_inspector *insp, const char *id);
 const struct dp_provenance *dp_inspector_provenance(const struct dp_inspector *insp);
@@ -69,7 +90,7 @@ const char *dp_inspector_body_key(const struct dp_inspector *insp);
 enum dp_status dp_inspector_import_torch(const char *path, const struct dp_arch *arch,
                                          struct dp_inspector **out, struct dp_error *err);
 
-/* Predicts: raw outputs and scaled metrics (raw x scale, in the output's unit). */
+/* Predicts: raw outputs and metrics (dp_inspector_metric of each, in the output's unit). */
 enum dp_status dp_inspector_predict(const struct dp_inspector *insp, const struct dp_grouped *g,
                                     float raw[DP_N_OUTPUTS], double metrics[DP_N_OUTPUTS],
                                     struct dp_error *err);

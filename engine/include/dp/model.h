@@ -38,6 +38,7 @@ enum dp_layer_rule { DP_RULE_HALF, DP_RULE_N, DP_RULE_LOG2, DP_RULE_FIXED, DP_RU
 /* Input features: raw (paper) or log1p then standardised with stored mean/std. */
 enum dp_feat { DP_FEAT_RAW, DP_FEAT_LOG, DP_FEAT_COUNT };
 
+/* Names of the enums below and their parsers (false, *out untouched, for an unknown name). */
 const char *dp_layer_name(enum dp_layer l);          /* "gcn" */
 bool        dp_layer_parse(const char *s, enum dp_layer *out);
 const char *dp_layer_rule_name(enum dp_layer_rule r); /* "half", "n", "log2", "fixed" */
@@ -86,6 +87,7 @@ struct dp_param {
     size_t      size;
     float      *data;
 };
+/* The parameter count, and parameter i (0 <= i < count) described into *out (borrowed views). */
 int  dp_model_n_params(const struct dp_model *m);
 void dp_model_param(const struct dp_model *m, int i, struct dp_param *out);
 int  dp_model_find_param(const struct dp_model *m, const char *name); /* -1 if absent */
@@ -141,6 +143,7 @@ enum dp_train_mode {
 struct dp_adam_opts {
     float lr, beta1, beta2, eps, weight_decay; /* 0.003, 0.9, 0.999, 1e-8, 1e-6 */
 };
+/* Fills o with the defaults listed above (those of the published training). */
 void dp_adam_default(struct dp_adam_opts *o);
 
 struct dp_trainer;
@@ -149,6 +152,9 @@ enum dp_status dp_trainer_init(struct dp_model *m, enum dp_train_mode mode,
                                const struct dp_adam_opts *o, struct dp_trainer **out,
                                struct dp_error *err);
 void dp_trainer_free(struct dp_trainer *t);
+/* Changes the learning rate of later steps (a schedule); lr <= 0 or non-finite is ignored.
+ * Returns the rate in effect. */
+float dp_trainer_set_lr(struct dp_trainer *t, float lr);
 /* MSE over n graphs x 12 against targets (n x 12, already scaled), its gradient, then one Adam
  * step (weight decay added to the gradient as L2, as torch.optim.Adam; parameters without a
  * gradient in this mode are not touched). *loss gets the loss before the step. With step = false

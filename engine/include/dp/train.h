@@ -1,6 +1,7 @@
 /* train.h: training an inspector on a dataset (the paper's recipe: a seeded 60/20/20 split,
  * batches of 32 graphs, Adam lr 0.003 and weight decay 1e-6, MSE on labels divided by their
- * training maximum, early stopping on validation loss keeping the best), a split that holds out
+ * training maximum, early stopping on validation loss keeping the best; and this project's
+ * "driple-c" recipe, which learns: log features and targets, few layers), a split that holds out
  * whole models, per-output MAPE/RMSE/R², and transfer learning from a base inspector (head only,
  * on embeddings computed once, or head plus the last graph layer). */
 #ifndef DP_TRAIN_H
@@ -46,6 +47,36 @@ struct dp_train_progress {
     bool   epoch_end;
 };
 
+/* What the network learns for each output (the inspector stores the mapping back, see
+ * enum dp_out_transform in dp/inspector.h); the published head ends in a LeakyReLU, so every
+ * kind keeps the training targets >= 0:
+ *   MAX   label / training maximum (the paper; linear);
+ *   RANGE (label - lo) / (hi - lo) (linear, min-max over the training labels, lo lowered by a
+ *         tenth of the range so that smaller labels stay reachable);
+ *   LOG   the same on log1p(label / 1 unit): relative errors count alike across the two to three
+ *         decades that durations span; below 1 unit (ms, %, MB/s) the error is absolute;
+ *   BASE  transfer only: the base inspector's kind (LOG if its outputs are log, RANGE if they
+ *         are shifted, else MAX). */
+enum dp_target { DP_TARGET_MAX, DP_TARGET_RANGE, DP_TARGET_LOG, DP_TARGET_BASE, DP_TARGET_COUNT };
+const char *dp_target_name(enum dp_target t);                  /* "max", "range", "log", "base" */
+bool        dp_target_parse(const char *s, enum dp_target *out);
+
+/* The kind of target an inspector's outputs were trained on (what DP_TARGET_BASE resolves to). */
+enum dp_target dp_target_of(const struct dp_inspector *insp);
+
+/* Labels whose magnitude is below this (1 ms, 1 %, 1 MB/s) are left out of MAPE: an idle gap of
+ * 0.2 ms predicted as 0.6 ms is 200% off yet immaterial, and such labels would dominate the mean.
+ * RMSE and R² use every label. */
+#define DP_MAPE_FLOOR 1.0
+
+/* Named sets of options. PAPER: the published recipe (dp_train_opts_default). DRIPLE_C: this
+ * project's (notes/accuracy.md): log features, at most 3 graph layers, log-normalised targets,
+ * the learning rate halved after 10 epochs without a better validation loss, 300 epochs at most,
+ * patience 40. */
+enum dp_recipe { DP_RECIPE_PAPER, DP_RECIPE_DRIPLE_C, DP_RECIPE_COUNT };
+const char *dp_recipe_name(enum dp_recipe r);                  /* "paper", "driple-c" */
+bool        dp_recipe_parse(const char *s, enum dp_recipe *out);
+
 struct dp_train_opts {
     enum dp_layer       layer;      /* DP_LAYER_GCN */
     int                 hidden;     /* 64 */
@@ -60,6 +91,10 @@ struct dp_train_opts {
     enum dp_split_kind  split;
     double              val_frac, test_frac; /* 0.2, 0.2 */
     struct dp_adam_opts adam;       /* dp_adam_default */
+    enum dp_target      target;     /* DP_TARGET_MAX (paper) */
+    double              lr_decay;   /* multiply lr by this after lr_plateau epochs without a
+                                       better validation loss; 1 = constant (paper) */
+    int                 lr_plateau; /* 0 = never */
     enum dp_train_mode  mode;       /* transfer: DP_TRAIN_HEAD or DP_TRAIN_HEAD_LAST */
     /* Polled after every batch: when it becomes non-zero (a SIGINT handler sets it) training stops
      * and keeps the best model so far. May be NULL. */
@@ -67,7 +102,10 @@ struct dp_train_opts {
     void (*progress)(const struct dp_train_progress *p, void *ud); /* may be NULL */
     void *ud;
 };
+/* The paper's recipe (the values in the comments above). */
 void dp_train_opts_default(struct dp_train_opts *o);
+/* The defaults of a recipe (callbacks, cancel flag and seed are reset too). */
+void dp_train_opts_recipe(struct dp_train_opts *o, enum dp_recipe r);
 
 struct dp_train_result {
     int    epochs_run, best_epoch;
@@ -79,7 +117,8 @@ struct dp_train_result {
 };
 void dp_train_result_free(struct dp_train_result *r);
 
-/* Trains a new inspector from scratch on ds. Output scales are the training-label maxima; the
+/* Trains a new inspector from scratch on ds. Output transforms follow o->target (fitted on the
+ * training labels; DP_TARGET_BASE is invalid here); the
  * provenance (origin "scratch", data kind, split, epochs, seconds, sizes, val/test errors) is
  * filled. *out is owned by the caller. res may be NULL. DP_ERR_CANCELLED is never returned: a
  * cancelled run returns DP_OK with res->cancelled. */
@@ -87,15 +126,17 @@ enum dp_status dp_train(const struct dp_dataset *ds, const struct dp_train_opts 
                         struct dp_inspector **out, struct dp_train_result *res,
                         struct dp_error *err);
 /* Transfers base to ds's setting (o->mode DP_TRAIN_HEAD: only the MLP head learns, on embeddings
- * computed once; DP_TRAIN_HEAD_LAST: the head plus the middle layer and GRU). Scales are the new
- * training maxima; provenance origin "transfer", base_id = base's setting. layer/hidden/feat of
- * o are ignored (the base's are kept). */
+ * computed once; DP_TRAIN_HEAD_LAST: the head plus the middle layer and GRU). Output transforms
+ * follow o->target, fitted on the new training labels; provenance origin "transfer", base_id =
+ * base's setting. layer/hidden/feat of o are ignored (the base's are kept). */
 enum dp_status dp_transfer(const struct dp_inspector *base, const struct dp_dataset *ds,
                            const struct dp_train_opts *o, struct dp_inspector **out,
                            struct dp_train_result *res, struct dp_error *err);
 
-/* Per-output MAPE (%, over labels != 0), RMSE and R² (NaN when the labels are constant) of the
- * inspector's scaled predictions on samples idx[0..n) of ds. */
+/* Per-output MAPE (%, mean of |pred - label| / |label| over labels with |label| >= DP_MAPE_FLOOR;
+ * NaN when none), RMSE (in the output's unit) and R² (1 - SSE / SS about the labels' mean; NaN when
+ * the labels are constant) of the inspector's predictions (dp_inspector_metric) on samples
+ * idx[0..n) of ds. */
 enum dp_status dp_evaluate(const struct dp_inspector *insp, const struct dp_dataset *ds,
                            const int *idx, int n, struct dp_eval *out, struct dp_error *err);
 
