@@ -125,5 +125,8 @@ fails 2 "--dataset, --graph and --setting are required" "$DRIPLE" dataset add --
 fails 2 "no TRACE given" "$DRIPLE" dataset add --dataset "$TMP/ds2.json" --graph $G --setting X
 fails 2 "--when 'yesterday'" "$DRIPLE" dataset add --dataset "$TMP/ds2.json" --graph $G \
     --setting X --when yesterday "$TMP/s"
+# A sign where a digit belongs (sscanf's %2d took "-1" as an hour).
+fails 2 "--when '2026-01-01T-1:00:00Z'" "$DRIPLE" dataset add --dataset "$TMP/ds2.json" \
+    --graph $G --setting X --when 2026-01-01T-1:00:00Z "$TMP/s"
 [ -e "$TMP/ds2.json" ] && fail "a failed add wrote a dataset" || pass
 finish

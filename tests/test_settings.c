@@ -111,7 +111,7 @@ static void test_default_list(void) {
             paper++;
         mixed += x->precision == DP_PREC_MIXED;
         ib += x->network == DP_NET_IB_EDR || x->network == DP_NET_IB_HDR;
-        CHECK(strstr(x->inspector, "assets/settings/../inspectors/") != NULL);
+        CHECK(strstr(x->inspector, "assets/inspectors/") != NULL);
     }
     CHECK(paper == 14);
     CHECK(mixed > 0 && ib > 0);
@@ -211,7 +211,24 @@ static void test_defaults(void) {
     dp_gpu_catalog_free(c);
 }
 
+/* A relative inspector path is joined to the list's directory with "dir/../" collapsed. */
+static void test_inspector_path(void) {
+    FILE *f = fopen("build/tests/settings_rel.json", "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("{\"format\": \"driple-settings/1\", \"settings\": [{\"gpu\": \"V100-PCIe-16GB\", "
+          "\"ps\": 1, \"workers\": 2, \"placement\": \"homo\", \"network\": \"PCIe\", "
+          "\"inspector\": \"../inspectors/x.json\"}]}", f);
+    fclose(f);
+    struct dp_settings *s = NULL;
+    struct dp_error err = {0};
+    CHECK(dp_settings_load("build/tests/settings_rel.json", NULL, &s, &err) == DP_OK);
+    if (s) CHECK(!strcmp(s->settings[0].inspector, "build/inspectors/x.json"));
+    dp_settings_free(s);
+}
+
 int main(void) {
+    test_inspector_path();
     test_defaults();
     test_catalog();
     test_ids();

@@ -40,6 +40,7 @@ const char *const app_sort_names[APP_SORT_COUNT] = {"throughput", "iteration", "
                                                     "utilisation"};
 
 #define EMB_CACHE_MAX 64
+#define APP_ASSUMED_BATCH 32 /* when neither the graph nor --batch gives one */
 #define SIM_CACHE_MAX 512
 #define SIM_ITERATIONS 0 /* the simulator's default (20): about 1.5 ms for ResNet-50 */
 
@@ -966,7 +967,9 @@ enum dp_status app_init(struct app *a, const struct app_opts *o, struct dp_error
     }
     if ((st = index_groups(a)) != DP_OK) return dp_error_set(err, st, "explorer: out of memory");
     int64_t batch = o->batch > 0 ? o->batch : dp_graph_batch(a->graph);
-    if ((st = compute_features(a, batch > 0 ? batch : 32, err)) != DP_OK) return st;
+    bool batch_assumed = batch <= 0;
+    if ((st = compute_features(a, batch_assumed ? APP_ASSUMED_BATCH : batch, err)) != DP_OK)
+        return st;
 
     if (o->gpus) copy_str(path, sizeof path, o->gpus);
     else find_asset("assets/gpus.json", path, sizeof path);
@@ -997,10 +1000,15 @@ enum dp_status app_init(struct app *a, const struct app_opts *o, struct dp_error
     for (int k = 0; k < a->settings->n_settings; k++)
         n_files += a->settings->settings[k].inspector[0] &&
                    access(a->settings->settings[k].inspector, R_OK) == 0;
-    app_status(a, false, "%s: %d of %zu ops in %d groups; %d GPUs, %d settings, %d with an "
-               "inspector file", dp_graph_name(a->graph), a->part->n_ops,
+    /* an assumed batch size is said, not hidden: every number depends on it */
+    char note[80] = "";
+    if (batch_assumed)
+        snprintf(note, sizeof note, "; the graph gives no batch size: %d assumed (+/- to change)",
+                 APP_ASSUMED_BATCH);
+    app_status(a, batch_assumed, "%s: %d of %zu ops in %d groups; %d GPUs, %d settings, %d with an "
+               "inspector file%s", dp_graph_name(a->graph), a->part->n_ops,
                dp_graph_n_nodes(a->graph), a->part->n_groups, a->cat->n_gpus,
-               a->settings->n_settings, n_files);
+               a->settings->n_settings, n_files, note);
     return DP_OK;
 }
 

@@ -131,6 +131,7 @@ static int load_input(const char *graph_path, const char *grouped_path,
     enum dp_status st = dp_graph_group(g, &opts, w, batch, out, unknown, &err);
     dp_op_weights_free(w);
     dp_graph_free(g);
+    if (st) dp_error_prefix(&err, graph_path); /* the engine names the graph; name the file */
     return st ? cli_fail(&err) : 0;
 }
 
@@ -386,7 +387,11 @@ int cmd_compare(int argc, char **argv) {
         goto done;
     rc = 1;
     dp_blas_threads(1);
-    if (!(cache = calloc((size_t)list->n_settings + 1, sizeof *cache))) goto done;
+    if (!(cache = calloc((size_t)list->n_settings + 1, sizeof *cache))) {
+        dp_error_set(&err, DP_ERR_NOMEM, "compare: out of memory");
+        cli_fail(&err);
+        goto done;
+    }
     double t0 = now_s();
     int n_ok = 0, n_gnn = 0;
     if (json) {
@@ -439,9 +444,15 @@ int cmd_compare(int argc, char **argv) {
             }
             if (emb) {
                 dp_model_head(mod, emb, raw);
-                for (int o = 0; o < DP_N_OUTPUTS; o++)
+                for (int o = 0; o < DP_N_OUTPUTS; o++) {
                     m[o] = dp_inspector_metric(insp, o, raw[o]);
-                n_ok++;
+                    if (!why && !(isfinite(raw[o]) && isfinite(m[o]))) {
+                        snprintf(whybuf, sizeof whybuf, "%s: prediction of %s is not finite",
+                                 s->inspector, dp_output_names[o]);
+                        why = whybuf;
+                    }
+                }
+                n_ok += !why;
             }
         }
         struct derived d;
@@ -493,6 +504,11 @@ int cmd_compare(int argc, char **argv) {
                n_ok, list->n_settings, n_gnn, n_gnn == 1 ? "" : "es", ms);
     }
     rc = 0;
+    if (n_ok == 0) { /* a table of dashes is no answer: say so in the exit status */
+        dp_error_set(&err, DP_ERR_NOT_FOUND, "%s: no setting could be predicted (see the reasons above)",
+                     file);
+        rc = cli_fail(&err);
+    }
 done:
     for (int k = 0; k < n_cache; k++) free(cache[k].emb);
     free(cache);

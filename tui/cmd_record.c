@@ -303,12 +303,16 @@ static enum dp_status read_traces(char paths[][PATH_MAX], int n, struct dp_trace
     return st;
 }
 
+/* "YYYY-MM-DDTHH:MM:SSZ", digits where the pattern has them (sscanf's %d would also take signs
+ * and spaces, letting "2026-01-01T-1:00:00Z" through), fields in range. */
 static bool valid_iso_utc(const char *s) {
-    int y, mo, d, h, mi, se;
-    char z;
-    return strlen(s) == 20 &&
-           sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &se, &z) == 7 && z == 'Z' &&
-           mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h <= 23 && mi <= 59 && se <= 60;
+    static const char pattern[] = "dddd-dd-ddTdd:dd:ddZ";
+    if (strlen(s) != sizeof pattern - 1) return false;
+    for (size_t i = 0; pattern[i]; i++)
+        if (pattern[i] == 'd' ? !(s[i] >= '0' && s[i] <= '9') : s[i] != pattern[i]) return false;
+    int mo = atoi(s + 5), d = atoi(s + 8), h = atoi(s + 11), mi = atoi(s + 14),
+        se = atoi(s + 17);
+    return mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h <= 23 && mi <= 59 && se <= 60;
 }
 
 int cmd_dataset_add(int argc, char **argv) {

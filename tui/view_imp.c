@@ -32,36 +32,6 @@ static struct imp_glue *glue(struct app *a) {
     return a->imp;
 }
 
-/* A deep copy of g (features, edges, members); NULL when out of memory. */
-static struct dp_grouped *grouped_copy(const struct dp_grouped *g) {
-    struct dp_grouped *c = dp_grouped_init(g->graph, g->n_groups, g->n_edges);
-    if (!c) return NULL;
-    c->batch = g->batch;
-    c->seed = g->seed;
-    memcpy(c->x, g->x, (size_t)g->n_groups * DP_N_FEATURES * sizeof *c->x);
-    memcpy(c->edges, g->edges, (size_t)g->n_edges * 2 * sizeof *c->edges);
-    if (g->member_start) {
-        int n = g->member_start[g->n_groups];
-        c->member_start = malloc(((size_t)g->n_groups + 1) * sizeof *c->member_start);
-        c->members = calloc((size_t)n + 1, sizeof *c->members);
-        if (!c->member_start || !c->members) goto fail;
-        memcpy(c->member_start, g->member_start, ((size_t)g->n_groups + 1) * sizeof *c->member_start);
-        for (int i = 0; i < n; i++)
-            if (!(c->members[i] = strdup(g->members[i]))) goto fail;
-    }
-    return c;
-fail:
-    if (c->member_start && c->members) c->member_start[c->n_groups] = 0; /* free what exists */
-    if (c->members)
-        for (int i = 0; g->member_start && i < g->member_start[g->n_groups]; i++) free(c->members[i]);
-    free(c->members);
-    c->members = NULL;
-    free(c->member_start);
-    c->member_start = NULL;
-    dp_grouped_free(c);
-    return NULL;
-}
-
 void imp_sync(struct app *a) {
     struct imp_glue *s = glue(a);
     if (!s) return;
@@ -80,7 +50,7 @@ void imp_sync(struct app *a) {
                    (size_t)a->grouped->n_groups * DP_N_FEATURES * sizeof *s->g->x);
             s->g->batch = a->grouped->batch;
         } else {
-            struct dp_grouped *c = grouped_copy(a->grouped);
+            struct dp_grouped *c = dp_grouped_clone(a->grouped, true);
             if (!c) {
                 app_status(a, true, "importance: out of memory");
                 return;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dataset_impl.h"
+#include "json_util.h" /* dp_read_file */
 
 #define CSV_MAX_BYTES ((size_t)1 << 28)
 #define CSV_N_COLS    10
@@ -54,17 +55,6 @@ static char *dup_str(const char *s) {
     return d;
 }
 
-struct dp_grouped *dp_dataset_grouped_clone(const struct dp_grouped *g) {
-    struct dp_grouped *c = dp_grouped_init(g->graph, g->n_groups, g->n_edges);
-    if (!c) return NULL;
-    c->batch = g->batch;
-    c->seed = g->seed;
-    memcpy(c->x, g->x, (size_t)g->n_groups * DP_N_FEATURES * sizeof *g->x);
-    memcpy(c->edges, g->edges, (size_t)g->n_edges * 2 * sizeof *g->edges);
-    /* Member names are not carried: datasets never store them. */
-    return c;
-}
-
 bool dp_dataset_source_ok(const char *kind) {
     return !strcmp(kind, "simulated") || !strcmp(kind, "measured");
 }
@@ -89,7 +79,8 @@ enum dp_status dp_dataset_add_sample(struct dp_dataset *ds, const struct dp_samp
     struct dp_sample c = *s;
     c.graph = dup_str(s->graph);
     c.model = dup_str(s->model);
-    c.grouped = s->grouped ? dp_dataset_grouped_clone(s->grouped) : NULL;
+    /* Member names are not carried: datasets never store them. */
+    c.grouped = s->grouped ? dp_grouped_clone(s->grouped, false) : NULL;
     if ((s->graph && !c.graph) || (s->model && !c.model) || (s->grouped && !c.grouped)) {
         dp_dataset_sample_clear(&c);
         return dp_error_set(err, DP_ERR_NOMEM, "dataset: out of memory");
@@ -350,32 +341,11 @@ enum dp_status dp_dataset_load_csv(const char *path, const char *kind, struct dp
     char *text = NULL;
     size_t len = 0;
     dp_dataset_init(ds, NULL);
-    FILE *f = fopen(path, "rb");
-    if (!f) return dp_error_set(err, DP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    enum dp_status st = DP_OK;
-    size_t cap = 1 << 16;
-    if (!(text = malloc(cap + 1))) { st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path); goto done; }
-    for (;;) {
-        if (len == cap) {
-            if (cap >= CSV_MAX_BYTES) {
-                st = dp_error_set(err, DP_ERR_INVALID, "%s: larger than %zu bytes", path, CSV_MAX_BYTES);
-                goto done;
-            }
-            char *b = realloc(text, cap * 2 + 1);
-            if (!b) { st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path); goto done; }
-            text = b;
-            cap *= 2;
-        }
-        size_t r = fread(text + len, 1, cap - len, f);
-        len += r;
-        if (r == 0) break;
-    }
-    if (ferror(f)) { st = dp_error_set(err, DP_ERR_IO, "%s: read error", path); goto done; }
-    if (len == 0) { st = dp_error_set(err, DP_ERR_PARSE, "%s: empty file", path); goto done; }
-    st = dp_dataset_parse_csv(text, len, path, kind, ds, err);
-done:
+    enum dp_status st = dp_read_file(path, CSV_MAX_BYTES, &text, &len, err);
+    if (st) return st;
+    if (len == 0) st = dp_error_set(err, DP_ERR_PARSE, "%s: empty file", path);
+    else st = dp_dataset_parse_csv(text, len, path, kind, ds, err);
     free(text);
-    fclose(f);
     return st;
 }
 

@@ -8,8 +8,6 @@
 
 /* Frees a sample's owned strings and grouped graph (not the sample). */
 void dp_dataset_sample_clear(struct dp_sample *s);
-/* A copy of g without member names; NULL when out of memory. */
-struct dp_grouped *dp_dataset_grouped_clone(const struct dp_grouped *g);
 /* "simulated" or "measured". */
 bool dp_dataset_source_ok(const char *kind);
 /* A grouped graph and 12 finite labels. */

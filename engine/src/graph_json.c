@@ -13,28 +13,6 @@
 #define GRAPH_MAX_BYTES ((size_t)1 << 31)
 #define GRAPH_MAX_BATCH (INT64_C(1) << 40)
 
-/* Splits an input reference: "^x" (control), "x:1" (output 1 of x), "x". Returns the node
- * index or -1. A name is first looked up whole, so a node named "a:1" still resolves. */
-static int resolve_input(const struct dp_graph *g, const char *ref, bool *control) {
-    *control = ref[0] == '^';
-    if (*control) ref++;
-    int i = dp_graph_find(g, ref);
-    if (i >= 0) return i;
-    const char *colon = strrchr(ref, ':');
-    if (!colon || colon == ref || !colon[1]) return -1;
-    for (const char *p = colon + 1; *p; p++)
-        if (*p < '0' || *p > '9') return -1;
-    size_t n = (size_t)(colon - ref);
-    char buf[256];
-    char *name = n < sizeof buf ? buf : malloc(n + 1);
-    if (!name) return -1;
-    memcpy(name, ref, n);
-    name[n] = '\0';
-    i = dp_graph_find(g, name);
-    if (name != buf) free(name);
-    return i;
-}
-
 /* Reads node.shape into dims: -1 batch, null or -2 unknown; checks the element count cannot
  * overflow int64 (the batch dimension counted at `batch`, or 1 when unknown). */
 static enum dp_status read_shape(const cJSON *node, const char *name, const char *path,
@@ -187,7 +165,7 @@ static enum dp_status from_json(const cJSON *root, const char *name, struct dp_g
         const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(node, "inputs"), *in;
         cJSON_ArrayForEach(in, inputs) {
             bool control;
-            int src = resolve_input(g, in->valuestring, &control);
+            int src = dp_graph_resolve_input(g, in->valuestring, &control);
             if (src < 0) {
                 dropped++;
                 continue;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dp/onnx.h"
@@ -33,6 +34,26 @@ enum dp_graph_format dp_graph_detect_format(const unsigned char *head, size_t le
     return DP_GRAPH_FORMAT_UNKNOWN;
 }
 
+int dp_graph_resolve_input(const struct dp_graph *g, const char *ref, bool *control) {
+    *control = ref[0] == '^';
+    if (*control) ref++;
+    int i = dp_graph_find(g, ref);
+    if (i >= 0) return i;
+    const char *colon = strrchr(ref, ':');
+    if (!colon || colon == ref || !colon[1]) return -1;
+    for (const char *p = colon + 1; *p; p++)
+        if (*p < '0' || *p > '9') return -1;
+    size_t n = (size_t)(colon - ref);
+    char buf[256];
+    char *name = n < sizeof buf ? buf : malloc(n + 1);
+    if (!name) return -1;
+    memcpy(name, ref, n);
+    name[n] = '\0';
+    i = dp_graph_find(g, name);
+    if (name != buf) free(name);
+    return i;
+}
+
 enum dp_status dp_graph_load(const char *path, const struct dp_import_opts *opts,
                              struct dp_graph **out, struct dp_error *err) {
     return dp_graph_load_ex(path, opts, out, NULL, err);
@@ -43,10 +64,14 @@ enum dp_status dp_graph_load_ex(const char *path, const struct dp_import_opts *o
     unsigned char head[4096];
     FILE *f = fopen(path, "rb");
     if (!f) return dp_error_set(err, DP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    errno = 0;
     size_t n = fread(head, 1, sizeof head, f);
     bool bad = ferror(f);
+    int why = errno; /* EISDIR for a directory given as the graph */
     fclose(f);
-    if (bad) return dp_error_set(err, DP_ERR_IO, "%s: read error", path);
+    if (bad)
+        return dp_error_set(err, DP_ERR_IO, "%s: cannot read: %s", path,
+                            why ? strerror(why) : "read error");
     if (n == 0) return dp_error_set(err, DP_ERR_PARSE, "%s: empty file", path);
     enum dp_graph_format fmt = dp_graph_detect_format(head, n);
     enum dp_status st;

@@ -396,6 +396,10 @@ static enum dp_status get_name(struct parser *p, int node, const char *k, bool r
         return fail_at(p, node, DP_ERR_INVALID, what, NULL);
     }
     if (p->f[c].msg || !p->f[c].is_str) return fail_at(p, c, DP_ERR_INVALID, k, ": expected a string");
+    /* A NodeDef's name, op and device are singular: TF refuses a second one, and taking either
+     * silently would import another graph than TF would. */
+    for (int d = p->f[c].next; d >= 0; d = p->f[d].next)
+        if (key_is(&p->f[d], k)) return fail_at(p, d, DP_ERR_INVALID, k, ": given twice in one node");
     if (strlen(val(p, c)) != p->f[c].val_len)
         return fail_at(p, c, DP_ERR_INVALID, k, ": NUL byte in the string");
     *out = val(p, c);
@@ -690,24 +694,6 @@ static enum dp_status import_node(struct parser *p, struct import *im, int node)
     return DP_OK;
 }
 
-static int resolve(const struct dp_graph *g, const char *ref, bool *control) {
-    *control = ref[0] == '^';
-    if (*control) ref++;
-    int i = dp_graph_find(g, ref);
-    if (i >= 0) return i;
-    const char *colon = strrchr(ref, ':');
-    if (!colon || colon == ref || !colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1))
-        return -1;
-    size_t n = (size_t)(colon - ref);
-    char *name = malloc(n + 1);
-    if (!name) return -1;
-    memcpy(name, ref, n);
-    name[n] = '\0';
-    i = dp_graph_find(g, name);
-    free(name);
-    return i;
-}
-
 /* Chooses the exported batch and makes first dimensions symbolic. */
 static enum dp_status settle_batch(struct import *im, const struct dp_import_opts *opts) {
     struct dp_graph *g = im->g;
@@ -805,7 +791,7 @@ enum dp_status dp_graph_parse_pbtxt_ex(const char *text, size_t len, const char 
     size_t dropped = 0;
     for (size_t k = 0; k < im.n_in; k++) {
         bool control;
-        int src = resolve(im.g, im.in[k].ref, &control);
+        int src = dp_graph_resolve_input(im.g, im.in[k].ref, &control);
         if (src < 0) { /* an input naming no node: dropped */
             dropped++;
             continue;

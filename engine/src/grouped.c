@@ -45,6 +45,32 @@ void dp_grouped_free(struct dp_grouped *g) {
     free(g);
 }
 
+struct dp_grouped *dp_grouped_clone(const struct dp_grouped *g, bool with_members) {
+    struct dp_grouped *c = dp_grouped_init(g->graph, g->n_groups, g->n_edges);
+    if (!c) return NULL;
+    c->batch = g->batch;
+    c->seed = g->seed;
+    memcpy(c->x, g->x, (size_t)g->n_groups * DP_N_FEATURES * sizeof *c->x);
+    memcpy(c->edges, g->edges, (size_t)g->n_edges * 2 * sizeof *c->edges);
+    if (!with_members || !g->member_start) return c;
+    int n = g->member_start[g->n_groups];
+    c->member_start = calloc((size_t)g->n_groups + 1, sizeof *c->member_start);
+    c->members = calloc((size_t)n + 1, sizeof *c->members);
+    if (!c->member_start || !c->members) goto fail;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(g->members[i]) + 1;
+        if (!(c->members[i] = malloc(len))) goto fail;
+        memcpy(c->members[i], g->members[i], len);
+        /* the count dp_grouped_free reads: names copied so far, should the next one fail */
+        c->member_start[c->n_groups] = i + 1;
+    }
+    memcpy(c->member_start, g->member_start, ((size_t)g->n_groups + 1) * sizeof *c->member_start);
+    return c;
+fail:
+    dp_grouped_free(c);
+    return NULL;
+}
+
 static int cmp_edge(const void *a, const void *b) {
     const int *x = a, *y = b;
     if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;

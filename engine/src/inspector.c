@@ -175,9 +175,19 @@ enum dp_status dp_inspector_predict(const struct dp_inspector *insp, const struc
             return dp_error_set(err, DP_ERR_INVALID,
                                 "%s: prediction of %s is not finite (features far outside the "
                                 "training range?)", g->graph, insp->out[o].name);
+    double m[DP_N_OUTPUTS];
+    for (int o = 0; o < DP_N_OUTPUTS; o++) {
+        m[o] = dp_inspector_metric(insp, o, r[o]);
+        /* a finite raw value times an absurd scale from a corrupt file overflows */
+        if (!isfinite(m[o]))
+            return dp_error_set(err, DP_ERR_INVALID,
+                                "%s: %s (raw %g) maps to a non-finite value (scale %g: corrupt "
+                                "inspector?)", g->graph, insp->out[o].name, (double)r[o],
+                                insp->out[o].scale);
+    }
     for (int o = 0; o < DP_N_OUTPUTS; o++) {
         if (raw) raw[o] = r[o];
-        if (metrics) metrics[o] = dp_inspector_metric(insp, o, r[o]);
+        if (metrics) metrics[o] = m[o];
     }
     return DP_OK;
 }
@@ -206,6 +216,10 @@ enum dp_status dp_inspector_import_torch(const char *path, const struct dp_arch 
             if (!strncmp(t->name, "conv_layers.2.", 14)) continue;
             st = dp_error_set(err, DP_ERR_NOT_FOUND, "%s: tensor '%s' is not a parameter of a %s model",
                               path, t->name, dp_layer_name(arch->layer));
+            goto fail;
+        }
+        if (seen[idx]) {
+            st = dp_error_set(err, DP_ERR_INVALID, "%s: tensor '%s' appears twice", path, t->name);
             goto fail;
         }
         struct dp_param p;

@@ -18,6 +18,7 @@
 #define INSPECTOR_MAX_BYTES ((size_t)1 << 30)
 #define INSPECTOR_MAX_DEPTH 8
 #define INSPECTOR_MAX_WEIGHT 1e6
+#define INSPECTOR_MAX_SCALE  1e12
 
 /* ---- base64 (RFC 4648, padded) ---- */
 
@@ -368,6 +369,7 @@ static enum dp_status read_param(struct dp_model *m, const cJSON *o, int i, cons
         u = 0;
         for (int d = 0; d < nd && d < 4 && u < sizeof got; d++)
             u += (size_t)snprintf(got + u, sizeof got - u, "%s%lld", d ? ", " : "", (long long)dims[d]);
+        if (nd > 4 && u < sizeof got) snprintf(got + u, sizeof got - u, ", ... (%d dims)", nd);
         return dp_error_set(err, DP_ERR_SHAPE, "%s:%s.shape: [%s] for '%s', the model has [%s]",
                             name, path, got, pname, want);
     }
@@ -406,12 +408,29 @@ static enum dp_status read_param(struct dp_model *m, const cJSON *o, int i, cons
     return DP_OK;
 }
 
-static enum dp_status load_at(const char *path, int depth, struct dp_inspector **out,
-                              struct dp_error *err);
+/* The files being loaded, innermost first: a base naming one of them is a cycle. */
+struct base_chain {
+    char                     real[PATH_MAX]; /* realpath of the file; "" when unknown */
+    int                      depth;
+    const struct base_chain *up;
+};
 
-/* Builds the inspector from a parsed file (takes root); `path` names it and anchors its base. */
-static enum dp_status from_root(cJSON *root, const char *path, int depth, struct dp_inspector **out,
-                                struct dp_error *err) {
+static enum dp_status load_at(const char *path, const struct base_chain *up,
+                              struct dp_inspector **out, struct dp_error *err);
+
+/* Whether the file at bpath is one of the chain's. */
+static bool in_chain(const struct base_chain *c, const char *bpath) {
+    char real[PATH_MAX];
+    if (!realpath(bpath, real)) return false; /* a missing base fails when opened, named */
+    for (; c; c = c->up)
+        if (c->real[0] && !strcmp(c->real, real)) return true;
+    return false;
+}
+
+/* Builds the inspector from a parsed file (takes root); `path` names it and anchors its base,
+ * `up` lists the files whose base it is (NULL at the top). */
+static enum dp_status from_root(cJSON *root, const char *path, const struct base_chain *up,
+                                struct dp_inspector **out, struct dp_error *err) {
     struct dp_model *m = NULL;
     struct dp_inspector *base = NULL, *insp = NULL;
     bool *seen = NULL;
@@ -435,14 +454,22 @@ static enum dp_status from_root(cJSON *root, const char *path, int depth, struct
     }
     if (base_rel) {
         char bpath[PATH_MAX];
-        if (depth >= INSPECTOR_MAX_DEPTH) {
-            st = dp_error_set(err, DP_ERR_INVALID, "%s:$.base: bases nest deeper than %d (a cycle?)",
-                              path, INSPECTOR_MAX_DEPTH);
+        struct base_chain self = {.depth = up ? up->depth + 1 : 0, .up = up};
+        if (!realpath(path, self.real)) self.real[0] = '\0'; /* parsed from memory */
+        if (self.depth >= INSPECTOR_MAX_DEPTH) {
+            st = dp_error_set(err, DP_ERR_INVALID, "%s:$.base: bases nest deeper than %d", path,
+                              INSPECTOR_MAX_DEPTH);
             goto fail;
         }
         resolve(path, base_rel, bpath, sizeof bpath);
+        if (in_chain(&self, bpath)) {
+            st = dp_error_set(err, DP_ERR_INVALID,
+                              "%s:$.base: '%s' is this inspector or one based on it (a cycle)",
+                              path, base_rel);
+            goto fail;
+        }
         struct dp_error berr = {0};
-        if ((st = load_at(bpath, depth + 1, &base, &berr))) {
+        if ((st = load_at(bpath, &self, &base, &berr))) {
             dp_error_set(err, st, "%s:$.base: cannot load base inspector: %s", path, berr.msg);
             goto fail;
         }
@@ -520,8 +547,10 @@ static enum dp_status from_root(cJSON *root, const char *path, int depth, struct
                               path, op, oname, om->name);
             goto fail;
         }
-        if (!(isfinite(scale) && scale > 0)) {
-            st = dp_error_set(err, DP_ERR_INVALID, "%s:%s.scale: %g (must be > 0)", path, op, scale);
+        /* Scales are label maxima (ms, %, MB/s): far beyond 1e12 only a corrupt file goes. */
+        if (!(isfinite(scale) && scale > 0 && scale <= INSPECTOR_MAX_SCALE)) {
+            st = dp_error_set(err, DP_ERR_INVALID, "%s:%s.scale: %g (must be > 0 and <= %g)", path,
+                              op, scale, INSPECTOR_MAX_SCALE);
             goto fail;
         }
         om->scale = scale;
@@ -552,16 +581,16 @@ fail:
     return st;
 }
 
-static enum dp_status load_at(const char *path, int depth, struct dp_inspector **out,
-                              struct dp_error *err) {
+static enum dp_status load_at(const char *path, const struct base_chain *up,
+                              struct dp_inspector **out, struct dp_error *err) {
     cJSON *root = NULL;
     enum dp_status st = dp_json_load(path, INSPECTOR_MAX_BYTES, &root, err);
     if (st) return st;
-    return from_root(root, path, depth, out, err);
+    return from_root(root, path, up, out, err);
 }
 
 enum dp_status dp_inspector_load(const char *path, struct dp_inspector **out, struct dp_error *err) {
-    return load_at(path, 0, out, err);
+    return load_at(path, NULL, out, err);
 }
 
 enum dp_status dp_inspector_parse_json(const char *text, size_t len, const char *name,
@@ -569,7 +598,7 @@ enum dp_status dp_inspector_parse_json(const char *text, size_t len, const char 
     cJSON *root = NULL;
     enum dp_status st = dp_json_parse(text, len, name, &root, err);
     if (st) return st;
-    return from_root(root, name, 0, out, err);
+    return from_root(root, name, NULL, out, err);
 }
 
 /* ---- writing ---- */

@@ -14,6 +14,19 @@
 
 #define SETTINGS_MAX_BYTES ((size_t)64 << 20)
 
+/* Removes "dir/../" pairs from a joined path in place ("assets/settings/../inspectors/x" ->
+ * "assets/inspectors/x") so that messages and the explorer show the path a user would type.
+ * Purely lexical: a leading "../" or a pair whose first half is ".." stays. */
+static void collapse_dotdot(char *p) {
+    for (char *q; (q = strstr(p, "/../"));) {
+        char *seg = q;
+        while (seg > p && seg[-1] != '/') seg--;
+        if (q - seg == 2 && seg[0] == '.' && seg[1] == '.') return;
+        if (q == seg) return; /* "//../": leave odd paths alone */
+        memmove(seg, q + 4, strlen(q + 4) + 1);
+    }
+}
+
 static enum dp_status copy_str(const cJSON *obj, const char *key, bool optional, const char *name,
                                const char *path, char *dst, size_t n, struct dp_error *err) {
     const char *s = NULL;
@@ -166,6 +179,7 @@ static enum dp_status parse_setting(const cJSON *o, const char *path, const char
                               : snprintf(s->inspector, sizeof s->inspector, "%s%s", dir, str);
         if (n < 0 || (size_t)n >= sizeof s->inspector)
             return dp_error_set(err, DP_ERR_INVALID, "%s:%s.inspector: path too long", path, jp);
+        collapse_dotdot(s->inspector);
     }
     st = dp_setting_check(s, err);
     if (st) {

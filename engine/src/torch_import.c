@@ -4,12 +4,13 @@
  * the tensor rebuild (storage, offset, size, stride) into contiguous float32 arrays. */
 #include "dp/torch.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "json_util.h" /* dp_read_file */
 
 #define TORCH_MAX_BYTES   ((size_t)1 << 32)
 #define ZIP_MAX_ENTRIES   100000
@@ -843,31 +844,11 @@ done:
 }
 
 enum dp_status dp_torch_load(const char *path, struct dp_torch_state *out, struct dp_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return dp_error_set(err, DP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    enum dp_status st = DP_OK;
-    unsigned char *buf = NULL;
-    size_t cap = 1 << 20, len = 0;
-    if (!(buf = malloc(cap))) { st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path); goto done; }
-    for (;;) {
-        if (len == cap) {
-            if (cap >= TORCH_MAX_BYTES) {
-                st = dp_error_set(err, DP_ERR_INVALID, "%s: larger than %zu bytes", path, TORCH_MAX_BYTES);
-                goto done;
-            }
-            unsigned char *b = realloc(buf, cap * 2);
-            if (!b) { st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path); goto done; }
-            buf = b;
-            cap *= 2;
-        }
-        size_t r = fread(buf + len, 1, cap - len, f);
-        len += r;
-        if (r == 0) break;
-    }
-    if (ferror(f)) { st = dp_error_set(err, DP_ERR_IO, "%s: read error", path); goto done; }
-    st = dp_torch_parse(buf, len, path, out, err);
-done:
+    char *buf = NULL;
+    size_t len = 0;
+    enum dp_status st = dp_read_file(path, TORCH_MAX_BYTES, &buf, &len, err);
+    if (st) return st;
+    st = dp_torch_parse((const unsigned char *)buf, len, path, out, err);
     free(buf);
-    fclose(f);
     return st;
 }

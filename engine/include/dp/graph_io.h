@@ -12,6 +12,7 @@
 #ifndef DP_GRAPH_IO_H
 #define DP_GRAPH_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,6 +42,10 @@ enum dp_status dp_graph_load(const char *path, const struct dp_import_opts *opts
  * always 0 for ONNX). */
 enum dp_status dp_graph_load_ex(const char *path, const struct dp_import_opts *opts,
                                 struct dp_graph **out, size_t *n_dropped, struct dp_error *err);
+/* Resolves an input reference as GraphDef and driple-graph/1 write them: "^x" (control: sets
+ * *control), "x:1" (output 1 of x), "x". A name is first looked up whole, so a node named "a:1"
+ * still resolves. Returns the node's index, or -1 when it names no node (or out of memory). */
+int dp_graph_resolve_input(const struct dp_graph *g, const char *ref, bool *control);
 /* driple-graph/1 JSON from a file or from memory (`name` used in messages). Inputs naming no op
  * are dropped and counted in *n_dropped (may be NULL). */
 enum dp_status dp_graph_load_json(const char *path, struct dp_graph **out, size_t *n_dropped,

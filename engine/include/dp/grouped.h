@@ -4,6 +4,7 @@
 #ifndef DP_GROUPED_H
 #define DP_GROUPED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,9 @@ struct dp_grouped {
 struct dp_grouped *dp_grouped_init(const char *graph, int n_groups, int n_edges);
 /* Frees g; NULL-safe. */
 void dp_grouped_free(struct dp_grouped *g);
+/* A deep copy of g (features, edges, and the member names when with_members and g has them).
+ * Owned by the caller; free with dp_grouped_free. NULL when out of memory. */
+struct dp_grouped *dp_grouped_clone(const struct dp_grouped *g, bool with_members);
 
 /* Reads a driple-grouped/1 file. Checks the format, feature values (finite, >= 0), edge indices
  * (in range, no self loops; duplicates and (j, i) orderings are normalised). On failure returns
