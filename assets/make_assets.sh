@@ -1,32 +1,44 @@
 #!/bin/sh
 # make_assets.sh: the shipped inspectors, reproducibly from seeds (`make assets`).
-#  1. a simulated dataset per setting of assets/settings/default.json (driple dataset build);
-#  2. a base inspector trained from scratch on one setting (driple train);
+#  1. a simulated dataset per setting of assets/settings/default.json (driple dataset build),
+#     every job of the sweep that fits the GPU (GRAPHS=684: 19 models x 12 batch sizes x 3
+#     optimizers, before out-of-memory jobs are dropped);
+#  2. a base inspector trained from scratch on one setting (driple train --recipe driple-c,
+#     notes/accuracy.md), on a random 60/20/20 split;
 #  3. a transferred inspector for every other setting (driple transfer: the base's GNN body is
 #     kept, only the head learns; the file stores what differs and names the base);
-#  4. notes/assets.md: test error per metric and setting on a split that holds out whole models,
-#     and the time each step took.
+#  4. the same base and transfers again on a split that holds out whole models (HOLDOUT=1, the
+#     default): a measure of how the inspectors predict a model they never saw; these are
+#     written under $LOG/holdout and not shipped;
+#  5. notes/assets.md: validation and test error per metric and setting for both splits, and
+#     the time each step took.
 # Every label is SIMULATED (the PS training simulator, notes/calibration.md), not measured.
-# Training uses `driple train`'s default recipe (driple-c: log features and targets, <= 3 graph
-# layers, early stopping); EPOCHS, PATIENCE (base) and TEPOCHS (transfer) override its limits.
-# Environment: JOBS (threads, 2), BASE (the base setting, V100-P1w2ho-PCIe), SEED (1),
-# GRAPHS (per setting, 320),
-# ONLY (space-separated setting ids to transfer to; default all); DS, LOG, OUT, NOTES (paths);
-# NOTES_ONLY=1 rewrites notes/assets.md from the logs of the last run.
+# Environment: JOBS (threads, 2), RECIPE (driple-c), EPOCHS / PATIENCE / TEPOCHS (empty: the
+# recipe's), BASE (the base setting, V100-P1w2ho-PCIe), SEED (1), GRAPHS (per setting, 684),
+# HOLDOUT (1), ONLY (space-separated setting ids to transfer to; default all); DS, LOG, OUT,
+# NOTES (paths); NOTES_ONLY=1 rewrites notes/assets.md from the logs of the last run.
 set -eu
 BIN=${1:-build/driple}
 JOBS=${JOBS:-2}
+RECIPE=${RECIPE:-driple-c}
 EPOCHS=${EPOCHS:-}
 PATIENCE=${PATIENCE:-}
 TEPOCHS=${TEPOCHS:-}
 BASE=${BASE:-V100-P1w2ho-PCIe}
 SEED=${SEED:-1}
-GRAPHS=${GRAPHS:-320}
+GRAPHS=${GRAPHS:-684}
+HOLDOUT=${HOLDOUT:-1}
 SETTINGS=assets/settings/default.json
 DS=${DS:-build/assets/datasets}
 LOG=${LOG:-build/assets/logs}
 OUT=${OUT:-assets/inspectors}
 NOTES=${NOTES:-notes/assets.md}
+TOPT=""
+[ -n "$EPOCHS" ] && TOPT="$TOPT --epochs $EPOCHS"
+[ -n "$PATIENCE" ] && TOPT="$TOPT --patience $PATIENCE"
+XOPT=""
+[ -n "$TEPOCHS" ] && XOPT="$XOPT --epochs $TEPOCHS"
+[ -n "$PATIENCE" ] && XOPT="$XOPT --patience $PATIENCE"
 
 [ -x "$BIN" ] || { echo "make_assets: $BIN not built (run make)" >&2; exit 1; }
 mkdir -p "$DS" "$LOG" "$OUT"
@@ -35,85 +47,135 @@ TMPBIN=$(mktemp -d)
 trap 'rm -rf "$TMPBIN"' EXIT
 cp "$BIN" "$TMPBIN/driple"
 BIN=$TMPBIN/driple
-base_opts=""
-[ -n "$EPOCHS" ] && base_opts="$base_opts --epochs $EPOCHS"
-[ -n "$PATIENCE" ] && base_opts="$base_opts --patience $PATIENCE"
-tr_opts=""
-[ -n "$TEPOCHS" ] && tr_opts="$tr_opts --epochs $TEPOCHS"
-[ -n "$PATIENCE" ] && tr_opts="$tr_opts --patience $PATIENCE"
 now() { date +%s; }
 
 if [ "${NOTES_ONLY:-0}" != 1 ]; then
-echo "make_assets: 1/3 datasets (simulated) -> $DS" >&2
+echo "make_assets: 1/4 datasets (simulated) -> $DS" >&2
 t0=$(now)
 "$BIN" dataset build --settings "$SETTINGS" --out "$DS" --graphs "$GRAPHS" --jobs "$JOBS" \
     --seed "$SEED" --json >"$LOG/datasets.json"
 t1=$(now)
 
-echo "make_assets: 2/3 base inspector $BASE from scratch" >&2
-# shellcheck disable=SC2086
-"$BIN" train --dataset "$DS/$BASE.json" -o "$OUT/$BASE.json" --split models --seed "$SEED" \
-    $base_opts --json >"$LOG/train_$BASE.json"
-t2=$(now)
-
-echo "make_assets: 3/3 transfer to the other settings" >&2
 ids=${ONLY:-$(sed -n 's/^ *"id": *"\([^"]*\)".*/\1/p' "$SETTINGS")}
-for id in $ids; do
-    [ "$id" = "$BASE" ] && continue
-    [ -f "$DS/$id.json" ] || { echo "make_assets: no dataset for $id" >&2; exit 1; }
+# base_and_transfers SPLIT OUTDIR LOGPREFIX
+base_and_transfers() {
+    echo "make_assets: base inspector $BASE from scratch (recipe $RECIPE, $1 split)" >&2
     # shellcheck disable=SC2086
-    "$BIN" transfer --from "$OUT/$BASE.json" --dataset "$DS/$id.json" -o "$OUT/$id.json" \
-        --split models --seed "$SEED" $tr_opts --json >"$LOG/transfer_$id.json"
-    echo "  $id" >&2
-done
-t3=$(now)
+    "$BIN" train --dataset "$DS/$BASE.json" -o "$2/$BASE.json" --recipe "$RECIPE" --split "$1" \
+        --seed "$SEED" $TOPT --json >"$3train_$BASE.json"
+    echo "make_assets: transfer to the other settings ($1 split)" >&2
+    for id in $ids; do
+        [ "$id" = "$BASE" ] && continue
+        [ -f "$DS/$id.json" ] || { echo "make_assets: no dataset for $id" >&2; exit 1; }
+        # shellcheck disable=SC2086
+        "$BIN" transfer --from "$2/$BASE.json" --dataset "$DS/$id.json" -o "$2/$id.json" \
+            --recipe "$RECIPE" --split "$1" --seed "$SEED" $XOPT --json >"$3transfer_$id.json"
+        echo "  $id" >&2
+    done
+}
+echo "make_assets: 2/4 base and transfers (random split) -> $OUT" >&2
+base_and_transfers random "$OUT" "$LOG/"
+t2=$(now)
+t3=$t2
+if [ "$HOLDOUT" = 1 ]; then
+    echo "make_assets: 3/4 the same holding out whole models -> $LOG/holdout (not shipped)" >&2
+    mkdir -p "$LOG/holdout"
+    base_and_transfers models "$LOG/holdout" "$LOG/holdout/"
+    t3=$(now)
+fi
 echo "$t0 $t1 $t2 $t3" >"$LOG/times.txt"
 fi
 read t0 t1 t2 t3 <"$LOG/times.txt"
 
 # notes/assets.md from the logs (python3 reads the JSON; without it the logs stay in $LOG).
 if command -v python3 >/dev/null 2>&1; then
-    python3 - "$LOG" "$BASE" "$((t1 - t0))" "$((t2 - t1))" "$((t3 - t2))" "${EPOCHS:-recipe}" "${TEPOCHS:-recipe}" \
+    python3 - "$LOG" "$BASE" "$((t1 - t0))" "$((t2 - t1))" "$((t3 - t2))" "$RECIPE" \
         "$SEED" "$GRAPHS" >"$NOTES" <<'EOF'
-import glob, json, os, sys
-log, base, t_ds, t_base, t_tr, epochs, tepochs, seed, graphs = sys.argv[1:]
+import glob, json, math, os, sys
+log, base, t_ds, t_main, t_hold, recipe, seed, graphs = sys.argv[1:]
 names = ["gpu_mem_util.idle", "gpu_mem_util.active", "gpu_mem_util.peak", "gpu_util.idle",
          "gpu_util.active", "gpu_util.peak", "net_rx.idle", "net_rx.active", "net_rx.peak",
          "net_tx.idle", "net_tx.active", "net_tx.peak"]
+groups = ["gpu_mem_util", "gpu_util", "net_rx", "net_tx"]
+
+def load_rows(d):
+    rows = []
+    paths = [os.path.join(d, "train_%s.json" % base)] + sorted(glob.glob(os.path.join(d, "transfer_*.json")))
+    for path in paths:
+        if not os.path.exists(path):
+            continue
+        j = json.load(open(path))
+        rows.append((j.get("setting", "?"), j.get("scratch") or j.get("transfer") or {}))
+    return rows
+
+def mean(v):
+    v = [x for x in v if x is not None and math.isfinite(x)]
+    return sum(v) / len(v) if v else float("nan")
+
+def median(v):
+    v = sorted(x for x in v if x is not None and math.isfinite(x))
+    if not v:
+        return float("nan")
+    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+def f(x, fmt):
+    return "n/a" if x is None or not math.isfinite(x) else fmt % x
+
+def summary(title, rows):
+    print("### %s\n" % title)
+    print("| setting | origin | samples (train/val/test) | seconds | epochs | val MAPE | test MAPE | "
+          "test R^2 | " + " | ".join("R^2 " + g for g in groups) + " |")
+    print("|" + "---|" * (8 + len(groups)))
+    for sid, r in rows:
+        t = r.get("test") or {}
+        v = r.get("val") or {}
+        r2 = t.get("r2") or [None] * 12
+        print("| %s | %s | %s/%s/%s | %s | %s | %s | %s | %s | %s |" % (
+            sid, r.get("origin", "?"), r.get("n_train", "?"), r.get("n_val", "?"), r.get("n_test", "?"),
+            f(r.get("seconds"), "%.1f"), r.get("epochs", "?"), f(mean(v.get("mape") or []), "%.1f"),
+            f(mean(t.get("mape") or []), "%.1f"), f(mean(r2), "%.2f"),
+            " | ".join(f(mean(r2[3 * k:3 * k + 3]), "%.2f") for k in range(4))))
+    allm = [mean((r.get("test") or {}).get("mape") or []) for _, r in rows]
+    allr = [mean((r.get("test") or {}).get("r2") or []) for _, r in rows]
+    print("\nOver the %d inspectors: median of the mean test MAPE %s%%, median of the mean test "
+          "R^2 %s.\n" % (len(rows), f(median(allm), "%.1f"), f(median(allr), "%.2f")))
+
+def per_metric(title, rows, key, fmt):
+    print("### %s\n" % title)
+    print("| setting | " + " | ".join(names) + " |")
+    print("|" + "---|" * (1 + len(names)))
+    for sid, r in rows:
+        t = (r.get("test") or {}).get(key) or [None] * 12
+        print("| %s | %s |" % (sid, " | ".join(f(x, fmt) for x in t)))
+    print()
+
 ds = json.load(open(os.path.join(log, "datasets.json")))
-rows = []
-for path in [os.path.join(log, "train_%s.json" % base)] + sorted(glob.glob(os.path.join(log, "transfer_*.json"))):
-    d = json.load(open(path))
-    r = d.get("scratch") or d.get("transfer") or {}
-    rows.append((d.get("setting", "?"), r))
+rows = load_rows(log)
+hold = load_rows(os.path.join(log, "holdout"))
 print("# Shipped inspectors (`make assets`)\n")
-print("Generated by `assets/make_assets.sh` (seed %s). **Every label is simulated** by driple's PS "
-      "training simulator (notes/calibration.md), not measured on a cluster. Datasets: %d jobs "
-      "per setting at most (%s asked; jobs that do not fit a GPU's memory are left out), zoo models "
-      "x batch sizes x optimizers. Split: whole models held out (`--split models`): test models "
-      "never appear in training.\n" % (seed, max(s["samples"] for s in ds["settings"]), graphs))
-d0 = json.load(open(os.path.join(log, "train_%s.json" % base)))
-print("Training: `driple train`/`transfer` recipe %s (epoch limits: base %s, transfers %s).\n"
-      % (d0.get("recipe", "?"), epochs, tepochs))
-print("Times on this machine (2 shared cores): datasets %s s, base inspector (%s, from scratch) "
-      "%s s, %d transfers %s s in all.\n" % (t_ds, base, t_base, len(rows) - 1, t_tr))
-print("Test error: MAPE (%) per metric on the held-out models; `mean` is over the 12 metrics.\n")
-print("| setting | origin | samples (train/val/test) | seconds | epochs | mean | " + " | ".join(names) + " |")
-print("|" + "---|" * (6 + len(names)))
-for sid, r in rows:
-    t = (r.get("test") or {}).get("mape") or [float("nan")] * 12
-    print("| %s | %s | %s/%s/%s | %.1f | %s | %.1f | %s |" % (
-        sid, r.get("origin", "?"), r.get("n_train", "?"), r.get("n_val", "?"), r.get("n_test", "?"),
-        r.get("seconds", float("nan")), r.get("epochs", "?"), r.get("test_mape_mean", float("nan")),
-        " | ".join("n/a" if x is None else "%.1f" % x for x in t)))
-print("\nMAPE is harsh on labels near zero (an idle time of 0 when a resource never goes idle), so "
-      "the same test split is also given as R^2 per metric (1 = perfect, 0 = no better than the "
-      "test mean, negative = worse).\n")
-print("| setting | " + " | ".join(names) + " |")
-print("|" + "---|" * (1 + len(names)))
-for sid, r in rows:
-    t = (r.get("test") or {}).get("r2") or [float("nan")] * 12
-    print("| %s | %s |" % (sid, " | ".join("n/a" if x is None else "%.2f" % x for x in t)))
+print("Generated by `assets/make_assets.sh` (recipe `%s`, seed %s). **Every label is simulated** by "
+      "driple's PS training simulator (notes/calibration.md), not measured on a cluster. Datasets: "
+      "up to %d jobs per setting (%s asked: every job of the sweep; jobs that do not fit a GPU's "
+      "memory are left out), zoo models x batch sizes x optimizers. The shipped inspectors are "
+      "trained on a random 60/20/20 split; the same base and transfers are trained again on a "
+      "split that holds out whole models (test models never appear in training) to measure how "
+      "they predict a model they never saw (not shipped). The recipe and the experiments behind "
+      "it: notes/accuracy.md.\n" % (recipe, seed, max(s["samples"] for s in ds["settings"]), graphs))
+print("Times on this machine (2 shared cores): datasets %s s; base (%s, from scratch) and %d "
+      "transfers, random split: %s s; the same holding out models: %s s.\n"
+      % (t_ds, base, len(rows) - 1, t_main, t_hold))
+print("Metrics (per output, on the test part): MAPE = mean |pred - label| / |label| over labels "
+      ">= 1 (ms, %, MB/s; smaller ones are immaterial and would dominate), in %; R^2 = 1 - "
+      "SSE / SS about the test mean (1 perfect, 0 = predicting the mean, negative worse); "
+      "`val MAPE`, `test MAPE`, `test R^2` are means over the 12 outputs; `R^2 <group>` the mean "
+      "of its idle, active and peak.\n")
+summary("Shipped (random split)", rows)
+if hold:
+    summary("Holding out whole models (not shipped)", hold)
+per_metric("Shipped: test MAPE (%) per metric", rows, "mape", "%.1f")
+per_metric("Shipped: test R^2 per metric", rows, "r2", "%.2f")
+if hold:
+    per_metric("Holding out models: test MAPE (%) per metric", hold, "mape", "%.1f")
 EOF
     echo "make_assets: wrote $NOTES" >&2
 else

@@ -98,6 +98,14 @@ fails 1 "/nonexistent-dir/x.svg" "$DRIPLE" explain "$BIG" --inspector "$INSP" --
 fails 1 "no op is placed on a GPU" "$DRIPLE" explain tests/data/graph/nogpu.json --inspector "$INSP"
 fails 1 "tests/data/graph/truncated.json:" "$DRIPLE" explain tests/data/graph/truncated.json --inspector "$INSP"
 fails 2 "--batch '0'" "$DRIPLE" explain "$BIG" --inspector "$INSP" --batch 0
+# Features at the loader's limit overflow the network: an error naming the file and the group.
+printf '%s\n' '{"format": "driple-grouped/1", "graph": "max", "groups": [' \
+    '{"tensor_size": 1e30, "ops": 1e30, "type_weight": 1e30},' \
+    '{"tensor_size": 1e30, "ops": 1e30, "type_weight": 1e30},' \
+    '{"tensor_size": 1e30, "ops": 1e30, "type_weight": 1e30}], "edges": [[0, 1], [1, 2]]}' \
+    >"$TMP/max.json"
+fails 1 "$TMP/max.json: explain: group 0: attribution is not finite" "$DRIPLE" explain \
+    --grouped "$TMP/max.json" --inspector "$INSP"
 echo '{"format": "driple-inspector/1", "outputs": [' >"$TMP/trunc.json"
 fails 1 "$TMP/trunc.json" "$DRIPLE" explain "$BIG" --inspector "$TMP/trunc.json"
 

@@ -96,6 +96,11 @@ fails 2 "unknown subcommand 'frob'" "$DRIPLE" graph frob
 fails 2 "unexpected argument '--frob'" "$DRIPLE" graph info $D/small.json --frob
 fails 2 "missing GRAPH" "$DRIPLE" graph info
 fails 2 "missing GRAPH" "$DRIPLE" graph weights -o "$TMP/w.json"
+# A directory, a repeated NodeDef name, a graph without GPU ops: named, not crashed on.
+fails 1 "tests/data: cannot read: Is a directory" "$DRIPLE" graph info tests/data
+printf 'node { name: "a" name: "b" op: "MatMul" }\n' >"$TMP/twice.pbtxt"
+fails 1 "twice.pbtxt:1:18: name: given twice in one node" "$DRIPLE" graph info "$TMP/twice.pbtxt"
+fails 1 "$D/nogpu.json: nogpu: no op is placed on a GPU" "$DRIPLE" bench coarsen $D/nogpu.json
 
 # The coarsening benchmark, once `driple bench` dispatches to it.
 "$DRIPLE" bench coarsen --ops 3000 --repeat 1 --json >"$TMP/out" 2>"$TMP/err"

@@ -124,6 +124,26 @@ fails 1 "missing.json" "$DRIPLE" inspector eval "$TMP/tr.json" --dataset "$TMP/m
 fails 2 "needs --dataset D.json and -o M.json" "$DRIPLE" train --dataset "$TMP/a.json"
 fails 1 "missing.json" "$DRIPLE" train --dataset "$TMP/missing.json" -o "$TMP/x.json"
 fails 2 "--split: 'sideways'" "$DRIPLE" train --dataset "$TMP/a.json" -o "$TMP/x.json" --split sideways
+# Recipes and target transforms: driple-c (the default) stores log outputs, paper linear ones.
+ok "$DRIPLE" train --dataset "$TMP/a.json" -o "$TMP/rc.json" --hidden 8 --epochs 3 --json
+contains "$TMP/out" '"recipe": "driple-c", "target": "log"'
+contains "$TMP/rc.json" '"transform":	"log"'
+ok "$DRIPLE" inspector info "$TMP/rc.json"
+contains "$TMP/out" "gpu_util.active"
+contains "$TMP/out" " log "
+ok "$DRIPLE" train --dataset "$TMP/a.json" -o "$TMP/rp.json" --recipe paper --hidden 8 --epochs 2 --max-layers 1
+contains "$TMP/out" "recipe paper, raw features, max targets"
+contains "$TMP/rp.json" '"transform":	"linear"'
+ok "$DRIPLE" transfer --from "$TMP/rc.json" --dataset "$TMP/b.json" -o "$TMP/rct.json" --epochs 3 --json
+contains "$TMP/rct.json" '"transform":	"log"'
+ok "$DRIPLE" predict --grouped "$REF/cases/gcn/tiny3.grouped.json" --inspector "$TMP/rct.json" --json
+contains "$TMP/out" '"metrics"'
+ok "$DRIPLE" train --dataset "$TMP/a.json" -o "$TMP/rr.json" --target range --lr-decay 0.5 --lr-plateau 1 --weight-decay 0 --hidden 8 --epochs 2
+contains "$TMP/out" "range targets"
+fails 2 "--recipe: 'fast' is not driple-c or paper" "$DRIPLE" train --dataset "$TMP/a.json" -o "$TMP/x.json" --recipe fast
+fails 2 "--target: 'sqrt' is not max, range, log or base" "$DRIPLE" train --dataset "$TMP/a.json" -o "$TMP/x.json" --target sqrt
+fails 2 "--target base is for transfer" "$DRIPLE" train --dataset "$TMP/a.json" -o "$TMP/x.json" --target base
+fails 2 "--lr-decay" "$DRIPLE" train --dataset "$TMP/a.json" -o "$TMP/x.json" --lr-decay 2
 
 # compare: every setting of a list side by side; the two sharing a body need one GNN pass.
 cat >"$TMP/settings.json" <<EOF
@@ -141,4 +161,16 @@ ok "$DRIPLE" predict --grouped "$REF/cases/gcn/tiny3.grouped.json" --setting A10
 contains "$TMP/out" '"setting": "A100-P1w2ho-25GbE"'
 contains "$TMP/out" '"workers": 2'
 fails 1 "no setting 'X1'" "$DRIPLE" predict --grouped "$REF/cases/gcn/tiny3.grouped.json" --setting X1 --settings "$TMP/settings.json"
+
+# Bad inputs: the graph file is named when grouping fails (not only the graph's name); a list
+# in which no setting can be predicted is an error, not a table of dashes; directories are said.
+fails 1 "tests/data/graph/nogpu.json: nogpu: no op is placed on a GPU" "$DRIPLE" predict tests/data/graph/nogpu.json --inspector "$TMP/base.json"
+fails 1 "tests/data/graph/nogpu.json: nogpu:" "$DRIPLE" compare tests/data/graph/nogpu.json --settings "$TMP/settings.json"
+cat >"$TMP/none.json" <<EOF
+{"format": "driple-settings/1", "settings": [
+ {"id": "H100-P1w1ho-100GbE", "gpu": "H100", "ps": 1, "workers": 1, "placement": "homo", "network": "100GbE"}]}
+EOF
+fails 1 "none.json: no setting could be predicted" "$DRIPLE" compare tests/data/graph/small.json --settings "$TMP/none.json"
+fails 1 "tests/data: cannot read: Is a directory" "$DRIPLE" predict tests/data --inspector "$TMP/base.json"
+fails 1 "tests/data:" "$DRIPLE" predict tests/data/graph/small.json --inspector tests/data
 finish

@@ -51,6 +51,11 @@ contains "$TMP/b.net.csv" ",123456789012,23456789012"
 
 # --- without a command: the machine as it is, for --duration
 ok "$DRIPLE" record --no-gpu --iface lo --interval 20 --duration 0.3 -o "$TMP/d"
+# -o DIR/: the default name inside the directory, not a hidden DIR/.net.csv.
+mkdir -p "$TMP/runs"
+ok "$DRIPLE" record --no-gpu --iface lo --interval 20 --duration 0.1 -o "$TMP/runs/"
+[ ! -e "$TMP/runs/.net.csv" ] && ls "$TMP"/runs/driple-record-*.net.csv >/dev/null 2>&1 && pass ||
+    fail "-o DIR/ wrote $(ls -a "$TMP/runs" | tr '\n' ' ')"
 whole "$TMP/d.net.csv" "$NET_HDR"
 
 # --- Ctrl-C (SIGINT to driple): the command ends, both files are whole and readable

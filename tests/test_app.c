@@ -270,6 +270,15 @@ static void test_search_keys(void) {
     keys_handle(&a, 'x');
     keys_handle(&a, '\r');
     CHECK(a.status_err && a.batch == 128);
+    /* numbers no integer holds are refused, not converted (that would be undefined) */
+    const char *huge[] = {"1e300", "nan", "-inf"};
+    for (int h = 0; h < 3; h++) {
+        keys_handle(&a, 'b');
+        for (const char *c = huge[h]; *c; c++) keys_handle(&a, *c);
+        keys_handle(&a, '\r');
+        CHECK(a.status_err && a.batch == 128);
+        CHECK_CONTAINS(a.status, huge[h]);
+    }
     /* search prompt is live */
     keys_handle(&a, '/');
     keys_handle(&a, 'm');
@@ -384,6 +393,22 @@ static void test_bad_input(void) {
     CHECK(app_init(&a, &o, &err) != DP_OK);
     CHECK_CONTAINS(err.msg, "/nonexistent/gpus.json");
     app_free(&a);
+    /* a graph without a batch size: the assumed one is said in the status line, as an error */
+    FILE *f = fopen("/tmp/driple-test-app-nobatch.json", "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("{\"format\": \"driple-graph/1\", \"name\": \"nobatch\", \"nodes\": ["
+          "{\"name\": \"a\", \"op\": \"MatMul\", \"device\": \"/device:GPU:0\", \"shape\": [-1, 4]},"
+          "{\"name\": \"b\", \"op\": \"Relu\", \"device\": \"/device:GPU:0\", \"shape\": [-1, 4],"
+          " \"inputs\": [\"a\"]}]}\n", f);
+    fclose(f);
+    o.gpus = GPUS;
+    o.graph = "/tmp/driple-test-app-nobatch.json";
+    CHECK(app_init(&a, &o, &err) == DP_OK);
+    CHECK(a.batch == 32 && a.status_err);
+    CHECK_CONTAINS(a.status, "no batch size: 32 assumed");
+    app_free(&a);
+    unlink("/tmp/driple-test-app-nobatch.json");
 }
 
 int main(void) {

@@ -2,6 +2,7 @@
  * clear errors on bad files. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -218,7 +219,38 @@ static void test_csv(void) {
     CHECK(!strcmp(dp_dataset_resource_name(1), "GPU Utilization"));
 }
 
+/* dp_grouped_clone (what add_sample and the explorer's importance pane copy with): a deep copy,
+ * member names only when asked for (datasets never store them). */
+static void test_grouped_clone(void) {
+    struct dp_grouped *g = tiny_graph(1.0);
+    const char *names[4] = {"conv", "relu", "pool", "fc"};
+    g->member_start = calloc(4, sizeof *g->member_start);
+    g->members = calloc(5, sizeof *g->members);
+    CHECK(g->member_start && g->members);
+    if (!g->member_start || !g->members) {
+        dp_grouped_free(g);
+        return;
+    }
+    int starts[4] = {0, 2, 3, 4};
+    memcpy(g->member_start, starts, sizeof starts);
+    for (int i = 0; i < 4; i++) g->members[i] = strdup(names[i]);
+    struct dp_grouped *with = dp_grouped_clone(g, true), *without = dp_grouped_clone(g, false);
+    CHECK(with && without);
+    if (with && without) {
+        CHECK(with->n_groups == 3 && with->n_edges == 2 && with->batch == 32 && with->seed == 42);
+        CHECK(!memcmp(with->x, g->x, 9 * sizeof *g->x) && with->x != g->x);
+        CHECK(!memcmp(with->edges, g->edges, 4 * sizeof *g->edges));
+        CHECK(with->member_start && !memcmp(with->member_start, starts, sizeof starts));
+        CHECK(with->members && !strcmp(with->members[3], "fc") && with->members[3] != g->members[3]);
+        CHECK(!without->member_start && !without->members && without->x[8] == g->x[8]);
+    }
+    dp_grouped_free(g);
+    dp_grouped_free(with);
+    dp_grouped_free(without);
+}
+
 int main(void) {
+    test_grouped_clone();
     test_json_roundtrip();
     test_add_rejects();
     test_json_errors();

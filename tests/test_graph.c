@@ -249,6 +249,9 @@ static void test_pbtxt_bad(void) {
         {"versions { producer: 1 }\n", "bad.pbtxt:2:1: empty graph"},
         {"", "empty graph"},
         {"node: 5", "node: expected a block"},
+        {"node { name: \"a\" name: \"b\" op: \"X\" }", "bad.pbtxt:1:18: name: given twice in one node"},
+        {"node { name: [\"a\", \"b\"] op: \"X\" }", "name: given twice in one node"},
+        {"node { name: \"a\" op: \"X\" op: \"Y\" }", "bad.pbtxt:1:26: op: given twice"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct dp_graph *g = NULL;
@@ -312,6 +315,8 @@ static void test_load_by_content(void) {
     CHECK_CONTAINS(err.msg, "empty file");
     CHECK(dp_graph_load("no/such/file.pbtxt", NULL, &g, &err) == DP_ERR_IO);
     CHECK_CONTAINS(err.msg, "no/such/file.pbtxt: cannot open");
+    CHECK(dp_graph_load("tests/data", NULL, &g, &err) == DP_ERR_IO); /* a directory: said so */
+    CHECK_CONTAINS(err.msg, "tests/data: cannot read: Is a directory");
     CHECK(dp_graph_detect_format((const unsigned char *)"  \n", 3) == DP_GRAPH_FORMAT_UNKNOWN);
     CHECK(dp_graph_detect_format((const unsigned char *)"node {", 6) == DP_GRAPH_FORMAT_PBTXT);
     size_t dropped = 0;
@@ -323,7 +328,28 @@ static void test_load_by_content(void) {
     dp_graph_free(g);
 }
 
+/* Input references as both formats write them; a whole name wins over a port suffix. */
+static void test_resolve_input(void) {
+    const char *t = "{\"format\": \"driple-graph/1\", \"nodes\": [{\"name\": \"a\", \"op\": \"X\"}, "
+                    "{\"name\": \"a:1\", \"op\": \"X\"}]}";
+    struct dp_graph *g = NULL;
+    struct dp_error err = {0};
+    CHECK(dp_graph_parse_json(t, strlen(t), "r.json", &g, NULL, &err) == DP_OK);
+    if (!g) return;
+    bool control = true;
+    CHECK(dp_graph_resolve_input(g, "a", &control) == 0 && !control);
+    CHECK(dp_graph_resolve_input(g, "a:1", &control) == 1 && !control);
+    CHECK(dp_graph_resolve_input(g, "a:2", &control) == 0);
+    CHECK(dp_graph_resolve_input(g, "^a:1", &control) == 1 && control);
+    CHECK(dp_graph_resolve_input(g, "a:x", &control) == -1);
+    CHECK(dp_graph_resolve_input(g, ":1", &control) == -1);
+    CHECK(dp_graph_resolve_input(g, "a:", &control) == -1);
+    CHECK(dp_graph_resolve_input(g, "b", &control) == -1);
+    dp_graph_free(g);
+}
+
 int main(void) {
+    test_resolve_input();
     test_json_good();
     test_json_bad();
     test_pbtxt_good();

@@ -1,8 +1,9 @@
 /* test_inspector.c: the driple-inspector/1 file: round trip of the imported published model,
  * transferred files that store only what differs from their base (and find it relative to their
  * own directory), the body key, and a clear error for each corruption: bad base64, wrong data
- * length, shape mismatch, NaN weight, wrong feature count, unknown parameter, bad scale, missing
- * base, truncated file. */
+ * length, shape mismatch, NaN weight, wrong feature count, unknown parameter, bad or absurd
+ * scale, missing base, a base cycle, truncated file; output transforms (linear, log) and their
+ * validation. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,6 +168,33 @@ int main(void) {
         CHECK_CONTAINS(err.msg, P("/sub/tr2.json:$.base: cannot load base inspector"));
         CHECK_CONTAINS(err.msg, "base.json");
         rename(P("/base.moved"), P("/base.json"));
+        /* A base naming the file itself, or a pair naming each other: a cycle, said once (not
+         * an error message nested until it is cut off). */
+        size_t n_tr2 = 0;
+        char *trs2 = slurp(P("/sub/tr.json"), &n_tr2);
+        /* the top-level "base" (the last one; training.base only records it) */
+        const char *at = NULL;
+        for (const char *q = trs2; q && (q = strstr(q, "\"base\":\t\"../base.json\"")); q++) at = q;
+        CHECK(at != NULL);
+        if (at) {
+            size_t off = (size_t)(at - trs2), fl = strlen("\"base\":\t\"../base.json\"");
+            const char *names[3][2] = {{"/sub/self.json", "self.json"},
+                                       {"/sub/ca.json", "cb.json"},
+                                       {"/sub/cb.json", "ca.json"}};
+            for (int k = 0; k < 3; k++) {
+                char *t = malloc(n_tr2 + 64);
+                int w = sprintf(t, "%.*s\"base\":\t\"%s\"%s", (int)off, trs2, names[k][1], at + fl);
+                spit(P(names[k][0]), t, (size_t)w);
+                free(t);
+            }
+            struct dp_inspector *x = NULL;
+            CHECK(dp_inspector_load(P("/sub/self.json"), &x, &err) == DP_ERR_INVALID);
+            CHECK_CONTAINS(err.msg, P("/sub/self.json:$.base: 'self.json' is this inspector or one based on it (a cycle)"));
+            CHECK(dp_inspector_load(P("/sub/ca.json"), &x, &err) == DP_ERR_INVALID);
+            CHECK_CONTAINS(err.msg, P("/sub/cb.json:$.base: 'ca.json' is this inspector"));
+            CHECK(x == NULL);
+        }
+        free(trs2);
     }
 
     /* Corruptions of the full file. */
@@ -180,6 +208,7 @@ int main(void) {
         bad_edit(text, "\"n_feat\":\t3", "\"n_feat\":\t5", "$.architecture.n_feat: 5 input features");
         bad_edit(text, "\"conv_layers.0.b\"", "\"conv_layers.7.b\"", "$.parameters[1].name: 'conv_layers.7.b' is not a parameter");
         bad_edit(text, "\"scale\":\t250", "\"scale\":\t-1", "$.outputs[3].scale");
+        bad_edit(text, "\"scale\":\t250", "\"scale\":\t1e300", "$.outputs[3].scale: 1e+300 (must be > 0 and <= 1e+12)");
         bad_edit(text, "\"format\":\t\"driple-inspector/1\"", "\"format\":\t\"driple-inspector/9\"", "$.format");
         bad_edit(text, "\"layer\":\t\"gcn\"", "\"layer\":\t\"transformer\"", "$.architecture.layer");
         bad_edit(text, "\"conv_layers.0.b\"", "\"conv_layers.0.W\"", "appears twice");
@@ -189,6 +218,58 @@ int main(void) {
         CHECK(dp_inspector_load(P("/bad.json"), &x, &err) == DP_ERR_PARSE);
         CHECK_CONTAINS(err.msg, P("/bad.json:"));
         free(text);
+    }
+    /* Output transforms: a log output round-trips and maps raw values through expm1; a file
+ * without the field reads as linear (older files, the imported checkpoint); bad values fail. */
+    if (back) {
+        CHECK(dp_inspector_output(back, 5)->transform == DP_OUT_LINEAR);
+        CHECK(dp_inspector_set_transform(back, 5, DP_OUT_LOG, 1.0, 0.5, 2.0) == DP_OK);
+        CHECK(dp_inspector_set_transform(back, 5, DP_OUT_LOG, 1.0, 0.5, 0.0) == DP_ERR_INVALID);
+        CHECK(dp_inspector_set_transform(back, 5, DP_OUT_LOG, -1.0, 0.5, 1.0) == DP_ERR_INVALID);
+        CHECK_NEAR(dp_inspector_metric(back, 5, 0.25), expm1(1.0), 1e-12);
+        CHECK_NEAR(dp_inspector_target(back, 5, expm1(1.0)), 0.25, 1e-12);
+        CHECK_NEAR(dp_inspector_metric(back, 3, 0.5), 125.0, 1e-12);
+        CHECK(isfinite(dp_inspector_metric(back, 5, 1e30))); /* the exponent is capped */
+        CHECK(dp_inspector_save(back, P("/log.json"), NULL, NULL, &err) == DP_OK);
+        struct dp_inspector *lg = NULL;
+        CHECK(dp_inspector_load(P("/log.json"), &lg, &err) == DP_OK);
+        if (lg) {
+            const struct dp_output_meta *m = dp_inspector_output(lg, 5);
+            CHECK(m->transform == DP_OUT_LOG && m->offset == 0.5 && m->span == 2.0);
+            CHECK(dp_inspector_output(lg, 3)->transform == DP_OUT_LINEAR);
+            struct dp_grouped *g = NULL;
+            CHECK(dp_grouped_load_json(REF_DIR "/cases/gcn/tiny3.grouped.json", &g, &err) == DP_OK);
+            if (g) {
+                float raw[DP_N_OUTPUTS];
+                double met[DP_N_OUTPUTS];
+                CHECK(dp_inspector_predict(lg, g, raw, met, &err) == DP_OK);
+                CHECK_NEAR(met[5], expm1(0.5 + 2.0 * raw[5]), 1e-9);
+                CHECK_NEAR(met[3], raw[3] * 250.0, 1e-9);
+                dp_grouped_free(g);
+            }
+        }
+        dp_inspector_free(lg);
+        size_t ln = 0;
+        char *lt = slurp(P("/log.json"), &ln);
+        CHECK(lt != NULL);
+        if (lt) {
+            bad_edit(lt, "\"transform\":\t\"log\"", "\"transform\":\t\"sqrt\"",
+                     "$.outputs[5].transform: 'sqrt' is not linear or log");
+            bad_edit(lt, "\"span\":\t2", "\"span\":\t0", "$.outputs[5].span: 0 (must be > 0)");
+            bad_edit(lt, "\"transform\":\t\"log\"", "\"transform\":\t7", "$.outputs[5].transform");
+            bad_edit(lt, "\"offset\":\t0.5", "\"offset\":\t\"x\"", "$.outputs[5].offset");
+            /* Without the fields: linear, offset 0, span 1. */
+            char *at = strstr(lt, "\"transform\":\t\"log\"");
+            if (at) {
+                memcpy(at, "\"transfor_\"", 11);
+                spit(P("/nolog.json"), lt, strlen(lt));
+                CHECK(dp_inspector_load(P("/nolog.json"), &lg, &err) == DP_OK);
+                if (lg) CHECK(dp_inspector_output(lg, 5)->transform == DP_OUT_LINEAR);
+                dp_inspector_free(lg);
+            }
+            free(lt);
+        }
+        CHECK(dp_inspector_set_transform(back, 5, DP_OUT_LINEAR, 1.0, 0.0, 1.0) == DP_OK);
     }
     /* A NaN weight. */
     if (back) {
@@ -208,7 +289,8 @@ int main(void) {
     dp_inspector_free(tr);
     dp_inspector_free(back);
     dp_inspector_free(base);
-    const char *files[] = {"/base.json", "/sub/tr.json", "/sub/tr2.json", "/bad.json", "/nan.json"};
+    const char *files[] = {"/base.json",    "/sub/tr.json", "/sub/tr2.json", "/sub/self.json",
+                           "/sub/ca.json",  "/sub/cb.json", "/bad.json",     "/nan.json"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) unlink(P(files[i]));
     rmdir(P("/sub"));
     rmdir(DIR);

@@ -1,7 +1,8 @@
 /* test_train.c: training on tiny synthetic datasets: a label that is a known function of the
  * features is learned (the loss drops by a large factor), splits are deterministic per seed, the
- * hold-out-models split never leaks a model, the cancel flag keeps the best so far, and a
- * head-mode transfer changes only the head's parameters. */
+ * hold-out-models split never leaks a model, the cancel flag keeps the best so far, a
+ * head-mode transfer changes only the head's parameters, the target kinds (max, range, log)
+ * round-trip and keep targets >= 0, MAPE leaves out labels below its floor, and the recipes. */
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -235,10 +236,131 @@ static void test_transfer(void) {
     dp_dataset_free(&b);
 }
 
+/* Target kinds: the transform fitted on the training labels is stored in the inspector, keeps
+ * every training target >= 0 (the head ends in a LeakyReLU), and maps back to the label. */
+static void test_targets(void) {
+    struct dp_dataset ds;
+    struct dp_error err = {0};
+    make_ds(&ds, 60, 6, 0);
+    for (int k = 0; k < DP_N_OUTPUTS; k++) ds.samples[7].labels[k] *= 40; /* spread the range */
+    enum dp_target kinds[3] = {DP_TARGET_MAX, DP_TARGET_RANGE, DP_TARGET_LOG};
+    for (int t = 0; t < 3; t++) {
+        struct dp_train_opts o;
+        small_opts(&o);
+        o.target = kinds[t];
+        o.epochs = 30;
+        o.lr_decay = 0.5;
+        o.lr_plateau = 2;
+        struct dp_inspector *insp = NULL;
+        struct dp_train_result r;
+        CHECK(dp_train(&ds, &o, &insp, &r, &err) == DP_OK);
+        if (!insp) { fprintf(stderr, "%s\n", err.msg); continue; }
+        const struct dp_output_meta *m = dp_inspector_output(insp, 2);
+        CHECK(m->transform == (kinds[t] == DP_TARGET_LOG ? DP_OUT_LOG : DP_OUT_LINEAR));
+        CHECK(dp_target_of(insp) == kinds[t]);
+        CHECK(kinds[t] != DP_TARGET_MAX || (m->offset == 0 && m->span == 1));
+        double lo = INFINITY;
+        for (int i = 0; i < r.split.n_train; i++) {
+            for (int q = 0; q < DP_N_OUTPUTS; q++) {
+                double y = ds.samples[r.split.train[i]].labels[q];
+                double z = dp_inspector_target(insp, q, y);
+                if (z < lo) lo = z;
+                CHECK_NEAR(dp_inspector_metric(insp, q, z), y, 1e-9 * (1 + y));
+            }
+        }
+        CHECK(lo >= 0);
+        CHECK(r.last_train_loss < r.first_train_loss);
+        /* The stored errors are those of the metrics, not of the raw outputs. */
+        struct dp_eval e;
+        CHECK(dp_evaluate(insp, &ds, r.split.test, r.split.n_test, &e, &err) == DP_OK);
+        CHECK_NEAR(e.rmse[2], dp_inspector_provenance(insp)->test.rmse[2], 1e-6);
+        printf("target %s: loss %.4f -> %.4f, test MAPE of output 2 %.1f%%, R2 %.3f\n",
+               dp_target_name(kinds[t]), r.first_train_loss, r.last_train_loss,
+               dp_inspector_provenance(insp)->test.mape[2], dp_inspector_provenance(insp)->test.r2[2]);
+        /* Transfer with DP_TARGET_BASE keeps the base's kind, refitted on the new labels. */
+        struct dp_train_opts to = o;
+        to.target = DP_TARGET_BASE;
+        to.mode = DP_TRAIN_HEAD;
+        to.epochs = 3;
+        struct dp_inspector *tr = NULL;
+        struct dp_train_result rt;
+        CHECK(dp_transfer(insp, &ds, &to, &tr, &rt, &err) == DP_OK);
+        if (tr) {
+            CHECK(dp_target_of(tr) == kinds[t]);
+            dp_train_result_free(&rt);
+        }
+        dp_inspector_free(tr);
+        /* There is no base when training from scratch. */
+        struct dp_inspector *bad = NULL;
+        CHECK(dp_train(&ds, &to, &bad, NULL, &err) == DP_ERR_INVALID);
+        dp_train_result_free(&r);
+        dp_inspector_free(insp);
+    }
+    dp_dataset_free(&ds);
+}
+
+/* MAPE leaves out labels below DP_MAPE_FLOOR; RMSE and R2 keep them. */
+static void test_mape_floor(void) {
+    struct dp_dataset ds;
+    struct dp_error err = {0};
+    make_ds(&ds, 20, 4, 0);
+    for (int i = 0; i < ds.n_samples; i++) {
+        ds.samples[i].labels[0] = 0.01 * (i + 1); /* all below the floor */
+        ds.samples[i].labels[1] = i % 2 ? 0.5 : 10.0; /* half below it */
+    }
+    struct dp_train_opts o;
+    small_opts(&o);
+    o.epochs = 1;
+    struct dp_inspector *insp = NULL;
+    CHECK(dp_train(&ds, &o, &insp, NULL, &err) == DP_OK);
+    if (insp) {
+        int idx[20];
+        for (int i = 0; i < 20; i++) idx[i] = i;
+        struct dp_eval e;
+        CHECK(dp_evaluate(insp, &ds, idx, 20, &e, &err) == DP_OK);
+        CHECK(isnan(e.mape[0]) && isfinite(e.rmse[0]) && isfinite(e.r2[0]));
+        float raw[DP_N_OUTPUTS];
+        double mean_ape = 0, met[DP_N_OUTPUTS];
+        for (int i = 0; i < 20; i += 2) {
+            CHECK(dp_inspector_predict(insp, ds.samples[i].grouped, raw, met, &err) == DP_OK);
+            mean_ape += fabs(met[1] - 10.0) / 10.0 / 10;
+        }
+        CHECK_NEAR(e.mape[1], 100 * mean_ape, 1e-6);
+    }
+    dp_inspector_free(insp);
+    dp_dataset_free(&ds);
+}
+
+static void test_recipes(void) {
+    struct dp_train_opts p, c;
+    enum dp_recipe r;
+    enum dp_target t;
+    dp_train_opts_recipe(&p, DP_RECIPE_PAPER);
+    CHECK(p.feat == DP_FEAT_RAW && p.target == DP_TARGET_MAX && p.max_layers == 0);
+    CHECK(p.rule == DP_RULE_HALF && p.lr_decay == 1 && p.epochs == 200 && p.patience == 20);
+    CHECK(p.batch == 32 && p.adam.lr == 0.003f && p.adam.weight_decay == 1e-6f);
+    dp_train_opts_recipe(&c, DP_RECIPE_DRIPLE_C);
+    CHECK(c.feat == DP_FEAT_LOG && c.target == DP_TARGET_LOG && c.max_layers == 2);
+    CHECK(c.lr_decay == 0.5 && c.lr_plateau == 10 && c.epochs == 300 && c.patience == 40);
+    CHECK(c.batch == 32 && c.adam.lr == 0.003f && c.split == DP_SPLIT_RANDOM);
+    CHECK(dp_recipe_parse("driple-c", &r) && r == DP_RECIPE_DRIPLE_C);
+    CHECK(dp_recipe_parse("paper", &r) && r == DP_RECIPE_PAPER);
+    CHECK(!dp_recipe_parse("fast", &r));
+    CHECK(!strcmp(dp_recipe_name(DP_RECIPE_DRIPLE_C), "driple-c"));
+    CHECK(dp_target_parse("log", &t) && t == DP_TARGET_LOG);
+    CHECK(dp_target_parse("range", &t) && t == DP_TARGET_RANGE);
+    CHECK(dp_target_parse("base", &t) && t == DP_TARGET_BASE);
+    CHECK(!dp_target_parse("std", &t));
+    CHECK(!strcmp(dp_target_name(DP_TARGET_MAX), "max"));
+}
+
 int main(void) {
     test_splits();
     test_learns();
     test_cancel();
     test_transfer();
+    test_targets();
+    test_mape_floor();
+    test_recipes();
     TEST_MAIN_END();
 }

@@ -29,9 +29,10 @@ const char *const app_derived_help[APP_D_COUNT] = {
     "iteration = gpu_util.idle + gpu_util.active (one GPU burst and the gap before the next)",
     "throughput = batch x workers / iteration",
     "mean GPU util = gpu_util.peak x gpu_util.active / iteration",
-    "GPU memory = simulated per-worker footprint (weights, gradients, optimizer, activations); "
-    "OOM when above the GPU's memory",
-    "net per iter (one worker) = sum over rx, tx of peak x active x iteration / (idle + active)",
+    ("GPU memory = simulated per-worker footprint (weights, gradients, optimizer, activations); "
+     "OOM when above the GPU's memory"),
+    ("net per iter (one worker; an upper bound, as if every burst ran at its peak rate) = "
+     "sum over rx, tx of peak x active x iteration / (idle + active)"),
     "epoch time = dataset size / throughput",
     "epoch cost = epoch time (h) x workers x price per GPU-hour",
 };
@@ -101,6 +102,21 @@ static bool find_asset(const char *rel, char *out, size_t n) {
 
 static int cmp_str(const void *x, const void *y) {
     return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* The file the user gave, else the shipped asset `name` found as every command finds it
+ * (dp_asset_path: $DRIPLE_ASSETS, ./assets, next to the binary), into out; DP_ERR_NOT_FOUND
+ * naming the places tried when none is readable. */
+static enum dp_status asset_or(const char *given, const char *name, const char *flag, char *out,
+                               size_t n, struct dp_error *err) {
+    if (given) {
+        copy_str(out, n, given);
+        return DP_OK;
+    }
+    if (dp_asset_path(name, out, n)) return DP_OK;
+    return dp_error_set(err, DP_ERR_NOT_FOUND,
+                        "%s: not found (tried %.400s; set DRIPLE_ASSETS or pass %s)", name, out,
+                        flag);
 }
 
 /* The sample graph: samples/graphs/resnet50.json when shipped, else the first JSON graph there. */
@@ -631,7 +647,10 @@ static void compare_build(struct app *a) {
     int n = a->cmp_mode == APP_CMP_GPUS ? (a->cat ? a->cat->n_gpus : 0)
                                         : (a->settings ? a->settings->n_settings : 0);
     a->rows = calloc((size_t)n + 1, sizeof *a->rows);
-    if (!a->rows) return;
+    if (!a->rows) {
+        app_status(a, true, "compare: out of memory");
+        return;
+    }
     for (int i = 0; i < n; i++) {
         struct app_row *r = &a->rows[a->n_rows];
         struct dp_setting s;
@@ -810,7 +829,10 @@ void app_search_set(struct app *a, const char *s) {
     size_t n = dp_graph_n_nodes(a->graph);
     free(a->hits);
     a->hits = malloc((n + 1) * sizeof *a->hits);
-    if (!a->hits) return;
+    if (!a->hits) {
+        app_status(a, true, "search: out of memory");
+        return;
+    }
     size_t ls = strlen(s);
     for (size_t i = 0; i < n; i++) {
         if (a->group_of_node[i] < 0) continue;
@@ -956,8 +978,8 @@ enum dp_status app_init(struct app *a, const struct app_opts *o, struct dp_error
     for (size_t i = 0; i < dp_graph_n_nodes(a->graph); i++)
         a->params += dp_graph_node(a->graph, i)->params;
 
-    if (o->weights) copy_str(path, sizeof path, o->weights);
-    else find_asset("assets/op_weights.json", path, sizeof path);
+    if ((st = asset_or(o->weights, "op_weights.json", "--op-weights", path, sizeof path, err)))
+        return st;
     if ((st = dp_op_weights_load(path, &a->weights, err)) != DP_OK) return st;
 
     struct dp_coarsen_opts co = {.k = 0, .seed = DP_DEFAULT_SEED};
@@ -971,15 +993,15 @@ enum dp_status app_init(struct app *a, const struct app_opts *o, struct dp_error
     if ((st = compute_features(a, batch_assumed ? APP_ASSUMED_BATCH : batch, err)) != DP_OK)
         return st;
 
-    if (o->gpus) copy_str(path, sizeof path, o->gpus);
-    else find_asset("assets/gpus.json", path, sizeof path);
+    if ((st = asset_or(o->gpus, "gpus.json", "--gpus", path, sizeof path, err))) return st;
     if ((st = dp_gpu_catalog_load(path, &a->cat, err)) != DP_OK) return st;
     if (a->cat->n_gpus == 0) return dp_error_set(err, DP_ERR_INVALID, "%s: no GPU in the catalog", path);
     a->marked = calloc((size_t)a->cat->n_gpus, sizeof *a->marked);
     if (!a->marked) return dp_error_set(err, DP_ERR_NOMEM, "explorer: out of memory");
 
-    if (o->settings) copy_str(a->settings_path, sizeof a->settings_path, o->settings);
-    else find_asset("assets/settings/default.json", a->settings_path, sizeof a->settings_path);
+    if ((st = asset_or(o->settings, "settings/default.json", "--settings", a->settings_path,
+                       sizeof a->settings_path, err)))
+        return st;
     if ((st = dp_settings_load(a->settings_path, a->cat, &a->settings, err)) != DP_OK) return st;
 
     /* Start from the list's first setting (or the catalog's first GPU, 1 PS, 2 workers). */

@@ -323,10 +323,14 @@ int cmd_explain(int argc, char **argv) {
     dp_blas_threads(1);
     double scale[DP_N_OUTPUTS];
     for (int o = 0; o < DP_N_OUTPUTS; o++) scale[o] = dp_inspector_output(insp, o)->scale;
+    /* The engine names the group; the file is ours to add. */
+    const char *input = graph_path ? graph_path : grouped_path;
     if (dp_explain_compute(dp_inspector_model(insp), scale, g, metric, method, (int)threads, &e,
-                           &err) != DP_OK)
+                           &err) != DP_OK ||
+        (graph && g->member_start && dp_explain_drill(e, g, graph, w, &err) != DP_OK)) {
+        dp_error_prefix(&err, input);
         goto fail;
-    if (graph && g->member_start && dp_explain_drill(e, g, graph, w, &err) != DP_OK) goto fail;
+    }
 
     const char *render_file = svg ? svg : png ? png : dot;
     enum dp_render_format fmt = svg ? DP_RENDER_SVG : png ? DP_RENDER_PNG : DP_RENDER_DOT;
@@ -334,9 +338,8 @@ int cmd_explain(int argc, char **argv) {
         struct dp_render_opts ro = {.layout = layout};
         if (dp_render_file(g, e, &ro, fmt, render_file, &err) != DP_OK) goto fail;
     }
-    const char *src = graph_path ? graph_path : grouped_path;
     if (json)
-        print_json(g, e, src, insp_path, setting_id, dp_render_format_name(fmt), render_file,
+        print_json(g, e, input, insp_path, setting_id, dp_render_format_name(fmt), render_file,
                    unknown);
     else {
         print_text(g, e, insp_path, setting_id, (int)top);

@@ -10,12 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "app.h"
 #include "cli.h"
 #include "cmd.h"
+#include "cmd_util.h"
 #include "keys.h"
 #include "layout.h"
 #include "view_common.h"
@@ -114,7 +114,10 @@ static void draw(struct app *a, const struct layout *l, struct wins *w) {
         break;
     case APP_TAB_COMPARE: view_compare_draw(w->body, a); break;
     case APP_TAB_GROUPS: view_groups_draw(w->body, a); break;
-    default: imp_draw(w->body, a); break;
+    default:
+        imp_sync(a); /* the pane's state follows the app before it is drawn */
+        imp_draw(w->body, a);
+        break;
     }
     view_status_draw(w->status, a);
     view_footer_draw(w->footer, a);
@@ -129,17 +132,6 @@ static void relayout(struct app *a, struct layout *l, struct wins *w) {
     if (a->tab == APP_TAB_COMPARE || a->tab == APP_TAB_GROUPS) app_scroll_fit(a, l->list.h);
     erase();
     wnoutrefresh(stdscr);
-}
-
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *x, const void *y) {
-    double p = *(const double *)x, q = *(const double *)y;
-    return (p > q) - (p < q);
 }
 
 /* Applies one key and redraws the whole screen (what the loop does per key press). */
@@ -211,20 +203,20 @@ static int bench_keys(struct app *a, long n, int rows, int cols, bool json, cons
     int worst_key = 0;
     long fills = 0;
     for (long i = 0; i < n; i++) {
-        double t0 = now_ms();
+        double t0 = cmd_now_ms();
         frame_key(a, &l, &w, seq[i % nseq]);
-        t[i] = now_ms() - t0;
+        t[i] = cmd_now_ms() - t0;
         if (t[i] > worst) {
             worst = t[i];
             worst_key = seq[i % nseq];
         }
         /* the idle frames that fill in deferred simulations, as the loop runs them */
         while (app_pending(a)) {
-            double f0 = now_ms();
+            double f0 = cmd_now_ms();
             app_fill_pending(a, FILL_BUDGET_MS);
             draw(a, &l, &w);
             doupdate();
-            fill_max = fmax(fill_max, now_ms() - f0);
+            fill_max = fmax(fill_max, cmd_now_ms() - f0);
             fills++;
         }
     }
@@ -236,7 +228,7 @@ static int bench_keys(struct app *a, long n, int rows, int cols, bool json, cons
     fclose(in);
     double sum = 0;
     for (long i = 0; i < n; i++) sum += t[i];
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    qsort(t, (size_t)n, sizeof *t, cmd_cmp_double);
     double p50 = t[n / 2], p95 = t[(long)(0.95 * (double)(n - 1))], mx = t[n - 1];
     if (json)
         printf("{\"bench\": \"explore-keys\", \"keys\": %ld, \"rows\": %d, \"cols\": %d, "

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "cli.h"
 #include "cmd.h"
+#include "cmd_util.h"
 #include "dp/coarsen.h"
 #include "dp/graph_io.h"
 
@@ -21,18 +21,6 @@
     "GRAPH is driple-graph/1 JSON, TensorFlow GraphDef text (.pbtxt) or ONNX, told apart by content."
 
 /* --- small helpers --------------------------------------------------------------------------- */
-
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-        else if (*p == '\n') fputs("\\n", f);
-        else if (*p == '\t') fputs("\\t", f);
-        else if (*p < 32) fprintf(f, "\\u%04x", *p);
-        else fputc(*p, f);
-    }
-    fputc('"', f);
-}
 
 /* Output files are replaced atomically (temp file + rename), which would replace a device such
  * as /dev/null with a regular file: refuse anything but a regular file, a new path or "-". */
@@ -136,11 +124,11 @@ static int graph_info(int argc, char **argv) {
     }
     if (json) {
         printf("{\"graph\":");
-        json_str(stdout, dp_graph_name(g));
+        cmd_json_str(stdout, dp_graph_name(g));
         printf(",\"framework\":");
-        json_str(stdout, dp_graph_framework(g));
+        cmd_json_str(stdout, dp_graph_framework(g));
         printf(",\"exported_batch\":%lld,\"batch_source\":", (long long)dp_graph_batch(g));
-        json_str(stdout, dp_graph_batch_source(g));
+        cmd_json_str(stdout, dp_graph_batch_source(g));
         printf(",\"batch\":%lld,\"ops\":%d,\"gpu_ops\":%d,\"gpu_edges\":%lld,"
                "\"isolated_gpu_ops\":%d,\"components\":%d,\"largest_component_ops\":%d,"
                "\"variables\":%d,\"parameters\":%.17g,\"parameter_bytes\":%.17g,"
@@ -151,7 +139,7 @@ static int graph_info(int argc, char **argv) {
                elems, dropped, s.unplaced ? "true" : "false");
         for (size_t i = 0; i < n_types; i++) {
             if (i) putchar(',');
-            json_str(stdout, h[i].op);
+            cmd_json_str(stdout, h[i].op);
             printf(":%d", h[i].n);
         }
         printf("}}\n");
@@ -301,7 +289,10 @@ static int graph_weights(int argc, char **argv) {
     char *src = NULL;
     int rc = 1;
     size_t len = 96;
-    if (!gs || !paths) goto done;
+    if (!gs || !paths) {
+        fprintf(stderr, "driple: graph weights: out of memory\n");
+        goto done;
+    }
     for (int i = 0; i < n; i++) {
         paths[i] = cli_positional(&c, i);
         const char *base = strrchr(paths[i], '/');
@@ -311,6 +302,7 @@ static int graph_weights(int argc, char **argv) {
         if ((rc = load(paths[i], &o, &gs[i]))) goto done;
     if (!source) {
         if (!(src = malloc(len))) {
+            fprintf(stderr, "driple: graph weights: out of memory\n");
             rc = 1;
             goto done;
         }
@@ -372,6 +364,7 @@ static uint64_t mix(uint64_t *x) {
  * an optimizer op per variable. Deterministic for (n, seed). */
 static struct dp_graph *synth_graph(int n, uint64_t seed) {
     struct dp_graph *g = dp_graph_init("synthetic");
+    int *fwd = NULL, *vars;
     if (!g || dp_graph_set_framework(g, "synthetic") || dp_graph_set_batch(g, 32, "synthetic"))
         goto fail;
     static const char *const fwd_ops[] = {"Conv2D", "BiasAdd", "FusedBatchNormV3", "Relu"};
@@ -383,28 +376,28 @@ static struct dp_graph *synth_graph(int n, uint64_t seed) {
     int per_layer = 4 /* fwd */ + 4 /* bwd */ + 2 /* var + read */ + 2 /* grad + apply */;
     int layers = n / per_layer;
     if (layers < 1) layers = 1;
-    int *fwd = malloc((size_t)layers * 5 * sizeof *fwd), *vars = fwd + (size_t)layers * 4;
-    if (!fwd) goto fail;
+    if (!(fwd = malloc((size_t)layers * 5 * sizeof *fwd))) goto fail;
+    vars = fwd + (size_t)layers * 4;
     int prev = -1, idx, x;
     if (dp_graph_add_node(g, "input", "IteratorGetNext", dev, 4, act, DP_DTYPE_F32, &prev, NULL))
-        goto fail_fwd;
+        goto fail;
     for (int l = 0; l < layers; l++) {
         int var, rd;
         snprintf(name, sizeof name, "l%d/w", l);
         if (dp_graph_add_node(g, name, "VariableV2", dev, 4, wshape, DP_DTYPE_F32, &var, NULL))
-            goto fail_fwd;
+            goto fail;
         dp_graph_set_cost(g, var, -1, -1, 3 * 3 * 64 * 64);
         vars[l] = var;
         snprintf(name, sizeof name, "l%d/w/read", l);
         if (dp_graph_add_node(g, name, "Identity", dev, 4, wshape, DP_DTYPE_F32, &rd, NULL) ||
             dp_graph_add_input(g, rd, var, false, NULL))
-            goto fail_fwd;
+            goto fail;
         for (int k = 0; k < 4; k++) {
             snprintf(name, sizeof name, "l%d/%s", l, fwd_ops[k]);
             if (dp_graph_add_node(g, name, fwd_ops[k], dev, 4, act, DP_DTYPE_F32, &idx, NULL) ||
                 dp_graph_add_input(g, idx, prev, false, NULL))
-                goto fail_fwd;
-            if (k == 0 && dp_graph_add_input(g, idx, rd, false, NULL)) goto fail_fwd;
+                goto fail;
+            if (k == 0 && dp_graph_add_input(g, idx, rd, false, NULL)) goto fail;
             fwd[l * 4 + k] = prev = idx;
         }
         if (l % 3 == 2) {
@@ -412,7 +405,7 @@ static struct dp_graph *synth_graph(int n, uint64_t seed) {
             if (dp_graph_add_node(g, name, "AddV2", dev, 4, act, DP_DTYPE_F32, &idx, NULL) ||
                 dp_graph_add_input(g, idx, prev, false, NULL) ||
                 dp_graph_add_input(g, idx, fwd[(l - 2) * 4 + 3], false, NULL))
-                goto fail_fwd;
+                goto fail;
             prev = idx;
         }
     }
@@ -420,7 +413,7 @@ static struct dp_graph *synth_graph(int n, uint64_t seed) {
     if (dp_graph_add_node(g, "loss", "SparseSoftmaxCrossEntropyWithLogits", dev, 1, act,
                           DP_DTYPE_F32, &loss, NULL) ||
         dp_graph_add_input(g, loss, prev, false, NULL))
-        goto fail_fwd;
+        goto fail;
     int grad = loss;
     for (int l = layers - 1; l >= 0; l--) {
         for (int k = 3; k >= 0; k--) {
@@ -428,7 +421,7 @@ static struct dp_graph *synth_graph(int n, uint64_t seed) {
             if (dp_graph_add_node(g, name, bwd_ops[k], dev, 4, act, DP_DTYPE_F32, &idx, NULL) ||
                 dp_graph_add_input(g, idx, grad, false, NULL) ||
                 dp_graph_add_input(g, idx, fwd[l * 4 + k], false, NULL))
-                goto fail_fwd;
+                goto fail;
             grad = idx;
         }
         int wg, apply;
@@ -436,34 +429,22 @@ static struct dp_graph *synth_graph(int n, uint64_t seed) {
         if (dp_graph_add_node(g, name, "Conv2DBackpropFilter", dev, 4, wshape, DP_DTYPE_F32, &wg,
                               NULL) ||
             dp_graph_add_input(g, wg, grad, false, NULL))
-            goto fail_fwd;
+            goto fail;
         snprintf(name, sizeof name, "train/l%d/ApplyAdam", l);
         if (dp_graph_add_node(g, name, "ApplyAdam", dev, 4, wshape, DP_DTYPE_F32, &apply, NULL) ||
             dp_graph_add_input(g, apply, vars[l], false, NULL) ||
             dp_graph_add_input(g, apply, wg, false, NULL))
-            goto fail_fwd;
+            goto fail;
         /* A few long-range control edges, as summaries and savers add. */
         x = (int)(mix(&seed) % (uint64_t)dp_graph_n_nodes(g));
-        if (l % 7 == 0 && x != apply && dp_graph_add_input(g, apply, x, true, NULL)) goto fail_fwd;
+        if (l % 7 == 0 && x != apply && dp_graph_add_input(g, apply, x, true, NULL)) goto fail;
     }
     free(fwd);
     return g;
-fail_fwd:
-    free(fwd);
 fail:
+    free(fwd);
     dp_graph_free(g);
     return NULL;
-}
-
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 int bench_coarsen(int argc, char **argv) {
@@ -492,6 +473,7 @@ int bench_coarsen(int argc, char **argv) {
     struct dp_error err = {0};
     int rc = 0, kept = 0, groups = 0, sweeps = 0, disc = 0;
     if (!ms || !fms) {
+        fprintf(stderr, "driple: bench coarsen: out of memory\n");
         rc = 1;
         goto done;
     }
@@ -499,18 +481,20 @@ int bench_coarsen(int argc, char **argv) {
         struct dp_partition *p = NULL;
         struct dp_grouped *gr = NULL;
         struct dp_coarsen_opts co = {.k = (int)k, .seed = seed};
-        double t0 = now_ms();
+        double t0 = cmd_now_ms();
         if (dp_coarsen(g, &co, &p, &err)) {
+            if (path) dp_error_prefix(&err, path);
             rc = cli_fail(&err);
             goto done;
         }
-        double t1 = now_ms();
+        double t1 = cmd_now_ms();
         if (dp_features(g, p, NULL, 0, &gr, NULL, &err)) {
             dp_partition_free(p);
+            if (path) dp_error_prefix(&err, path);
             rc = cli_fail(&err);
             goto done;
         }
-        double t2 = now_ms();
+        double t2 = cmd_now_ms();
         ms[r] = t1 - t0;
         fms[r] = t2 - t1;
         kept = p->n_ops;
@@ -520,11 +504,11 @@ int bench_coarsen(int argc, char **argv) {
         dp_grouped_free(gr);
         dp_partition_free(p);
     }
-    qsort(ms, (size_t)repeat, sizeof *ms, cmp_double);
-    qsort(fms, (size_t)repeat, sizeof *fms, cmp_double);
+    qsort(ms, (size_t)repeat, sizeof *ms, cmd_cmp_double);
+    qsort(fms, (size_t)repeat, sizeof *fms, cmd_cmp_double);
     if (json) {
         printf("{\"bench\":\"coarsen\",\"graph\":");
-        json_str(stdout, path ? path : "synthetic");
+        cmd_json_str(stdout, path ? path : "synthetic");
         printf(",\"ops\":%zu,\"kept_ops\":%d,\"groups\":%d,\"sweeps\":%d,\"disconnected\":%d,"
                "\"repeat\":%lld,\"median_ms\":%.3f,\"min_ms\":%.3f,\"features_median_ms\":%.3f}\n",
                dp_graph_n_nodes(g), kept, groups, sweeps, disc, (long long)repeat,

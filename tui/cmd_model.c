@@ -33,7 +33,7 @@ static const char *const usage_train =
     "       [--target max|range|log] [--split random|models] [--minibatch 32] [--lr 0.003]\n"
     "       [--lr-decay F --lr-plateau E] [--weight-decay 1e-6] [--rule half|n|log2|fixed]\n"
     "       [--layers N] [--max-layers N] [--json]\n"
-    "  --recipe driple-c (default): log features, at most 3 layers, log-normalised targets,\n"
+    "  --recipe driple-c (default): log features, at most 2 layers, log-normalised targets,\n"
     "    lr halved after 10 epochs without progress, 300 epochs, patience 40 (notes/accuracy.md).\n"
     "  --recipe paper: the published recipe (raw features, layers = max(1, N/2), targets =\n"
     "    label / training max, constant lr, 200 epochs, patience 20). Options after it override.\n"
@@ -83,26 +83,12 @@ static double now_s(void) {
 static const char *const group_names[4] = {"gpu_mem_util", "gpu_util", "net_rx", "net_tx"};
 static const char *const field_names[3] = {"idle", "active", "peak"};
 
-/* The default setting list: $DRIPLE_ASSETS/settings/default.json, assets/settings/default.json,
- * or <binary dir>/../assets/settings/default.json. */
+/* The default setting list, found as every shipped file is (dp_asset_path: $DRIPLE_ASSETS,
+ * ./assets, next to the binary); when none is readable, assets/settings/default.json, whose
+ * load then fails naming it. */
 static const char *default_settings(char *buf, size_t n) {
-    const char *env = getenv("DRIPLE_ASSETS");
-    if (env && *env) {
-        snprintf(buf, n, "%s/settings/default.json", env);
-        if (access(buf, R_OK) == 0) return buf;
-    }
-    snprintf(buf, n, "assets/settings/default.json");
-    if (access(buf, R_OK) == 0) return buf;
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) *slash = '\0';
-        snprintf(buf, n, "%.*s/../assets/settings/default.json", (int)(n > 64 ? n - 64 : 0), exe);
-        if (access(buf, R_OK) == 0) return buf;
-    }
-    snprintf(buf, n, "assets/settings/default.json");
+    if (!dp_asset_path("settings/default.json", buf, n))
+        snprintf(buf, n, "assets/settings/default.json");
     return buf;
 }
 
@@ -1001,7 +987,8 @@ static int inspector_import(struct cli *c, bool torch) {
         struct dp_model *m = NULL;
         if (dp_model_load_torch_json_new(in, &m, &err)) return cli_fail(&err);
         if (dp_inspector_init(m, &insp, &err)) return cli_fail(&err);
-        snprintf(dp_inspector_provenance_mut(insp)->origin, 16, "imported");
+        struct dp_provenance *prov = dp_inspector_provenance_mut(insp);
+        snprintf(prov->origin, sizeof prov->origin, "imported");
     }
     if (setting && dp_inspector_set_setting(insp, setting)) {
         dp_inspector_free(insp);

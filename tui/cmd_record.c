@@ -33,7 +33,8 @@ static const char record_usage[] =
     "  the non-loopback one with the most bytes so far) every MS ms (default 100) until it exits\n"
     "  or S seconds pass (then it is stopped with SIGINT). Writes PREFIX.gpu.csv (nvidia-smi\n"
     "  --query-gpu=timestamp,utilization.gpu,utilization.memory,memory.used --format=csv) and\n"
-    "  PREFIX.net.csv (timestamp,rx_bytes,tx_bytes), then prints the 12 labels as\n"
+    "  PREFIX.net.csv (timestamp,rx_bytes,tx_bytes) (PREFIX: driple-record-DATE-TIME, also\n"
+    "  inside a directory given as -o DIR/), then prints the 12 labels as\n"
     "  `driple trace extract` does. Ctrl-C stops the command and keeps whole files (exit 130).\n"
     "  --no-gpu records the network only (needed where no NVIDIA driver is installed).\n"
     "  Without COMMAND, --duration S records the machine as it is.";
@@ -155,12 +156,17 @@ int cmd_record(int argc, char **argv) {
         goto done;
     }
 
-    char default_prefix[64];
-    if (!prefix) {
+    /* No prefix, or a directory ("runs/"): the default name, there ("runs/.gpu.csv" would be
+     * a hidden file). */
+    char default_prefix[PATH_MAX - 16]; /* room for ".gpu.csv" in gpu_csv below */
+    size_t plen = prefix ? strlen(prefix) : 0;
+    if (!prefix || (plen > 0 && plen < PATH_MAX - 64 && prefix[plen - 1] == '/')) {
+        char stamp[64];
         time_t now = time(NULL);
         struct tm tm;
         localtime_r(&now, &tm);
-        strftime(default_prefix, sizeof default_prefix, "driple-record-%Y%m%d-%H%M%S", &tm);
+        strftime(stamp, sizeof stamp, "driple-record-%Y%m%d-%H%M%S", &tm);
+        snprintf(default_prefix, sizeof default_prefix, "%s%s", prefix ? prefix : "", stamp);
         prefix = default_prefix;
     }
     if (!*prefix || strlen(prefix) > PATH_MAX - 16) {

@@ -215,7 +215,9 @@ static int prompt_commit(struct app *a) {
     double x;
     switch (p) {
     case APP_PROMPT_BATCH:
-        if (!parse_double(a->input, &x) || x != (double)(long long)x) {
+        /* range first: converting NaN, inf or 1e300 to an integer is undefined behaviour */
+        if (!parse_double(a->input, &x) || !(x >= -1e15 && x <= 1e15) ||
+            x != (double)(long long)x) {
             app_status(a, true, "batch size '%s': expected an integer", a->input);
             break;
         }

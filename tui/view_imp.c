@@ -77,8 +77,7 @@ void imp_sync(struct app *a) {
     }
 }
 
-void imp_draw(WINDOW *w, struct app *a) {
-    imp_sync(a);
+void imp_draw(WINDOW *w, const struct app *a) {
     struct imp_glue *s = a->imp;
     if (!s) {
         werase(w);

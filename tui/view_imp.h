@@ -12,8 +12,8 @@
 /* Brings the pane up to date (layout on a new grouped graph, importances on a new inspector or
  * metric); cheap when nothing changed. */
 void imp_sync(struct app *a);
-/* Draws the pane into w (the body), then wnoutrefresh. */
-void imp_draw(WINDOW *w, struct app *a);
+/* Draws the pane into w (the body), then wnoutrefresh; draws only (imp_sync first). */
+void imp_draw(WINDOW *w, const struct app *a);
 /* The tab's own keys: j/k select, arrows pan, z/Z zoom, [ ] metric, r method, 0 reset.
  * Returns enum reaction flags, or -1 when ch is not one of them. */
 int imp_key(struct app *a, int ch);

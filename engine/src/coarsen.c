@@ -289,18 +289,18 @@ enum dp_status dp_graph_stats(const struct dp_graph *g, struct dp_graph_stats *o
     struct csr c = {0};
     int *label = NULL, *queue = NULL;
     enum dp_status st = build_csr(g, local, s.n_gpu_ops, &c, &s.n_gpu_edges);
-    if (st) goto fail;
+    if (st) goto done;
     label = malloc(((size_t)s.n_gpu_ops + 1) * sizeof *label);
     queue = malloc(((size_t)s.n_gpu_ops + 1) * sizeof *queue);
     if (!label || !queue) {
         st = DP_ERR_NOMEM;
-        goto fail;
+        goto done;
     }
     int largest;
     s.n_components = components(&c, label, queue, &largest, &s.largest_component);
     for (int v = 0; v < s.n_gpu_ops; v++) s.n_isolated += label[v] == -1;
     *out = s;
-fail:
+done:
     free(label);
     free(queue);
     free(local);
@@ -477,7 +477,7 @@ enum dp_status dp_coarsen(const struct dp_graph *g, const struct dp_coarsen_opts
     int *local = malloc((nn + 1) * sizeof *local), *label = NULL, *queue = NULL;
     struct csr all = {0}, kept = {0};
     struct fluid f = {0};
-    if (!p || !local) goto oom;
+    if (!p || !local) goto done;
     p->seed = seed;
     int n_gpu = 0;
     p->unplaced = dp_graph_unplaced(g);
@@ -489,12 +489,15 @@ enum dp_status dp_coarsen(const struct dp_graph *g, const struct dp_coarsen_opts
                           "%s: no op is placed on a GPU (devices are named, none a GPU); nothing "
                           "to group",
                           gname);
-        goto fail;
+        goto done;
     }
-    if ((st = build_csr(g, local, n_gpu, &all, &p->n_gpu_edges))) goto oom;
+    if ((st = build_csr(g, local, n_gpu, &all, &p->n_gpu_edges))) goto done;
     label = malloc(((size_t)n_gpu + 1) * sizeof *label);
     queue = malloc(((size_t)n_gpu + 1) * sizeof *queue);
-    if (!label || !queue) goto oom;
+    if (!label || !queue) {
+        st = DP_ERR_NOMEM;
+        goto done;
+    }
     int largest, largest_n;
     p->n_components = components(&all, label, queue, &largest, &largest_n);
     for (int v = 0; v < n_gpu; v++) p->n_isolated += label[v] == -1;
@@ -502,13 +505,16 @@ enum dp_status dp_coarsen(const struct dp_graph *g, const struct dp_coarsen_opts
         st = dp_error_set(err, DP_ERR_INVALID,
                           "%s: the %d GPU ops share no edge (every one is isolated); nothing to group",
                           gname, n_gpu);
-        goto fail;
+        goto done;
     }
     /* Keep the largest component, in graph order. */
     p->n_ops = largest_n;
     p->op_index = malloc((size_t)largest_n * sizeof *p->op_index);
     p->group = malloc((size_t)largest_n * sizeof *p->group);
-    if (!p->op_index || !p->group) goto oom;
+    if (!p->op_index || !p->group) {
+        st = DP_ERR_NOMEM;
+        goto done;
+    }
     int n = 0;
     for (size_t i = 0; i < nn; i++) {
         int v = local[i];
@@ -520,7 +526,7 @@ enum dp_status dp_coarsen(const struct dp_graph *g, const struct dp_coarsen_opts
         }
     }
     int64_t kept_edges;
-    if ((st = build_csr(g, local, n, &kept, &kept_edges))) goto oom;
+    if ((st = build_csr(g, local, n, &kept, &kept_edges))) goto done;
     if (p->n_components > 1) copy_order(&kept, label);
     if (k > n) k = n;
     p->n_groups = k;
@@ -532,7 +538,10 @@ enum dp_status dp_coarsen(const struct dp_graph *g, const struct dp_coarsen_opts
     f.touched = calloc((size_t)k, sizeof *f.touched);
     f.best = calloc((size_t)k, sizeof *f.best);
     f.joined = malloc(((size_t)n + 1) * sizeof *f.joined);
-    if (!f.count || !f.density || !f.acc || !f.touched || !f.best || !f.joined) goto oom;
+    if (!f.count || !f.density || !f.acc || !f.touched || !f.best || !f.joined) {
+        st = DP_ERR_NOMEM;
+        goto done;
+    }
     struct rng r;
     rng_seed(&r, seed);
     p->iterations = fluid_run(&kept, k, max_iter, &r, &f);
@@ -547,15 +556,14 @@ enum dp_status dp_coarsen(const struct dp_graph *g, const struct dp_coarsen_opts
     for (int v = 0; v < n; v++) p->group[v] = f.touched[p->group[v]];
     p->n_groups = ng;
     p->n_disconnected = count_disconnected(&kept, p->group, ng, label, queue, f.count);
-    if ((st = partition_edges(&kept, p))) goto oom;
+    if ((st = partition_edges(&kept, p))) goto done;
     st = DP_OK;
     *out = p;
     p = NULL;
-    goto done;
-oom:
-    st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory while coarsening", gname);
-fail:
 done:
+    /* the failures with their own message set it already; only allocations remain */
+    if (st == DP_ERR_NOMEM)
+        dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory while coarsening", gname);
     dp_partition_free(p);
     free(local);
     free(label);

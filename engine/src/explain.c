@@ -281,7 +281,8 @@ static enum dp_status rank_groups(struct dp_explain *e, struct dp_error *err) {
         double a = e->groups[i].attribution;
         if (!isfinite(a))
             return dp_error_set(err, DP_ERR_INVALID,
-                                "explain: group %d: attribution is not finite (%g)", i, a);
+                                "explain: group %d: attribution is not finite (%g): the "
+                                "features overflow the network's float arithmetic", i, a);
         total += fabs(a);
     }
     struct rank_key *keys = malloc((size_t)(e->n_groups > 0 ? e->n_groups : 1) * sizeof *keys);
@@ -409,7 +410,7 @@ enum dp_status dp_explain_drill(struct dp_explain *e, const struct dp_grouped *g
     double *g_imp = NULL, *t_imp = NULL;
     if (!xs || !tid || !keys) {
         dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
-        goto fail;
+        goto done;
     }
 
     for (int gi = 0; gi < g->n_groups; gi++) {
@@ -423,7 +424,7 @@ enum dp_status dp_explain_drill(struct dp_explain *e, const struct dp_grouped *g
                 st = dp_error_set(err, DP_ERR_INVALID,
                                   "explain: group %d member '%s' is not an op of graph '%s'", gi,
                                   name, dp_graph_name(graph));
-                goto fail;
+                goto done;
             }
             const struct dp_node *nd = dp_graph_node(graph, (size_t)idx);
             keys[j].op = idx;
@@ -433,7 +434,7 @@ enum dp_status dp_explain_drill(struct dp_explain *e, const struct dp_grouped *g
             for (int f = 0; f < DP_N_FEATURES; f++) total[f] += xs[j * DP_N_FEATURES + f];
             if ((tid[j] = intern(e, &cap_names, nd->op)) < 0) {
                 dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
-                goto fail;
+                goto done;
             }
         }
         /* Feature coefficients: |a_Gf| for grad when any is non-zero, else equal. */
@@ -470,7 +471,7 @@ enum dp_status dp_explain_drill(struct dp_explain *e, const struct dp_grouped *g
             if (c2) t_imp = c2;
             if (!a || !b || !c1 || !c2) {
                 dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
-                goto fail;
+                goto done;
             }
             for (int i = acc_cap; i < nc; i++) {
                 t_count[i] = 0;
@@ -496,7 +497,7 @@ enum dp_status dp_explain_drill(struct dp_explain *e, const struct dp_grouped *g
         gr->types = malloc((size_t)(n_types > 0 ? n_types : 1) * sizeof *gr->types);
         if (!gr->ops || !gr->op_share || !gr->types) {
             dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
-            goto fail;
+            goto done;
         }
         qsort(keys, (size_t)k, sizeof *keys, op_cmp);
         for (int j = 0; j < k; j++) {
@@ -519,7 +520,7 @@ enum dp_status dp_explain_drill(struct dp_explain *e, const struct dp_grouped *g
     e->types = malloc((size_t)(e->n_names > 0 ? e->n_names : 1) * sizeof *e->types);
     if (!e->types) {
         dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
-        goto fail;
+        goto done;
     }
     for (int i = 0; i < e->n_names; i++) {
         e->types[i].op = e->names[i];
@@ -529,10 +530,8 @@ enum dp_status dp_explain_drill(struct dp_explain *e, const struct dp_grouped *g
     e->n_types = e->n_names;
     qsort(e->types, (size_t)e->n_types, sizeof *e->types, type_cmp);
     st = DP_OK;
-    goto done;
-fail:
-    drill_clear(e);
 done:
+    if (st != DP_OK) drill_clear(e); /* no half-made drill-down */
     free(xs);
     free(tid);
     free(keys);

@@ -11,6 +11,9 @@
 
 enum dp_status dp_read_file(const char *path, size_t max_bytes, char **out, size_t *len,
                             struct dp_error *err) {
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return dp_error_set(err, DP_ERR_IO, "%s: is a directory, not a file", path);
     FILE *f = fopen(path, "rb");
     if (!f) return dp_error_set(err, DP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     enum dp_status st = DP_OK;

@@ -391,7 +391,8 @@ float dp_model_feat(const struct dp_model *m, int f, double raw) {
     return (float)raw;
 }
 
-double dp_model_feat_deriv(const struct dp_model *m, int f, double raw) {
+/* d transformed / d raw at raw (dp_model_feat's derivative, for gradients w.r.t. raw input). */
+static double feat_deriv(const struct dp_model *m, int f, double raw) {
     if (m->arch.feat == DP_FEAT_LOG) return 1.0 / ((1.0 + (raw > 0 ? raw : 0)) * m->arch.feat_std[f]);
     return 1.0;
 }
@@ -488,7 +489,7 @@ enum dp_status dp_model_input_grad(const struct dp_model *m, const struct dp_gro
     if (!st) {
         for (int i = 0; i < N; i++)
             for (int f = 0; f < F; f++)
-                grad[i * F + f] = dx[i * F + f] * dp_model_feat_deriv(m, f, g->x[i * F + f]);
+                grad[i * F + f] = dx[i * F + f] * feat_deriv(m, f, g->x[i * F + f]);
         if (out) memcpy(out, o, sizeof o);
     }
     free(dx);

@@ -301,35 +301,23 @@ static void gru_row(int H, const float *restrict a, const float *restrict h,
                     float *restrict o, float *restrict r, float *restrict z, float *restrict n,
                     float *restrict g) {
     const int hb = H - H % DP_VBLOCK;
-    for (int j0 = 0; j0 <= H; j0 += DP_VBLOCK) {
-        const int w = j0 < hb ? DP_VBLOCK : H - hb;
-        if (w == DP_VBLOCK) {
-            for (int jj = 0; jj < DP_VBLOCK; jj++) {
-                const int j = j0 + jj;
-                float rv = dp_sigmoidf(a[j] + bih[j] + h[j] + bhh[j]);
-                float zv = dp_sigmoidf(a[H + j] + bih[H + j] + h[H + j] + bhh[H + j]);
-                float gn = h[2 * H + j] + bhh[2 * H + j];
-                float nv = dp_tanhf(a[2 * H + j] + bih[2 * H + j] + rv * gn);
-                o[j] = (1.0f - zv) * nv + zv * y[j];
-                r[j] = rv;
-                z[j] = zv;
-                n[j] = nv;
-                g[j] = gn;
-            }
-        } else {
-            for (int j = j0; j < H; j++) {
-                float rv = dp_sigmoidf(a[j] + bih[j] + h[j] + bhh[j]);
-                float zv = dp_sigmoidf(a[H + j] + bih[H + j] + h[H + j] + bhh[H + j]);
-                float gn = h[2 * H + j] + bhh[2 * H + j];
-                float nv = dp_tanhf(a[2 * H + j] + bih[2 * H + j] + rv * gn);
-                o[j] = (1.0f - zv) * nv + zv * y[j];
-                r[j] = rv;
-                z[j] = zv;
-                n[j] = nv;
-                g[j] = gn;
-            }
-        }
-    }
+#define GRU_FWD(j)                                                                               \
+    do {                                                                                         \
+        float rv = dp_sigmoidf(a[j] + bih[j] + h[j] + bhh[j]);                                   \
+        float zv = dp_sigmoidf(a[H + j] + bih[H + j] + h[H + j] + bhh[H + j]);                   \
+        float gn = h[2 * H + j] + bhh[2 * H + j];                                                \
+        float nv = dp_tanhf(a[2 * H + j] + bih[2 * H + j] + rv * gn);                            \
+        o[j] = (1.0f - zv) * nv + zv * y[j];                                                     \
+        r[j] = rv;                                                                               \
+        z[j] = zv;                                                                               \
+        n[j] = nv;                                                                               \
+        g[j] = gn;                                                                               \
+    } while (0)
+    /* fixed-width blocks for the vectoriser (as in gru_back_row), then the tail */
+    for (int j0 = 0; j0 < hb; j0 += DP_VBLOCK)
+        for (int jj = 0; jj < DP_VBLOCK; jj++) GRU_FWD(j0 + jj);
+    for (int j = hb; j < H; j++) GRU_FWD(j);
+#undef GRU_FWD
 }
 
 /* x' = GRU(...) over M rows: gi has stride ldgi, gh stride 3H; r, z, n, ghn are M x H. */

@@ -51,8 +51,6 @@ static inline float *dp_model_pdata(const struct dp_model *m, int i) {
 
 /* Feature transform of one raw value of feature column f. */
 float dp_model_feat(const struct dp_model *m, int f, double raw);
-/* d transformed / d raw at raw. */
-double dp_model_feat_deriv(const struct dp_model *m, int f, double raw);
 
 /* ---- the fast batched engine (model_fast.c) ----
  * A batch stacks graphs of equal layer count and Set2Set steps: their nodes are concatenated and

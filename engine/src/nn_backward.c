@@ -65,7 +65,9 @@ static void backward_gat(struct dp_tensor *t) {
         }
 }
 
-void dp_nn_backward_node(struct dp_tensor *t) {
+/* The backward of one node: adds into its sources' grad buffers (NULL for sources that need
+ * none). */
+static void backward_node(struct dp_tensor *t) {
     struct dp_tensor *a = t->src[0], *b = t->src[1], *c = t->src[2];
     float *ga = g_of(a), *gb = g_of(b), *gc = g_of(c);
     const float *dy = t->grad, *y = t->data;
@@ -258,6 +260,6 @@ void dp_nn_backward(struct dp_ctx *ctx, struct dp_tensor *root, const float *see
     while (r >= 0 && ctx->nodes[r] != root) r--;
     for (; r >= 0; r--) {
         struct dp_tensor *t = ctx->nodes[r];
-        if (t->requires_grad && t->op != DP_OP_NONE) dp_nn_backward_node(t);
+        if (t->requires_grad && t->op != DP_OP_NONE) backward_node(t);
     }
 }

@@ -91,7 +91,8 @@ static void forward_gat(struct dp_tensor *t) {
     }
 }
 
-void dp_nn_forward_node(struct dp_tensor *t) {
+/* The forward kernel of one node: computes t->data from its sources. */
+static void forward_node(struct dp_tensor *t) {
     struct dp_tensor *a = t->src[0], *b = t->src[1], *c = t->src[2];
     const size_t n = (size_t)t->rows * t->cols;
     float *o = t->data;
@@ -225,7 +226,7 @@ void dp_nn_forward_node(struct dp_tensor *t) {
 void dp_nn_forward(struct dp_ctx *ctx) {
     if (ctx->failed) return;
     for (int i = 0; i < ctx->n_nodes; i++)
-        if (!ctx->nodes[i]->computed) dp_nn_forward_node(ctx->nodes[i]);
+        if (!ctx->nodes[i]->computed) forward_node(ctx->nodes[i]);
 }
 
 void dp_nn_invalidate(struct dp_ctx *ctx) {

@@ -35,9 +35,4 @@ void dp_nn_gemm(bool ta, bool tb, int m, int n, int k, const float *a, int lda, 
  * or added into o when add: the forward of t, and (the matrix being symmetric) its backward. */
 void dp_nn_aggregate(const struct dp_tensor *t, const float *x, float *o, bool add);
 
-/* Forward kernel of one node (nn_forward.c); backward of one node (nn_backward.c): adds into the
- * sources' grad buffers (NULL for sources that need none). */
-void dp_nn_forward_node(struct dp_tensor *t);
-void dp_nn_backward_node(struct dp_tensor *t);
-
 #endif

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "dp/settings.h" /* dp_asset_path */
 #include "json_util.h"
 
 #define WEIGHTS_MAX_BYTES ((size_t)1 << 26)
@@ -171,26 +171,13 @@ enum dp_status dp_op_weights_load(const char *path, struct dp_op_weights **out,
 enum dp_status dp_op_weights_load_default(const char *path, struct dp_op_weights **out,
                                           struct dp_error *err) {
     if (path) return dp_op_weights_load(path, out, err);
-    char cand[3][PATH_MAX + 64];
-    int n = 0;
-    const char *env = getenv("DRIPLE_ASSETS");
-    if (env && *env) snprintf(cand[n++], sizeof cand[0], "%.*s/op_weights.json", PATH_MAX, env);
-    snprintf(cand[n++], sizeof cand[0], "assets/op_weights.json");
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) *slash = '\0';
-        snprintf(cand[n++], sizeof cand[0], "%.*s/../assets/op_weights.json", PATH_MAX, exe);
-    }
-    for (int i = 0; i < n; i++)
-        if (access(cand[i], R_OK) == 0) return dp_op_weights_load(cand[i], out, err);
-    return dp_error_set(err, DP_ERR_NOT_FOUND,
-                        "op_weights.json: not found (tried %s%s%s%s%s; set DRIPLE_ASSETS or pass "
-                        "--weights)",
-                        cand[0], n > 1 ? ", " : "", n > 1 ? cand[1] : "", n > 2 ? ", " : "",
-                        n > 2 ? cand[2] : "");
+    char found[3 * PATH_MAX + 256];
+    if (!dp_asset_path("op_weights.json", found, sizeof found))
+        return dp_error_set(err, DP_ERR_NOT_FOUND,
+                            "op_weights.json: not found (tried %.400s; set DRIPLE_ASSETS or pass "
+                            "--weights)",
+                            found);
+    return dp_op_weights_load(found, out, err);
 }
 
 enum dp_status dp_op_weights_build(const struct dp_graph *const *graphs, size_t n_graphs,

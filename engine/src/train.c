@@ -63,7 +63,7 @@ void dp_train_opts_recipe(struct dp_train_opts *o, enum dp_recipe r) {
     dp_train_opts_default(o);
     if (r != DP_RECIPE_DRIPLE_C) return;
     o->feat = DP_FEAT_LOG;
-    o->max_layers = 3;
+    o->max_layers = 2;
     o->target = DP_TARGET_LOG;
     o->epochs = 300;
     o->patience = 40;

@@ -105,13 +105,14 @@ enum dp_status dp_zoo_build(const char *name, const struct dp_zoo_opts *opts,
                                                   o.precision != DP_PREC_MIXED))
         return dp_error_set(err, DP_ERR_INVALID, "zoo: %s: bad optimizer or precision", name);
 
-    enum dp_status st = DP_ERR_NOMEM;
+    enum dp_status st;
     struct zb *b = NULL;
     struct dp_graph *g = dp_graph_init(name);
     if (!g || dp_graph_set_framework(g, "tensorflow") ||
-        dp_graph_set_batch(g, o.batch, "driple zoo build --batch"))
-        goto nomem;
-    if (!(b = zb_init(g, &o))) goto nomem;
+        dp_graph_set_batch(g, o.batch, "driple zoo build --batch") || !(b = zb_init(g, &o))) {
+        st = dp_error_set(err, DP_ERR_NOMEM, "zoo: %s: out of memory", name);
+        goto fail;
+    }
     int loss = e->build(b, o.input);
     st = zb_finish(b, loss, err);
     if (st) {
@@ -121,8 +122,6 @@ enum dp_status dp_zoo_build(const char *name, const struct dp_zoo_opts *opts,
     zb_free(b);
     *out = g;
     return DP_OK;
-nomem:
-    st = dp_error_set(err, DP_ERR_NOMEM, "zoo: %s: out of memory", name);
 fail:
     zb_free(b);
     dp_graph_free(g);

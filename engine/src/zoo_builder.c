@@ -33,8 +33,8 @@ struct contrib {
 
 enum kind {
     K_CONV, K_DWCONV, K_BIAS, K_BN, K_UNARY, K_CAST, K_BINARY, K_MATMUL, K_POOL, K_REDUCE,
-    K_SOFTMAX, K_CONCAT, K_SPLIT, K_UNSTACK, K_STACK, K_RESHAPE, K_TRANSPOSE, K_GATHER, K_PAD,
-    K_XENT, K_SLICE
+    K_SOFTMAX, K_CONCAT, K_SPLIT, K_UNSTACK, K_STACK, K_RESHAPE, K_TRANSPOSE, K_GATHER, K_XENT,
+    K_SLICE
 };
 
 struct tape_op {
@@ -157,7 +157,6 @@ void zb_pop(struct zb *b) {
 
 int zb_rank(const struct zb *b, int t) { return b->t[t].n_dims; }
 const int64_t *zb_dims(const struct zb *b, int t) { return b->t[t].dims; }
-int zb_node_of(const struct zb *b, int t) { return b->t[t].node; }
 enum dp_dtype zb_dtype(const struct zb *b, int t) { return b->t[t].dt; }
 bool zb_nchw(const struct zb *b) { return b->opts.nchw; }
 int zb_caxis(const struct zb *b) { return b->opts.nchw ? 1 : 3; }
@@ -841,22 +840,6 @@ int zb_dropout(struct zb *b, int x, double rate) {
     return y;
 }
 
-int zb_pad(struct zb *b, int x, int p) {
-    if (b->st || x < 0) return -1;
-    const struct tensor X = b->t[x];
-    if (X.n_dims != 4) return zb_fail(b, DP_ERR_SHAPE, "%s: pad needs a 4-D input", b->scope);
-    int h = b->opts.nchw ? 2 : 1;
-    int64_t dims[4], pd[2] = {4, 2};
-    memcpy(dims, X.dims, sizeof dims);
-    dims[h] += 2 * p;
-    dims[h + 1] += 2 * p;
-    int pads = cst(b, "paddings", 2, pd, DP_DTYPE_I32);
-    int ins[2] = {x, pads}, ti;
-    int y = fwd(b, K_PAD, "Pad", "Pad", ins, 2, 4, dims, X.dt, &ti);
-    if (ti >= 0) b->tape[ti].n_in = 1;
-    return y;
-}
-
 int zb_opaque(struct zb *b, const char *op, const int *xs, int n, int n_dims,
               const int64_t *dims, enum dp_dtype dt) {
     char full[NAME_MAX_LEN];
@@ -1369,9 +1352,6 @@ static void backward_op(struct zb *b, const struct tape_op *o) {
             int ins[2] = {g, w};
             add_contrib(b, x, gop(b, o, "UnsortedSegmentSum", ins, 2, x));
         }
-        break;
-    case K_PAD:
-        if (gx) add_contrib(b, x, gop(b, o, "Slice", &g, 1, x));
         break;
     case K_SLICE:
         if (gx) add_contrib(b, x, gop(b, o, "StridedSliceGrad", &g, 1, x));

@@ -42,7 +42,6 @@ void zb_pop(struct zb *b);
 int            zb_rank(const struct zb *b, int t);
 int64_t        zb_dim(const struct zb *b, int t, int d); /* d < 0 counts from the end */
 const int64_t *zb_dims(const struct zb *b, int t);
-int            zb_node_of(const struct zb *b, int t);
 enum dp_dtype  zb_dtype(const struct zb *b, int t);
 bool           zb_nchw(const struct zb *b);
 int            zb_caxis(const struct zb *b); /* channel axis of 4-D activations */
@@ -103,8 +102,6 @@ int zb_gather(struct zb *b, int table, int ids);
 int zb_slice(struct zb *b, int x, int axis, int64_t start, int64_t len);
 /* Dropout at rate (RandomUniform, GreaterEqual, Cast, Mul, Mul). */
 int zb_dropout(struct zb *b, int x, double rate);
-/* Pads 4-D x spatially by p on each side (Pad). */
-int zb_pad(struct zb *b, int x, int p);
 /* An op with no gradient rule: output shape given (n_dims -1: unknown); stops backprop. */
 int zb_opaque(struct zb *b, const char *op, const int *xs, int n, int n_dims,
               const int64_t *dims, enum dp_dtype dt);

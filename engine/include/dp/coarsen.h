@@ -41,12 +41,14 @@ enum dp_status dp_op_weights_parse(const char *text, size_t len, const char *nam
  * ../assets/op_weights.json. Fails (DP_ERR_NOT_FOUND) naming the places tried. */
 enum dp_status dp_op_weights_load_default(const char *path, struct dp_op_weights **out,
                                           struct dp_error *err);
+/* Frees the table; NULL-safe. */
 void dp_op_weights_free(struct dp_op_weights *w);
 /* Weight of an op type; *known (may be NULL) is false when the type is absent (weight 0).
  * w may be NULL (every type unknown). */
 double dp_op_weight(const struct dp_op_weights *w, const char *op, bool *known);
 /* The table's "source" text (how it was made); "" when absent. */
 const char *dp_op_weights_source(const struct dp_op_weights *w);
+/* The number of op types in the table (0 for NULL). */
 size_t dp_op_weights_count(const struct dp_op_weights *w);
 
 /* Builds a table from a corpus: each type's share of all counted ops (the GPU ops of each graph;
@@ -96,6 +98,7 @@ struct dp_coarsen_opts {
  * (free with dp_partition_free). */
 enum dp_status dp_coarsen(const struct dp_graph *g, const struct dp_coarsen_opts *opts,
                           struct dp_partition **out, struct dp_error *err);
+/* Frees the partition; NULL-safe. */
 void dp_partition_free(struct dp_partition *p);
 
 /* Preprocessing statistics without grouping (never fails on a graph without GPU ops); the
@@ -108,6 +111,7 @@ struct dp_graph_stats {
     double  param_count;     /* sum of params */
     double  param_bytes;     /* sum of params x dtype size (4 when the dtype is unknown) */
 };
+/* Fills *out; fails only when out of memory (DP_ERR_NOMEM, *out untouched). */
 enum dp_status dp_graph_stats(const struct dp_graph *g, struct dp_graph_stats *out,
                               struct dp_error *err);
 

@@ -60,11 +60,16 @@ enum dp_status dp_inspector_parse_json(const char *text, size_t len, const char 
 enum dp_status dp_inspector_save(const struct dp_inspector *insp, const char *path,
                                  const struct dp_inspector *base, const char *base_path,
                                  struct dp_error *err);
+/* Frees the inspector and its model; NULL-safe. */
 void dp_inspector_free(struct dp_inspector *insp);
 
+/* The model, borrowed (owned by insp). The _mut form lets a trainer change the parameters and
+ * marks the body key for recomputation. */
 const struct dp_model *dp_inspector_model(const struct dp_inspector *insp);
 struct dp_model       *dp_inspector_model_mut(struct dp_inspector *insp);
+/* Output o's metadata, borrowed; NULL when o is out of range. */
 const struct dp_output_meta *dp_inspector_output(const struct dp_inspector *insp, int o);
+/* Sets output o's scale (ignored when o is out of range; the caller passes a finite scale > 0). */
 void        dp_inspector_set_scale(struct dp_inspector *insp, int o, double scale);
 /* Sets output o's mapping (scale > 0 and span > 0 finite, offset finite: else DP_ERR_INVALID). */
 enum dp_status dp_inspector_set_transform(struct dp_inspector *insp, int o,
@@ -76,7 +81,9 @@ double dp_inspector_metric(const struct dp_inspector *insp, int o, double raw);
  * taken as 0 under the log transform). */
 double dp_inspector_target(const struct dp_inspector *insp, int o, double label);
 const char *dp_inspector_setting(const struct dp_inspector *insp);   /* setting id, or "" */
+/* Sets the setting id (NULL: none); DP_ERR_INVALID when longer than 63 characters. */
 enum dp_status dp_inspector_set_setting(struct dp_inspector *insp, const char *id);
+/* How it was trained, borrowed (owned by insp; the _mut form for trainers to fill in). */
 const struct dp_provenance *dp_inspector_provenance(const struct dp_inspector *insp);
 struct dp_provenance       *dp_inspector_provenance_mut(struct dp_inspector *insp);
 /* A key equal for inspectors whose GNN body is identical (a transferred inspector and its base):
@@ -90,7 +97,9 @@ const char *dp_inspector_body_key(const struct dp_inspector *insp);
 enum dp_status dp_inspector_import_torch(const char *path, const struct dp_arch *arch,
                                          struct dp_inspector **out, struct dp_error *err);
 
-/* Predicts: raw outputs and metrics (dp_inspector_metric of each, in the output's unit). */
+/* Predicts: raw outputs and metrics (dp_inspector_metric of each, in the output's unit); raw
+ * and metrics may be NULL. Fails (DP_ERR_INVALID, naming the graph and output) when a raw
+ * output or a metric is not finite, leaving both arrays untouched. */
 enum dp_status dp_inspector_predict(const struct dp_inspector *insp, const struct dp_grouped *g,
                                     float raw[DP_N_OUTPUTS], double metrics[DP_N_OUTPUTS],
                                     struct dp_error *err);

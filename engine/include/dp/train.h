@@ -70,7 +70,7 @@ enum dp_target dp_target_of(const struct dp_inspector *insp);
 #define DP_MAPE_FLOOR 1.0
 
 /* Named sets of options. PAPER: the published recipe (dp_train_opts_default). DRIPLE_C: this
- * project's (notes/accuracy.md): log features, at most 3 graph layers, log-normalised targets,
+ * project's (notes/accuracy.md): log features, at most 2 graph layers, log-normalised targets,
  * the learning rate halved after 10 epochs without a better validation loss, 300 epochs at most,
  * patience 40. */
 enum dp_recipe { DP_RECIPE_PAPER, DP_RECIPE_DRIPLE_C, DP_RECIPE_COUNT };
