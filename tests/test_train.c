@@ -342,7 +342,7 @@ static void test_recipes(void) {
     dp_train_opts_recipe(&c, DP_RECIPE_DRIPLE_C);
     CHECK(c.feat == DP_FEAT_LOG && c.target == DP_TARGET_LOG && c.max_layers == 2);
     CHECK(c.lr_decay == 0.5 && c.lr_plateau == 10 && c.epochs == 300 && c.patience == 40);
-    CHECK(c.batch == 32 && c.adam.lr == 0.003f && c.split == DP_SPLIT_RANDOM);
+    CHECK(c.batch == 32 && c.adam.lr == 0.01f && c.split == DP_SPLIT_RANDOM);
     CHECK(dp_recipe_parse("driple-c", &r) && r == DP_RECIPE_DRIPLE_C);
     CHECK(dp_recipe_parse("paper", &r) && r == DP_RECIPE_PAPER);
     CHECK(!dp_recipe_parse("fast", &r));

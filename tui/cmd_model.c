@@ -30,18 +30,20 @@ static const char *const usage_compare =
 static const char *const usage_train =
     "driple train --dataset D.json -o M.json [--recipe driple-c|paper] [--layer gcn|gin|gat|mpnn]\n"
     "       [--hidden 64] [--epochs N] [--patience P] [--seed 1] [--features raw|log]\n"
-    "       [--target max|range|log] [--split random|models] [--minibatch 32] [--lr 0.003]\n"
+    "       [--target max|range|log] [--split random|models] [--minibatch 32] [--lr L]\n"
     "       [--lr-decay F --lr-plateau E] [--weight-decay 1e-6] [--rule half|n|log2|fixed]\n"
     "       [--layers N] [--max-layers N] [--json]\n"
     "  --recipe driple-c (default): log features, at most 2 layers, log-normalised targets,\n"
-    "    lr halved after 10 epochs without progress, 300 epochs, patience 40 (notes/accuracy.md).\n"
+    "    lr 0.01 halved after each 10 epochs without progress, 300 epochs, patience 40\n"
+    "    (notes/accuracy.md).\n"
     "  --recipe paper: the published recipe (raw features, layers = max(1, N/2), targets =\n"
-    "    label / training max, constant lr, 200 epochs, patience 20). Options after it override.\n"
+    "    label / training max, constant lr 0.003, 200 epochs, patience 20). Options after it\n"
+    "    override.\n"
     "  Errors: MAPE over labels >= 1 (ms, %, MB/s), RMSE in the output's unit, R2 = 1 - SSE/SS.";
 static const char *const usage_transfer =
     "driple transfer --from BASE.json --dataset D.json -o M.json [--mode head|head+last]\n"
     "       [--recipe driple-c|paper] [--target base|max|range|log] [--epochs N] [--patience P]\n"
-    "       [--seed 1] [--split random|models] [--minibatch 32] [--lr 0.003]\n"
+    "       [--seed 1] [--split random|models] [--minibatch 32] [--lr L]\n"
     "       [--lr-decay F --lr-plateau E] [--weight-decay 1e-6] [--vs-scratch] [--json]\n"
     "  --target base (default): the base's kind of output transform, refitted on the new labels.";
 static const char *const usage_inspector =

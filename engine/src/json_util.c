@@ -77,8 +77,19 @@ enum dp_status dp_json_parse(const char *text, size_t len, const char *name, cJS
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (root) {
-        *out = root;
-        return DP_OK;
+        const char *p = end ? end : text + len;
+        while (p < text + len && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+        if (p == text + len || *p == '\0') {
+            *out = root;
+            return DP_OK;
+        }
+        cJSON_Delete(root);
+        int line = 1, col = 1;
+        for (const char *q = text; q < p; q++) {
+            if (*q == '\n') { line++; col = 1; } else col++;
+        }
+        return dp_error_set(err, DP_ERR_PARSE, "%s:%d:%d: text after the end of the JSON value",
+                            name, line, col);
     }
     /* The error pointer is cJSON's global: read it at once. */
     const char *at = cJSON_GetErrorPtr();

@@ -84,7 +84,21 @@ bool dp_precision_parse(const char *s, enum dp_precision *out) {
 void dp_gpu_catalog_free(struct dp_gpu_catalog *c) {
     if (!c) return;
     free(c->gpus);
+    free(c->path);
     free(c);
+}
+
+enum dp_status dp_gpu_check_sim(const struct dp_gpu_catalog *c, const struct dp_gpu *g,
+                                struct dp_error *err) {
+    bool fp32 = g->fp32_tflops > 0, bw = g->bandwidth_gbps > 0; /* false for NaN */
+    if (fp32 && bw) return DP_OK;
+    long i = c && g >= c->gpus && g < c->gpus + c->n_gpus ? (long)(g - c->gpus) : -1;
+    return dp_error_set(err, DP_ERR_INVALID,
+                        "%s:$.gpus[%ld]: %s has no known %s; the simulator needs it (fill it in "
+                        "from a spec sheet, or pick another GPU)",
+                        c && c->path ? c->path : "(catalog)", i, g->name,
+                        !fp32 && !bw ? "fp32_tflops or bandwidth_gbps"
+                                     : !fp32 ? "fp32_tflops" : "bandwidth_gbps");
 }
 
 /* Case-insensitive substring search. */

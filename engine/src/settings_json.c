@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "json_util.h"
@@ -63,7 +64,8 @@ enum dp_status dp_gpu_catalog_load(const char *path, struct dp_gpu_catalog **out
     const cJSON *arr = NULL;
     if ((st = dp_json_get_array(root, "gpus", false, path, "$", &arr, err))) goto fail;
     int n = cJSON_GetArraySize(arr);
-    if (!(c = calloc(1, sizeof *c)) || !(c->gpus = calloc((size_t)n + 1, sizeof *c->gpus))) {
+    if (!(c = calloc(1, sizeof *c)) || !(c->gpus = calloc((size_t)n + 1, sizeof *c->gpus)) ||
+        !(c->path = strdup(path))) {
         st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path);
         goto fail;
     }
@@ -172,6 +174,11 @@ static enum dp_status parse_setting(const cJSON *o, const char *path, const char
     s->machines = v ? (int)v : dp_setting_default_machines(s->workers, s->ps, s->network,
                                                            s->placement);
     if (!s->id[0]) dp_setting_format_id(s, s->id, sizeof s->id);
+    /* `dataset build` names its output files <id>.json: an id must stay one file name. */
+    if (s->id[0] == '.' || strchr(s->id, '/'))
+        return dp_error_set(err, DP_ERR_INVALID,
+                            "%s:%s.id: \"%s\" cannot name a file (no '/', no leading '.')", path,
+                            jp, s->id);
     str = NULL;
     if ((st = dp_json_get_string(o, "inspector", true, path, jp, &str, err))) return st;
     if (str && *str) {
@@ -214,10 +221,13 @@ enum dp_status dp_settings_load(const char *path, const struct dp_gpu_catalog *c
         char jp[48];
         snprintf(jp, sizeof jp, "$.settings[%d]", i);
         if ((st = parse_setting(o, path, jp, dir, catalog, &s->settings[i], err))) goto fail;
+        /* Ignoring case: --setting matches that way, and the datasets named after the ids
+         * would collide on a case-insensitive file system. */
         for (int j = 0; j < i; j++)
-            if (!strcmp(s->settings[j].id, s->settings[i].id)) {
-                st = dp_error_set(err, DP_ERR_INVALID, "%s:%s.id: \"%s\" appears twice", path,
-                                  jp, s->settings[i].id);
+            if (!strcasecmp(s->settings[j].id, s->settings[i].id)) {
+                st = dp_error_set(err, DP_ERR_INVALID,
+                                  "%s:%s.id: \"%s\" appears twice (as \"%s\" in $.settings[%d])",
+                                  path, jp, s->settings[i].id, s->settings[j].id, j);
                 goto fail;
             }
         i++;

@@ -16,6 +16,10 @@
 #include "dp/cost.h"
 
 #define SIM_MAX_ITERATIONS 5000
+/* Trace samples over all workers, at most: about 800 MB of traces and tens of seconds of
+ * sampling. Only absurd inputs (a sample interval far below the iteration time, a batch of
+ * millions) reach it; they fail instead of exhausting memory or overflowing the count. */
+#define SIM_MAX_SAMPLES 1e7
 #define BYTES_PER_MS(gbps) ((gbps) * 1e6) /* GB/s -> bytes per ms */
 
 void dp_sim_constants_default(struct dp_sim_constants *c) {
@@ -310,13 +314,11 @@ static void timeline(const struct iter_state *st, int w, double j, struct timeli
     tl->end = t > sent ? t : sent;
 }
 
-/* Samples worker w's trace over the whole run. */
-static enum dp_status sample_worker(const struct iter_state *st, int w, double dt,
+/* Samples worker w's trace over the whole run: n_samples intervals of dt ms. */
+static enum dp_status sample_worker(const struct iter_state *st, int w, double dt, int n_samples,
                                     struct dp_trace *tr, double *busy_total,
                                     struct dp_error *err) {
     const struct phase_prof *fw = &st->fw, *bw = &st->bw;
-    double end = st->T[st->n_iter];
-    int n_samples = (int)floor(end / dt + 1e-9);
     int k = 0;
     struct timeline tl[2];
     int cached[2] = {-1, -1};
@@ -613,6 +615,15 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
         if (tl.end > est) est = tl.end;
     }
     est += apply + barrier;
+    /* Absurd GPU figures or batches make the iteration time overflow or vanish; every count
+     * below divides by it. */
+    if (!(est > 0 && est < 1e15)) {
+        st = dp_error_set(err, DP_ERR_INVALID,
+                          "%s: graph %s: one iteration would take %g ms on GPU %s; cannot "
+                          "simulate that (check the batch and the GPU's figures)",
+                          s->id, dp_graph_name(g), est, gpu->name);
+        goto fail;
+    }
     if (!(opts.sample_ms > 0)) {
         opts.sample_ms = est / 50;
         if (opts.sample_ms < 1) opts.sample_ms = 1;
@@ -621,7 +632,8 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
     if (!(opts.min_run_ms > 0)) opts.min_run_ms = 200 * opts.sample_ms;
     double want = ceil(opts.min_run_ms / est);
     int n_iter = want > SIM_MAX_ITERATIONS ? SIM_MAX_ITERATIONS : (int)want;
-    if (n_iter < opts.iterations) n_iter = opts.iterations;
+    if (n_iter < opts.iterations)
+        n_iter = opts.iterations > SIM_MAX_ITERATIONS ? SIM_MAX_ITERATIONS : opts.iterations;
     is.n_iter = n_iter;
     if (!(is.jit = malloc((size_t)n_iter * W * sizeof(double))) ||
         !(is.T = malloc(((size_t)n_iter + 1) * sizeof(double))))
@@ -647,6 +659,24 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
         is.T[k + 1] = is.T[k] + slow + apply + barrier;
     }
     double total = is.T[n_iter];
+    double n_samples = floor(total / opts.sample_ms + 1e-9);
+    if (!(n_samples * W <= SIM_MAX_SAMPLES)) {
+        st = dp_error_set(err, DP_ERR_INVALID,
+                          "%s: graph %s: %d iterations of %.4g ms sampled every %.4g ms would "
+                          "take %.3g trace samples over the workers (at most %.0f); raise the "
+                          "sample interval or lower the batch",
+                          s->id, dp_graph_name(g), n_iter, total / n_iter, opts.sample_ms,
+                          n_samples * W, SIM_MAX_SAMPLES);
+        goto fail;
+    }
+    if (n_samples < 2) { /* labels need two samples; zeros would pass for an answer */
+        st = dp_error_set(err, DP_ERR_INVALID,
+                          "%s: graph %s: %d iterations of %.4g ms sampled every %.4g ms give "
+                          "%.0f trace sample(s); lower the sample interval",
+                          s->id, dp_graph_name(g), n_iter, total / n_iter, opts.sample_ms,
+                          n_samples);
+        goto fail;
+    }
     out->iteration_ms = total / n_iter;
     out->throughput = (double)batch * W / (out->iteration_ms / 1000.0);
     out->compute_ms = sum_compute0 / n_iter;
@@ -687,10 +717,15 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
     for (int w = 0; w < W; w++) {
         double busy, lab[DP_N_LABELS];
         if (!(tr[w] = dp_trace_init("simulated"))) goto nomem;
-        if ((st = sample_worker(&is, w, opts.sample_ms, tr[w], &busy, err))) goto fail;
+        if ((st = sample_worker(&is, w, opts.sample_ms, (int)n_samples, tr[w], &busy, err)))
+            goto fail;
         out->mean_gpu_util += (total > 0 ? 100.0 * busy / total : 0) / W;
         dp_trace_labels(tr[w], opts.threshold, lab, NULL);
         for (int i = 0; i < DP_N_LABELS; i++) out->labels[i] += lab[i] / W;
+        if (!opts.want_traces) { /* only the labels are wanted: hold one trace at a time */
+            dp_trace_free(tr[w]);
+            tr[w] = NULL;
+        }
     }
     if (!opts.want_traces) dp_sim_result_free(out);
     st = DP_OK;

@@ -179,6 +179,7 @@ struct csv {
     char        buf[TRACE_LINE_MAX];
     int         n_cols;
     char       *col[TRACE_MAX_COLS];
+    enum dp_status st; /* why csv_next returned -1 (err may be NULL) */
 };
 
 /* Trims spaces and surrounding quotes in place. */
@@ -194,23 +195,27 @@ static char *trim(char *s) {
 }
 
 /* Reads the next non-blank, non-comment line and splits it on commas. 1 = a line, 0 = end,
- * -1 = error (err filled). */
+ * -1 = error (err filled, c->st set). */
 static int csv_next(struct csv *c, struct dp_error *err) {
     for (;;) {
         if (!fgets(c->buf, sizeof c->buf, c->f)) {
             if (ferror(c->f)) {
-                dp_error_set(err, DP_ERR_IO, "%s:%d: read error: %s", c->path, c->line + 1,
-                             strerror(errno));
+                c->st = dp_error_set(err, DP_ERR_IO, "%s:%d: read error: %s", c->path,
+                                     c->line + 1, strerror(errno));
                 return -1;
             }
             return 0;
         }
         c->line++;
         size_t n = strlen(c->buf);
-        if (n == sizeof c->buf - 1 && c->buf[n - 1] != '\n' && !feof(c->f)) {
-            dp_error_set(err, DP_ERR_PARSE, "%s:%d: line longer than %d characters", c->path,
-                         c->line, TRACE_LINE_MAX - 2);
-            return -1;
+        if (n == sizeof c->buf - 1 && c->buf[n - 1] != '\n') {
+            /* A full buffer without a newline is a long line unless the file ends right here. */
+            int next = fgetc(c->f);
+            if (next != EOF) {
+                c->st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: line longer than %d characters",
+                                     c->path, c->line, TRACE_LINE_MAX - 2);
+                return -1;
+            }
         }
         char *p = trim(c->buf);
         if (!*p || *p == '#') continue;
@@ -219,8 +224,8 @@ static int csv_next(struct csv *c, struct dp_error *err) {
             char *comma = strchr(p, ',');
             if (comma) *comma = '\0';
             if (c->n_cols == TRACE_MAX_COLS) {
-                dp_error_set(err, DP_ERR_PARSE, "%s:%d: more than %d columns", c->path, c->line,
-                             TRACE_MAX_COLS);
+                c->st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: more than %d columns", c->path,
+                                     c->line, TRACE_MAX_COLS);
                 return -1;
             }
             c->col[c->n_cols++] = trim(p);
@@ -260,20 +265,24 @@ static long days_from_civil(long y, long m, long d) {
     return era * 146097 + doe - 719468;
 }
 
+/* Plain-number timestamps beyond this many seconds (about 31,700 years) are refused: their
+ * millisecond differences would no longer be exact enough to time 1 ms samples. */
+#define TRACE_MAX_SECONDS 1e12
+
 /* Parses "YYYY/MM/DD HH:MM:SS[.fff]" (nvidia-smi; '-' and 'T' accepted too) or a plain number of
- * seconds into milliseconds. */
+ * seconds into milliseconds. Field widths keep sscanf's integers from overflowing. */
 static bool parse_time_ms(const char *s, double *out) {
     int y, mo, d, h, mi, n = 0;
     double sec;
     char sep1, sep2, sep3;
-    if (sscanf(s, "%d%c%d%c%d%c%d:%d:%lf%n", &y, &sep1, &mo, &sep2, &d, &sep3, &h, &mi, &sec,
+    if (sscanf(s, "%4d%c%2d%c%2d%c%2d:%2d:%lf%n", &y, &sep1, &mo, &sep2, &d, &sep3, &h, &mi, &sec,
                &n) == 9 &&
         (sep1 == '/' || sep1 == '-') && sep2 == sep1 && (sep3 == ' ' || sep3 == 'T')) {
         const char *rest = s + n;
         while (*rest == ' ') rest++;
         if (*rest && strcmp(rest, "Z")) return false;
         if (mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 ||
-            sec < 0 || sec >= 61)
+            !(sec >= 0 && sec < 61))
             return false;
         double days = (double)days_from_civil(y, mo, d);
         *out = ((days * 24 + h) * 60 + mi) * 60000.0 + sec * 1000.0;
@@ -282,7 +291,7 @@ static bool parse_time_ms(const char *s, double *out) {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || *end || errno || !isfinite(v)) return false;
+    if (end == s || *end || errno || !(fabs(v) <= TRACE_MAX_SECONDS)) return false;
     *out = v * 1000.0;
     return true;
 }
@@ -310,7 +319,7 @@ enum dp_status dp_trace_read_smi(const char *path, struct dp_trace *t, struct dp
     if (st) return st;
     int r = csv_next(&c, err);
     if (r <= 0) {
-        st = r < 0 ? err->status : dp_error_set(err, DP_ERR_PARSE, "%s:1: empty file", path);
+        st = r < 0 ? c.st : dp_error_set(err, DP_ERR_PARSE, "%s:1: empty file", path);
         goto done;
     }
     int n_hdr = c.n_cols;
@@ -382,11 +391,14 @@ enum dp_status dp_trace_read_smi(const char *path, struct dp_trace *t, struct dp
         rows++;
     }
     if (r < 0) {
-        st = err->status;
+        st = c.st;
         goto done;
     }
-    if (!rows) st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: no samples after the header", path,
-                                 c.line);
+    if (!rows)
+        st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: no samples after the header", path, c.line);
+    else if (rows < 2) /* one sample has no duration: idle and active would silently be 0 */
+        st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: only one sample; labels need at least two",
+                          path, c.line);
 done:
     fclose(c.f);
     return st;
@@ -398,7 +410,7 @@ enum dp_status dp_trace_read_net(const char *path, struct dp_trace *t, struct dp
     if (st) return st;
     int r = csv_next(&c, err);
     if (r <= 0) {
-        st = r < 0 ? err->status : dp_error_set(err, DP_ERR_PARSE, "%s:1: empty file", path);
+        st = r < 0 ? c.st : dp_error_set(err, DP_ERR_PARSE, "%s:1: empty file", path);
         goto done;
     }
     int ct = find_col(c.col, c.n_cols, "timestamp");
@@ -426,10 +438,12 @@ enum dp_status dp_trace_read_net(const char *path, struct dp_trace *t, struct dp
                               c.col[ct]);
             goto done;
         }
-        if (!parse_num(c.col[cr], NULL, &rx) || rx < 0 || !parse_num(c.col[cx], NULL, &tx) ||
-            tx < 0) {
-            st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: bad byte counter \"%s\" / \"%s\"", path,
-                              c.line, c.col[cr], c.col[cx]);
+        /* /proc/net/dev counters are unsigned 64-bit: anything larger is not a counter. */
+        if (!parse_num(c.col[cr], NULL, &rx) || !(rx >= 0 && rx <= 18446744073709551615.0) ||
+            !parse_num(c.col[cx], NULL, &tx) || !(tx >= 0 && tx <= 18446744073709551615.0)) {
+            st = dp_error_set(err, DP_ERR_PARSE,
+                              "%s:%d: bad byte counter \"%s\" / \"%s\" (expected 0 .. 2^64-1)",
+                              path, c.line, c.col[cr], c.col[cx]);
             goto done;
         }
         if (!isnan(pt)) {
@@ -460,7 +474,7 @@ enum dp_status dp_trace_read_net(const char *path, struct dp_trace *t, struct dp
         rows++;
     }
     if (r < 0) {
-        st = err->status;
+        st = c.st;
         goto done;
     }
     if (rows < 2)
@@ -482,7 +496,7 @@ enum dp_status dp_trace_read_sim_worker(const char *path, int worker, struct dp_
     if (st) return st;
     int r = csv_next(&c, err);
     if (r <= 0) {
-        st = r < 0 ? err->status : dp_error_set(err, DP_ERR_PARSE, "%s:1: empty file", path);
+        st = r < 0 ? c.st : dp_error_set(err, DP_ERR_PARSE, "%s:1: empty file", path);
         goto done;
     }
     int n_hdr = c.n_cols;
@@ -553,7 +567,7 @@ enum dp_status dp_trace_read_sim_worker(const char *path, int worker, struct dp_
         rows++;
     }
     if (r < 0) {
-        st = err->status;
+        st = c.st;
         goto done;
     }
     if (!rows)
@@ -561,6 +575,9 @@ enum dp_status dp_trace_read_sim_worker(const char *path, int worker, struct dp_
                                        worker)
                         : dp_error_set(err, DP_ERR_PARSE, "%s:%d: no samples after the header",
                                        path, c.line);
+    else if (rows < 2) /* one sample has no duration: idle and active would silently be 0 */
+        st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: only one sample; labels need at least two",
+                          path, c.line);
 done:
     fclose(c.f);
     return st;
@@ -572,7 +589,7 @@ enum dp_status dp_trace_read_any(const char *path, struct dp_trace *t, struct dp
     if (st) return st;
     int r = csv_next(&c, err);
     fclose(c.f);
-    if (r < 0) return err->status;
+    if (r < 0) return c.st;
     if (r == 0) return dp_error_set(err, DP_ERR_PARSE, "%s:1: empty file", path);
     if (find_col(c.col, c.n_cols, "t_ms") >= 0) return dp_trace_read_sim(path, t, err);
     if (find_col(c.col, c.n_cols, "rx_bytes") >= 0) return dp_trace_read_net(path, t, err);

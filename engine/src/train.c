@@ -69,6 +69,7 @@ void dp_train_opts_recipe(struct dp_train_opts *o, enum dp_recipe r) {
     o->patience = 40;
     o->lr_decay = 0.5;
     o->lr_plateau = 10;
+    o->adam.lr = 0.01f;
 }
 
 void dp_train_opts_default(struct dp_train_opts *o) {

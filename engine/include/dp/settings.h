@@ -31,6 +31,7 @@ struct dp_gpu {
 struct dp_gpu_catalog {
     int            n_gpus;
     struct dp_gpu *gpus;
+    char          *path; /* the file it came from, for messages */
 };
 
 /* Reads a driple-gpus/1 file. New catalog owned by the caller (dp_gpu_catalog_free); on failure
@@ -50,6 +51,10 @@ enum dp_status dp_gpu_catalog_load_default(const char *path, struct dp_gpu_catal
  * name starts with `name` ("V100" -> the first V100), then the first containing it ("2080Ti").
  * Returns a pointer into the catalog, or NULL. */
 const struct dp_gpu *dp_gpu_find(const struct dp_gpu_catalog *c, const char *name);
+/* Checks that g, an entry of c, has the figures the simulator needs (fp32_tflops and
+ * bandwidth_gbps); DP_ERR_INVALID with "<catalog>:$.gpus[i]: ..." when one is unknown. */
+enum dp_status dp_gpu_check_sim(const struct dp_gpu_catalog *c, const struct dp_gpu *g,
+                                struct dp_error *err);
 /* The short form used in setting ids: the name up to its first '-', without a leading "RTX"
  * ("V100-PCIe-16GB" -> "V100", "RTX2080Ti" -> "2080Ti"). Writes at most n bytes (NUL included). */
 void dp_gpu_short_name(const char *name, char *buf, size_t n);

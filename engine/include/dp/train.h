@@ -71,8 +71,8 @@ enum dp_target dp_target_of(const struct dp_inspector *insp);
 
 /* Named sets of options. PAPER: the published recipe (dp_train_opts_default). DRIPLE_C: this
  * project's (notes/accuracy.md): log features, at most 2 graph layers, log-normalised targets,
- * the learning rate halved after 10 epochs without a better validation loss, 300 epochs at most,
- * patience 40. */
+ * Adam lr 0.01 halved after each 10 epochs without a better validation loss, 300 epochs at most,
+ * patience 40 (the rest as the paper). */
 enum dp_recipe { DP_RECIPE_PAPER, DP_RECIPE_DRIPLE_C, DP_RECIPE_COUNT };
 const char *dp_recipe_name(enum dp_recipe r);                  /* "paper", "driple-c" */
 bool        dp_recipe_parse(const char *s, enum dp_recipe *out);
