@@ -2,6 +2,7 @@
  * `driple trace extract` (labels from measured or simulated traces) and `driple calibrate`
  * (the simulator against published tf_cnn_benchmarks throughput). Simulated figures are
  * labelled "simulated" in every output. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "cmd_util.h"
 #include "dp/dataset.h"
 #include "dp/graph_io.h"
 #include "dp/settings.h"
@@ -39,36 +41,19 @@
     "  simulates each row of the published tf_cnn_benchmarks table (default " DEFAULT_CALIB   \
     ") and prints predicted vs measured throughput"
 
-/* --- small JSON printers --- */
-
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-        else if (ch == '\n') fputs("\\n", f);
-        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-        else fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
-static void json_num(FILE *f, double v) {
-    if (isfinite(v)) fprintf(f, "%.6g", v);
-    else fputs("null", f);
-}
+/* --- label printers --- */
 
 static void json_labels(FILE *f, const double *labels) {
     fputc('{', f);
     for (int r = 0; r < DP_N_RESOURCES; r++) {
         if (r) fputc(',', f);
-        json_str(f, dp_series_name((enum dp_series_kind)r));
+        cmd_json_str(f, dp_series_name((enum dp_series_kind)r));
         fputs(":{\"idle\":", f);
-        json_num(f, labels[3 * r]);
+        cmd_json_num(f, labels[3 * r]);
         fputs(",\"active\":", f);
-        json_num(f, labels[3 * r + 1]);
+        cmd_json_num(f, labels[3 * r + 1]);
         fputs(",\"peak\":", f);
-        json_num(f, labels[3 * r + 2]);
+        cmd_json_num(f, labels[3 * r + 2]);
         fputc('}', f);
     }
     fputc('}', f);
@@ -190,8 +175,7 @@ int cmd_simulate(int argc, char **argv) {
         }
         const struct dp_gpu *gp = dp_gpu_find(cat, gpu_name);
         if (!gp) {
-            fprintf(stderr, "driple: %s: no GPU \"%s\" in the catalog\n",
-                    gpus_path ? gpus_path : "gpus.json", gpu_name);
+            fprintf(stderr, "driple: %s: no GPU \"%s\" in the catalog\n", cat->path, gpu_name);
             rc = 1;
             goto done;
         }
@@ -201,7 +185,17 @@ int cmd_simulate(int argc, char **argv) {
             goto done;
         }
     }
+    /* The GPU's figures are checked before the (possibly slow) graph build. */
     const struct dp_gpu *gpu = dp_gpu_find(cat, s.gpu);
+    if (!gpu) {
+        fprintf(stderr, "driple: %s: no GPU \"%s\" in the catalog\n", cat->path, s.gpu);
+        rc = 1;
+        goto done;
+    }
+    if (dp_gpu_check_sim(cat, gpu, &err)) {
+        rc = cli_fail(&err);
+        goto done;
+    }
     if ((rc = load_graph(graph_path, batch, s.precision, &g))) goto done;
 
     struct dp_sim_opts o;
@@ -230,46 +224,46 @@ int cmd_simulate(int argc, char **argv) {
     if (json) {
         FILE *f = stdout;
         fputs("{\"simulated\":true,\"graph\":", f);
-        json_str(f, dp_graph_name(g));
+        cmd_json_str(f, dp_graph_name(g));
         fputs(",\"setting\":", f);
-        json_str(f, s.id);
+        cmd_json_str(f, s.id);
         fputs(",\"gpu\":", f);
-        json_str(f, s.gpu);
+        cmd_json_str(f, s.gpu);
         fprintf(f, ",\"workers\":%d,\"ps\":%d,\"machines\":%d,\"placement\":\"%s\","
                    "\"network\":\"%s\",\"precision\":\"%s\",\"batch\":%lld,\"seed\":%lld,"
                    "\"iterations\":%d,\"sample_ms\":",
                 s.workers, s.ps, s.machines, dp_placement_name(s.placement),
                 dp_network_name(s.network), dp_precision_name(s.precision), (long long)r.batch,
                 (long long)seed, r.n_iterations);
-        json_num(f, r.sample_ms);
+        cmd_json_num(f, r.sample_ms);
         fputs(",\"iteration_ms\":", f);
-        json_num(f, r.iteration_ms);
+        cmd_json_num(f, r.iteration_ms);
         fputs(",\"throughput\":", f);
-        json_num(f, r.throughput);
+        cmd_json_num(f, r.throughput);
         fputs(",\"memory_gb\":", f);
-        json_num(f, r.memory_gb);
+        cmd_json_num(f, r.memory_gb);
         fprintf(f, ",\"oom\":%s,\"mean_gpu_util\":", r.oom ? "true" : "false");
-        json_num(f, r.mean_gpu_util);
+        cmd_json_num(f, r.mean_gpu_util);
         fputs(",\"bytes_per_iter\":", f);
-        json_num(f, r.bytes_per_iter);
+        cmd_json_num(f, r.bytes_per_iter);
         fputs(",\"params\":", f);
-        json_num(f, r.params);
+        cmd_json_num(f, r.params);
         fputs(",\"gflops_per_iter\":", f);
-        json_num(f, r.gflops_per_iter);
+        cmd_json_num(f, r.gflops_per_iter);
         fputs(",\"breakdown_ms\":{\"compute\":", f);
-        json_num(f, r.compute_ms);
+        cmd_json_num(f, r.compute_ms);
         fputs(",\"pull\":", f);
-        json_num(f, r.pull_ms);
+        cmd_json_num(f, r.pull_ms);
         fputs(",\"push\":", f);
-        json_num(f, r.push_ms);
+        cmd_json_num(f, r.push_ms);
         fputs(",\"apply\":", f);
-        json_num(f, r.apply_ms);
+        cmd_json_num(f, r.apply_ms);
         fputs(",\"wait\":", f);
-        json_num(f, r.wait_ms);
+        cmd_json_num(f, r.wait_ms);
         fputs("},\"labels\":", f);
         json_labels(f, r.labels);
         fputs(",\"trace\":", f);
-        if (trace_out) json_str(f, trace_out);
+        if (trace_out) cmd_json_str(f, trace_out);
         else fputs("null", f);
         fputs("}\n", f);
     } else {
@@ -377,15 +371,15 @@ static int trace_extract(int argc, char **argv) {
     }
     if (json) {
         printf("{\"trace\":");
-        json_str(stdout, path);
+        cmd_json_str(stdout, path);
         printf(",\"net\":");
-        if (net) json_str(stdout, net);
+        if (net) cmd_json_str(stdout, net);
         else printf("null");
         printf(",\"source\":");
-        json_str(stdout, t->source);
+        cmd_json_str(stdout, t->source);
         printf(",\"simulated\":%s,\"workers\":%d,\"threshold\":",
                strcmp(t->source, "simulated") ? "false" : "true", n_workers);
-        json_num(stdout, threshold);
+        cmd_json_num(stdout, threshold);
         printf(",\"samples\":{");
         for (int k = 0; k < DP_SERIES_COUNT; k++)
             printf("%s\"%s\":%zu", k ? "," : "", dp_series_name((enum dp_series_kind)k),
@@ -467,22 +461,36 @@ struct calib {
     int               gbatch[64];
 };
 
-static int cmp_dbl(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void calib_free(struct calib *cb) {
     for (int i = 0; i < cb->n_graphs; i++) dp_graph_free(cb->graphs[i]);
     free(cb->rows);
 }
+
+/* A whole-cell integer in [lo, hi]. */
+static bool cell_int(const char *s, long lo, long hi, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno || v < lo || v > hi) return false;
+    *out = (int)v;
+    return true;
+}
+
+/* The columns calib_read takes by position, as the published table names them. */
+static const struct { int col; const char *name; } calib_cols[] = {
+    {1, "model"}, {3, "gpu"}, {4, "num_gpus"}, {7, "variable_update"}, {8, "network"},
+    {10, "batch_size_per_gpu"}, {11, "throughput"}, {13, "notes"}};
 
 /* Reads the published table into rows: GPU, setting and (cached) zoo graph of each. */
 static int calib_read(const char *data, const struct dp_gpu_catalog *cat, bool k80_boost,
                       struct calib *cb) {
     FILE *f = fopen(data, "r");
     if (!f) {
-        fprintf(stderr, "driple: %s: cannot open\n", data);
+        fprintf(stderr, "driple: %s: cannot open: %s%s\n", data, strerror(errno),
+                strcmp(data, DEFAULT_CALIB) ? ""
+                                            : " (the default table, relative to the current "
+                                              "directory; run from the repository root or pass "
+                                              "--data FILE)");
         return 1;
     }
     char line[4096];
@@ -490,9 +498,27 @@ static int calib_read(const char *data, const struct dp_gpu_catalog *cat, bool k
     struct dp_error err = {0};
     while (fgets(line, sizeof line, f)) {
         lineno++;
-        if (lineno == 1) continue;
+        if (!strchr(line, '\n') && !feof(f)) {
+            fprintf(stderr, "driple: %s:%d: line longer than %zu characters\n", data, lineno,
+                    sizeof line - 2);
+            rc = 1;
+            break;
+        }
         char *fld[16];
         int nf = split_csv(line, fld, 16);
+        if (lineno == 1) {
+            for (size_t i = 0; i < sizeof calib_cols / sizeof calib_cols[0]; i++)
+                if (nf <= calib_cols[i].col || strcmp(fld[calib_cols[i].col], calib_cols[i].name)) {
+                    fprintf(stderr,
+                            "driple: %s:1: column %d is not \"%s\": not the published "
+                            "throughput table (" DEFAULT_CALIB "'s header)\n",
+                            data, calib_cols[i].col + 1, calib_cols[i].name);
+                    rc = 1;
+                    break;
+                }
+            if (rc) break;
+            continue;
+        }
         if (nf < 1 || !*fld[0]) continue;
         if (nf < 14) {
             fprintf(stderr, "driple: %s:%d: %d fields, expected 14\n", data, lineno, nf);
@@ -503,6 +529,7 @@ static int calib_read(const char *data, const struct dp_gpu_catalog *cat, bool k
             int cap = cb->cap ? 2 * cb->cap : 64;
             struct calib_row *nr = realloc(cb->rows, (size_t)cap * sizeof *nr);
             if (!nr) {
+                fprintf(stderr, "driple: %s:%d: out of memory\n", data, lineno);
                 rc = 1;
                 break;
             }
@@ -514,14 +541,18 @@ static int calib_read(const char *data, const struct dp_gpu_catalog *cat, bool k
         snprintf(r->model, sizeof r->model, "%s", fld[1]);
         snprintf(r->gpu, sizeof r->gpu, "%s", fld[3]);
         snprintf(r->update, sizeof r->update, "%s", fld[7]);
-        r->gpus = atoi(fld[4]);
-        r->batch = atoi(fld[10]);
-        r->measured = atof(fld[11]);
         const char *d = strstr(fld[13], "data=");
         snprintf(r->data, sizeof r->data, "%s",
                  d && !strncmp(d + 5, "real", 4) ? "real" : "synthetic");
-        if (r->gpus < 1 || r->gpus > 64 || r->batch < 1 || !(r->measured > 0)) {
-            fprintf(stderr, "driple: %s:%d: bad num_gpus, batch or throughput\n", data, lineno);
+        char *end;
+        errno = 0;
+        r->measured = strtod(fld[11], &end);
+        if (!cell_int(fld[4], 1, 64, &r->gpus) || !cell_int(fld[10], 1, 1 << 20, &r->batch) ||
+            end == fld[11] || *end || errno || !(r->measured > 0 && isfinite(r->measured))) {
+            fprintf(stderr,
+                    "driple: %s:%d: bad num_gpus \"%s\" (1..64), batch_size_per_gpu \"%s\" "
+                    "(1..1048576) or throughput \"%s\" (> 0)\n",
+                    data, lineno, fld[4], fld[10], fld[11]);
             rc = 1;
             break;
         }
@@ -549,7 +580,8 @@ static int calib_read(const char *data, const struct dp_gpu_catalog *cat, bool k
         if (dp_setting_make(r->spec.name, r->gpus, repl ? r->gpus : 1,
                             repl && nvl ? DP_NET_NVLINK : DP_NET_PCIE, 1, DP_PLACE_HOMO,
                             DP_PREC_FP32, &r->setting, &err)) {
-            rc = cli_fail(&err);
+            fprintf(stderr, "driple: %s:%d: %s\n", data, lineno, err.msg);
+            rc = 1;
             break;
         }
         r->graph = -1;
@@ -566,7 +598,8 @@ static int calib_read(const char *data, const struct dp_gpu_catalog *cat, bool k
             zo.batch = r->batch;
             zo.optimizer = DP_OPT_SGD; /* tf_cnn_benchmarks' optimizer in this table */
             if (dp_zoo_build(r->model, &zo, &cb->graphs[cb->n_graphs], &err)) {
-                rc = cli_fail(&err);
+                fprintf(stderr, "driple: %s:%d: %s\n", data, lineno, err.msg);
+                rc = 1;
                 break;
             }
             snprintf(cb->gmodel[cb->n_graphs], sizeof cb->gmodel[0], "%s", r->model);
@@ -575,9 +608,13 @@ static int calib_read(const char *data, const struct dp_gpu_catalog *cat, bool k
         }
         cb->n++;
     }
+    if (!rc && ferror(f)) {
+        fprintf(stderr, "driple: %s:%d: read error: %s\n", data, lineno + 1, strerror(errno));
+        rc = 1;
+    }
     fclose(f);
     if (!rc && !cb->n) {
-        fprintf(stderr, "driple: %s: no rows\n", data);
+        fprintf(stderr, "driple: %s:%d: no rows\n", data, lineno);
         rc = 1;
     }
     return rc;
@@ -677,11 +714,11 @@ int cmd_calibrate(int argc, char **argv) {
         errs[i] = fabs(cb.rows[i].predicted - cb.rows[i].measured) / cb.rows[i].measured * 100;
         if (errs[i] > worst) worst = errs[i], worst_i = i;
     }
-    qsort(errs, (size_t)n, sizeof *errs, cmp_dbl);
+    qsort(errs, (size_t)n, sizeof *errs, cmd_cmp_double);
     double median = n % 2 ? errs[n / 2] : 0.5 * (errs[n / 2 - 1] + errs[n / 2]);
     if (json) {
         printf("{\"simulated\":true,\"data\":");
-        json_str(stdout, data);
+        cmd_json_str(stdout, data);
         printf(",\"fitted\":%s,\"k80_tflops_per_die\":%s,\"constants\":{\"eff_matmul\":%g,"
                "\"winograd\":%g,\"eff_mem\":%g,\"launch_us\":%g,\"net_eff\":%g,"
                "\"ps_host_gbps\":%g,\"jitter\":%g,\"context_gb\":%g},\"rows\":[",
@@ -690,25 +727,25 @@ int cmd_calibrate(int argc, char **argv) {
         for (int i = 0; i < n; i++) {
             const struct calib_row *r = &cb.rows[i];
             printf("%s{\"model\":", i ? "," : "");
-            json_str(stdout, r->model);
+            cmd_json_str(stdout, r->model);
             printf(",\"gpu\":");
-            json_str(stdout, r->gpu);
+            cmd_json_str(stdout, r->gpu);
             printf(",\"num_gpus\":%d,\"variable_update\":", r->gpus);
-            json_str(stdout, r->update);
+            cmd_json_str(stdout, r->update);
             printf(",\"data\":\"%s\",\"batch_per_gpu\":%d,\"measured\":", r->data, r->batch);
-            json_num(stdout, r->measured);
+            cmd_json_num(stdout, r->measured);
             printf(",\"predicted\":");
-            json_num(stdout, r->predicted);
+            cmd_json_num(stdout, r->predicted);
             printf(",\"error_pct\":");
-            json_num(stdout, (r->predicted - r->measured) / r->measured * 100);
+            cmd_json_num(stdout, (r->predicted - r->measured) / r->measured * 100);
             printf("}");
         }
         printf("],\"n\":%d,\"mean_abs_log_ratio\":", n);
-        json_num(stdout, obj);
+        cmd_json_num(stdout, obj);
         printf(",\"median_abs_error_pct\":");
-        json_num(stdout, median);
+        cmd_json_num(stdout, median);
         printf(",\"worst_abs_error_pct\":");
-        json_num(stdout, worst);
+        cmd_json_num(stdout, worst);
         printf("}\n");
     } else {
         printf("calibration: SIMULATED vs measured throughput (images/s, all GPUs), %s\n", data);

@@ -22,12 +22,6 @@ static const char *const out_names[DP_N_OUTPUTS] = {
     "net_tx.idle",       "net_tx.active",       "net_tx.peak"};
 static const char *const feature_keys[DP_N_FEATURES] = {"tensor_size", "ops", "type_weight"};
 
-static int cmp_edge(const void *a, const void *b) {
-    const int *x = a, *y = b;
-    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
-    return (x[1] > y[1]) - (x[1] < y[1]);
-}
-
 static enum dp_status get_str(const cJSON *obj, const char *key, char *dst, size_t cap,
                               const char *name, const char *path, struct dp_error *err) {
     const char *s = NULL;
@@ -96,35 +90,9 @@ static enum dp_status read_grouped(const cJSON *obj, const char *gname, int64_t 
         }
         i++;
     }
-    int e = 0;
-    const cJSON *edge;
-    cJSON_ArrayForEach(edge, edges) {
-        if (!cJSON_IsArray(edge) || cJSON_GetArraySize(edge) != 2 ||
-            !cJSON_IsNumber(edge->child) || !cJSON_IsNumber(edge->child->next)) {
-            st = dp_error_set(err, DP_ERR_INVALID, "%s:%s.edges[%d]: expected [i, j]", name, path, e);
-            goto fail;
-        }
-        double a = edge->child->valuedouble, b = edge->child->next->valuedouble;
-        if (a != floor(a) || b != floor(b) || a < 0 || b < 0 || a >= n || b >= n || a == b) {
-            st = dp_error_set(err, DP_ERR_INVALID,
-                              "%s:%s.edges[%d]: [%g, %g] is not a pair of distinct groups in [0, %d)",
-                              name, path, e, a, b, n);
-            goto fail;
-        }
-        g->edges[2 * e] = (int)(a < b ? a : b);
-        g->edges[2 * e + 1] = (int)(a < b ? b : a);
-        e++;
-    }
-    qsort(g->edges, (size_t)m, 2 * sizeof *g->edges, cmp_edge);
-    int k = 0;
-    for (int j = 0; j < m; j++) {
-        if (k > 0 && g->edges[2 * k - 2] == g->edges[2 * j] && g->edges[2 * k - 1] == g->edges[2 * j + 1])
-            continue;
-        g->edges[2 * k] = g->edges[2 * j];
-        g->edges[2 * k + 1] = g->edges[2 * j + 1];
-        k++;
-    }
-    g->n_edges = k;
+    char epath[128];
+    snprintf(epath, sizeof epath, "%s.edges", path);
+    if ((st = dp_json_read_edges(edges, n, name, epath, g->edges, &g->n_edges, err))) goto fail;
     *out = g;
     return DP_OK;
 fail:
@@ -265,34 +233,21 @@ static bool add_str(cJSON *o, const char *key, const char *v) {
     return !v || !v[0] || cJSON_AddStringToObject(o, key, v);
 }
 
-static bool add_num(cJSON *o, const char *key, double v) {
-    cJSON *n = dp_json_number(v);
-    if (!n) return false;
-    if (!cJSON_AddItemToObject(o, key, n)) { cJSON_Delete(n); return false; }
-    return true;
-}
-
-static bool add_to_array(cJSON *a, cJSON *item) {
-    if (!item) return false;
-    if (!cJSON_AddItemToArray(a, item)) { cJSON_Delete(item); return false; }
-    return true;
-}
-
 static bool write_sample(cJSON *arr, const struct dp_sample *s) {
     cJSON *o = cJSON_CreateObject(), *job, *labels, *src;
-    if (!add_to_array(arr, o)) return false;
+    if (!dp_json_append(arr, o)) return false;
     if (!add_str(o, "graph", s->graph) || !add_str(o, "model", s->model)) return false;
-    if (s->batch > 0 && !add_num(o, "batch", (double)s->batch)) return false;
+    if (s->batch > 0 && !dp_json_add_number(o, "batch", (double)s->batch)) return false;
     if (!(job = cJSON_AddObjectToObject(o, "job"))) return false;
     if (!add_str(job, "optimizer", s->job.optimizer) || !add_str(job, "precision", s->job.precision) ||
         !add_str(job, "data_set", s->job.data_set) || !add_str(job, "sync", s->job.sync) ||
         !add_str(job, "hyper", s->job.hyper) || !add_str(job, "job_name", s->job.job_name) ||
         !add_str(job, "gpu", s->job.gpu))
         return false;
-    if (s->job.input_size > 0 && !add_num(job, "input_size", (double)s->job.input_size)) return false;
+    if (s->job.input_size > 0 && !dp_json_add_number(job, "input_size", (double)s->job.input_size)) return false;
     if (!(labels = cJSON_AddArrayToObject(o, "labels"))) return false;
     for (int i = 0; i < DP_N_OUTPUTS; i++)
-        if (!add_to_array(labels, dp_json_number(s->labels[i]))) return false;
+        if (!dp_json_append(labels, dp_json_number(s->labels[i]))) return false;
     if (!(src = cJSON_AddObjectToObject(o, "source"))) return false;
     if (!cJSON_AddStringToObject(src, "kind", s->source.kind) || !add_str(src, "where", s->source.where) ||
         !add_str(src, "when", s->source.when))
@@ -301,17 +256,17 @@ static bool write_sample(cJSON *arr, const struct dp_sample *s) {
         const struct dp_grouped *g = s->grouped;
         cJSON *go = cJSON_AddObjectToObject(o, "grouped"), *groups, *edges;
         if (!go) return false;
-        if (g->seed >= 0 && !add_num(go, "seed", (double)g->seed)) return false;
+        if (g->seed >= 0 && !dp_json_add_number(go, "seed", (double)g->seed)) return false;
         if (!(groups = cJSON_AddArrayToObject(go, "groups"))) return false;
         for (int i = 0; i < g->n_groups; i++) {
             cJSON *t = cJSON_CreateArray();
-            if (!add_to_array(groups, t)) return false;
+            if (!dp_json_append(groups, t)) return false;
             for (int f = 0; f < DP_N_FEATURES; f++)
-                if (!add_to_array(t, dp_json_number(g->x[(size_t)i * DP_N_FEATURES + f]))) return false;
+                if (!dp_json_append(t, dp_json_number(g->x[(size_t)i * DP_N_FEATURES + f]))) return false;
         }
         if (!(edges = cJSON_AddArrayToObject(go, "edges"))) return false;
         for (int e = 0; e < g->n_edges; e++)
-            if (!add_to_array(edges, cJSON_CreateIntArray(&g->edges[2 * e], 2))) return false;
+            if (!dp_json_append(edges, cJSON_CreateIntArray(&g->edges[2 * e], 2))) return false;
     }
     return true;
 }
@@ -325,7 +280,7 @@ enum dp_status dp_dataset_save_json(const struct dp_dataset *ds, const char *pat
         !(outputs = cJSON_AddArrayToObject(root, "outputs")))
         goto fail;
     for (int i = 0; i < DP_N_OUTPUTS; i++)
-        if (!add_to_array(outputs, cJSON_CreateString(out_names[i]))) goto fail;
+        if (!dp_json_append(outputs, cJSON_CreateString(out_names[i]))) goto fail;
     if (!(samples = cJSON_AddArrayToObject(root, "samples"))) goto fail;
     for (int i = 0; i < ds->n_samples; i++)
         if (!write_sample(samples, &ds->samples[i])) goto fail;

@@ -71,12 +71,6 @@ fail:
     return NULL;
 }
 
-static int cmp_edge(const void *a, const void *b) {
-    const int *x = a, *y = b;
-    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
-    return (x[1] > y[1]) - (x[1] < y[1]);
-}
-
 static enum dp_status load_members(struct dp_grouped *g, const cJSON *groups, const char *name,
                                    struct dp_error *err) {
     int total = 0, with = 0;
@@ -168,39 +162,8 @@ static enum dp_status from_json(const cJSON *root, const char *name, struct dp_g
         }
         i++;
     }
-    int e = 0;
-    const cJSON *edge;
-    cJSON_ArrayForEach(edge, edges) {
-        if (!cJSON_IsArray(edge) || cJSON_GetArraySize(edge) != 2 ||
-            !cJSON_IsNumber(edge->child) || !cJSON_IsNumber(edge->child->next)) {
-            st = dp_error_set(err, DP_ERR_INVALID, "%s:$.edges[%d]: expected [i, j]", name, e);
-            goto fail;
-        }
-        double a = edge->child->valuedouble, b = edge->child->next->valuedouble;
-        if (a != floor(a) || b != floor(b) || a < 0 || b < 0 || a >= n || b >= n) {
-            st = dp_error_set(err, DP_ERR_INVALID,
-                              "%s:$.edges[%d]: [%g, %g] is not a pair of group indices in [0, %d)",
-                              name, e, a, b, n);
-            goto fail;
-        }
-        if (a == b) {
-            st = dp_error_set(err, DP_ERR_INVALID, "%s:$.edges[%d]: self loop on group %g", name, e, a);
-            goto fail;
-        }
-        g->edges[2 * e] = (int)(a < b ? a : b);
-        g->edges[2 * e + 1] = (int)(a < b ? b : a);
-        e++;
-    }
-    qsort(g->edges, (size_t)m, 2 * sizeof *g->edges, cmp_edge);
-    int k = 0;
-    for (int j = 0; j < m; j++) {
-        if (k > 0 && g->edges[2 * k - 2] == g->edges[2 * j] && g->edges[2 * k - 1] == g->edges[2 * j + 1])
-            continue;
-        g->edges[2 * k] = g->edges[2 * j];
-        g->edges[2 * k + 1] = g->edges[2 * j + 1];
-        k++;
-    }
-    g->n_edges = k;
+    if ((st = dp_json_read_edges(edges, n, name, "$.edges", g->edges, &g->n_edges, err)))
+        goto fail;
     if ((st = load_members(g, groups, name, err))) goto fail;
     *out = g;
     return DP_OK;

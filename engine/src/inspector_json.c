@@ -603,37 +603,24 @@ enum dp_status dp_inspector_parse_json(const char *text, size_t len, const char 
 
 /* ---- writing ---- */
 
-static bool add_num(cJSON *o, const char *key, double v) {
-    cJSON *n = dp_json_number(v);
-    if (!n) return false;
-    if (!cJSON_AddItemToObject(o, key, n)) { cJSON_Delete(n); return false; }
-    return true;
-}
-
-static bool add_item(cJSON *arr, cJSON *item) {
-    if (!item) return false;
-    if (!cJSON_AddItemToArray(arr, item)) { cJSON_Delete(item); return false; }
-    return true;
-}
-
 static bool add_nums(cJSON *o, const char *key, const double *v, int n) {
     cJSON *a = cJSON_AddArrayToObject(o, key);
     if (!a) return false;
     for (int i = 0; i < n; i++)
-        if (!add_item(a, dp_json_number(v[i]))) return false;
+        if (!dp_json_append(a, dp_json_number(v[i]))) return false;
     return true;
 }
 
 static bool write_arch(cJSON *root, const struct dp_arch *a) {
     cJSON *o = cJSON_AddObjectToObject(root, "architecture");
     return o && cJSON_AddStringToObject(o, "layer", dp_layer_name(a->layer)) &&
-           add_num(o, "n_feat", a->n_feat) && add_num(o, "hidden", a->hidden) &&
-           add_num(o, "n_out", a->n_out) &&
+           dp_json_add_number(o, "n_feat", a->n_feat) && dp_json_add_number(o, "hidden", a->hidden) &&
+           dp_json_add_number(o, "n_out", a->n_out) &&
            cJSON_AddStringToObject(o, "rule", dp_layer_rule_name(a->rule)) &&
-           add_num(o, "n_layers", a->n_layers) && add_num(o, "max_layers", a->max_layers) &&
-           cJSON_AddBoolToObject(o, "gru", a->gru) && add_num(o, "heads", a->heads) &&
-           add_num(o, "towers", a->towers) && add_num(o, "set2set_steps", a->set2set_steps) &&
-           cJSON_AddStringToObject(o, "readout", "set2set") && add_num(o, "mlp_depth", 3) &&
+           dp_json_add_number(o, "n_layers", a->n_layers) && dp_json_add_number(o, "max_layers", a->max_layers) &&
+           cJSON_AddBoolToObject(o, "gru", a->gru) && dp_json_add_number(o, "heads", a->heads) &&
+           dp_json_add_number(o, "towers", a->towers) && dp_json_add_number(o, "set2set_steps", a->set2set_steps) &&
+           cJSON_AddStringToObject(o, "readout", "set2set") && dp_json_add_number(o, "mlp_depth", 3) &&
            cJSON_AddStringToObject(o, "features", dp_feat_name(a->feat)) &&
            add_nums(o, "feat_mean", a->feat_mean, DP_N_FEATURES) &&
            add_nums(o, "feat_std", a->feat_std, DP_N_FEATURES);
@@ -652,9 +639,9 @@ static bool write_training(cJSON *root, const struct dp_provenance *p, const cha
            cJSON_AddStringToObject(o, "base_id", p->base_id) &&
            cJSON_AddStringToObject(o, "mode", p->mode) &&
            cJSON_AddStringToObject(o, "data", p->data) &&
-           cJSON_AddStringToObject(o, "split", p->split) && add_num(o, "epochs", p->epochs) &&
-           add_num(o, "seconds", p->seconds) && add_num(o, "n_train", p->n_train) &&
-           add_num(o, "n_val", p->n_val) && add_num(o, "n_test", p->n_test) &&
+           cJSON_AddStringToObject(o, "split", p->split) && dp_json_add_number(o, "epochs", p->epochs) &&
+           dp_json_add_number(o, "seconds", p->seconds) && dp_json_add_number(o, "n_train", p->n_train) &&
+           dp_json_add_number(o, "n_val", p->n_val) && dp_json_add_number(o, "n_test", p->n_test) &&
            write_eval(o, "val", &p->val) && write_eval(o, "test", &p->test);
 }
 
@@ -692,11 +679,11 @@ enum dp_status dp_inspector_save(const struct dp_inspector *insp, const char *pa
         goto nomem;
     for (int o = 0; o < DP_N_OUTPUTS; o++) {
         cJSON *x = cJSON_CreateObject();
-        if (!add_item(outputs, x) || !cJSON_AddStringToObject(x, "name", insp->out[o].name) ||
+        if (!dp_json_append(outputs, x) || !cJSON_AddStringToObject(x, "name", insp->out[o].name) ||
             !cJSON_AddStringToObject(x, "unit", insp->out[o].unit) ||
-            !add_num(x, "scale", insp->out[o].scale) ||
+            !dp_json_add_number(x, "scale", insp->out[o].scale) ||
             !cJSON_AddStringToObject(x, "transform", dp_out_transform_name(insp->out[o].transform)) ||
-            !add_num(x, "offset", insp->out[o].offset) || !add_num(x, "span", insp->out[o].span))
+            !dp_json_add_number(x, "offset", insp->out[o].offset) || !dp_json_add_number(x, "span", insp->out[o].span))
             goto nomem;
     }
     if (!write_training(root, &insp->prov, base ? rel : insp->prov.base)) goto nomem;
@@ -708,11 +695,11 @@ enum dp_status dp_inspector_save(const struct dp_inspector *insp, const char *pa
         dp_model_param(insp->model, i, &p);
         if (base && same_as_base(&p, base->model)) continue;
         cJSON *x = cJSON_CreateObject(), *shape;
-        if (!add_item(params, x) || !cJSON_AddStringToObject(x, "name", p.name) ||
+        if (!dp_json_append(params, x) || !cJSON_AddStringToObject(x, "name", p.name) ||
             !(shape = cJSON_AddArrayToObject(x, "shape")))
             goto nomem;
         for (int d = 0; d < p.n_dims; d++)
-            if (!add_item(shape, cJSON_CreateNumber((double)p.shape[d]))) goto nomem;
+            if (!dp_json_append(shape, cJSON_CreateNumber((double)p.shape[d]))) goto nomem;
         if (!(bytes = malloc(p.size * 4 + 1))) goto nomem;
         for (size_t k = 0; k < p.size; k++) put_f32le(bytes + 4 * k, p.data[k]);
         char *b64 = b64_encode(bytes, p.size * 4);

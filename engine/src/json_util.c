@@ -264,3 +264,60 @@ cJSON *dp_json_number(double v) {
     if (strtod(buf, NULL) != v) snprintf(buf, sizeof buf, "%.17g", v);
     return cJSON_CreateRaw(buf);
 }
+
+bool dp_json_add_number(cJSON *o, const char *key, double v) {
+    cJSON *n = dp_json_number(v);
+    if (!n) return false;
+    if (!cJSON_AddItemToObject(o, key, n)) {
+        cJSON_Delete(n);
+        return false;
+    }
+    return true;
+}
+
+bool dp_json_append(cJSON *a, cJSON *item) {
+    if (!item) return false;
+    if (!cJSON_AddItemToArray(a, item)) {
+        cJSON_Delete(item);
+        return false;
+    }
+    return true;
+}
+
+static int cmp_edge(const void *a, const void *b) {
+    const int *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+enum dp_status dp_json_read_edges(const cJSON *edges, int n_groups, const char *name,
+                                  const char *path, int *dst, int *n_edges, struct dp_error *err) {
+    int e = 0;
+    const cJSON *edge;
+    cJSON_ArrayForEach(edge, edges) {
+        if (!cJSON_IsArray(edge) || cJSON_GetArraySize(edge) != 2 ||
+            !cJSON_IsNumber(edge->child) || !cJSON_IsNumber(edge->child->next))
+            return dp_error_set(err, DP_ERR_INVALID, "%s:%s[%d]: expected [i, j]", name, path, e);
+        double a = edge->child->valuedouble, b = edge->child->next->valuedouble;
+        if (a != floor(a) || b != floor(b) || a < 0 || b < 0 || a >= n_groups || b >= n_groups)
+            return dp_error_set(err, DP_ERR_INVALID,
+                                "%s:%s[%d]: [%g, %g] is not a pair of group indices in [0, %d)",
+                                name, path, e, a, b, n_groups);
+        if (a == b)
+            return dp_error_set(err, DP_ERR_INVALID, "%s:%s[%d]: self loop on group %g", name,
+                                path, e, a);
+        dst[2 * e] = (int)(a < b ? a : b);
+        dst[2 * e + 1] = (int)(a < b ? b : a);
+        e++;
+    }
+    qsort(dst, (size_t)e, 2 * sizeof *dst, cmp_edge);
+    int k = 0;
+    for (int j = 0; j < e; j++) {
+        if (k > 0 && dst[2 * k - 2] == dst[2 * j] && dst[2 * k - 1] == dst[2 * j + 1]) continue;
+        dst[2 * k] = dst[2 * j];
+        dst[2 * k + 1] = dst[2 * j + 1];
+        k++;
+    }
+    *n_edges = k;
+    return DP_OK;
+}

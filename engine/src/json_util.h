@@ -51,6 +51,16 @@ enum dp_status dp_json_get_object(const cJSON *obj, const char *key, bool option
 /* Writes a cJSON tree to path (pretty when `pretty`), atomically through a temp file; "-" is stdout. */
 enum dp_status dp_json_save(const cJSON *root, const char *path, bool pretty, struct dp_error *err);
 
+/* Adds a number member (dp_json_number) to o; false when out of memory. */
+bool dp_json_add_number(cJSON *o, const char *key, double v);
+/* Appends item to array a, taking ownership (item is deleted on failure; NULL fails). */
+bool dp_json_append(cJSON *a, cJSON *item);
+/* Reads an undirected edge list [[i, j], ...] over n_groups groups into dst (2 x the array's
+ * size ints): each pair normalised to i < j, then sorted and de-duplicated; *n_edges gets the
+ * count kept. Self loops and indices outside [0, n_groups) fail naming "<name>:<path>[e]". */
+enum dp_status dp_json_read_edges(const cJSON *edges, int n_groups, const char *name,
+                                  const char *path, int *dst, int *n_edges, struct dp_error *err);
+
 /* A number that round-trips a double in few characters (cJSON's default loses nothing but is
  * long); returns NULL on OOM. */
 cJSON *dp_json_number(double v);
