@@ -974,7 +974,8 @@ enum dp_status app_init(struct app *a, const struct app_opts *o, struct dp_error
     else if (!find_sample_graph(a->graph_path, sizeof a->graph_path))
         return dp_error_set(err, DP_ERR_NOT_FOUND,
                             "samples/graphs: no sample graph found (give a GRAPH)");
-    if ((st = dp_graph_load(a->graph_path, NULL, &a->graph, err)) != DP_OK) return st;
+    struct dp_import_opts io = {.exported_batch = o->exported_batch};
+    if ((st = dp_graph_load(a->graph_path, &io, &a->graph, err)) != DP_OK) return st;
     for (size_t i = 0; i < dp_graph_n_nodes(a->graph); i++)
         a->params += dp_graph_node(a->graph, i)->params;
 

@@ -228,11 +228,12 @@ struct app {
  * and a->metric (dp/explain.h numbering: 0..11 outputs, 12 iteration time). */
 
 struct app_opts {
-    const char *graph;      /* NULL: the sample graph */
-    const char *settings;   /* NULL: assets/settings/default.json */
-    const char *gpus;       /* NULL: assets/gpus.json */
-    const char *weights;    /* NULL: assets/op_weights.json */
-    int64_t     batch;      /* 0: the graph's exported batch */
+    const char *graph;          /* NULL: the sample graph */
+    const char *settings;       /* NULL: assets/settings/default.json */
+    const char *gpus;           /* NULL: assets/gpus.json */
+    const char *weights;        /* NULL: assets/op_weights.json */
+    int64_t     batch;          /* 0: the graph's exported batch */
+    int64_t     exported_batch; /* the batch GRAPH was exported with (--exported-batch); 0: detect */
 };
 
 /* Loads everything and computes the first prediction. On failure err names the file and place

@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "cmd_util.h"
 #include "dp/coarsen.h"
 #include "dp/dataset.h"
 #include "dp/settings.h"
@@ -203,9 +204,13 @@ static const char *unknown_in(const char *list, bool models) {
     return NULL;
 }
 
+/* Creates dir and its missing parents; -1 with errno set on failure. */
 static int mkdir_p(const char *dir) {
     char buf[1024];
-    snprintf(buf, sizeof buf, "%s", dir);
+    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     for (char *p = buf + 1; *p; p++)
         if (*p == '/') {
             *p = '\0';
@@ -216,21 +221,7 @@ static int mkdir_p(const char *dir) {
     return 0;
 }
 
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; s && *s; s++) {
-        if (*s == '"' || *s == '\\') fputc('\\', f);
-        if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", (unsigned char)*s);
-        else fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
+static double now_s(void) { return cmd_now_ms() / 1000.0; }
 
 static int dataset_build(int argc, char **argv) {
     struct cli c;
@@ -251,6 +242,10 @@ static int dataset_build(int argc, char **argv) {
     cli_done(&c);
     if (!ok) return 2;
     if (!out_dir) return cli_usage("dataset build", BUILD_USAGE, "missing --out DIR");
+    /* An empty list would select nothing and write empty datasets without complaint. */
+    if ((models && !*models) || (opts_list && !*opts_list))
+        return cli_usage("dataset build", BUILD_USAGE, "%s: empty list",
+                         models && !*models ? "--models" : "--optimizers");
     const char *bad = unknown_in(models, true);
     if (bad) return cli_usage("dataset build", BUILD_USAGE, "--models: unknown model \"%s\"", bad);
     if ((bad = unknown_in(opts_list, false)))
@@ -282,6 +277,21 @@ static int dataset_build(int argc, char **argv) {
         if (!one || !strcasecmp(list->settings[i].id, one)) b.chosen[b.n_chosen++] = i;
     if (!b.n_chosen) {
         fprintf(stderr, "driple: %s: no setting \"%s\"\n", list->path, one);
+        rc = 1;
+        goto done;
+    }
+    /* Fail now, not after minutes of simulation: GPUs without the figures the simulator needs,
+     * and an output directory that cannot be made. */
+    for (int i = 0; i < b.n_chosen; i++) {
+        const struct dp_setting *s = &list->settings[b.chosen[i]];
+        if (dp_gpu_check_sim(cat, dp_gpu_find(cat, s->gpu), &err)) {
+            fprintf(stderr, "driple: %s (setting %s in %s)\n", err.msg, s->id, list->path);
+            rc = 1;
+            goto done;
+        }
+    }
+    if (mkdir_p(out_dir)) {
+        fprintf(stderr, "driple: %s: cannot create directory: %s\n", out_dir, strerror(errno));
         rc = 1;
         goto done;
     }
@@ -366,11 +376,6 @@ static int dataset_build(int argc, char **argv) {
     double t1 = now_s();
     if ((rc = run_threads(&b, (int)n_threads, run_jobs))) goto done;
     double t2 = now_s();
-    if (mkdir_p(out_dir)) {
-        fprintf(stderr, "driple: %s: cannot create directory: %s\n", out_dir, strerror(errno));
-        rc = 1;
-        goto done;
-    }
 
     char when[32];
     time_t tnow = time(NULL);
@@ -379,7 +384,7 @@ static int dataset_build(int argc, char **argv) {
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tmv);
     if (json) {
         printf("{\"simulated\":true,\"out\":");
-        json_str(stdout, out_dir);
+        cmd_json_str(stdout, out_dir);
         printf(",\"jobs\":%d,\"graphs\":%d,\"settings\":[", b.n_jobs, b.n_keys);
     }
     for (int cc = 0; cc < b.n_chosen; cc++) {
@@ -422,7 +427,8 @@ static int dataset_build(int argc, char **argv) {
             st = dp_dataset_add_sample(&ds, &smp, &err);
         }
         char path[1200];
-        snprintf(path, sizeof path, "%s/%s.json", out_dir, s->id);
+        if (!st && snprintf(path, sizeof path, "%s/%s.json", out_dir, s->id) >= (int)sizeof path)
+            st = dp_error_set(&err, DP_ERR_INVALID, "%s/%s.json: path too long", out_dir, s->id);
         if (!st) st = dp_dataset_save_json(&ds, path, &err);
         int n_samples = ds.n_samples;
         dp_dataset_free(&ds);
@@ -433,9 +439,9 @@ static int dataset_build(int argc, char **argv) {
         }
         if (json) {
             printf("%s{\"id\":", cc ? "," : "");
-            json_str(stdout, s->id);
+            cmd_json_str(stdout, s->id);
             printf(",\"file\":");
-            json_str(stdout, path);
+            cmd_json_str(stdout, path);
             printf(",\"samples\":%d,\"skipped_oom\":%d}", n_samples, skipped);
         } else {
             printf("%-28s %4d samples (simulated) %3d left out (out of memory)  %s%s\n", s->id,

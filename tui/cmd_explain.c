@@ -20,9 +20,9 @@
 
 static const char *const usage_explain =
     "driple explain GRAPH|--grouped FILE (--inspector M | --setting ID [--settings FILE])\n"
-    "       [--metric NAME] [--method grad|occlusion] [--batch N] [--groups K] [--seed S]\n"
-    "       [--weights FILE] [--top N] [--threads N] [--layout auto|dot|sfdp|neato]\n"
-    "       [--json] [--svg FILE | --png FILE | --dot FILE]\n"
+    "       [--metric NAME] [--method grad|occlusion] [--batch N] [--exported-batch N]\n"
+    "       [--groups K] [--seed S] [--weights FILE] [--top N] [--threads N]\n"
+    "       [--layout auto|dot|sfdp|neato] [--json] [--svg FILE | --png FILE | --dot FILE]\n"
     "  metrics: the 12 outputs (gpu_util.active, net_rx.peak, ...) or iteration_time\n"
     "  (= gpu_util.idle + gpu_util.active, ms). Importance = |attribution| / sum of |attribution|:\n"
     "  grad: sum over the 3 features of d metric / d feature x feature; occlusion: metric minus\n"
@@ -30,9 +30,10 @@ static const char *const usage_explain =
     "  spread over its ops by their share of the group's features (see dp/explain.h).";
 
 static const char *const usage_bench =
-    "driple bench explain [GRAPH|--grouped FILE] [--inspector M] [--groups K] [--repeat N]\n"
-    "       [--threads N] [--json]   (no graph: a synthetic K-group graph, default 100; no\n"
-    "       inspector: the published GCN architecture with seeded random weights)";
+    "driple bench explain [GRAPH [--exported-batch N]|--grouped FILE] [--inspector M]\n"
+    "       [--groups K] [--repeat N] [--threads N] [--json]   (no graph: a synthetic K-group\n"
+    "       graph, default 100; no inspector: the published GCN architecture with seeded random\n"
+    "       weights)";
 
 /* ---- small helpers ---- */
 
@@ -70,16 +71,17 @@ static bool resolve_inspector(const char *insp, const char *setting, const char 
     return ok;
 }
 
-/* The grouped graph to explain: read from grouped_path, or graph_path coarsened into k groups
- * (op weights from weights_path or the shipped ones; *graph and *w are kept for the drill-down;
- * *unknown, when not NULL, lists op types without a weight). All outputs are owned by the caller,
- * also on failure. */
+/* The grouped graph to explain: read from grouped_path, or graph_path (read with io) coarsened
+ * into k groups (op weights from weights_path or the shipped ones; *graph and *w are kept for the
+ * drill-down; *unknown, when not NULL, lists op types without a weight). All outputs are owned by
+ * the caller, also on failure. */
 static enum dp_status load_grouped(const char *graph_path, const char *grouped_path,
-                                   const char *weights_path, int k, int64_t seed, int64_t batch,
-                                   struct dp_graph **graph, struct dp_op_weights **w,
-                                   struct dp_grouped **g, char **unknown, struct dp_error *err) {
+                                   const struct dp_import_opts *io, const char *weights_path,
+                                   int k, int64_t seed, int64_t batch, struct dp_graph **graph,
+                                   struct dp_op_weights **w, struct dp_grouped **g,
+                                   char **unknown, struct dp_error *err) {
     if (grouped_path) return dp_grouped_load_json(grouped_path, g, err);
-    enum dp_status st = dp_graph_load(graph_path, NULL, graph, err);
+    enum dp_status st = dp_graph_load(graph_path, io, graph, err);
     if (st == DP_OK) st = dp_op_weights_load_default(weights_path, w, err);
     if (st != DP_OK) return st;
     struct dp_coarsen_opts co = {.k = k, .seed = seed};
@@ -263,6 +265,8 @@ int cmd_explain(int argc, char **argv) {
     const char *dot = cli_value(&c, "--dot");
     bool json = cli_flag(&c, "--json");
     int64_t batch = 0, k = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED, top = 10, threads = 0;
+    struct dp_import_opts io;
+    cmd_import_opts(&c, &io);
     cli_int(&c, "--batch", 1, 1 << 24, &batch);
     cli_int(&c, "--groups", 1, 100000, &k);
     cli_int(&c, "--seed", INT64_MIN, INT64_MAX, &seed);
@@ -315,8 +319,8 @@ int cmd_explain(int argc, char **argv) {
     if (dp_inspector_load(insp_path, &insp, &err) != DP_OK) goto fail;
     if (!setting_id[0]) snprintf(setting_id, sizeof setting_id, "%s", dp_inspector_setting(insp));
 
-    if (load_grouped(graph_path, grouped_path, weights_path, (int)k, seed, batch, &graph, &w, &g,
-                     &unknown, &err) != DP_OK)
+    if (load_grouped(graph_path, grouped_path, &io, weights_path, (int)k, seed, batch, &graph, &w,
+                     &g, &unknown, &err) != DP_OK)
         goto fail;
 
     /* One prediction's GEMMs are small: BLAS on one thread, the CPUs for occlusion workers. */
@@ -378,6 +382,8 @@ int bench_explain(int argc, char **argv) {
     const char *insp_opt = cli_value(&c, "--inspector");
     bool json = cli_flag(&c, "--json");
     int64_t k = DP_DEFAULT_GROUPS, repeat = 5, threads = 0;
+    struct dp_import_opts io;
+    cmd_import_opts(&c, &io);
     cli_int(&c, "--groups", 1, 100000, &k);
     cli_int(&c, "--repeat", 1, 1000, &repeat);
     cli_int(&c, "--threads", 0, 64, &threads);
@@ -402,8 +408,8 @@ int bench_explain(int argc, char **argv) {
         model_desc = "published GCN architecture, seeded random weights";
     }
     if (grouped_path || graph_path) {
-        if (load_grouped(graph_path, grouped_path, NULL, (int)k, DP_DEFAULT_SEED, 0, &graph, &w,
-                         &g, NULL, &err) != DP_OK)
+        if (load_grouped(graph_path, grouped_path, &io, NULL, (int)k, DP_DEFAULT_SEED, 0, &graph,
+                         &w, &g, NULL, &err) != DP_OK)
             goto fail;
     } else if (!(g = cmd_synthetic_grouped((int)k, 1))) {
         dp_error_set(&err, DP_ERR_NOMEM, "bench explain: out of memory");

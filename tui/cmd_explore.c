@@ -23,7 +23,8 @@
 #include "view_importance.h"
 
 #define EXPLORE_USAGE                                                                             \
-    "driple explore [GRAPH] [--settings FILE] [--gpus FILE] [--batch N] [--no-color]"
+    "driple explore [GRAPH] [--settings FILE] [--gpus FILE] [--batch N] [--exported-batch N]\n" \
+    "       [--no-color]"
 
 #define FILL_BUDGET_MS 25 /* simulations run per idle frame while some are pending */
 
@@ -321,6 +322,7 @@ int cmd_explore(int argc, char **argv) {
     struct cli c;
     if (!cli_init(&c, argc, argv, "explore")) return 1;
     struct app_opts o = {0};
+    struct dp_import_opts io;
     int64_t batch = 0, bench = 0, rows = 24, cols = 80;
     if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
         cli_done(&c);
@@ -337,12 +339,14 @@ int cmd_explore(int argc, char **argv) {
     const char *bench_seq = cli_value(&c, "--bench-seq");
     bool no_color = cli_flag(&c, "--no-color");
     bool json = cli_flag(&c, "--json");
+    cmd_import_opts(&c, &io);
     cli_int(&c, "--batch", 1, 65536, &batch);
     cli_int(&c, "--bench-keys", 1, 1000000, &bench);
     cli_int(&c, "--rows", LAYOUT_MIN_ROWS, 1000, &rows);
     cli_int(&c, "--cols", LAYOUT_MIN_COLS, 1000, &cols);
     o.graph = cli_positional(&c, 0);
     o.batch = batch;
+    o.exported_batch = io.exported_batch;
     if (!cli_check_unused(&c)) {
         cli_done(&c);
         return cli_usage("explore", EXPLORE_USAGE, "bad arguments");

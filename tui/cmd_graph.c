@@ -31,12 +31,6 @@ static bool out_ok(const char *cmd, const char *path) {
     return false;
 }
 
-/* Reads --exported-batch into opts; false on a bad value (message printed). */
-static bool import_opts(struct cli *c, struct dp_import_opts *o) {
-    o->exported_batch = 0;
-    return cli_int(c, "--exported-batch", 1, INT64_C(1) << 40, &o->exported_batch);
-}
-
 static int load_counting(const char *path, const struct dp_import_opts *o, struct dp_graph **g,
                          size_t *dropped) {
     struct dp_error err = {0};
@@ -93,7 +87,7 @@ static int graph_info(int argc, char **argv) {
     int64_t batch = 0;
     if (!cli_init(&c, argc, argv, "graph info")) return 1;
     bool json = cli_flag(&c, "--json");
-    bool ok = import_opts(&c, &o) && cli_int(&c, "--batch", 1, INT64_C(1) << 40, &batch);
+    bool ok = cmd_import_opts(&c, &o) && cli_int(&c, "--batch", 1, INT64_C(1) << 40, &batch);
     const char *path = cli_positional(&c, 0);
     ok = ok && cli_check_unused(&c);
     cli_done(&c);
@@ -178,7 +172,7 @@ static int graph_import(int argc, char **argv) {
     struct dp_import_opts o;
     if (!cli_init(&c, argc, argv, "graph import")) return 1;
     const char *outp = cli_value(&c, "-o");
-    bool ok = import_opts(&c, &o);
+    bool ok = cmd_import_opts(&c, &o);
     const char *in = cli_positional(&c, 0);
     ok = ok && cli_check_unused(&c);
     cli_done(&c);
@@ -207,7 +201,7 @@ static int graph_coarsen(int argc, char **argv) {
     if (!cli_init(&c, argc, argv, "graph coarsen")) return 1;
     const char *outp = cli_value(&c, "-o");
     const char *wpath = cli_value(&c, "--weights");
-    bool ok = import_opts(&c, &o) && cli_int(&c, "--groups", 1, 1000000, &k) &&
+    bool ok = cmd_import_opts(&c, &o) && cli_int(&c, "--groups", 1, 1000000, &k) &&
               cli_int(&c, "--seed", INT64_MIN, INT64_MAX, &seed) &&
               cli_int(&c, "--batch", 1, INT64_C(1) << 40, &batch) &&
               cli_int(&c, "--max-iter", 1, 1000000, &max_iter);
@@ -271,7 +265,7 @@ static int graph_weights(int argc, char **argv) {
     if (!cli_init(&c, argc, argv, "graph weights")) return 1;
     const char *outp = cli_value(&c, "-o");
     const char *source = cli_value(&c, "--source");
-    bool ok = import_opts(&c, &o);
+    bool ok = cmd_import_opts(&c, &o);
     int n = 0;
     while (cli_positional(&c, n)) n++;
     ok = ok && cli_check_unused(&c);
@@ -453,7 +447,7 @@ int bench_coarsen(int argc, char **argv) {
     int64_t ops = 50000, k = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED, repeat = 5;
     if (!cli_init(&c, argc, argv, "bench coarsen")) return 1;
     bool json = cli_flag(&c, "--json");
-    bool ok = import_opts(&c, &o) && cli_int(&c, "--ops", 10, 10000000, &ops) &&
+    bool ok = cmd_import_opts(&c, &o) && cli_int(&c, "--ops", 10, 10000000, &ops) &&
               cli_int(&c, "--groups", 1, 1000000, &k) &&
               cli_int(&c, "--seed", INT64_MIN, INT64_MAX, &seed) &&
               cli_int(&c, "--repeat", 1, 1000, &repeat);

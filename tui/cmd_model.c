@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "cmd_util.h"
 #include "dp/coarsen.h"
 #include "dp/dataset.h"
 #include "dp/graph_io.h"
@@ -22,11 +23,11 @@
 
 static const char *const usage_predict =
     "driple predict GRAPH|--grouped FILE (--inspector M | --setting ID [--settings FILE])\n"
-    "       [--batch N] [--groups K] [--seed S] [--weights FILE] [--epoch-samples N]\n"
-    "       [--price USD_PER_GPU_HOUR] [--json]";
+    "       [--batch N] [--exported-batch N] [--groups K] [--seed S] [--weights FILE]\n"
+    "       [--epoch-samples N] [--price USD_PER_GPU_HOUR] [--json]";
 static const char *const usage_compare =
-    "driple compare GRAPH|--grouped FILE [--settings FILE] [--batch N] [--groups K] [--seed S]\n"
-    "       [--weights FILE] [--json]";
+    "driple compare GRAPH|--grouped FILE [--settings FILE] [--batch N] [--exported-batch N]\n"
+    "       [--groups K] [--seed S] [--weights FILE] [--json]";
 static const char *const usage_train =
     "driple train --dataset D.json -o M.json [--recipe driple-c|paper] [--layer gcn|gin|gat|mpnn]\n"
     "       [--hidden 64] [--epochs N] [--patience P] [--seed 1] [--features raw|log]\n"
@@ -94,10 +95,12 @@ static const char *default_settings(char *buf, size_t n) {
     return buf;
 }
 
-/* The grouped graph of GRAPH (coarsened, features at `batch`) or of --grouped FILE. */
+/* The grouped graph of GRAPH (read with io, coarsened, features at `batch`) or of --grouped
+ * FILE. */
 static int load_input(const char *graph_path, const char *grouped_path,
-                      int64_t batch, int64_t groups, int64_t seed, const char *weights,
-                      const char *cmd, const char *usage, struct dp_grouped **out, char **unknown) {
+                      const struct dp_import_opts *io, int64_t batch, int64_t groups, int64_t seed,
+                      const char *weights, const char *cmd, const char *usage,
+                      struct dp_grouped **out, char **unknown) {
     struct dp_error err = {0};
     *unknown = NULL;
     if (!!graph_path == !!grouped_path)
@@ -105,12 +108,14 @@ static int load_input(const char *graph_path, const char *grouped_path,
     if (grouped_path) {
         if (batch > 0)
             return cli_usage(cmd, usage, "--batch needs a GRAPH (a grouped file's features are fixed)");
+        if (io->exported_batch > 0)
+            return cli_usage(cmd, usage, "--exported-batch needs a GRAPH (not --grouped FILE)");
         if (dp_grouped_load_json(grouped_path, out, &err)) return cli_fail(&err);
         return 0;
     }
     struct dp_graph *g = NULL;
     struct dp_op_weights *w = NULL;
-    if (dp_graph_load(graph_path, NULL, &g, &err)) return cli_fail(&err);
+    if (dp_graph_load(graph_path, io, &g, &err)) return cli_fail(&err);
     if (dp_op_weights_load_default(weights, &w, &err)) {
         dp_graph_free(g);
         return cli_fail(&err);
@@ -227,8 +232,9 @@ int cmd_predict(int argc, char **argv) {
     const char *weights = cli_value(&c, "--weights");
     int64_t batch = 0, groups = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED;
     double epoch_samples = 1281167, price = 0;
+    struct dp_import_opts io;
     bool json = cli_flag(&c, "--json");
-    if (!cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) ||
+    if (!cmd_import_opts(&c, &io) || !cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) ||
         !cli_int(&c, "--groups", 1, 100000, &groups) ||
         !cli_int(&c, "--seed", INT64_MIN + 1, INT64_MAX, &seed) ||
         !cli_double(&c, "--epoch-samples", 0, 1e15, &epoch_samples) ||
@@ -264,8 +270,8 @@ int cmd_predict(int argc, char **argv) {
     } else {
         snprintf(ipath, sizeof ipath, "%s", insp_arg);
     }
-    if ((rc = load_input(graph, grouped, batch, groups, seed, weights, "predict", usage_predict,
-                         &g, &unknown)))
+    if ((rc = load_input(graph, grouped, &io, batch, groups, seed, weights, "predict",
+                         usage_predict, &g, &unknown)))
         goto done;
     rc = 1;
     dp_blas_threads(1); /* one prediction's GEMMs are small: threads only add overhead */
@@ -359,8 +365,9 @@ int cmd_compare(int argc, char **argv) {
     const char *settings_file = cli_value(&c, "--settings");
     const char *weights = cli_value(&c, "--weights");
     int64_t batch = 0, groups = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED;
+    struct dp_import_opts io;
     bool json = cli_flag(&c, "--json");
-    if (!cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) ||
+    if (!cmd_import_opts(&c, &io) || !cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) ||
         !cli_int(&c, "--groups", 1, 100000, &groups) ||
         !cli_int(&c, "--seed", INT64_MIN + 1, INT64_MAX, &seed) || c.bad)
         goto done;
@@ -370,8 +377,8 @@ int cmd_compare(int argc, char **argv) {
     const char *file = settings_file ? settings_file : default_settings(sbuf, sizeof sbuf);
     rc = 1;
     if (dp_settings_load(file, NULL, &list, &err)) { cli_fail(&err); goto done; }
-    if ((rc = load_input(graph, grouped, batch, groups, seed, weights, "compare", usage_compare,
-                         &g, &unknown)))
+    if ((rc = load_input(graph, grouped, &io, batch, groups, seed, weights, "compare",
+                         usage_compare, &g, &unknown)))
         goto done;
     rc = 1;
     dp_blas_threads(1);

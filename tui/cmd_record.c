@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "cmd_util.h"
 #include "dp/coarsen.h"
 #include "dp/dataset.h"
 #include "dp/graph_io.h"
@@ -245,8 +246,8 @@ done:
 
 static const char add_usage[] =
     "driple dataset add --dataset D.json --graph G --setting ID [--batch N] [--threshold F]\n"
-    "                     [--groups K] [--seed S] [--optimizer O] [--precision P] [--job-name N]\n"
-    "                     [--where TEXT] [--when ISO8601] TRACE...\n"
+    "                     [--exported-batch N] [--groups K] [--seed S] [--optimizer O]\n"
+    "                     [--precision P] [--job-name N] [--where TEXT] [--when ISO8601] TRACE...\n"
     "  Appends a measured sample: G coarsened (K groups, seed S; defaults 100 and 42) with its\n"
     "  features at batch N (default: the graph's), and the 12 labels of the traces (an\n"
     "  nvidia-smi GPU CSV and/or a network counter CSV, or a `driple record` PREFIX for both).\n"
@@ -350,7 +351,9 @@ int cmd_dataset_add(int argc, char **argv) {
     const char *job_name = cli_value(&c, "--job-name");
     const char *where = cli_value(&c, "--where");
     const char *when = cli_value(&c, "--when");
-    bool ok = cli_int(&c, "--batch", 1, 1 << 20, &batch);
+    struct dp_import_opts io;
+    bool ok = cmd_import_opts(&c, &io);
+    ok = cli_int(&c, "--batch", 1, 1 << 20, &batch) && ok;
     ok = cli_int(&c, "--groups", 1, 100000, &groups) && ok;
     ok = cli_int(&c, "--seed", INT64_MIN, INT64_MAX, &seed) && ok;
     ok = cli_double(&c, "--threshold", 1e-6, 0.999999, &thr) && ok;
@@ -430,7 +433,7 @@ int cmd_dataset_add(int argc, char **argv) {
     }
 
     /* The graph, grouped as every other sample. */
-    if (dp_graph_load(graph, NULL, &g, &err) != DP_OK) goto fail;
+    if (dp_graph_load(graph, &io, &g, &err) != DP_OK) goto fail;
     if (dp_op_weights_load_default(NULL, &w, &err) != DP_OK) goto fail;
     struct dp_coarsen_opts co = {.k = (int)groups, .seed = seed, .max_iter = 0};
     if (dp_graph_group(g, &co, w, batch, &grouped, &unknown, &err) != DP_OK) {

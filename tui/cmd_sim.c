@@ -22,7 +22,7 @@
 
 #define SIM_USAGE                                                                               \
     "driple simulate GRAPH (--setting ID [--settings FILE] | --gpu NAME --workers W --ps P "  \
-    "--network NET [--machines M] [--placement homo|hetero]) [--batch N] "                    \
+    "--network NET [--machines M] [--placement homo|hetero]) [--batch N] [--exported-batch N] " \
     "[--precision fp32|mixed] [--seed S] [--iterations N] [--sample-ms MS] "                  \
     "[--threshold FRAC] [--trace OUT.csv] [--gpus FILE] [--json]\n"                           \
     "  GRAPH: a graph file (driple-graph/1, .pbtxt, .onnx) or zoo:MODEL (driple zoo list)\n"  \
@@ -75,9 +75,10 @@ static int load_catalog(const char *path, struct dp_gpu_catalog **out) {
     return 0;
 }
 
-/* GRAPH: a file, or zoo:MODEL built at the given batch (0 = the model's default). */
+/* GRAPH: a file (read with io), or zoo:MODEL built at the given batch (0 = the model's
+ * default). */
 static int load_graph(const char *spec, int64_t batch, enum dp_precision prec,
-                      struct dp_graph **out) {
+                      const struct dp_import_opts *io, struct dp_graph **out) {
     struct dp_error err = {0};
     if (!strncmp(spec, "zoo:", 4)) {
         struct dp_zoo_opts zo;
@@ -87,8 +88,7 @@ static int load_graph(const char *spec, int64_t batch, enum dp_precision prec,
         if (dp_zoo_build(spec + 4, &zo, out, &err)) return cli_fail(&err);
         return 0;
     }
-    struct dp_import_opts io = {0};
-    if (dp_graph_load(spec, &io, out, &err)) return cli_fail(&err);
+    if (dp_graph_load(spec, io, out, &err)) return cli_fail(&err);
     return 0;
 }
 
@@ -108,7 +108,9 @@ int cmd_simulate(int argc, char **argv) {
     const char *trace_out = cli_value(&c, "--trace");
     int64_t workers = 0, ps = 0, machines = 0, batch = 0, seed = 1, iters = 0;
     double sample_ms = 0, threshold = DP_TRACE_THRESHOLD;
-    bool ok = cli_int(&c, "--workers", 1, 64, &workers) && cli_int(&c, "--ps", 1, 64, &ps) &&
+    struct dp_import_opts io;
+    bool ok = cmd_import_opts(&c, &io) && cli_int(&c, "--workers", 1, 64, &workers) &&
+              cli_int(&c, "--ps", 1, 64, &ps) &&
               cli_int(&c, "--machines", 1, 128, &machines) &&
               cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) &&
               cli_int(&c, "--seed", 0, INT64_MAX, &seed) &&
@@ -196,7 +198,7 @@ int cmd_simulate(int argc, char **argv) {
         rc = cli_fail(&err);
         goto done;
     }
-    if ((rc = load_graph(graph_path, batch, s.precision, &g))) goto done;
+    if ((rc = load_graph(graph_path, batch, s.precision, &io, &g))) goto done;
 
     struct dp_sim_opts o;
     dp_sim_opts_default(&o);

@@ -1,5 +1,5 @@
 /* cmd_util.c: the helpers of cmd_util.h, kept in one place so that every command writes JSON
- * strings, times runs and builds its benchmark graph the same way. */
+ * strings, times runs, builds its benchmark graph and reads --exported-batch the same way. */
 #include "cmd_util.h"
 
 #include <math.h>
@@ -103,4 +103,9 @@ struct dp_grouped *cmd_synthetic_grouped(int n, uint64_t seed) {
     free(e);
 #undef RND
     return g;
+}
+
+bool cmd_import_opts(struct cli *c, struct dp_import_opts *o) {
+    o->exported_batch = 0;
+    return cli_int(c, "--exported-batch", 1, INT64_C(1) << 40, &o->exported_batch);
 }

@@ -14,7 +14,8 @@ static const struct command {
     int (*fn)(int argc, char **argv);
     const char *help;
 } commands[] = {
-    {"explore",   cmd_explore,   "[GRAPH] [--settings FILE] [--batch N] [--no-color]   the explorer"},
+    {"explore",   cmd_explore,   "[GRAPH] [--settings FILE] [--batch N] [--exported-batch N] "
+                                 "[--no-color]   the explorer"},
     {"graph",     cmd_graph,     "info|import|coarsen|weights ...   inspect, convert, coarsen"},
     {"zoo",       cmd_zoo,       "list | build MODEL [--batch N] -o FILE   training graphs of known models"},
     {"simulate",  cmd_simulate,  "GRAPH --setting ID | --gpu ... [--json]   PS-training simulation"},
