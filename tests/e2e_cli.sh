@@ -12,4 +12,35 @@ fails 1 "samples: is a directory" "$DRIPLE" predict --grouped samples --inspecto
 # Text after the JSON value is refused, with its line and column.
 printf '{"format": "driple-grouped/1", "groups": [{"tensor_size": 1, "ops": 1, "type_weight": 0}], "edges": []}\n} garbage\n' >"$TMP/g.json"
 fails 1 "g.json:2:1: text after the end of the JSON value" "$DRIPLE" predict --grouped "$TMP/g.json" --inspector assets/inspectors/V100-P1w2ho-PCIe.json
+# --exported-batch (issue 2): every command that reads a graph takes it; a bad value exits 2
+# naming the option.
+G=samples/graphs/alexnet.json
+S=V100-P1w2ho-PCIe
+TR=samples/traces/simulated_resnet50_V100-P1w2he-40GbE.csv
+eb_check() { # eb_check CMD...: CMD --exported-batch 128 succeeds; 0 and x are refused
+    ok "$@" --exported-batch 128
+    fails 2 "--exported-batch '0'" "$@" --exported-batch 0
+    fails 2 "--exported-batch 'x'" "$@" --exported-batch x
+}
+eb_check "$DRIPLE" predict $G --setting $S
+eb_check "$DRIPLE" compare $G
+eb_check "$DRIPLE" explain $G --setting $S
+eb_check "$DRIPLE" simulate $G --setting $S --iterations 5
+eb_check "$DRIPLE" explore $G --bench-keys 3
+eb_check "$DRIPLE" $G --bench-keys 3
+eb_check "$DRIPLE" dataset add --dataset "$TMP/eb.json" --graph $G --setting $S "$TR"
+eb_check "$DRIPLE" bench coarsen $G --repeat 1
+eb_check "$DRIPLE" bench explain $G --repeat 1
+# The value is used: the graph's batch becomes it.
+ok "$DRIPLE" predict $G --setting $S --exported-batch 64 --json
+contains "$TMP/out" '"batch": 64'
+fails 2 "--exported-batch needs a GRAPH" "$DRIPLE" predict --grouped "$TMP/g.json" --setting $S \
+    --exported-batch 64
+ok "$DRIPLE" help
+contains "$TMP/out" "explore    [GRAPH] [--settings FILE] [--batch N] [--exported-batch N]"
+# A simulator trace added to a dataset stays labelled simulated, never measured.
+ok "$DRIPLE" dataset add --dataset "$TMP/simds.json" --graph samples/graphs/alexnet.json --setting V100-P1w2ho-PCIe "$TR"
+contains "$TMP/out" "simulated"
+contains "$TMP/simds.json" '"kind":"simulated"'
+fails 2 "need a GRAPH" "$DRIPLE" explain --grouped ../shared/reference/cases/gcn/tiny3.grouped.json --setting V100-P1w2ho-PCIe --batch 32
 finish

@@ -83,11 +83,27 @@ fails 2 "exclude each other" "$DRIPLE" simulate "$G" --setting V100-P1w2ho-PCIe 
 fails 2 "give --setting" "$DRIPLE" simulate "$G"
 printf '{"format":"driple-settings/1","settings":[{"gpu":"V100","ps":1}]}' >"$TMP/s.json"
 fails 1 "s.json:\$.settings[0].workers: missing" "$DRIPLE" simulate "$G" --setting x --settings "$TMP/s.json"
+printf '{"format":"driple-settings/1","settings":[{"id":"a","gpu":"V100","ps":1,"workers":2,"network":"PCIe"},{"id":"A","gpu":"V100","ps":1,"workers":4,"network":"PCIe"}]}' >"$TMP/s2.json"
+fails 1 "s2.json:\$.settings[1].id: \"A\" appears twice" "$DRIPLE" simulate "$G" --setting a --settings "$TMP/s2.json"
+# absurd options fail with a reason (they used to print all-zero labels, or run out of memory)
+fails 1 "0 trace sample(s)" "$DRIPLE" simulate "$G" --gpu V100 --workers 2 --ps 1 --network PCIe --sample-ms 60000
+fails 1 "trace samples over the workers" "$DRIPLE" simulate "$G" --gpu V100 --workers 2 --ps 1 --network 1GbE --sample-ms 0.01 --iterations 5000 --batch 4096
+# a GPU without the figures the simulator needs is named with its catalog entry
+printf '{"format":"driple-gpus/1","gpus":[{"name":"X1","fp32_tflops":null,"bandwidth_gbps":100}]}' >"$TMP/gpus.json"
+fails 1 "gpus.json:\$.gpus[0]: X1 has no known fp32_tflops" "$DRIPLE" simulate "$G" --gpus "$TMP/gpus.json" --gpu X1 --workers 2 --ps 1 --network PCIe
+printf '{"format":"driple-settings/1","settings":[{"id":"x","gpu":"X1","ps":1,"workers":2,"network":"PCIe"}]}' >"$TMP/sx.json"
+fails 1 "gpus.json:\$.gpus[0]: X1 has no known fp32_tflops" "$DRIPLE" dataset build --settings "$TMP/sx.json" --gpus "$TMP/gpus.json" --out "$TMP/dsx"
+# one sample has no duration
+printf 'timestamp, utilization.gpu [%%]\n2024/01/31 12:00:00.000, 50 %%\n' >"$TMP/one.csv"
+fails 1 "one.csv:2: only one sample" "$DRIPLE" trace extract "$TMP/one.csv"
+fails 1 "read error: Is a directory" "$DRIPLE" trace extract "$TMP"
 
 # calibration: every published row, summary line
 ok "$DRIPLE" calibrate --json
 contains "$TMP/out" '"n":182'
 contains "$TMP/out" '"median_abs_error_pct":'
+fails 1 "nope.csv: cannot open: No such file" "$DRIPLE" calibrate --data "$TMP/nope.csv"
+fails 1 "one.csv:1: column 2 is not \"model\"" "$DRIPLE" calibrate --data "$TMP/one.csv"
 
 # a small dataset: two models, one setting, simulated labels
 ok "$DRIPLE" dataset build --setting V100-P1w2he-40GbE --out "$TMP/ds" --models squeezenet,alexnet \
@@ -103,5 +119,7 @@ sed 's/"when":"[^"]*"//g' "$TMP/ds1/V100-P1w2he-40GbE.json" >"$TMP/b.txt"
 if cmp -s "$TMP/a.txt" "$TMP/b.txt"; then pass; else fail "dataset build differs with --jobs 1 and 2"; fi
 fails 2 "unknown model" "$DRIPLE" dataset build --out "$TMP/ds" --models resnet9000
 fails 2 "missing --out" "$DRIPLE" dataset build
+fails 2 "--models: empty list" "$DRIPLE" dataset build --out "$TMP/ds" --models ""
+fails 2 "--optimizers: empty list" "$DRIPLE" dataset build --out "$TMP/ds" --optimizers ""
 fails 2 "not available" "$DRIPLE" dataset eval
 finish

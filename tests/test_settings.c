@@ -1,6 +1,7 @@
 /* test_settings.c: the GPU catalog and setting lists: the shipped files load, unknown figures
- * stay unknown, ids format like the paper's, bad files fail naming file and place, and the
- * nearest-setting helper prefers the same GPU and interconnect. */
+ * stay unknown (and a GPU the simulator cannot run is named), ids format like the paper's, bad
+ * files fail naming file and place, and the nearest-setting helper prefers the same GPU and
+ * interconnect. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,6 +52,18 @@ static void test_catalog(void) {
     CHECK(dp_gpu_catalog_load(p, &c, &err) == DP_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "appears twice");
     CHECK(dp_gpu_catalog_load("build/tests/none.json", &c, &err) == DP_ERR_IO);
+
+    /* A GPU the simulator cannot run is named with the catalog file and its index. */
+    p = write_tmp("nospec_gpus.json", "{\"format\":\"driple-gpus/1\",\"gpus\":[{\"name\":\"A\","
+                                      "\"fp32_tflops\":10,\"bandwidth_gbps\":500},{\"name\":"
+                                      "\"B\",\"fp32_tflops\":null,\"bandwidth_gbps\":500}]}");
+    CHECK(dp_gpu_catalog_load(p, &c, &err) == DP_OK);
+    if (!c) return;
+    CHECK(c->path && !strcmp(c->path, p));
+    CHECK(dp_gpu_check_sim(c, dp_gpu_find(c, "A"), &err) == DP_OK);
+    CHECK(dp_gpu_check_sim(c, dp_gpu_find(c, "B"), &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "nospec_gpus.json:$.gpus[1]: B has no known fp32_tflops");
+    dp_gpu_catalog_free(c);
 }
 
 static void test_ids(void) {
@@ -174,6 +187,19 @@ static void test_bad_lists(void) {
     p = write_tmp("bad_set5.json", "{\"format\":\"driple-settings/1\",\"settings\":[{\"gpu\":"
                                    "\"V100\",\"ps\":1,\"workers\":2,");
     CHECK(dp_settings_load(p, NULL, &s, &err) == DP_ERR_PARSE);
+    /* Ids differing only in case collide (--setting and dataset file names ignore case), and
+     * an id must stay one file name. */
+    p = write_tmp("bad_set7.json",
+                  "{\"format\":\"driple-settings/1\",\"settings\":[{\"id\":\"a\",\"gpu\":\"V100\","
+                  "\"ps\":1,\"workers\":2,\"network\":\"PCIe\"},{\"id\":\"A\",\"gpu\":\"V100\","
+                  "\"ps\":1,\"workers\":4,\"network\":\"PCIe\"}]}");
+    CHECK(dp_settings_load(p, NULL, &s, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "bad_set7.json:$.settings[1].id: \"A\" appears twice");
+    p = write_tmp("bad_set8.json",
+                  "{\"format\":\"driple-settings/1\",\"settings\":[{\"id\":\"../up\",\"gpu\":"
+                  "\"V100\",\"ps\":1,\"workers\":2,\"network\":\"PCIe\"}]}");
+    CHECK(dp_settings_load(p, NULL, &s, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "bad_set8.json:$.settings[0].id");
     struct dp_gpu_catalog *c = NULL;
     CHECK(dp_gpu_catalog_load("assets/gpus.json", &c, &err) == DP_OK);
     p = write_tmp("bad_set6.json", "{\"format\":\"driple-settings/1\",\"settings\":[{\"gpu\":"

@@ -1,7 +1,8 @@
 /* test_sim.c: the PS training simulator on a hand-built two-layer training graph: bytes are
  * conserved (pushed = received by the PS, sent into the network = received from it), adding
  * workers behind one PS never shortens a NIC-bound iteration, the same seed gives the same run,
- * a huge batch is flagged out of memory, and the traces and labels are sane. */
+ * a huge batch is flagged out of memory, the traces and labels are sane, and absurd options
+ * fail with a reason. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -215,6 +216,41 @@ static void test_errors(struct dp_graph *g) {
     CHECK(dp_simulate(g, &s, &gpu, NULL, &r, &err) == DP_ERR_INVALID);
 }
 
+/* Absurd inputs fail with a reason instead of exhausting memory or overflowing the sample count
+ * (which used to give all-zero labels and a 0 % utilisation as if they were the answer). */
+static void test_absurd(struct dp_graph *g) {
+    struct dp_gpu gpu = v100();
+    struct dp_error err = {0};
+    struct dp_setting s;
+    CHECK(dp_setting_make(gpu.name, 2, 1, DP_NET_1GBE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &s,
+                          &err) == DP_OK);
+    struct dp_sim_result r;
+    struct dp_sim_opts o;
+    dp_sim_opts_default(&o);
+    o.sample_ms = 0.01; /* 5000 long iterations at 10 us: billions of samples */
+    o.iterations = 5000;
+    o.batch = 4096;
+    CHECK(dp_simulate(g, &s, &gpu, &o, &r, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "trace samples");
+    dp_sim_opts_default(&o);
+    o.sample_ms = 1e9; /* coarser than the whole run: no sample at all */
+    CHECK(dp_simulate(g, &s, &gpu, &o, &r, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "0 trace sample(s)");
+    gpu.fp32_tflops = 1e-300; /* an iteration longer than any clock can count */
+    gpu.bandwidth_gbps = 1e-300;
+    CHECK(dp_simulate(g, &s, &gpu, NULL, &r, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "one iteration would take");
+    /* More iterations than the documented 5000 are clamped, not allocated. */
+    gpu = v100();
+    dp_sim_opts_default(&o);
+    o.iterations = 1 << 30;
+    o.sample_ms = 100;
+    CHECK(dp_simulate(g, &s, &gpu, &o, &r, &err) == DP_OK);
+    CHECK(r.n_iterations == 5000);
+    CHECK(r.n_traces == 0 && r.traces == NULL);
+    dp_sim_result_free(&r);
+}
+
 int main(void) {
     struct dp_graph *g = mlp(4096);
     CHECK(g && dp_graph_n_nodes(g) == 16);
@@ -223,6 +259,7 @@ int main(void) {
     test_determinism(g);
     test_memory(g);
     test_errors(g);
+    test_absurd(g);
     dp_graph_free(g);
     TEST_MAIN_END();
 }

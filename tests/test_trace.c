@@ -1,6 +1,7 @@
 /* test_trace.c: the burst extractor on hand-made traces with known bursts, the nvidia-smi CSV
  * syntax (units in the header, % and MiB suffixes, several GPUs, [N/A]), network counters to
- * rates, the simulator's own CSV round trip, and malformed files failing with file:line. */
+ * rates, the simulator's own CSV round trip, and malformed files (one sample, NaN or huge
+ * times and counters, a directory) failing with file:line. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -137,6 +138,16 @@ static void test_smi(void) {
         {"smi_bad6.csv", "timestamp, utilization.gpu [%]\n", "no samples"},
         {"smi_bad7.csv", "a,b,c\n1,2,3\n", "smi_bad7.csv:1: unknown trace header"},
         {"smi_bad8.csv", "", "smi_bad8.csv:1: empty"},
+        /* One sample has no duration: its labels would silently read 0 ms. */
+        {"smi_bad9.csv", "timestamp, utilization.gpu [%]\n2024/01/31 12:00:00.000, 50 %\n",
+         "smi_bad9.csv:2: only one sample"},
+        /* A NaN seconds field is a bad timestamp, not a bad sample. */
+        {"smi_bad10.csv", "timestamp, utilization.gpu [%]\n2024/01/31 12:00:nan, 50 %\n",
+         "smi_bad10.csv:2: bad timestamp"},
+        /* A year too long for an int used to overflow sscanf. */
+        {"smi_bad11.csv", "timestamp, utilization.gpu [%]\n99999999999/01/31 12:00:00, 5 %\n",
+         "smi_bad11.csv:2: bad timestamp"},
+        {"sim_bad1.csv", "t_ms,gpu_util\n0,50\n", "sim_bad1.csv:2: only one sample"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         p = write_tmp(bad[i].name, bad[i].text);
@@ -147,6 +158,11 @@ static void test_smi(void) {
     }
     t = dp_trace_init("measured");
     CHECK(dp_trace_read_any("build/tests/does_not_exist.csv", t, &err) == DP_ERR_IO);
+    /* err is optional: the readers must not read a status back out of it. */
+    CHECK(dp_trace_read_any("build/tests/smi_bad8.csv", t, NULL) == DP_ERR_PARSE);
+    CHECK(dp_trace_read_smi("build/tests", t, NULL) == DP_ERR_IO);
+    CHECK(dp_trace_read_net("build/tests", t, NULL) == DP_ERR_IO);
+    CHECK(dp_trace_read_sim("build/tests", t, NULL) == DP_ERR_IO);
     dp_trace_free(t);
 }
 
@@ -173,6 +189,23 @@ static void test_net(void) {
     t = dp_trace_init("measured");
     CHECK(dp_trace_read_net(p, t, &err) == DP_ERR_PARSE);
     CHECK_CONTAINS(err.msg, "net_bad2.csv:3: timestamp does not advance");
+    dp_trace_free(t);
+    /* Values no counter or clock can hold used to pass as absurd rates. */
+    p = write_tmp("net_bad3.csv", "timestamp,rx_bytes,tx_bytes\n1,0,0\n2,1e308,1e308\n");
+    t = dp_trace_init("measured");
+    CHECK(dp_trace_read_net(p, t, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "net_bad3.csv:3: bad byte counter");
+    dp_trace_free(t);
+    p = write_tmp("net_bad4.csv", "timestamp,rx_bytes,tx_bytes\n1e305,0,0\n1.5e305,5,5\n");
+    t = dp_trace_init("measured");
+    CHECK(dp_trace_read_net(p, t, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "net_bad4.csv:2: bad timestamp");
+    dp_trace_free(t);
+    /* Two counter rows make one rate sample: no duration to measure. */
+    p = write_tmp("net_bad5.csv", "timestamp,rx_bytes,tx_bytes\n1,0,0\n2,5,5\n");
+    t = dp_trace_init("measured");
+    CHECK(dp_trace_read_net(p, t, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "net_bad5.csv:3: need at least three counter samples");
     dp_trace_free(t);
 }
 

@@ -299,7 +299,8 @@ static void test_targets(void) {
     dp_dataset_free(&ds);
 }
 
-/* MAPE leaves out labels below DP_MAPE_FLOOR; RMSE and R2 keep them. */
+/* MAPE leaves out labels below DP_MAPE_FLOOR; RMSE and R2 keep them; R2 is NaN for labels
+ * constant up to float noise. */
 static void test_mape_floor(void) {
     struct dp_dataset ds;
     struct dp_error err = {0};
@@ -307,6 +308,7 @@ static void test_mape_floor(void) {
     for (int i = 0; i < ds.n_samples; i++) {
         ds.samples[i].labels[0] = 0.01 * (i + 1); /* all below the floor */
         ds.samples[i].labels[1] = i % 2 ? 0.5 : 10.0; /* half below it */
+        ds.samples[i].labels[2] = 117.5 * (1 + 1e-15 * (i % 3)); /* constant up to float noise */
     }
     struct dp_train_opts o;
     small_opts(&o);
@@ -319,6 +321,7 @@ static void test_mape_floor(void) {
         struct dp_eval e;
         CHECK(dp_evaluate(insp, &ds, idx, 20, &e, &err) == DP_OK);
         CHECK(isnan(e.mape[0]) && isfinite(e.rmse[0]) && isfinite(e.r2[0]));
+        CHECK(isnan(e.r2[2]) && isfinite(e.mape[2]) && isfinite(e.rmse[2]));
         float raw[DP_N_OUTPUTS];
         double mean_ape = 0, met[DP_N_OUTPUTS];
         for (int i = 0; i < 20; i += 2) {

@@ -19,7 +19,10 @@
     "driple bench predict|train|transfer (--inspector M.json | --weights W.json |\n"          \
     "       --random [--layer gcn|gin|gat|mpnn]) [--grouped G.json | --synthetic N]\n"          \
     "       [--runs R] [--batch B] [--threads T (default 1)] [--json]\n"                        \
-    "       driple bench coarsen|explain ..."
+    "       driple bench coarsen [GRAPH [--exported-batch N]] [--ops N] [--groups K]\n"         \
+    "                            [--seed S] [--repeat R] [--json]\n"                            \
+    "       driple bench explain [GRAPH [--exported-batch N] | --grouped FILE] [--inspector M]\n" \
+    "                            [--groups K] [--repeat N] [--threads N] [--json]"
 
 /* CPU time of the whole process (all BLAS threads), for figures less sensitive to other load. */
 static double cpu_ms(void) {

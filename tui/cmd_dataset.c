@@ -223,6 +223,12 @@ static int mkdir_p(const char *dir) {
 
 static double now_s(void) { return cmd_now_ms() / 1000.0; }
 
+/* Reports an allocation failure; returns the exit status. */
+static int out_of_memory(void) {
+    fprintf(stderr, "driple: dataset build: out of memory\n");
+    return 1;
+}
+
 static int dataset_build(int argc, char **argv) {
     struct cli c;
     if (!cli_init(&c, argc, argv, "dataset build")) return 1;
@@ -272,7 +278,10 @@ static int dataset_build(int argc, char **argv) {
     b.settings = list;
     b.cat = cat;
     b.weights = w;
-    if (!(b.chosen = calloc((size_t)list->n_settings + 1, sizeof *b.chosen))) goto nomem;
+    if (!(b.chosen = calloc((size_t)list->n_settings + 1, sizeof *b.chosen))) {
+        rc = out_of_memory();
+        goto done;
+    }
     for (int i = 0; i < list->n_settings; i++)
         if (!one || !strcasecmp(list->settings[i].id, one)) b.chosen[b.n_chosen++] = i;
     if (!b.n_chosen) {
@@ -314,15 +323,21 @@ static int dataset_build(int argc, char **argv) {
     int per_model = n_opt * N_FACTORS;
     int total = n_mod * per_model; /* the pool: every combination, simulated everywhere */
     if (!(b.jobs = calloc((size_t)total, sizeof *b.jobs)) ||
-        !(b.keys = calloc((size_t)n_mod * n_opt * 2, sizeof *b.keys)))
-        goto nomem;
+        !(b.keys = calloc((size_t)n_mod * n_opt * 2, sizeof *b.keys))) {
+        rc = out_of_memory();
+        goto done;
+    }
     int *order = malloc((size_t)per_model * sizeof *order);
-    if (!order) goto nomem;
+    if (!order) {
+        rc = out_of_memory();
+        goto done;
+    }
     uint64_t rng = (uint64_t)seed * 0x9E3779B97F4A7C15ull + 1;
     int *perm = malloc((size_t)n_mod * per_model * sizeof *perm);
     if (!perm) {
         free(order);
-        goto nomem;
+        rc = out_of_memory();
+        goto done;
     }
     for (int m = 0; m < n_mod; m++) {
         for (int i = 0; i < per_model; i++) order[i] = i;
@@ -363,8 +378,10 @@ static int dataset_build(int argc, char **argv) {
     b.n_jobs = total;
     if (!(b.grouped = calloc((size_t)b.n_jobs * 2, sizeof *b.grouped)) ||
         !(b.labels = calloc((size_t)b.n_jobs * b.n_chosen * DP_N_LABELS, sizeof *b.labels)) ||
-        !(b.oom = calloc((size_t)b.n_jobs * b.n_chosen, 1)))
-        goto nomem;
+        !(b.oom = calloc((size_t)b.n_jobs * b.n_chosen, 1))) {
+        rc = out_of_memory();
+        goto done;
+    }
 
     if (!json)
         fprintf(stderr, "dataset build: a pool of %d jobs (%d models x %d optimizers x %d batch "
@@ -457,10 +474,6 @@ static int dataset_build(int argc, char **argv) {
         printf("built in %.1f s (graphs + coarsening %.1f s, features + simulation %.1f s, "
                "writing %.1f s)\n",
                t3 - t0, t1 - t0, t2 - t1, t3 - t2);
-    goto done;
-nomem:
-    fprintf(stderr, "driple: dataset build: out of memory\n");
-    rc = 1;
 done:
     for (int k = 0; k < b.n_keys; k++) {
         dp_partition_free(b.keys[k].part);

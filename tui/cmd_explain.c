@@ -279,6 +279,12 @@ int cmd_explain(int argc, char **argv) {
         rc = cli_usage("explain", usage_explain, "missing GRAPH (or --grouped FILE)");
         goto done;
     }
+    if (grouped_path && (batch || io.exported_batch)) {
+        /* A grouped file's features are fixed: saying so beats ignoring the option. */
+        rc = cli_usage("explain", usage_explain,
+                       "--batch and --exported-batch need a GRAPH (a grouped file's features are fixed)");
+        goto done;
+    }
     if (!insp_opt == !setting) {
         rc = cli_usage("explain", usage_explain, "give exactly one of --inspector M and --setting ID");
         goto done;

@@ -279,11 +279,14 @@ static int expand_traces(struct cli *c, char paths[][PATH_MAX], int cap) {
 }
 
 /* Reads every trace into t, each file on its own first (so that two traces of one resource are
- * reported as such, not as samples going back in time), then merged. */
+ * reported as such, not as samples going back in time), then merged. t->source becomes
+ * "simulated" when the traces came from the simulator, else "measured"; one sample may not mix
+ * the two. */
 static enum dp_status read_traces(char paths[][PATH_MAX], int n, struct dp_trace *t,
                                   struct dp_error *err) {
     const char *owner[DP_SERIES_COUNT] = {0};
     enum dp_status st = DP_OK;
+    int n_simulated = 0;
     for (int i = 0; i < n && st == DP_OK; i++) {
         struct dp_trace *one = dp_trace_init("measured");
         if (!one) return dp_error_set(err, DP_ERR_NOMEM, "dataset add: out of memory");
@@ -305,8 +308,13 @@ static enum dp_status read_traces(char paths[][PATH_MAX], int n, struct dp_trace
                 st = dp_trace_push(t, (enum dp_series_kind)k, s->t_ms[j], s->v[j], err);
         }
         if (st == DP_OK && !any) st = dp_error_set(err, DP_ERR_INVALID, "%s: no samples", paths[i]);
+        n_simulated += !strcmp(one->source, "simulated");
         dp_trace_free(one);
     }
+    if (st == DP_OK && n_simulated > 0 && n_simulated < n)
+        return dp_error_set(err, DP_ERR_INVALID,
+                            "%s: mixes simulated and measured traces in one sample", paths[0]);
+    snprintf(t->source, sizeof t->source, "%s", n_simulated ? "simulated" : "measured");
     return st;
 }
 
@@ -460,7 +468,8 @@ int cmd_dataset_add(int argc, char **argv) {
             if (!strcmp(dp_output_names[i], dp_label_name(j)))
                 s.labels[i] = (missing >> (j / 3)) & 1u ? NAN : lab[j];
     }
-    snprintf(s.source.kind, sizeof s.source.kind, "measured");
+    /* A simulator trace added here stays simulated: never present it as a measurement. */
+    snprintf(s.source.kind, sizeof s.source.kind, "%s", t->source);
     if (where) {
         snprintf(s.source.where, sizeof s.source.where, "%s", where);
     } else {
@@ -482,9 +491,9 @@ int cmd_dataset_add(int argc, char **argv) {
     if (dp_dataset_add_sample(&ds, &s, &err) != DP_OK) goto fail;
     if (dp_dataset_save_json(&ds, dataset, &err) != DP_OK) goto fail;
 
-    printf("%s: sample %d added (setting %s, graph %s, batch %lld, %d groups; measured, %s, %s)\n",
+    printf("%s: sample %d added (setting %s, graph %s, batch %lld, %d groups; %s, %s, %s)\n",
            dataset, ds.n_samples, ds.setting, graph, (long long)s.batch, grouped->n_groups,
-           s.source.where, s.source.when);
+           s.source.kind, s.source.where, s.source.when);
     for (int i = 0; i < DP_N_OUTPUTS; i++) {
         if (isnan(s.labels[i])) printf("  %-20s missing\n", dp_output_names[i]);
         else printf("  %-20s %10.3f %s\n", dp_output_names[i], s.labels[i], dp_output_units[i]);

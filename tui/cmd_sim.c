@@ -41,19 +41,30 @@
     "  simulates each row of the published tf_cnn_benchmarks table (default " DEFAULT_CALIB   \
     ") and prints predicted vs measured throughput"
 
-/* --- label printers --- */
+/* --- JSON and text printers --- */
+
+struct named_num {
+    const char *key;
+    double      v;
+};
+
+/* Writes "key":v pairs separated by commas (no braces). */
+static void json_nums(FILE *f, const struct named_num *v, int n) {
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s\"%s\":", i ? "," : "", v[i].key);
+        cmd_json_num(f, v[i].v);
+    }
+}
 
 static void json_labels(FILE *f, const double *labels) {
     fputc('{', f);
     for (int r = 0; r < DP_N_RESOURCES; r++) {
+        const struct named_num l[3] = {
+            {"idle", labels[3 * r]}, {"active", labels[3 * r + 1]}, {"peak", labels[3 * r + 2]}};
         if (r) fputc(',', f);
         cmd_json_str(f, dp_series_name((enum dp_series_kind)r));
-        fputs(":{\"idle\":", f);
-        cmd_json_num(f, labels[3 * r]);
-        fputs(",\"active\":", f);
-        cmd_json_num(f, labels[3 * r + 1]);
-        fputs(",\"peak\":", f);
-        cmd_json_num(f, labels[3 * r + 2]);
+        fputs(":{", f);
+        json_nums(f, l, 3);
         fputc('}', f);
     }
     fputc('}', f);
@@ -231,37 +242,28 @@ int cmd_simulate(int argc, char **argv) {
         cmd_json_str(f, s.id);
         fputs(",\"gpu\":", f);
         cmd_json_str(f, s.gpu);
+        const struct named_num timing[] = {{"sample_ms", r.sample_ms},
+                                           {"iteration_ms", r.iteration_ms},
+                                           {"throughput", r.throughput},
+                                           {"memory_gb", r.memory_gb}};
+        const struct named_num usage[] = {{"mean_gpu_util", r.mean_gpu_util},
+                                          {"bytes_per_iter", r.bytes_per_iter},
+                                          {"params", r.params},
+                                          {"gflops_per_iter", r.gflops_per_iter}};
+        const struct named_num parts[] = {{"compute", r.compute_ms}, {"pull", r.pull_ms},
+                                          {"push", r.push_ms},       {"apply", r.apply_ms},
+                                          {"wait", r.wait_ms}};
         fprintf(f, ",\"workers\":%d,\"ps\":%d,\"machines\":%d,\"placement\":\"%s\","
                    "\"network\":\"%s\",\"precision\":\"%s\",\"batch\":%lld,\"seed\":%lld,"
-                   "\"iterations\":%d,\"sample_ms\":",
+                   "\"iterations\":%d,",
                 s.workers, s.ps, s.machines, dp_placement_name(s.placement),
                 dp_network_name(s.network), dp_precision_name(s.precision), (long long)r.batch,
                 (long long)seed, r.n_iterations);
-        cmd_json_num(f, r.sample_ms);
-        fputs(",\"iteration_ms\":", f);
-        cmd_json_num(f, r.iteration_ms);
-        fputs(",\"throughput\":", f);
-        cmd_json_num(f, r.throughput);
-        fputs(",\"memory_gb\":", f);
-        cmd_json_num(f, r.memory_gb);
-        fprintf(f, ",\"oom\":%s,\"mean_gpu_util\":", r.oom ? "true" : "false");
-        cmd_json_num(f, r.mean_gpu_util);
-        fputs(",\"bytes_per_iter\":", f);
-        cmd_json_num(f, r.bytes_per_iter);
-        fputs(",\"params\":", f);
-        cmd_json_num(f, r.params);
-        fputs(",\"gflops_per_iter\":", f);
-        cmd_json_num(f, r.gflops_per_iter);
-        fputs(",\"breakdown_ms\":{\"compute\":", f);
-        cmd_json_num(f, r.compute_ms);
-        fputs(",\"pull\":", f);
-        cmd_json_num(f, r.pull_ms);
-        fputs(",\"push\":", f);
-        cmd_json_num(f, r.push_ms);
-        fputs(",\"apply\":", f);
-        cmd_json_num(f, r.apply_ms);
-        fputs(",\"wait\":", f);
-        cmd_json_num(f, r.wait_ms);
+        json_nums(f, timing, 4);
+        fprintf(f, ",\"oom\":%s,", r.oom ? "true" : "false");
+        json_nums(f, usage, 4);
+        fputs(",\"breakdown_ms\":{", f);
+        json_nums(f, parts, 5);
         fputs("},\"labels\":", f);
         json_labels(f, r.labels);
         fputs(",\"trace\":", f);

@@ -446,8 +446,10 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
     double params = 0, act = 0, max_out = 0, flops_total = 0;
 
     if (!(vars = calloc(nn + 1, sizeof *vars)) || !(need = calloc(nn + 1, sizeof *need)) ||
-        !(claimed = calloc(nn + 1, 1)))
-        goto nomem;
+        !(claimed = calloc(nn + 1, 1))) {
+        st = DP_ERR_NOMEM;
+        goto fail;
+    }
     /* Which parameters each op needs (forward, first reader) or produces (the gradient fed to
      * an Apply op: its largest backward input). */
     for (size_t i = 0; i < nn; i++) {
@@ -517,7 +519,10 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
             }
             need_total += pneed;
         }
-        if (!ops_push(back ? &bw : &fw, kern + launch, kern, memb, pneed)) goto nomem;
+        if (!ops_push(back ? &bw : &fw, kern + launch, kern, memb, pneed)) {
+            st = DP_ERR_NOMEM;
+            goto fail;
+        }
         /* Activations kept for the backward pass: forward outputs with a batch dimension that
          * a gradient op reads (the rest are freed as soon as their consumers ran). */
         double out_b = 0;
@@ -540,7 +545,10 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
     chunk_build(&bw, false, &is.bw);
 
     /* Variables sharded over the PS by size (greedy, largest first), fp32 on the wire. */
-    if (!(shard = calloc((size_t)NP, sizeof *shard))) goto nomem;
+    if (!(shard = calloc((size_t)NP, sizeof *shard))) {
+        st = DP_ERR_NOMEM;
+        goto fail;
+    }
     qsort(vars, (size_t)n_vars, sizeof *vars, cmp_desc);
     for (int v = 0; v < n_vars; v++) {
         int best = 0;
@@ -573,8 +581,10 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
         !(net.ps_machine = calloc((size_t)NP, sizeof(int))) ||
         !(net.load = calloc((size_t)4 * net.stride, sizeof(double))) ||
         !(is.P = calloc((size_t)W, sizeof(double))) || !(is.Q = calloc((size_t)W, sizeof(double))) ||
-        !(is.pb = calloc((size_t)W, sizeof(double))) || !(is.qb = calloc((size_t)W, sizeof(double))))
-        goto nomem;
+        !(is.pb = calloc((size_t)W, sizeof(double))) || !(is.qb = calloc((size_t)W, sizeof(double)))) {
+        st = DP_ERR_NOMEM;
+        goto fail;
+    }
     place(s, &net);
     double lat = dp_network_latency_us(s->network) / 1000.0;
     double pull_cross, push_cross;
@@ -636,8 +646,10 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
         n_iter = opts.iterations > SIM_MAX_ITERATIONS ? SIM_MAX_ITERATIONS : opts.iterations;
     is.n_iter = n_iter;
     if (!(is.jit = malloc((size_t)n_iter * W * sizeof(double))) ||
-        !(is.T = malloc(((size_t)n_iter + 1) * sizeof(double))))
-        goto nomem;
+        !(is.T = malloc(((size_t)n_iter + 1) * sizeof(double)))) {
+        st = DP_ERR_NOMEM;
+        goto fail;
+    }
     uint64_t rng = opts.seed ^ 0x5DEECE66Dull;
     for (size_t i = 0; i < (size_t)n_iter * W; i++)
         is.jit[i] = exp(cst.jitter * normal01(&rng) - 0.5 * cst.jitter * cst.jitter);
@@ -711,12 +723,18 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
     /* Traces of every worker; the labels and the mean utilisation are means over the workers
      * (a co-located worker's loopback traffic and a remote one's NIC traffic both count). */
     struct dp_trace **tr = calloc((size_t)W, sizeof *tr);
-    if (!tr) goto nomem;
+    if (!tr) {
+        st = DP_ERR_NOMEM;
+        goto fail;
+    }
     out->traces = tr;
     out->n_traces = W;
     for (int w = 0; w < W; w++) {
         double busy, lab[DP_N_LABELS];
-        if (!(tr[w] = dp_trace_init("simulated"))) goto nomem;
+        if (!(tr[w] = dp_trace_init("simulated"))) {
+            st = DP_ERR_NOMEM;
+            goto fail;
+        }
         if ((st = sample_worker(&is, w, opts.sample_ms, (int)n_samples, tr[w], &busy, err)))
             goto fail;
         out->mean_gpu_util += (total > 0 ? 100.0 * busy / total : 0) / W;
@@ -729,13 +747,13 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
     }
     if (!opts.want_traces) dp_sim_result_free(out);
     st = DP_OK;
-    goto done;
-nomem:
-    st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory simulating %s", s->id,
-                      dp_graph_name(g));
 fail:
-    dp_sim_result_free(out);
-done:
+    if (st) {
+        if (st == DP_ERR_NOMEM)
+            dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory simulating %s", s->id,
+                         dp_graph_name(g));
+        dp_sim_result_free(out);
+    }
     free(fw.v);
     free(bw.v);
     free(need);

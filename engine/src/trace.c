@@ -244,6 +244,31 @@ static enum dp_status csv_open(struct csv *c, const char *path, struct dp_error 
     return DP_OK;
 }
 
+/* dp_trace_push, its message prefixed with the current file and line. */
+static enum dp_status csv_push(const struct csv *c, struct dp_trace *t, enum dp_series_kind k,
+                               double t_ms, double v, struct dp_error *err) {
+    enum dp_status st = dp_trace_push(t, k, t_ms, v, err);
+    if (st) {
+        char pre[600];
+        snprintf(pre, sizeof pre, "%s:%d", c->path, c->line);
+        dp_error_prefix(err, pre);
+    }
+    return st;
+}
+
+/* The status after the last row (r: csv_next's last result; samples: those kept). One sample
+ * has no duration: its idle and active times would silently read 0, so it is refused. */
+static enum dp_status csv_end(const struct csv *c, int r, int samples, struct dp_error *err) {
+    if (r < 0) return c->st;
+    if (!samples)
+        return dp_error_set(err, DP_ERR_PARSE, "%s:%d: no samples after the header", c->path,
+                            c->line);
+    if (samples < 2)
+        return dp_error_set(err, DP_ERR_PARSE, "%s:%d: only one sample; labels need at least two",
+                            c->path, c->line);
+    return DP_OK;
+}
+
 /* Column whose header names `key` (before any " [unit]"), or -1. Header cells are compared
  * case-insensitively. */
 static int find_col(char **hdr, int n, const char *key) {
@@ -381,24 +406,11 @@ enum dp_status dp_trace_read_smi(const char *path, struct dp_trace *t, struct dp
                                   hdr[cols[j].col], cell);
                 goto done;
             }
-            if ((st = dp_trace_push(t, cols[j].k, tm, v, err))) {
-                char pre[600];
-                snprintf(pre, sizeof pre, "%s:%d", path, c.line);
-                dp_error_prefix(err, pre);
-                goto done;
-            }
+            if ((st = csv_push(&c, t, cols[j].k, tm, v, err))) goto done;
         }
         rows++;
     }
-    if (r < 0) {
-        st = c.st;
-        goto done;
-    }
-    if (!rows)
-        st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: no samples after the header", path, c.line);
-    else if (rows < 2) /* one sample has no duration: idle and active would silently be 0 */
-        st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: only one sample; labels need at least two",
-                          path, c.line);
+    st = csv_end(&c, r, rows, err);
 done:
     fclose(c.f);
     return st;
@@ -460,26 +472,21 @@ enum dp_status dp_trace_read_net(const char *path, struct dp_trace *t, struct dp
                 goto done;
             }
             /* bytes per ms / 1000 = MB/s (1 MB = 1e6 bytes) */
-            if ((st = dp_trace_push(t, DP_SERIES_NET_RX, tm, (rx - prx) / dt / 1000.0, err)) ||
-                (st = dp_trace_push(t, DP_SERIES_NET_TX, tm, (tx - ptx) / dt / 1000.0, err))) {
-                char pre[600];
-                snprintf(pre, sizeof pre, "%s:%d", path, c.line);
-                dp_error_prefix(err, pre);
+            if ((st = csv_push(&c, t, DP_SERIES_NET_RX, tm, (rx - prx) / dt / 1000.0, err)) ||
+                (st = csv_push(&c, t, DP_SERIES_NET_TX, tm, (tx - ptx) / dt / 1000.0, err)))
                 goto done;
-            }
         }
         pt = tm;
         prx = rx;
         ptx = tx;
         rows++;
     }
-    if (r < 0) {
-        st = c.st;
-        goto done;
-    }
-    if (rows < 2)
-        st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: need at least two counter samples", path,
-                          c.line);
+    /* Rates are differences: n counter rows give n - 1 rate samples. */
+    if (r >= 0 && rows < 3)
+        st = dp_error_set(err, DP_ERR_PARSE,
+                          "%s:%d: need at least three counter samples (two rates)", path, c.line);
+    else
+        st = csv_end(&c, r, rows - 1, err);
 done:
     fclose(c.f);
     return st;
@@ -557,27 +564,14 @@ enum dp_status dp_trace_read_sim_worker(const char *path, int worker, struct dp_
                                   keys[k], c.col[cs[k]]);
                 goto done;
             }
-            if ((st = dp_trace_push(t, (enum dp_series_kind)k, tm, v, err))) {
-                char pre[600];
-                snprintf(pre, sizeof pre, "%s:%d", path, c.line);
-                dp_error_prefix(err, pre);
-                goto done;
-            }
+            if ((st = csv_push(&c, t, (enum dp_series_kind)k, tm, v, err))) goto done;
         }
         rows++;
     }
-    if (r < 0) {
-        st = c.st;
-        goto done;
-    }
-    if (!rows)
-        st = worker > 0 ? dp_error_set(err, DP_ERR_NOT_FOUND, "%s: no rows of worker %d", path,
-                                       worker)
-                        : dp_error_set(err, DP_ERR_PARSE, "%s:%d: no samples after the header",
-                                       path, c.line);
-    else if (rows < 2) /* one sample has no duration: idle and active would silently be 0 */
-        st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: only one sample; labels need at least two",
-                          path, c.line);
+    if (r >= 0 && !rows && worker > 0)
+        st = dp_error_set(err, DP_ERR_NOT_FOUND, "%s: no rows of worker %d", path, worker);
+    else
+        st = csv_end(&c, r, rows, err);
 done:
     fclose(c.f);
     return st;

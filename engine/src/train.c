@@ -242,7 +242,9 @@ static void eval_preds(const struct dp_dataset *ds, const int *idx, int n, const
         }
         e->rmse[o] = n ? sqrt(se / n) : NAN;
         e->mape[o] = n_ape ? 100.0 * ape / n_ape : NAN;
-        e->r2[o] = n && tot > 0 ? 1.0 - se / tot : NAN;
+        /* Labels equal up to float noise (a network peak at the link's capacity for every job)
+         * have no variance to explain: R2 would be 1 - SSE / ~0, so it is NaN there. */
+        e->r2[o] = n && tot > 1e-12 * n * mean * mean && tot > 0 ? 1.0 - se / tot : NAN;
     }
 }
 

@@ -56,14 +56,16 @@ enum dp_status dp_trace_push(struct dp_trace *t, enum dp_series_kind k, double t
  * memory.used --format=csv[,nounits] -lms N` writes (columns found by header name, "%"/"MiB"
  * suffixes optional, timestamps "2024/01/31 12:00:00.123"; several GPUs interleaved: only the
  * first GPU's rows (by an `index` or `pci.bus_id` column when present) are kept). Appends to t.
- * Malformed lines fail with "<path>:<line>: <what>". */
+ * Malformed lines, and files with fewer than two samples (no duration), fail with
+ * "<path>:<line>: <what>"; err may be NULL. */
 enum dp_status dp_trace_read_smi(const char *path, struct dp_trace *t, struct dp_error *err);
 /* Reads network counters `timestamp,rx_bytes,tx_bytes` (timestamp in seconds, or nvidia-smi's
  * date format); rates are deltas over time in MB/s, stamped at the interval end. Counter
- * resets (a decrease) fail. */
+ * resets (a decrease), counters beyond 2^64 and fewer than three rows (two rates) fail. */
 enum dp_status dp_trace_read_net(const char *path, struct dp_trace *t, struct dp_error *err);
 /* Reads the simulator's own trace CSV (header `t_ms,gpu_util,gpu_mem_util,mem_used_mib,net_rx,
- * net_tx`, rows of one worker; a `worker` column selects worker 0 when present). */
+ * net_tx`, rows of one worker; a `worker` column selects the first worker's rows when present).
+ * Fewer than two rows fail, as above. */
 enum dp_status dp_trace_read_sim(const char *path, struct dp_trace *t, struct dp_error *err);
 /* The same for worker `worker` (the value of the `worker` column); DP_ERR_NOT_FOUND when the
  * file has no row of that worker. */

@@ -135,7 +135,7 @@ enum dp_status dp_transfer(const struct dp_inspector *base, const struct dp_data
 
 /* Per-output MAPE (%, mean of |pred - label| / |label| over labels with |label| >= DP_MAPE_FLOOR;
  * NaN when none), RMSE (in the output's unit) and R² (1 - SSE / SS about the labels' mean; NaN when
- * the labels are constant) of the inspector's predictions (dp_inspector_metric) on samples
+ * the labels are constant, i.e. their variance is below 1e-12 x their squared mean) of the inspector's predictions (dp_inspector_metric) on samples
  * idx[0..n) of ds. */
 enum dp_status dp_evaluate(const struct dp_inspector *insp, const struct dp_dataset *ds,
                            const int *idx, int n, struct dp_eval *out, struct dp_error *err);
