@@ -1,5 +1,6 @@
 /* fuzz_settings.c: libFuzzer target for the driple-settings/1 and driple-gpus/1 readers (both
- * take a path: each input goes through a per-process temporary file). */
+ * take a path: each input goes through a per-process temporary file), plus the lookups and the
+ * simulator's GPU check on whatever catalog loads. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,6 +24,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         dp_settings_free(s);
     }
     struct dp_gpu_catalog *c = NULL;
-    if (dp_gpu_catalog_load(path, &c, &err) == DP_OK) dp_gpu_catalog_free(c);
+    if (dp_gpu_catalog_load(path, &c, &err) == DP_OK) {
+        for (int i = 0; i < c->n_gpus; i++) {
+            (void)dp_gpu_check_sim(c, &c->gpus[i], &err);
+            (void)dp_gpu_find(c, c->gpus[i].name);
+        }
+        dp_gpu_catalog_free(c);
+    }
     return 0;
 }

@@ -127,12 +127,14 @@ fails 2 "--split: 'sideways'" "$DRIPLE" train --dataset "$TMP/a.json" -o "$TMP/x
 # Recipes and target transforms: driple-c (the default) stores log outputs, paper linear ones.
 ok "$DRIPLE" train --dataset "$TMP/a.json" -o "$TMP/rc.json" --hidden 8 --epochs 3 --json
 contains "$TMP/out" '"recipe": "driple-c", "target": "log"'
+contains "$TMP/out" '"mape_floor": 1, '
 contains "$TMP/rc.json" '"transform":	"log"'
 ok "$DRIPLE" inspector info "$TMP/rc.json"
 contains "$TMP/out" "gpu_util.active"
 contains "$TMP/out" " log "
 ok "$DRIPLE" train --dataset "$TMP/a.json" -o "$TMP/rp.json" --recipe paper --hidden 8 --epochs 2 --max-layers 1
 contains "$TMP/out" "recipe paper, raw features, max targets"
+contains "$TMP/out" "MAPE: mean |pred - label| / |label| over labels >= 1 (ms, %, MB/s)"
 contains "$TMP/rp.json" '"transform":	"linear"'
 ok "$DRIPLE" transfer --from "$TMP/rc.json" --dataset "$TMP/b.json" -o "$TMP/rct.json" --epochs 3 --json
 contains "$TMP/rct.json" '"transform":	"log"'

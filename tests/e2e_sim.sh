@@ -120,6 +120,11 @@ if cmp -s "$TMP/a.txt" "$TMP/b.txt"; then pass; else fail "dataset build differs
 fails 2 "unknown model" "$DRIPLE" dataset build --out "$TMP/ds" --models resnet9000
 fails 2 "missing --out" "$DRIPLE" dataset build
 fails 2 "--models: empty list" "$DRIPLE" dataset build --out "$TMP/ds" --models ""
+fails 2 "missing --out" "$DRIPLE" dataset build --out ""
+printf '{"format":"driple-settings/1","settings":[]}' >"$TMP/s0.json"
+fails 1 "s0.json:\$.settings: empty" "$DRIPLE" dataset build --out "$TMP/ds0" --settings "$TMP/s0.json"
+# an unusable output directory fails before any simulation
+fails 1 "g.json: cannot create directory: Not a directory" "$DRIPLE" dataset build --out "$G" --models squeezenet
 fails 2 "--optimizers: empty list" "$DRIPLE" dataset build --out "$TMP/ds" --optimizers ""
 fails 2 "not available" "$DRIPLE" dataset eval
 finish

@@ -228,6 +228,8 @@ int main(void) {
         CHECK(dp_inspector_set_transform(back, 5, DP_OUT_LOG, -1.0, 0.5, 1.0) == DP_ERR_INVALID);
         CHECK_NEAR(dp_inspector_metric(back, 5, 0.25), expm1(1.0), 1e-12);
         CHECK_NEAR(dp_inspector_target(back, 5, expm1(1.0)), 0.25, 1e-12);
+        CHECK_NEAR(dp_inspector_metric_slope(back, 5, 0.25), 2.0 * exp(1.0), 1e-12);
+        CHECK_NEAR(dp_inspector_metric_slope(back, 3, 0.25), 250.0, 1e-12);
         CHECK_NEAR(dp_inspector_metric(back, 3, 0.5), 125.0, 1e-12);
         CHECK(isfinite(dp_inspector_metric(back, 5, 1e30))); /* the exponent is capped */
         CHECK(dp_inspector_save(back, P("/log.json"), NULL, NULL, &err) == DP_OK);
@@ -290,7 +292,8 @@ int main(void) {
     dp_inspector_free(back);
     dp_inspector_free(base);
     const char *files[] = {"/base.json",    "/sub/tr.json", "/sub/tr2.json", "/sub/self.json",
-                           "/sub/ca.json",  "/sub/cb.json", "/bad.json",     "/nan.json"};
+                           "/sub/ca.json",  "/sub/cb.json", "/bad.json",     "/nan.json",
+                           "/log.json",     "/nolog.json"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) unlink(P(files[i]));
     rmdir(P("/sub"));
     rmdir(DIR);

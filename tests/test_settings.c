@@ -47,6 +47,11 @@ static void test_catalog(void) {
                               "\"fp32_tflops\":-3}]}");
     CHECK(dp_gpu_catalog_load(p, &c, &err) == DP_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "$.gpus[0].fp32_tflops");
+    /* A figure no GPU has (a unit slip) used to reach the simulator and give all-zero labels. */
+    p = write_tmp("bad_gpus3.json", "{\"format\":\"driple-gpus/1\",\"gpus\":[{\"name\":\"X\","
+                                    "\"fp32_tflops\":14,\"bandwidth_gbps\":1e300}]}");
+    CHECK(dp_gpu_catalog_load(p, &c, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "bad_gpus3.json:$.gpus[0].bandwidth_gbps: 1e+300 is not in");
     p = write_tmp("bad_gpus2.json", "{\"format\":\"driple-gpus/1\",\"gpus\":[{\"name\":\"X\"},"
                                     "{\"name\":\"X\"}]}");
     CHECK(dp_gpu_catalog_load(p, &c, &err) == DP_ERR_INVALID);
@@ -155,6 +160,16 @@ static void test_default_list(void) {
     CHECK(dp_settings_load("build/tests/settings_roundtrip.json", NULL, &r, &err) == DP_OK);
     CHECK(r && r->n_settings == s->n_settings);
     if (r) CHECK(!strcmp(r->settings[5].id, s->settings[5].id));
+    /* Relative inspector paths are rewritten for the new directory: the same files again. */
+    if (r) CHECK(!strcmp(r->settings[5].inspector, s->settings[5].inspector));
+    dp_settings_free(r);
+    CHECK(dp_settings_save(s, "build/tests/./rt2.json", &err) == DP_OK);
+    CHECK(dp_settings_load("build/tests/rt2.json", NULL, &r, &err) == DP_OK);
+    if (r) { /* "." in the directory: written absolute */
+        const char *a = r->settings[5].inspector, *rel = s->settings[5].inspector;
+        size_t na = strlen(a), nr = strlen(rel);
+        CHECK(a[0] == '/' && na > nr && !strcmp(a + na - nr, rel) && a[na - nr - 1] == '/');
+    }
     dp_settings_free(r);
     dp_settings_free(s);
     dp_gpu_catalog_free(c);

@@ -222,8 +222,9 @@ static void test_sim_csv(void) {
         dp_trace_push(b, DP_SERIES_GPU_UTIL, i * 100.0, 5, &err);
     }
     const struct dp_trace *both[2] = {a, b};
-    CHECK(dp_trace_write_sim(both, 2, "simulated by test_trace", "build/tests/simtrace.csv",
-                             &err) == DP_OK);
+    /* A line break in the comment (a graph's name) must not split the comment line. */
+    CHECK(dp_trace_write_sim(both, 2, "simulated by test_trace\ngraph x",
+                             "build/tests/simtrace.csv", &err) == DP_OK);
     struct dp_trace *r = dp_trace_init("simulated");
     CHECK(dp_trace_read_any("build/tests/simtrace.csv", r, &err) == DP_OK);
     double la[DP_N_LABELS], lr[DP_N_LABELS];

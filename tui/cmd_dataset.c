@@ -1,8 +1,7 @@
 /* cmd_dataset.c: `driple dataset build` sweeps zoo models x batch sizes x optimizers, coarsens
  * each training graph once (grouping depends only on structure), recomputes the features per
- * batch, simulates every job on every chosen setting (pthreads) and writes one
- * driple-dataset/1 per setting. Labels are simulated and say so. `dataset add` belongs to
- * cmd_record.c. */
+ * batch, simulates every job on every chosen setting (pthreads) and writes one driple-dataset/1
+ * per setting, its labels marked simulated. (`dataset add` is cmd_record.c's.) */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -204,11 +203,11 @@ static const char *unknown_in(const char *list, bool models) {
     return NULL;
 }
 
-/* Creates dir and its missing parents; -1 with errno set on failure. */
+/* Creates dir (non-empty) and its missing parents; -1 with errno set on failure. */
 static int mkdir_p(const char *dir) {
     char buf[1024];
-    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) {
-        errno = ENAMETOOLONG;
+    if (!*dir || snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) {
+        errno = *dir ? ENAMETOOLONG : ENOENT;
         return -1;
     }
     for (char *p = buf + 1; *p; p++)
@@ -218,6 +217,12 @@ static int mkdir_p(const char *dir) {
             *p = '/';
         }
     if (mkdir(buf, 0777) && errno != EEXIST) return -1;
+    struct stat st; /* EEXIST also covers a file of that name */
+    if (stat(buf, &st)) return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
     return 0;
 }
 
@@ -242,12 +247,13 @@ static int dataset_build(int argc, char **argv) {
     const char *gpus_path = cli_value(&c, "--gpus");
     int64_t n_graphs = 320, n_threads = 2, seed = 1, groups = DP_DEFAULT_GROUPS;
     bool ok = cli_int(&c, "--graphs", 1, MAX_GRAPHS, &n_graphs) &&
-              cli_int(&c, "--jobs", 1, 64, &n_threads) && cli_int(&c, "--seed", 0, INT64_MAX, &seed) &&
+              cli_int(&c, "--jobs", 1, 64, &n_threads) &&
+              cli_int(&c, "--seed", 0, INT64_MAX, &seed) &&
               cli_int(&c, "--groups", 1, 100000, &groups);
     ok = ok && cli_check_unused(&c);
     cli_done(&c);
     if (!ok) return 2;
-    if (!out_dir) return cli_usage("dataset build", BUILD_USAGE, "missing --out DIR");
+    if (!out_dir || !*out_dir) return cli_usage("dataset build", BUILD_USAGE, "missing --out DIR");
     /* An empty list would select nothing and write empty datasets without complaint. */
     if ((models && !*models) || (opts_list && !*opts_list))
         return cli_usage("dataset build", BUILD_USAGE, "%s: empty list",
@@ -285,7 +291,8 @@ static int dataset_build(int argc, char **argv) {
     for (int i = 0; i < list->n_settings; i++)
         if (!one || !strcasecmp(list->settings[i].id, one)) b.chosen[b.n_chosen++] = i;
     if (!b.n_chosen) {
-        fprintf(stderr, "driple: %s: no setting \"%s\"\n", list->path, one);
+        if (one) fprintf(stderr, "driple: %s: no setting \"%s\"\n", list->path, one);
+        else fprintf(stderr, "driple: %s:$.settings: empty\n", list->path);
         rc = 1;
         goto done;
     }

@@ -570,6 +570,9 @@ static void print_eval_table(FILE *f, const struct dp_provenance *p) {
         fprintf(f, "%-22s %9.3g %11.4g %8.3f   %9.3g %11.4g %8.3f\n", dp_output_names[o],
                 p->val.mape[o], p->val.rmse[o], p->val.r2[o], p->test.mape[o], p->test.rmse[o],
                 p->test.r2[o]);
+    fprintf(f, "MAPE: mean |pred - label| / |label| over labels >= %g (ms, %%, MB/s); RMSE in the "
+            "output's unit; R2 = 1 - SSE / SS about the labels' mean (nan: labels constant)\n",
+            DP_MAPE_FLOOR);
 }
 
 static double mean_finite(const double *v) {
@@ -611,6 +614,7 @@ static void print_run_json(FILE *f, const char *label, const struct dp_inspector
     json_num(f, r->first_train_loss);
     fprintf(f, ", \"best_val_loss\": ");
     json_num(f, r->best_val_loss);
+    fprintf(f, ", \"mape_floor\": %g", DP_MAPE_FLOOR);
     fprintf(f, ", \"n_train\": %d, \"n_val\": %d, \"n_test\": %d, \"test_mape_mean\": ",
             r->split.n_train, r->split.n_val, r->split.n_test);
     json_num(f, mean_finite(p->test.mape));

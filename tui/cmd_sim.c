@@ -37,7 +37,7 @@
     "  a burst is a maximal run of samples above FRAC x the resource's maximum (default 0.1); " \
     "idle/active = mean gap/burst length (ms), peak = mean of each burst's largest sample"
 #define CALIB_USAGE                                                                             \
-    "driple calibrate [--data FILE] [--gpus FILE] [--fit] [--k80-boost] [--json]\n"                                 \
+    "driple calibrate [--data FILE] [--gpus FILE] [--fit] [--k80-boost] [--json]\n"          \
     "  simulates each row of the published tf_cnn_benchmarks table (default " DEFAULT_CALIB   \
     ") and prints predicted vs measured throughput"
 
@@ -284,8 +284,8 @@ int cmd_simulate(int argc, char **argv) {
                r.oom ? "  OUT OF MEMORY on this GPU" : "");
         printf("  mean GPU util %.1f %%   network %.1f MB per iteration   %.3g parameters\n",
                r.mean_gpu_util, r.bytes_per_iter / 1e6, r.params);
-        printf("  labels (simulated; mean over the workers; %.3g ms samples, %d iterations):\n", r.sample_ms,
-               r.n_iterations);
+        printf("  labels (simulated; mean over the workers; %.3g ms samples, %d iterations):\n",
+               r.sample_ms, r.n_iterations);
         text_labels(r.labels);
         if (trace_out) printf("  traces written to %s (simulated)\n", trace_out);
     }
@@ -319,7 +319,10 @@ static int trace_extract(int argc, char **argv) {
     if (!path) return cli_usage("trace extract", TRACE_USAGE, "missing TRACE.csv");
     struct dp_error err = {0};
     struct dp_trace *t = dp_trace_init("measured");
-    if (!t) return 1;
+    if (!t) {
+        fprintf(stderr, "driple: trace extract: out of memory\n");
+        return 1;
+    }
     int rc = 0;
     if (dp_trace_read_any(path, t, &err) || (net && dp_trace_read_net(net, t, &err))) {
         rc = cli_fail(&err);
@@ -333,7 +336,11 @@ static int trace_extract(int argc, char **argv) {
     if (!strcmp(t->source, "simulated")) {
         for (int w = 1;; w++) {
             struct dp_trace *tw = dp_trace_init("simulated");
-            if (!tw) break;
+            if (!tw) { /* a mean over fewer workers would pass for the answer */
+                fprintf(stderr, "driple: %s: out of memory reading worker %d\n", path, w);
+                rc = 1;
+                goto done;
+            }
             enum dp_status st = dp_trace_read_sim_worker(path, w, tw, &err);
             if (st) {
                 dp_trace_free(tw);
@@ -390,7 +397,8 @@ static int trace_extract(int argc, char **argv) {
                    t->s[k].n);
         printf("},\"missing\":[");
         for (int k = 0, n = 0; k < DP_N_RESOURCES; k++)
-            if ((missing >> k) & 1u) printf("%s\"%s\"", n++ ? "," : "", dp_series_name((enum dp_series_kind)k));
+            if ((missing >> k) & 1u)
+                printf("%s\"%s\"", n++ ? "," : "", dp_series_name((enum dp_series_kind)k));
         printf("],\"labels\":");
         json_labels(stdout, labels);
         printf("}\n");
@@ -709,6 +717,7 @@ int cmd_calibrate(int argc, char **argv) {
     }
     int n = cb.n;
     if (!(errs = malloc((size_t)n * sizeof *errs))) {
+        fprintf(stderr, "driple: calibrate: out of memory\n");
         rc = 1;
         goto done;
     }

@@ -104,6 +104,13 @@ double dp_inspector_metric(const struct dp_inspector *insp, int o, double raw) {
     return m->scale * z;
 }
 
+double dp_inspector_metric_slope(const struct dp_inspector *insp, int o, double raw) {
+    const struct dp_output_meta *m = &insp->out[o];
+    double z = m->offset + m->span * raw;
+    if (m->transform == DP_OUT_LOG) return m->scale * m->span * exp(z < LOG_EXP_CAP ? z : LOG_EXP_CAP);
+    return m->scale * m->span;
+}
+
 double dp_inspector_target(const struct dp_inspector *insp, int o, double label) {
     const struct dp_output_meta *m = &insp->out[o];
     double v = label / m->scale;

@@ -41,15 +41,19 @@ static enum dp_status copy_str(const cJSON *obj, const char *key, bool optional,
     return DP_OK;
 }
 
-/* An optional number that must be > 0 when present; NaN when absent or null. */
-static enum dp_status opt_pos(const cJSON *obj, const char *key, const char *name,
-                              const char *path, double *out, struct dp_error *err) {
+/* An optional figure that must lie in [lo, hi] when present; NaN when absent or null. The
+ * bounds are far outside any real GPU's and only stop typos (a unit off by 1e3 and more) from
+ * reaching the simulator, whose times they scale. */
+static enum dp_status opt_fig(const cJSON *obj, const char *key, double lo, double hi,
+                              const char *name, const char *path, double *out,
+                              struct dp_error *err) {
     double v = NAN;
     enum dp_status st = dp_json_get_number(obj, key, true, name, path, &v, err);
     if (st) return st;
-    if (!isnan(v) && v <= 0)
-        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: %g must be > 0 (null when unknown)",
-                            name, path, key, v);
+    if (!isnan(v) && !(v >= lo && v <= hi))
+        return dp_error_set(err, DP_ERR_INVALID,
+                            "%s:%s.%s: %g is not in [%g, %g] (null when unknown)", name, path,
+                            key, v, lo, hi);
     *out = v;
     return DP_OK;
 }
@@ -94,11 +98,11 @@ enum dp_status dp_gpu_catalog_load(const char *path, struct dp_gpu_catalog **out
                            sizeof d->architecture, err)) ||
             (st = copy_str(g, "source", true, path, jp, d->source, sizeof d->source, err)) ||
             (st = copy_str(g, "notes", true, path, jp, d->notes, sizeof d->notes, err)) ||
-            (st = opt_pos(g, "fp32_tflops", path, jp, &d->fp32_tflops, err)) ||
-            (st = opt_pos(g, "fp16_tflops", path, jp, &d->fp16_tflops, err)) ||
-            (st = opt_pos(g, "memory_gb", path, jp, &d->memory_gb, err)) ||
-            (st = opt_pos(g, "bandwidth_gbps", path, jp, &d->bandwidth_gbps, err)) ||
-            (st = opt_pos(g, "tdp_w", path, jp, &d->tdp_w, err)))
+            (st = opt_fig(g, "fp32_tflops", 0.001, 1e4, path, jp, &d->fp32_tflops, err)) ||
+            (st = opt_fig(g, "fp16_tflops", 0.001, 1e5, path, jp, &d->fp16_tflops, err)) ||
+            (st = opt_fig(g, "memory_gb", 0.001, 1e5, path, jp, &d->memory_gb, err)) ||
+            (st = opt_fig(g, "bandwidth_gbps", 0.1, 1e6, path, jp, &d->bandwidth_gbps, err)) ||
+            (st = opt_fig(g, "tdp_w", 1, 1e5, path, jp, &d->tdp_w, err)))
             goto fail;
         int64_t sm = 0, year = 0;
         if ((st = dp_json_get_int(g, "sm_count", true, 1, 100000, path, jp, &sm, err)) ||
@@ -144,8 +148,8 @@ static enum dp_status parse_setting(const cJSON *o, const char *path, const char
     if (catalog) {
         const struct dp_gpu *g = dp_gpu_find(catalog, s->gpu);
         if (!g)
-            return dp_error_set(err, DP_ERR_NOT_FOUND, "%s:%s.gpu: \"%s\" is not in the GPU catalog",
-                                path, jp, s->gpu);
+            return dp_error_set(err, DP_ERR_NOT_FOUND,
+                                "%s:%s.gpu: \"%s\" is not in the GPU catalog", path, jp, s->gpu);
         strcpy(s->gpu, g->name);
     }
     if ((st = dp_json_get_int(o, "ps", false, 1, 64, path, jp, &v, err))) return st;
@@ -244,15 +248,52 @@ fail:
     return st;
 }
 
+/* The inspector path to write into a list saved at dest so that dp_settings_load, which resolves
+ * it against dest's directory, finds the same file: "../" once per directory of dest when dest
+ * is a plain relative path, else the absolute path. False when it does not fit in n bytes. */
+static bool inspector_for(const char *dest, const char *insp, char *buf, size_t n) {
+    const char *slash = strrchr(dest, '/');
+    if (!insp[0] || insp[0] == '/' || !slash) return (size_t)snprintf(buf, n, "%s", insp) < n;
+    size_t depth = 0, len = (size_t)(slash - dest);
+    bool plain = dest[0] != '/';
+    for (size_t i = 0; i < len && plain; i++) {
+        size_t seg = strcspn(dest + i, "/");
+        if (seg > len - i) seg = len - i;
+        if (seg == 0) continue; /* "a//b" */
+        if ((seg == 1 && dest[i] == '.') || (seg == 2 && dest[i] == '.' && dest[i + 1] == '.'))
+            plain = false;
+        depth++;
+        i += seg;
+    }
+    size_t off = 0;
+    if (plain) {
+        for (size_t d = 0; d < depth; d++) {
+            if (off + 3 >= n) return false;
+            memcpy(buf + off, "../", 3);
+            off += 3;
+        }
+    } else {
+        if (!getcwd(buf, n) || (off = strlen(buf)) + 1 >= n) return false;
+        buf[off++] = '/';
+    }
+    return (size_t)snprintf(buf + off, n - off, "%s", insp) < n - off;
+}
+
 enum dp_status dp_settings_save(const struct dp_settings *s, const char *path,
                                 struct dp_error *err) {
     enum dp_status st = DP_OK;
+    char insp[PATH_MAX + sizeof s->settings->inspector];
     cJSON *root = cJSON_CreateObject(), *arr = NULL;
     if (!root || !cJSON_AddStringToObject(root, "format", "driple-settings/1") ||
         !(arr = cJSON_AddArrayToObject(root, "settings")))
         goto nomem;
     for (int i = 0; i < s->n_settings; i++) {
         const struct dp_setting *x = &s->settings[i];
+        if (!inspector_for(path, x->inspector, insp, sizeof insp)) {
+            cJSON_Delete(root);
+            return dp_error_set(err, DP_ERR_INVALID, "%s:$.settings[%d].inspector: path too long",
+                                path, i);
+        }
         cJSON *o = cJSON_CreateObject();
         if (!o) goto nomem;
         cJSON_AddItemToArray(arr, o);
@@ -264,7 +305,7 @@ enum dp_status dp_settings_save(const struct dp_settings *s, const char *path,
             !cJSON_AddStringToObject(o, "network", dp_network_name(x->network)) ||
             !cJSON_AddNumberToObject(o, "machines", x->machines) ||
             !cJSON_AddStringToObject(o, "precision", dp_precision_name(x->precision)) ||
-            !cJSON_AddStringToObject(o, "inspector", x->inspector))
+            !cJSON_AddStringToObject(o, "inspector", insp))
             goto nomem;
     }
     st = dp_json_save(root, path, true, err);

@@ -1,11 +1,7 @@
-/* sim.c: the parameter-server training simulator. Per-op roofline times (FLOPs over peak x an
- * efficiency, bytes over memory bandwidth x an efficiency, plus a launch overhead) give forward
- * and backward profiles; PS pulls and pushes are fluid flows over per-GPU links and per-machine
- * NICs (each flow as slow as its most loaded resource); the pull streams variables in forward
- * order, gradients join a send queue as the backward pass makes them; a barrier closes each
- * iteration. Traces are sampled from that timeline like nvidia-smi and /proc/net/dev (a worker's
- * network series is its own PS traffic: NIC to a remote PS, loopback to a co-located one).
- * Everything here is simulated. */
+/* sim.c: the parameter-server training simulator. Per-op roofline times give forward and
+ * backward profiles; PS pulls and pushes are fluid flows over GPU links and machine NICs; a
+ * barrier closes each iteration. Traces are sampled from that timeline like nvidia-smi and
+ * /proc/net/dev. Everything here is simulated. */
 #include "dp/sim.h"
 
 #include <math.h>
@@ -157,7 +153,10 @@ static uint64_t splitmix64(uint64_t *s) {
     return z ^ (z >> 31);
 }
 
-static double uniform01(uint64_t *s) { return ((double)(splitmix64(s) >> 11) + 0.5) / 9007199254740992.0; }
+/* 53 random bits into (0, 1): never 0, so log() in normal01 stays finite. */
+static double uniform01(uint64_t *s) {
+    return ((double)(splitmix64(s) >> 11) + 0.5) / 9007199254740992.0;
+}
 
 static double normal01(uint64_t *s) {
     double u1 = uniform01(s), u2 = uniform01(s);
@@ -182,7 +181,10 @@ static double overlap(double u0, double u1, double a, double b) {
     return hi > lo ? hi - lo : 0;
 }
 
-/* --- the network --- */
+/* --- the network ---
+ * PS pulls and pushes are fluid flows over per-GPU links and per-machine NICs, each flow as
+ * slow as its most loaded resource. A worker's network series is its own PS traffic: NIC to a
+ * remote PS, loopback to a co-located one. */
 
 enum { RES_UP, RES_DOWN, RES_NIC_TX, RES_NIC_RX };
 
@@ -500,6 +502,8 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
         flops_total += flops;
         if (cls == DP_OPCLASS_MATMUL && cst.winograd > 0 && winograd_eligible(g, n))
             flops /= cst.winograd;
+        /* Roofline: the slower of FLOPs over an efficient fraction of peak and bytes over an
+         * efficient fraction of memory bandwidth; the slot adds the launch overhead. */
         double tf = flops / ((cls == DP_OPCLASS_MATMUL ? peak_mm : peak_fp32) *
                              (cls == DP_OPCLASS_MATMUL ? cst.eff_matmul : cst.eff_mem));
         double tm = bytes / (mem_bw * cst.eff_mem);
@@ -580,8 +584,10 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
     if (!(net.worker_machine = calloc((size_t)W, sizeof(int))) ||
         !(net.ps_machine = calloc((size_t)NP, sizeof(int))) ||
         !(net.load = calloc((size_t)4 * net.stride, sizeof(double))) ||
-        !(is.P = calloc((size_t)W, sizeof(double))) || !(is.Q = calloc((size_t)W, sizeof(double))) ||
-        !(is.pb = calloc((size_t)W, sizeof(double))) || !(is.qb = calloc((size_t)W, sizeof(double)))) {
+        !(is.P = calloc((size_t)W, sizeof(double))) ||
+        !(is.Q = calloc((size_t)W, sizeof(double))) ||
+        !(is.pb = calloc((size_t)W, sizeof(double))) ||
+        !(is.qb = calloc((size_t)W, sizeof(double)))) {
         st = DP_ERR_NOMEM;
         goto fail;
     }

@@ -94,7 +94,8 @@ static int cmp_double(const void *a, const void *b) {
 static double median_dt(const struct dp_series *s) {
     if (s->n < 2) return 0;
     double *d = malloc((s->n - 1) * sizeof *d);
-    if (!d) return s->t_ms[1] - s->t_ms[0];
+    if (!d) /* out of memory: the mean spacing, equal to the median for a regular sampler */
+        return (s->t_ms[s->n - 1] - s->t_ms[0]) / (double)(s->n - 1);
     for (size_t i = 1; i < s->n; i++) d[i - 1] = s->t_ms[i] - s->t_ms[i - 1];
     qsort(d, s->n - 1, sizeof *d, cmp_double);
     double m = d[(s->n - 1) / 2];
@@ -236,12 +237,16 @@ static int csv_next(struct csv *c, struct dp_error *err) {
     }
 }
 
+/* Opens path and reads its header line into c->col; on failure the file is closed again. */
 static enum dp_status csv_open(struct csv *c, const char *path, struct dp_error *err) {
     memset(c, 0, sizeof *c);
     c->path = path;
     c->f = fopen(path, "r");
     if (!c->f) return dp_error_set(err, DP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    return DP_OK;
+    int r = csv_next(c, err);
+    if (r > 0) return DP_OK;
+    fclose(c->f);
+    return r < 0 ? c->st : dp_error_set(err, DP_ERR_PARSE, "%s:1: empty file", path);
 }
 
 /* dp_trace_push, its message prefixed with the current file and line. */
@@ -342,11 +347,7 @@ enum dp_status dp_trace_read_smi(const char *path, struct dp_trace *t, struct dp
     struct csv c;
     enum dp_status st = csv_open(&c, path, err);
     if (st) return st;
-    int r = csv_next(&c, err);
-    if (r <= 0) {
-        st = r < 0 ? c.st : dp_error_set(err, DP_ERR_PARSE, "%s:1: empty file", path);
-        goto done;
-    }
+    int r;
     int n_hdr = c.n_cols;
     char hdr_copy[TRACE_LINE_MAX];
     char *hdr[TRACE_MAX_COLS];
@@ -420,11 +421,7 @@ enum dp_status dp_trace_read_net(const char *path, struct dp_trace *t, struct dp
     struct csv c;
     enum dp_status st = csv_open(&c, path, err);
     if (st) return st;
-    int r = csv_next(&c, err);
-    if (r <= 0) {
-        st = r < 0 ? c.st : dp_error_set(err, DP_ERR_PARSE, "%s:1: empty file", path);
-        goto done;
-    }
+    int r;
     int ct = find_col(c.col, c.n_cols, "timestamp");
     int cr = find_col(c.col, c.n_cols, "rx_bytes");
     int cx = find_col(c.col, c.n_cols, "tx_bytes");
@@ -501,11 +498,7 @@ enum dp_status dp_trace_read_sim_worker(const char *path, int worker, struct dp_
     struct csv c;
     enum dp_status st = csv_open(&c, path, err);
     if (st) return st;
-    int r = csv_next(&c, err);
-    if (r <= 0) {
-        st = r < 0 ? c.st : dp_error_set(err, DP_ERR_PARSE, "%s:1: empty file", path);
-        goto done;
-    }
+    int r;
     int n_hdr = c.n_cols;
     int cw = find_col(c.col, n_hdr, "worker");
     int ct = find_col(c.col, n_hdr, "t_ms");
@@ -581,10 +574,7 @@ enum dp_status dp_trace_read_any(const char *path, struct dp_trace *t, struct dp
     struct csv c;
     enum dp_status st = csv_open(&c, path, err);
     if (st) return st;
-    int r = csv_next(&c, err);
     fclose(c.f);
-    if (r < 0) return c.st;
-    if (r == 0) return dp_error_set(err, DP_ERR_PARSE, "%s:1: empty file", path);
     if (find_col(c.col, c.n_cols, "t_ms") >= 0) return dp_trace_read_sim(path, t, err);
     if (find_col(c.col, c.n_cols, "rx_bytes") >= 0) return dp_trace_read_net(path, t, err);
     if (find_col(c.col, c.n_cols, "timestamp") >= 0) return dp_trace_read_smi(path, t, err);
@@ -602,7 +592,11 @@ enum dp_status dp_trace_write_sim(const struct dp_trace *const *traces, int n_tr
     bool to_stdout = !strcmp(path, "-");
     FILE *f = to_stdout ? stdout : fopen(path, "w");
     if (!f) return dp_error_set(err, DP_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-    if (comment) fprintf(f, "# %s\n", comment);
+    if (comment) { /* one line: a line break would turn the rest into the header */
+        fputs("# ", f);
+        for (const char *q = comment; *q; q++) fputc(*q == '\n' || *q == '\r' ? ' ' : *q, f);
+        fputc('\n', f);
+    }
     fprintf(f, "worker,t_ms,gpu_util,gpu_mem_util,mem_used_mib,net_rx,net_tx\n");
     for (int w = 0; w < n_traces; w++) {
         const struct dp_trace *t = traces[w];

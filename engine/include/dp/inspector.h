@@ -80,6 +80,10 @@ double dp_inspector_metric(const struct dp_inspector *insp, int o, double raw);
 /* The inverse: the raw value (training target) whose metric is `label` (labels below 0 are
  * taken as 0 under the log transform). */
 double dp_inspector_target(const struct dp_inspector *insp, int o, double label);
+/* d metric / d raw at `raw`: scale x span (linear), scale x span x exp(offset + span x raw) (log).
+ * The per-output weight that turns a gradient of the raw outputs into one of the metrics (explain:
+ * pass it where a linear inspector's scale went). */
+double dp_inspector_metric_slope(const struct dp_inspector *insp, int o, double raw);
 const char *dp_inspector_setting(const struct dp_inspector *insp);   /* setting id, or "" */
 /* Sets the setting id (NULL: none); DP_ERR_INVALID when longer than 63 characters. */
 enum dp_status dp_inspector_set_setting(struct dp_inspector *insp, const char *id);

@@ -17,7 +17,8 @@ struct dp_gpu {
     char   name[DP_NAME_MAX];         /* "V100-PCIe-16GB": the catalog key */
     char   architecture[DP_NAME_MAX]; /* "Volta (GV100)" */
     double fp32_tflops;               /* peak FP32 (non-tensor) */
-    double fp16_tflops;               /* dense FP16 tensor-core peak; NaN: none read / no tensor cores */
+    double fp16_tflops;               /* dense FP16 tensor-core peak; NaN: not read, or no
+                                         tensor cores */
     double memory_gb;
     double bandwidth_gbps;            /* memory bandwidth, GB/s */
     int    sm_count;
@@ -79,8 +80,10 @@ bool dp_network_intra(enum dp_network n);
 enum dp_placement { DP_PLACE_HOMO, DP_PLACE_HETERO };
 enum dp_precision { DP_PREC_FP32, DP_PREC_MIXED };
 const char *dp_placement_name(enum dp_placement p); /* "homo" | "hetero" */
+/* Parses "homo"/"ho" or "hetero"/"he" (case-insensitive); false (out untouched) otherwise. */
 bool dp_placement_parse(const char *s, enum dp_placement *out);
 const char *dp_precision_name(enum dp_precision p); /* "fp32" | "mixed" */
+/* Parses "fp32"/"float32" or "mixed"/"fp16"/"amp" (case-insensitive); false otherwise. */
 bool dp_precision_parse(const char *s, enum dp_precision *out);
 
 /* One setting. Placement: homo = PS and workers spread together over the machines; hetero = the
@@ -109,15 +112,18 @@ struct dp_settings {
  * machines, precision, inspector}]}. `machines` defaults from placement and network, precision to
  * fp32, id to dp_setting_format_id. A relative `inspector` path is resolved against the settings
  * file's directory (kept as written when absolute). Checks each setting (dp_setting_check) and
- * that ids are unique. When `catalog` is non-NULL, every gpu must be in it (the stored name is
- * replaced by the catalog's). New list owned by the caller (dp_settings_free). */
+ * that ids are unique ignoring case and usable as file names (no '/', no leading '.'). When
+ * `catalog` is non-NULL, every gpu must be in it (the stored name is replaced by the
+ * catalog's). New list owned by the caller (dp_settings_free); on failure "<path>:<json path>:
+ * <what>" and *out untouched. */
 enum dp_status dp_settings_load(const char *path, const struct dp_gpu_catalog *catalog,
                                 struct dp_settings **out, struct dp_error *err);
 void dp_settings_free(struct dp_settings *s); /* NULL-safe */
 /* dp_settings_load of `path`, or of the shipped settings/default.json when path is NULL. */
 enum dp_status dp_settings_load_default(const char *path, const struct dp_gpu_catalog *catalog,
                                         struct dp_settings **out, struct dp_error *err);
-/* Writes a list as driple-settings/1 (inspector paths as stored). */
+/* Writes a list as driple-settings/1, its inspector paths rewritten so that dp_settings_load of
+ * the new file finds the same files. DP_ERR_IO (or NOMEM) naming path on failure. */
 enum dp_status dp_settings_save(const struct dp_settings *s, const char *path,
                                 struct dp_error *err);
 /* The setting with this id (exact, then case-insensitive), or NULL. */

@@ -77,7 +77,10 @@ struct dp_sim_result {
  * and bytes come from dp_cost_node at the simulated batch; an op it cannot cost but that carries
  * flops/bytes uses those, scaled by batch / exported batch. Ops on a GPU device run on the
  * worker (every op with a kernel when the graph names no device). An OOM setting still gets
- * timings (flagged). Fills *out (free with dp_sim_result_free); thread-safe (no globals). */
+ * timings (flagged). Absurd inputs fail with DP_ERR_INVALID rather than give zeros: an
+ * iteration time that is not finite and positive, or a trace of fewer than 2 or more than 10^7
+ * samples over the workers (sample_ms against the run's length). Fills *out (free with
+ * dp_sim_result_free; untouched when s or gpu are refused); thread-safe (no globals). */
 enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
                            const struct dp_gpu *gpu, const struct dp_sim_opts *opts,
                            struct dp_sim_result *out, struct dp_error *err);

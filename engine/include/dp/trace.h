@@ -74,9 +74,10 @@ enum dp_status dp_trace_read_sim_worker(const char *path, int worker, struct dp_
 /* Recognises the file by its header (nvidia-smi, network counters, or the simulator's) and
  * reads it. */
 enum dp_status dp_trace_read_any(const char *path, struct dp_trace *t, struct dp_error *err);
-/* Writes traces in the simulator's CSV: `# simulated ...` comment line (when comment != NULL),
- * header with a `worker` column, then each trace's samples (GPU and network series must share
- * sample times, as the simulator's do). "-" = stdout. */
+/* Writes traces in the simulator's CSV: `# simulated ...` comment line (when comment != NULL;
+ * line breaks in it become spaces), header with a `worker` column, then each trace's samples
+ * (GPU and network series must share sample times, as the simulator's do). "-" = stdout.
+ * DP_ERR_IO when the file cannot be written. The traces are borrowed. */
 enum dp_status dp_trace_write_sim(const struct dp_trace *const *traces, int n_traces,
                                   const char *comment, const char *path, struct dp_error *err);
 
