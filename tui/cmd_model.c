@@ -1061,7 +1061,7 @@ static int inspector_eval(struct cli *c) {
         json_str(stdout, dp_inspector_setting(insp));
         printf(", \"n_samples\": %d, \"seconds\": ", n);
         json_num(stdout, secs);
-        printf(", \"mape_mean\": ");
+        printf(", \"mape_floor\": %g, \"mape_mean\": ", DP_MAPE_FLOOR);
         json_num(stdout, mean_finite(p.test.mape));
         printf(", ");
         print_eval_json(stdout, "eval", &p.test);
@@ -1073,7 +1073,8 @@ static int inspector_eval(struct cli *c) {
         for (int o = 0; o < DP_N_OUTPUTS; o++)
             printf("%-22s %9.3g %11.4g %8.3f\n", dp_output_names[o], p.test.mape[o], p.test.rmse[o],
                    p.test.r2[o]);
-        printf("mean MAPE %.3g%%\n", mean_finite(p.test.mape));
+        printf("mean MAPE %.3g%% (MAPE over labels >= %g: ms, %%, MB/s; R2 = 1 - SSE / SS about "
+               "the mean, nan for constant labels)\n", mean_finite(p.test.mape), DP_MAPE_FLOOR);
     }
     rc = 0;
 done:
