@@ -44,6 +44,11 @@ static int make_fixtures(void) {
         fprintf(stderr, "fixture: %s\n", err.msg);
     if (dp_inspector_init(m, &in, &err) != DP_OK) return -1;
     for (int o = 0; o < DP_N_OUTPUTS; o++) dp_inspector_set_scale(in, o, 100.0 + o);
+    /* Half the outputs log-scaled, as the shipped inspectors are: the explorer must show
+     * dp_inspector_metric, never raw x scale. */
+    for (int o = 0; o < DP_N_OUTPUTS; o += 2)
+        if (dp_inspector_set_transform(in, o, DP_OUT_LOG, 1.0, 0.5, 2.0) != DP_OK)
+            fprintf(stderr, "fixture: %s\n", err.msg);
     dp_inspector_set_setting(in, "V100-P1w2ho-PCIe");
     if (dp_inspector_save(in, insp_path, NULL, NULL, &err) != DP_OK) {
         fprintf(stderr, "%s\n", err.msg);
@@ -80,6 +85,14 @@ static void test_prediction(void) {
     CHECK(p->src == APP_SRC_TRAINED);
     CHECK(!strcmp(p->insp_id, "V100-P1w2ho-PCIe"));
     for (int k = 0; k < DP_N_OUTPUTS; k++) CHECK(isfinite(p->m[k]));
+    /* the same numbers as `driple predict` (dp_inspector_predict), clamped at 0 */
+    if (p->ok && p->insp >= 0) {
+        double metrics[DP_N_OUTPUTS];
+        struct dp_error err = {0};
+        CHECK(dp_inspector_predict(a.insps[p->insp].insp, a.grouped, NULL, metrics, &err) == DP_OK);
+        for (int k = 0; k < DP_N_OUTPUTS; k++)
+            CHECK_NEAR(p->m[k], fmax(0, metrics[k]), 1e-4 * (1 + fabs(metrics[k])));
+    }
     /* derived figures follow their stated formulas */
     double iter = p->m[3] + p->m[4];
     CHECK_NEAR(p->d[APP_D_ITER], iter, 1e-9);

@@ -441,7 +441,7 @@ void app_predict(struct app *a, const struct dp_setting *s, struct app_pred *p) 
              * dip below 0, so metrics are clamped there (raw keeps the network's output) */
             for (int k = 0; k < DP_N_OUTPUTS; k++) {
                 p->raw[k] = raw[k];
-                p->m[k] = fmax(0.0, (double)raw[k] * dp_inspector_output(in, k)->scale);
+                p->m[k] = fmax(0.0, dp_inspector_metric(in, k, raw[k]));
             }
             p->ok = true;
             p->insp = i;
@@ -1206,7 +1206,8 @@ static void *xfer_main(void *arg) {
     }
     job_set(j, 0.6, "embedding (body frozen)");
     struct dp_train_opts o;
-    dp_train_opts_default(&o);
+    dp_train_opts_recipe(&o, DP_RECIPE_DRIPLE_C); /* as the shipped inspectors were made */
+    o.target = DP_TARGET_BASE;
     o.mode = DP_TRAIN_HEAD;
     o.cancel = &j->cancel;
     o.progress = xfer_progress;

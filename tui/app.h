@@ -51,7 +51,7 @@ struct app_pred {
     char         insp_id[DP_NAME_MAX]; /* the inspector's setting id */
     char         insp_origin[16];    /* provenance origin of that inspector */
     int          insp;               /* index in app.insps, -1 when none */
-    double       m[DP_N_OUTPUTS];    /* metrics in their units: max(0, raw x scale) */
+    double       m[DP_N_OUTPUTS];    /* metrics in their units: max(0, dp_inspector_metric) */
     float        raw[DP_N_OUTPUTS];  /* the network's outputs (Driple order) */
     double       d[APP_D_COUNT];
     bool         sim_ok;             /* the simulator's estimate (labelled "simulated") */

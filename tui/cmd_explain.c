@@ -331,12 +331,9 @@ int cmd_explain(int argc, char **argv) {
 
     /* One prediction's GEMMs are small: BLAS on one thread, the CPUs for occlusion workers. */
     dp_blas_threads(1);
-    double scale[DP_N_OUTPUTS];
-    for (int o = 0; o < DP_N_OUTPUTS; o++) scale[o] = dp_inspector_output(insp, o)->scale;
     /* The engine names the group; the file is ours to add. */
     const char *input = graph_path ? graph_path : grouped_path;
-    if (dp_explain_compute(dp_inspector_model(insp), scale, g, metric, method, (int)threads, &e,
-                           &err) != DP_OK ||
+    if (dp_explain_compute_inspector(insp, g, metric, method, (int)threads, &e, &err) != DP_OK ||
         (graph && g->member_start && dp_explain_drill(e, g, graph, w, &err) != DP_OK)) {
         dp_error_prefix(&err, input);
         goto fail;

@@ -63,6 +63,7 @@ void imp_sync(struct app *a) {
         /* Graph and model go in together, so nothing is computed with a stale model. */
         double scale[DP_N_OUTPUTS];
         for (int k = 0; k < DP_N_OUTPUTS; k++) scale[k] = in ? dp_inspector_output(in, k)->scale : 1;
+        s->v.insp = in;
         importance_view_set_inputs(&s->v, s->g, a->graph, a->weights, m, scale, false, &err);
         s->model = m;
         dp_grouped_free(old);

@@ -49,7 +49,10 @@ enum dp_status importance_view_compute(struct importance_view *v, struct dp_erro
     if (!v->g || !v->model) return DP_OK;
     double t0 = cmd_now_ms();
     struct dp_explain *e = NULL;
-    enum dp_status st = dp_explain_compute(v->model, v->scale, v->g, v->metric, v->method, 0, &e, err);
+    enum dp_status st =
+        v->insp && dp_inspector_model(v->insp) == v->model
+            ? dp_explain_compute_inspector(v->insp, v->g, v->metric, v->method, 0, &e, err)
+            : dp_explain_compute(v->model, v->scale, v->g, v->metric, v->method, 0, &e, err);
     if (st != DP_OK) {
         keep_message(v, err);
         return st;

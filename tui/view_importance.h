@@ -23,6 +23,9 @@ struct importance_view {
     const struct dp_graph       *graph;   /* may be NULL: no op drill-down */
     const struct dp_op_weights  *weights; /* may be NULL */
     const struct dp_model       *model;   /* may be NULL: no importances */
+    /* When set (the explorer), importances and the value are in the metric's own unit through
+     * dp_explain_compute_inspector; else model and scale are used as they are (tests). */
+    const struct dp_inspector   *insp;
     double                       scale[DP_N_OUTPUTS];
     /* owned */
     struct dp_layout            *layout;  /* unit layout: positions in [0, 1] x [0, 1] */

@@ -541,3 +541,24 @@ done:
     free(t_imp);
     return st;
 }
+
+enum dp_status dp_explain_compute_inspector(const struct dp_inspector *insp,
+                                            const struct dp_grouped *g, int metric,
+                                            enum dp_explain_method method, int n_threads,
+                                            struct dp_explain **out, struct dp_error *err) {
+    float raw[DP_N_OUTPUTS];
+    double metrics[DP_N_OUTPUTS], slope[DP_N_OUTPUTS];
+    enum dp_status st = dp_inspector_predict(insp, g, raw, metrics, err);
+    if (st != DP_OK) return st;
+    for (int o = 0; o < DP_N_OUTPUTS; o++) slope[o] = dp_inspector_metric_slope(insp, o, raw[o]);
+    struct dp_explain *e = NULL;
+    if ((st = dp_explain_compute(dp_inspector_model(insp), slope, g, metric, method, n_threads,
+                                 &e, err)) != DP_OK)
+        return st;
+    float sel[DP_N_OUTPUTS];
+    dp_metric_weights(metric, NULL, sel);
+    e->value = 0;
+    for (int o = 0; o < DP_N_OUTPUTS; o++) e->value += sel[o] * metrics[o];
+    *out = e;
+    return DP_OK;
+}

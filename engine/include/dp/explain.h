@@ -12,6 +12,7 @@
 #include "dp/coarsen.h"
 #include "dp/graph.h"
 #include "dp/grouped.h"
+#include "dp/inspector.h"
 #include "dp/model.h"
 #include "dp/status.h"
 
@@ -87,6 +88,14 @@ enum dp_status dp_explain_compute(const struct dp_model *m, const double *scale,
                                   enum dp_explain_method method, int n_threads,
                                   struct dp_explain **out, struct dp_error *err);
 void dp_explain_free(struct dp_explain *e); /* NULL-safe */
+/* dp_explain_compute for an inspector, in the metric's own unit whatever the output transform:
+ * the per-output weights are d metric / d raw at g's prediction (dp_inspector_metric_slope; for a
+ * log-target inspector a linearisation around the prediction, which ranks groups exactly for
+ * grad and to first order for occlusion), and e->value is the predicted metric itself. */
+enum dp_status dp_explain_compute_inspector(const struct dp_inspector *insp,
+                                            const struct dp_grouped *g, int metric,
+                                            enum dp_explain_method method, int n_threads,
+                                            struct dp_explain **out, struct dp_error *err);
 
 /* Drill-down: maps g's member names to ops of `graph` and spreads each group's importance over
  * them. The rule: op j of group G has per-feature shares s_jf = x_jf / X_Gf, where x_j = [tensor
