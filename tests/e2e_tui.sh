@@ -86,6 +86,8 @@ expect "Prediction: 12 metrics" 30
 expect_re "trained (inspector )?V100-P1w2ho-PCIe"
 # for the README: the first screen and the compare tab, before anything changed
 settle; cp "$TMP/screen" "$TMP/first"
+# an inspector trained on simulated labels says so in the header
+if [ "$SETTINGS" = assets/settings/default.json ]; then contains "$TMP/first" "data: simulated"; fi
 tm send-keys -t e2e c
 expect "Compare every GPU"
 sleep 1; settle; cp "$TMP/screen" "$TMP/compare"

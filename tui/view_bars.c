@@ -52,10 +52,14 @@ void view_header_draw(WINDOW *w, const struct app *a) {
     } else {
         const struct dp_inspector *in = app_inspector(a);
         const char *base = in ? dp_inspector_provenance(in)->base_id : "";
+        /* What the inspector learnt from: simulated labels must say so wherever they show. */
+        const char *data = in ? dp_inspector_provenance(in)->data : "";
         bool xf = p->src == APP_SRC_TRANSFERRED && base[0];
-        snprintf(src[0], sizeof src[0], "%s inspector %s%s%s%s", app_src_name(p->src),
-                 p->insp_id, xf ? " (from " : "", xf ? base : "", xf ? ")" : "");
-        snprintf(src[1], sizeof src[1], "%s %s", app_src_name(p->src), p->insp_id);
+        snprintf(src[0], sizeof src[0], "%s inspector %s%s%s%s%s%s", app_src_name(p->src),
+                 p->insp_id, xf ? " (from " : "", xf ? base : "", xf ? ")" : "",
+                 data[0] ? ", data: " : "", data);
+        snprintf(src[1], sizeof src[1], "%s %s%s%s", app_src_name(p->src), p->insp_id,
+                 data[0] ? " " : "", data);
     }
     /* the most verbose pair that fits; the compact one is cut at its least useful end */
     int k = (int)(strlen(set[0]) + 3 + strlen(src[0])) <= cols ? 0 : 1;
