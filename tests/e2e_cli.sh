@@ -43,4 +43,8 @@ ok "$DRIPLE" dataset add --dataset "$TMP/simds.json" --graph samples/graphs/alex
 contains "$TMP/out" "simulated"
 contains "$TMP/simds.json" '"kind":"simulated"'
 fails 2 "need a GRAPH" "$DRIPLE" explain --grouped ../shared/reference/cases/gcn/tiny3.grouped.json --setting V100-P1w2ho-PCIe --batch 32
+# dataset eval: the error of an inspector on a dataset (the same code as inspector eval)
+ok "$DRIPLE" dataset eval assets/inspectors/V100-P1w2ho-PCIe.json --dataset "$TMP/simds.json" --json
+contains "$TMP/out" '"mape_mean"'
+fails 1 "missing.json" "$DRIPLE" dataset eval assets/inspectors/V100-P1w2ho-PCIe.json --dataset "$TMP/missing.json"
 finish

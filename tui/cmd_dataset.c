@@ -30,7 +30,8 @@
     "  that fit in its GPU's memory. Labels are SIMULATED (driple simulate)."
 #define DATASET_USAGE                                                                           \
     "driple dataset build ... (datasets from the simulator)\n"                                  \
-    "       dataset add ... (a measured job: see driple dataset add --help)"
+    "       dataset add ... (a measured job: see driple dataset add --help)\n"                    \
+    "       dataset eval M.json --dataset D.json [--json] (an inspector's error on a dataset)"
 
 static const double batch_factors[] = {0.0625, 0.125, 0.25, 0.375, 0.5, 0.75, 1, 1.5, 2, 3, 4, 6};
 #define N_FACTORS ((int)(sizeof batch_factors / sizeof batch_factors[0]))
@@ -505,9 +506,7 @@ int cmd_dataset(int argc, char **argv) {
     if (argc < 1) return cli_usage("dataset", DATASET_USAGE, "missing subcommand");
     if (!strcmp(argv[0], "build")) return dataset_build(argc - 1, argv + 1);
     if (!strcmp(argv[0], "add")) return cmd_dataset_add(argc - 1, argv + 1);
-    if (!strcmp(argv[0], "eval"))
-        return cli_usage("dataset eval", DATASET_USAGE,
-                         "not available in this build: evaluate an inspector on a dataset with "
-                         "driple train/transfer (they report validation and test error)");
+    /* One evaluation, two doors: `inspector eval` owns it. */
+    if (!strcmp(argv[0], "eval")) return cmd_inspector(argc, argv);
     return cli_usage("dataset", DATASET_USAGE, "unknown subcommand \"%s\"", argv[0]);
 }
