@@ -126,5 +126,6 @@ fails 1 "s0.json:\$.settings: empty" "$DRIPLE" dataset build --out "$TMP/ds0" --
 # an unusable output directory fails before any simulation
 fails 1 "g.json: cannot create directory: Not a directory" "$DRIPLE" dataset build --out "$G" --models squeezenet
 fails 2 "--optimizers: empty list" "$DRIPLE" dataset build --out "$TMP/ds" --optimizers ""
-fails 2 "not available" "$DRIPLE" dataset eval
+# dataset eval is inspector eval: its arguments are checked the same way
+fails 2 "needs M.json and --dataset D.json" "$DRIPLE" dataset eval
 finish

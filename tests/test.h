@@ -45,6 +45,19 @@ static int test_passed, test_failed;
 
 #define REF_DIR "../shared/reference"
 
+/* Writes text to build/tests/<name> (where the test binaries' scratch files go) and returns that
+ * path, in a static buffer that the next call overwrites; NULL when the file cannot be written.
+ * Static inline so that a test that does not call it gets no unused-function warning. */
+static inline const char *write_tmp(const char *name, const char *text) {
+    static char path[256];
+    snprintf(path, sizeof path, "build/tests/%s", name);
+    FILE *f = fopen(path, "w");
+    if (!f) return NULL;
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
 #define TEST_MAIN_END()                                                                  \
     do {                                                                                 \
         printf("%s: %d passed, %d failed\n", __FILE__, test_passed, test_failed);        \

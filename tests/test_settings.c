@@ -9,16 +9,6 @@
 #include "dp/settings.h"
 #include "test.h"
 
-static const char *write_tmp(const char *name, const char *text) {
-    static char path[256];
-    snprintf(path, sizeof path, "build/tests/%s", name);
-    FILE *f = fopen(path, "w");
-    if (!f) return NULL;
-    fputs(text, f);
-    fclose(f);
-    return path;
-}
-
 static void test_catalog(void) {
     struct dp_gpu_catalog *c = NULL;
     struct dp_error err = {0};
@@ -57,6 +47,23 @@ static void test_catalog(void) {
     CHECK(dp_gpu_catalog_load(p, &c, &err) == DP_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "appears twice");
     CHECK(dp_gpu_catalog_load("build/tests/none.json", &c, &err) == DP_ERR_IO);
+    /* A name that does not fit its field fails rather than being cut; one that just fits loads. */
+    char text[256], name[DP_NAME_MAX + 1];
+    memset(name, 'N', DP_NAME_MAX);
+    name[DP_NAME_MAX] = '\0';
+    snprintf(text, sizeof text, "{\"format\":\"driple-gpus/1\",\"gpus\":[{\"name\":\"%s\"}]}",
+             name);
+    p = write_tmp("bad_gpus4.json", text);
+    CHECK(dp_gpu_catalog_load(p, &c, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "bad_gpus4.json:$.gpus[0].name: longer than 63 characters");
+    name[DP_NAME_MAX - 1] = '\0';
+    snprintf(text, sizeof text, "{\"format\":\"driple-gpus/1\",\"gpus\":[{\"name\":\"%s\"}]}",
+             name);
+    p = write_tmp("ok_gpus_long.json", text);
+    c = NULL;
+    CHECK(dp_gpu_catalog_load(p, &c, &err) == DP_OK);
+    CHECK(c && c->n_gpus == 1 && strlen(c->gpus[0].name) == DP_NAME_MAX - 1);
+    dp_gpu_catalog_free(c);
 
     /* A GPU the simulator cannot run is named with the catalog file and its index. */
     p = write_tmp("nospec_gpus.json", "{\"format\":\"driple-gpus/1\",\"gpus\":[{\"name\":\"A\","

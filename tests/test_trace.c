@@ -9,16 +9,6 @@
 #include "dp/trace.h"
 #include "test.h"
 
-static const char *write_tmp(const char *name, const char *text) {
-    static char path[256];
-    snprintf(path, sizeof path, "build/tests/%s", name);
-    FILE *f = fopen(path, "w");
-    if (!f) return NULL;
-    fputs(text, f);
-    fclose(f);
-    return path;
-}
-
 static void test_bursts(void) {
     /* 100 ms samples: idle 3, burst of 2 (peak 80), idle 4, burst of 3 (peak 60), idle 2. */
     const double v[] = {0, 0, 0, 50, 80, 0, 0, 0, 0, 40, 60, 30, 0, 0};

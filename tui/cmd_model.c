@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -54,34 +53,6 @@ static const char *const usage_inspector =
     "       inspector eval M.json --dataset D.json [--json]   (MAPE/RMSE/R2 on every trainable sample)";
 
 /* ---- output helpers ---- */
-
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        default:
-            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-            else fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
-
-static void json_num(FILE *f, double v) {
-    if (isfinite(v)) fprintf(f, "%.9g", v);
-    else fputs("null", f);
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static const char *const group_names[4] = {"gpu_mem_util", "gpu_util", "net_rx", "net_tx"};
 static const char *const field_names[3] = {"idle", "active", "peak"};
@@ -164,7 +135,7 @@ static void print_metrics_json(FILE *f, const double *m) {
         fprintf(f, "%s\"%s\": {", r ? ", " : "", group_names[r]);
         for (int k = 0; k < 3; k++) {
             fprintf(f, "%s\"%s\": ", k ? ", " : "", field_names[k]);
-            json_num(f, m[3 * r + k]);
+            cmd_json_num(f, m[3 * r + k]);
         }
         fputc('}', f);
     }
@@ -173,24 +144,24 @@ static void print_metrics_json(FILE *f, const double *m) {
 
 static void print_derived_json(FILE *f, const struct derived *d) {
     fprintf(f, "{\"iteration_ms\": ");
-    json_num(f, d->iteration_ms);
+    cmd_json_num(f, d->iteration_ms);
     fprintf(f, ", \"throughput\": ");
-    json_num(f, d->throughput);
+    cmd_json_num(f, d->throughput);
     fprintf(f, ", \"workers\": ");
     if (d->workers > 0) fprintf(f, "%d", d->workers);
     else fputs("null", f);
     fprintf(f, ", \"gpu_util_mean\": ");
-    json_num(f, d->gpu_util_mean);
+    cmd_json_num(f, d->gpu_util_mean);
     fprintf(f, ", \"gpu_mem_util_mean\": ");
-    json_num(f, d->gpu_mem_util_mean);
+    cmd_json_num(f, d->gpu_mem_util_mean);
     fprintf(f, ", \"rx_mb_per_burst\": ");
-    json_num(f, d->rx_mb);
+    cmd_json_num(f, d->rx_mb);
     fprintf(f, ", \"tx_mb_per_burst\": ");
-    json_num(f, d->tx_mb);
+    cmd_json_num(f, d->tx_mb);
     fprintf(f, ", \"epoch_s\": ");
-    json_num(f, d->epoch_s);
+    cmd_json_num(f, d->epoch_s);
     fprintf(f, ", \"epoch_cost\": ");
-    json_num(f, d->epoch_cost);
+    cmd_json_num(f, d->epoch_cost);
     fprintf(f, ", \"formulas\": {\"iteration_ms\": \"gpu_util.idle + gpu_util.active\", "
                "\"throughput\": \"batch * workers * 1000 / iteration_ms\", "
                "\"gpu_util_mean\": \"gpu_util.peak * gpu_util.active / (gpu_util.idle + gpu_util.active)\", "
@@ -292,17 +263,17 @@ int cmd_predict(int argc, char **argv) {
     if (json) {
         FILE *f = stdout;
         fprintf(f, "{\"graph\": ");
-        json_str(f, g->graph);
+        cmd_json_str(f, g->graph);
         fprintf(f, ", \"batch\": ");
         if (g->batch > 0) fprintf(f, "%lld", (long long)g->batch);
         else fputs("null", f);
         fprintf(f, ", \"n_groups\": %d, \"setting\": ", g->n_groups);
-        if (setting_id[0]) json_str(f, setting_id);
+        if (setting_id[0]) cmd_json_str(f, setting_id);
         else fputs("null", f);
         fprintf(f, ", \"inspector\": ");
-        json_str(f, ipath);
+        cmd_json_str(f, ipath);
         fprintf(f, ", \"data\": ");
-        json_str(f, dp_inspector_provenance(insp)->data);
+        cmd_json_str(f, dp_inspector_provenance(insp)->data);
         fprintf(f, ",\n \"metrics\": ");
         print_metrics_json(f, m);
         fprintf(f, ",\n \"units\": {\"idle\": \"ms\", \"active\": \"ms\", \"gpu_mem_util.peak\": \"%%\", "
@@ -310,13 +281,13 @@ int cmd_predict(int argc, char **argv) {
         fprintf(f, ",\n \"raw\": [");
         for (int o = 0; o < DP_N_OUTPUTS; o++) {
             if (o) fputs(", ", f);
-            json_num(f, raw[o]);
+            cmd_json_num(f, raw[o]);
         }
         fprintf(f, "],\n \"derived\": ");
         print_derived_json(f, &d);
         if (unknown) {
             fprintf(f, ",\n \"unknown_op_types\": ");
-            json_str(f, unknown);
+            cmd_json_str(f, unknown);
         }
         fprintf(f, "}\n");
     } else {
@@ -387,16 +358,16 @@ int cmd_compare(int argc, char **argv) {
         cli_fail(&err);
         goto done;
     }
-    double t0 = now_s();
+    double t0 = cmd_now_ms();
     int n_ok = 0, n_gnn = 0;
     if (json) {
         printf("{\"graph\": ");
-        json_str(stdout, g->graph);
+        cmd_json_str(stdout, g->graph);
         printf(", \"batch\": ");
         if (g->batch > 0) printf("%lld", (long long)g->batch);
         else printf("null");
         printf(", \"settings_file\": ");
-        json_str(stdout, file);
+        cmd_json_str(stdout, file);
         printf(", \"settings\": [");
     } else {
         printf("graph %s  batch %lld  groups %d  settings %s\n\n", g->graph, (long long)g->batch,
@@ -454,25 +425,25 @@ int cmd_compare(int argc, char **argv) {
         if (!why) derive(m, g->batch, s->workers, 0, 0, &d);
         if (json) {
             printf("%s\n  {\"id\": ", i ? "," : "");
-            json_str(stdout, s->id);
+            cmd_json_str(stdout, s->id);
             printf(", \"gpu\": ");
-            json_str(stdout, s->gpu);
+            cmd_json_str(stdout, s->gpu);
             printf(", \"workers\": %d, \"ps\": %d, \"inspector\": ", s->workers, s->ps);
-            if (s->inspector[0]) json_str(stdout, s->inspector);
+            if (s->inspector[0]) cmd_json_str(stdout, s->inspector);
             else printf("null");
             if (why) {
                 printf(", \"error\": ");
-                json_str(stdout, why);
+                cmd_json_str(stdout, why);
                 printf(", \"metrics\": null}");
             } else {
                 printf(", \"data\": ");
-                json_str(stdout, dp_inspector_provenance(insp)->data);
+                cmd_json_str(stdout, dp_inspector_provenance(insp)->data);
                 printf(", \"metrics\": ");
                 print_metrics_json(stdout, m);
                 printf(", \"raw\": [");
                 for (int o = 0; o < DP_N_OUTPUTS; o++) {
                     if (o) printf(", ");
-                    json_num(stdout, raw[o]);
+                    cmd_json_num(stdout, raw[o]);
                 }
                 printf("], \"derived\": ");
                 print_derived_json(stdout, &d);
@@ -486,10 +457,10 @@ int cmd_compare(int argc, char **argv) {
         }
         dp_inspector_free(insp);
     }
-    double ms = (now_s() - t0) * 1e3;
+    double ms = cmd_now_ms() - t0;
     if (json) {
         printf("\n ], \"n_predicted\": %d, \"gnn_passes\": %d, \"ms\": ", n_ok, n_gnn);
-        json_num(stdout, ms);
+        cmd_json_num(stdout, ms);
         printf(", \"formulas\": {\"iteration_ms\": \"gpu_util.idle + gpu_util.active\", "
                "\"throughput\": \"batch * workers * 1000 / iteration_ms\"}}\n");
     } else {
@@ -525,7 +496,7 @@ static void on_sigint(int sig) {
 
 struct progress_state {
     bool   tty, quiet;
-    double last_draw;
+    double last_draw; /* cmd_now_ms() of the last redraw */
 };
 
 static void fmt_time(double s, char *buf, size_t n) {
@@ -544,8 +515,8 @@ static void on_progress(const struct dp_train_progress *p, void *ud) {
     fmt_time(eta, eta_s, sizeof eta_s);
     fmt_time(p->elapsed_s, el_s, sizeof el_s);
     if (ps->tty) {
-        double t = now_s();
-        if (!p->epoch_end && t - ps->last_draw < 0.1) return;
+        double t = cmd_now_ms();
+        if (!p->epoch_end && t - ps->last_draw < 100) return;
         ps->last_draw = t;
         int width = 24, fill = (int)(width * (double)p->batch / (p->n_batches ? p->n_batches : 1));
         char bar[32];
@@ -591,7 +562,7 @@ static void print_eval_json(FILE *f, const char *key, const struct dp_eval *e) {
         fprintf(f, "%s\"%s\": [", k ? ", " : "", names[k]);
         for (int o = 0; o < DP_N_OUTPUTS; o++) {
             if (o) fputs(", ", f);
-            json_num(f, vals[k][o]);
+            cmd_json_num(f, vals[k][o]);
         }
         fputc(']', f);
     }
@@ -602,22 +573,22 @@ static void print_run_json(FILE *f, const char *label, const struct dp_inspector
                            const struct dp_train_result *r) {
     const struct dp_provenance *p = dp_inspector_provenance(insp);
     fprintf(f, "\"%s\": {\"origin\": ", label);
-    json_str(f, p->origin);
+    cmd_json_str(f, p->origin);
     fprintf(f, ", \"mode\": ");
-    json_str(f, p->mode);
+    cmd_json_str(f, p->mode);
     fprintf(f, ", \"seconds\": ");
-    json_num(f, r->seconds);
+    cmd_json_num(f, r->seconds);
     fprintf(f, ", \"embed_seconds\": ");
-    json_num(f, r->embed_seconds);
+    cmd_json_num(f, r->embed_seconds);
     fprintf(f, ", \"epochs\": %d, \"best_epoch\": %d, \"cancelled\": %s, \"first_train_loss\": ",
             r->epochs_run, r->best_epoch, r->cancelled ? "true" : "false");
-    json_num(f, r->first_train_loss);
+    cmd_json_num(f, r->first_train_loss);
     fprintf(f, ", \"best_val_loss\": ");
-    json_num(f, r->best_val_loss);
+    cmd_json_num(f, r->best_val_loss);
     fprintf(f, ", \"mape_floor\": %g", DP_MAPE_FLOOR);
     fprintf(f, ", \"n_train\": %d, \"n_val\": %d, \"n_test\": %d, \"test_mape_mean\": ",
             r->split.n_train, r->split.n_val, r->split.n_test);
-    json_num(f, mean_finite(p->test.mape));
+    cmd_json_num(f, mean_finite(p->test.mape));
     fprintf(f, ", ");
     print_eval_json(f, "val", &p->val);
     fprintf(f, ", ");
@@ -625,22 +596,60 @@ static void print_run_json(FILE *f, const char *label, const struct dp_inspector
     fputc('}', f);
 }
 
-/* The recipe's defaults (--recipe, default driple-c); the other options override them. */
-static bool recipe_opts(struct cli *c, struct dp_train_opts *o, enum dp_recipe *r, const char *cmd,
-                        const char *usage) {
-    const char *recipe = cli_value(c, "--recipe");
-    *r = DP_RECIPE_DRIPLE_C;
-    if (recipe && !dp_recipe_parse(recipe, r)) {
-        cli_usage(cmd, usage, "--recipe: '%s' is not driple-c or paper", recipe);
-        c->bad = true;
-        return false;
-    }
-    dp_train_opts_recipe(o, *r);
+/* The state train and transfer share: the command line, the training options (the recipe's
+ * defaults, then the options given), the dataset, the trained inspector and its result, and the
+ * progress bar and Ctrl-C handler that watch the run. run_init sets it up; run_free releases it,
+ * whichever step failed. */
+struct run_cmd {
+    struct cli             c;
+    const char            *cmd, *usage; /* for usage messages */
+    struct dp_train_opts   o;
+    enum dp_recipe         recipe;
+    struct dp_dataset      ds;
+    struct dp_inspector   *insp; /* the inspector trained (train) or transferred (transfer) */
+    struct dp_train_result res;
+    struct progress_state  ps;
+    void (*old_sigint)(int);
+};
+
+/* Wraps argv for `cmd` (usage: its usage text); false, with nothing to free, when out of memory. */
+static bool run_init(struct run_cmd *r, int argc, char **argv, const char *cmd, const char *usage) {
+    memset(r, 0, sizeof *r);
+    if (!cli_init(&r->c, argc, argv, cmd)) return false;
+    r->cmd = cmd;
+    r->usage = usage;
+    dp_dataset_init(&r->ds, NULL);
     return true;
 }
 
-/* Options shared by train and transfer. */
-static bool train_opts(struct cli *c, struct dp_train_opts *o, const char *cmd, const char *usage) {
+static void run_free(struct run_cmd *r) {
+    dp_train_result_free(&r->res);
+    dp_inspector_free(r->insp);
+    dp_dataset_free(&r->ds);
+    cli_done(&r->c);
+}
+
+/* The recipe's defaults (--recipe, default driple-c) into r->o; the other options override them,
+ * so query it first. False, with the message printed and c.bad set, on an unknown recipe. */
+static bool recipe_opts(struct run_cmd *r) {
+    const char *recipe = cli_value(&r->c, "--recipe");
+    r->recipe = DP_RECIPE_DRIPLE_C;
+    if (recipe && !dp_recipe_parse(recipe, &r->recipe)) {
+        cli_usage(r->cmd, r->usage, "--recipe: '%s' is not driple-c or paper", recipe);
+        r->c.bad = true;
+        return false;
+    }
+    dp_train_opts_recipe(&r->o, r->recipe);
+    return true;
+}
+
+/* The options train and transfer share (epochs, patience, seed, minibatch, hidden, lr and its
+ * decay, weight decay, split, target) over r->o's defaults, then the check that every argument
+ * was used: query it after the command's own options. False, with the message printed, when
+ * any option was bad (exit status 2). */
+static bool train_opts(struct run_cmd *r) {
+    struct cli *c = &r->c;
+    struct dp_train_opts *o = &r->o;
     int64_t epochs = o->epochs, patience = o->patience, seed = (int64_t)o->seed, mb = o->batch,
             hidden = o->hidden, plateau = o->lr_plateau;
     double lr = o->adam.lr, decay = o->lr_decay, wd = o->adam.weight_decay;
@@ -654,12 +663,12 @@ static bool train_opts(struct cli *c, struct dp_train_opts *o, const char *cmd, 
         !cli_double(c, "--weight-decay", 0, 10, &wd))
         return false;
     if (split && !dp_split_parse(split, &o->split)) {
-        cli_usage(cmd, usage, "--split: '%s' is not random or models", split);
+        cli_usage(r->cmd, r->usage, "--split: '%s' is not random or models", split);
         c->bad = true;
         return false;
     }
     if (target && !dp_target_parse(target, &o->target)) {
-        cli_usage(cmd, usage, "--target: '%s' is not max, range, log or base", target);
+        cli_usage(r->cmd, r->usage, "--target: '%s' is not max, range, log or base", target);
         c->bad = true;
         return false;
     }
@@ -672,138 +681,147 @@ static bool train_opts(struct cli *c, struct dp_train_opts *o, const char *cmd, 
     o->batch = (int)mb;
     o->hidden = (int)hidden;
     o->adam.lr = (float)lr;
-    return true;
+    /* an earlier query whose value was missing (cli_value) set c->bad without failing here */
+    return !c->bad && cli_check_unused(c);
+}
+
+/* Before the run: progress on stderr (a bar on a terminal, a line per epoch otherwise) and Ctrl-C
+ * to stop it keeping the best model so far. watch_stop undoes both. */
+static void watch_start(struct run_cmd *r) {
+    r->ps = (struct progress_state){isatty(2) != 0, false, 0};
+    r->o.progress = on_progress;
+    r->o.ud = &r->ps;
+    r->o.cancel = &interrupted;
+    interrupted = 0;
+    r->old_sigint = signal(SIGINT, on_sigint);
+}
+
+static void watch_stop(struct run_cmd *r) {
+    signal(SIGINT, r->old_sigint);
+    if (r->ps.tty) fputc('\n', stderr); /* end the bar's line */
+}
+
+/* Opens the --json object of train and transfer: the inspector written, where it came from
+ * (src_key "dataset" or "base": src) and the dataset's setting, ending in ", " for the rest. */
+static void print_run_head_json(const struct run_cmd *r, const char *out, const char *src_key,
+                                const char *src) {
+    printf("{\"inspector\": ");
+    cmd_json_str(stdout, out);
+    printf(", \"%s\": ", src_key);
+    cmd_json_str(stdout, src);
+    printf(", \"setting\": ");
+    cmd_json_str(stdout, r->ds.setting);
+    printf(", ");
+}
+
+/* The text summary's opening words when Ctrl-C stopped the run. */
+static const char *cancelled_note(const struct dp_train_result *res) {
+    return res->cancelled ? "interrupted, kept the best so far; " : "";
 }
 
 int cmd_train(int argc, char **argv) {
-    struct cli c;
-    if (!cli_init(&c, argc, argv, "train")) return 1;
+    struct run_cmd r;
+    if (!run_init(&r, argc, argv, "train", usage_train)) return 1;
     int rc = 2;
-    struct dp_dataset ds;
-    dp_dataset_init(&ds, NULL);
-    struct dp_inspector *insp = NULL;
-    struct dp_train_result res;
-    memset(&res, 0, sizeof res);
-    struct dp_train_opts o;
-    enum dp_recipe recipe;
-    if (!recipe_opts(&c, &o, &recipe, "train", usage_train)) goto done;
-    const char *dataset = cli_value(&c, "--dataset");
-    const char *out = cli_value(&c, "-o");
-    const char *layer = cli_value(&c, "--layer");
-    const char *feat = cli_value(&c, "--features");
-    const char *rule = cli_value(&c, "--rule");
-    int64_t n_layers = 0, max_layers = o.max_layers;
-    bool json = cli_flag(&c, "--json");
-    if (!out) out = cli_value(&c, "--out");
-    if (!cli_int(&c, "--layers", 1, 100000, &n_layers) ||
-        !cli_int(&c, "--max-layers", 0, 100000, &max_layers))
+    if (!recipe_opts(&r)) goto done;
+    const char *dataset = cli_value(&r.c, "--dataset");
+    const char *out = cli_value(&r.c, "-o");
+    const char *layer = cli_value(&r.c, "--layer");
+    const char *feat = cli_value(&r.c, "--features");
+    const char *rule = cli_value(&r.c, "--rule");
+    int64_t n_layers = 0, max_layers = r.o.max_layers;
+    bool json = cli_flag(&r.c, "--json");
+    if (!out) out = cli_value(&r.c, "--out");
+    if (!cli_int(&r.c, "--layers", 1, 100000, &n_layers) ||
+        !cli_int(&r.c, "--max-layers", 0, 100000, &max_layers))
         goto done;
-    o.n_layers = (int)n_layers;
-    o.max_layers = (int)max_layers;
-    if (rule && !dp_layer_rule_parse(rule, &o.rule)) {
+    r.o.n_layers = (int)n_layers;
+    r.o.max_layers = (int)max_layers;
+    if (rule && !dp_layer_rule_parse(rule, &r.o.rule)) {
         rc = cli_usage("train", usage_train, "--rule: '%s' is not half, n, log2 or fixed", rule);
         goto done;
     }
-    if (n_layers > 0 && !rule) o.rule = DP_RULE_FIXED;
-    if (!train_opts(&c, &o, "train", usage_train) || c.bad) goto done;
-    if (!cli_check_unused(&c)) goto done;
+    if (n_layers > 0 && !rule) r.o.rule = DP_RULE_FIXED;
+    if (!train_opts(&r)) goto done;
     if (!dataset || !out) {
         rc = cli_usage("train", usage_train, "needs --dataset D.json and -o M.json");
         goto done;
     }
-    if (o.target == DP_TARGET_BASE) {
+    if (r.o.target == DP_TARGET_BASE) {
         rc = cli_usage("train", usage_train, "--target base is for transfer (there is no base)");
         goto done;
     }
-    if (layer && !dp_layer_parse(layer, &o.layer)) {
+    if (layer && !dp_layer_parse(layer, &r.o.layer)) {
         rc = cli_usage("train", usage_train, "--layer: '%s' is not gcn, gin, gat or mpnn", layer);
         goto done;
     }
-    if (feat && !dp_feat_parse(feat, &o.feat)) {
+    if (feat && !dp_feat_parse(feat, &r.o.feat)) {
         rc = cli_usage("train", usage_train, "--features: '%s' is not raw or log", feat);
         goto done;
     }
     rc = 1;
     struct dp_error err = {0};
-    if (dp_dataset_load_json(dataset, &ds, &err)) { cli_fail(&err); goto done; }
-    struct progress_state ps = {isatty(2) != 0, false, 0};
-    o.progress = on_progress;
-    o.ud = &ps;
-    o.cancel = &interrupted;
-    interrupted = 0;
-    void (*old)(int) = signal(SIGINT, on_sigint);
-    enum dp_status st = dp_train(&ds, &o, &insp, &res, &err);
-    signal(SIGINT, old);
-    if (ps.tty) fputc('\n', stderr);
+    if (dp_dataset_load_json(dataset, &r.ds, &err)) { cli_fail(&err); goto done; }
+    watch_start(&r);
+    enum dp_status st = dp_train(&r.ds, &r.o, &r.insp, &r.res, &err);
+    watch_stop(&r);
     if (st) { cli_fail(&err); goto done; }
-    if (dp_inspector_save(insp, out, NULL, NULL, &err)) { cli_fail(&err); goto done; }
+    if (dp_inspector_save(r.insp, out, NULL, NULL, &err)) { cli_fail(&err); goto done; }
+    const struct dp_train_opts *o = &r.o;
     if (json) {
-        printf("{\"inspector\": ");
-        json_str(stdout, out);
-        printf(", \"dataset\": ");
-        json_str(stdout, dataset);
-        printf(", \"setting\": ");
-        json_str(stdout, ds.setting);
-        printf(", \"layer\": ");
-        json_str(stdout, dp_layer_name(o.layer));
+        print_run_head_json(&r, out, "dataset", dataset);
+        printf("\"layer\": ");
+        cmd_json_str(stdout, dp_layer_name(o->layer));
         printf(", \"features\": ");
-        json_str(stdout, dp_feat_name(o.feat));
+        cmd_json_str(stdout, dp_feat_name(o->feat));
         printf(", \"recipe\": ");
-        json_str(stdout, dp_recipe_name(recipe));
+        cmd_json_str(stdout, dp_recipe_name(r.recipe));
         printf(", \"target\": ");
-        json_str(stdout, dp_target_name(o.target));
+        cmd_json_str(stdout, dp_target_name(o->target));
         printf(", \"split\": ");
-        json_str(stdout, dp_split_name(o.split));
+        cmd_json_str(stdout, dp_split_name(o->split));
         printf(", ");
-        print_run_json(stdout, "scratch", insp, &res);
+        print_run_json(stdout, "scratch", r.insp, &r.res);
         printf("}\n");
     } else {
         printf("%s%s: %s (recipe %s, %s features, %s targets) on %s (%s split, %d/%d/%d samples, "
                "%s labels), %d epochs (best %d), %.2f s\n",
-               res.cancelled ? "interrupted, kept the best so far; " : "", out,
-               dp_layer_name(o.layer), dp_recipe_name(recipe), dp_feat_name(o.feat),
-               dp_target_name(o.target), ds.setting[0] ? ds.setting : dataset, dp_split_name(o.split),
-               res.split.n_train, res.split.n_val, res.split.n_test, dp_dataset_data_kind(&ds),
-               res.epochs_run, res.best_epoch, res.seconds);
-        print_eval_table(stdout, dp_inspector_provenance(insp));
+               cancelled_note(&r.res), out, dp_layer_name(o->layer), dp_recipe_name(r.recipe),
+               dp_feat_name(o->feat), dp_target_name(o->target),
+               r.ds.setting[0] ? r.ds.setting : dataset, dp_split_name(o->split),
+               r.res.split.n_train, r.res.split.n_val, r.res.split.n_test,
+               dp_dataset_data_kind(&r.ds), r.res.epochs_run, r.res.best_epoch, r.res.seconds);
+        print_eval_table(stdout, dp_inspector_provenance(r.insp));
     }
     rc = 0;
 done:
-    dp_train_result_free(&res);
-    dp_inspector_free(insp);
-    dp_dataset_free(&ds);
-    cli_done(&c);
+    run_free(&r);
     return rc;
 }
 
 int cmd_transfer(int argc, char **argv) {
-    struct cli c;
-    if (!cli_init(&c, argc, argv, "transfer")) return 1;
+    struct run_cmd r;
+    if (!run_init(&r, argc, argv, "transfer", usage_transfer)) return 1;
     int rc = 2;
-    struct dp_dataset ds;
-    dp_dataset_init(&ds, NULL);
-    struct dp_inspector *base = NULL, *insp = NULL, *scratch = NULL;
-    struct dp_train_result res, sres;
-    memset(&res, 0, sizeof res);
+    struct dp_inspector *base = NULL, *scratch = NULL;
+    struct dp_train_result sres;
     memset(&sres, 0, sizeof sres);
-    struct dp_train_opts o;
-    enum dp_recipe recipe;
-    if (!recipe_opts(&c, &o, &recipe, "transfer", usage_transfer)) goto done;
-    o.target = DP_TARGET_BASE;
-    const char *from = cli_value(&c, "--from");
-    const char *dataset = cli_value(&c, "--dataset");
-    const char *out = cli_value(&c, "-o");
-    const char *mode = cli_value(&c, "--mode");
-    bool json = cli_flag(&c, "--json"), vs = cli_flag(&c, "--vs-scratch");
-    if (!out) out = cli_value(&c, "--out");
-    if (!train_opts(&c, &o, "transfer", usage_transfer) || c.bad) goto done;
-    if (!cli_check_unused(&c)) goto done;
+    if (!recipe_opts(&r)) goto done;
+    r.o.target = DP_TARGET_BASE;
+    const char *from = cli_value(&r.c, "--from");
+    const char *dataset = cli_value(&r.c, "--dataset");
+    const char *out = cli_value(&r.c, "-o");
+    const char *mode = cli_value(&r.c, "--mode");
+    bool json = cli_flag(&r.c, "--json"), vs = cli_flag(&r.c, "--vs-scratch");
+    if (!out) out = cli_value(&r.c, "--out");
+    if (!train_opts(&r)) goto done;
     if (!from || !dataset || !out) {
         rc = cli_usage("transfer", usage_transfer, "needs --from BASE.json, --dataset D.json and -o M.json");
         goto done;
     }
-    if (mode && !strcmp(mode, "head")) o.mode = DP_TRAIN_HEAD;
-    else if (mode && (!strcmp(mode, "head+last") || !strcmp(mode, "head-last"))) o.mode = DP_TRAIN_HEAD_LAST;
+    if (mode && !strcmp(mode, "head")) r.o.mode = DP_TRAIN_HEAD;
+    else if (mode && (!strcmp(mode, "head+last") || !strcmp(mode, "head-last")))
+        r.o.mode = DP_TRAIN_HEAD_LAST;
     else if (mode) {
         rc = cli_usage("transfer", usage_transfer, "--mode: '%s' is not head or head+last", mode);
         goto done;
@@ -812,19 +830,14 @@ int cmd_transfer(int argc, char **argv) {
     struct dp_error err = {0};
     if (dp_inspector_load(from, &base, &err)) { cli_fail(&err); goto done; }
     /* Head mode runs single-graph embeddings and tiny head GEMMs: one BLAS thread is fastest. */
-    if (o.mode == DP_TRAIN_HEAD && !vs) dp_blas_threads(1);
-    if (dp_dataset_load_json(dataset, &ds, &err)) { cli_fail(&err); goto done; }
-    struct progress_state ps = {isatty(2) != 0, false, 0};
-    o.progress = on_progress;
-    o.ud = &ps;
-    o.cancel = &interrupted;
-    interrupted = 0;
-    void (*old)(int) = signal(SIGINT, on_sigint);
-    enum dp_status st = dp_transfer(base, &ds, &o, &insp, &res, &err);
+    if (r.o.mode == DP_TRAIN_HEAD && !vs) dp_blas_threads(1);
+    if (dp_dataset_load_json(dataset, &r.ds, &err)) { cli_fail(&err); goto done; }
+    watch_start(&r);
+    enum dp_status st = dp_transfer(base, &r.ds, &r.o, &r.insp, &r.res, &err);
     if (!st && vs && !interrupted) {
         /* From scratch on the same data and split, with the base's architecture. */
         const struct dp_arch *a = dp_model_arch(dp_inspector_model(base));
-        struct dp_train_opts so = o;
+        struct dp_train_opts so = r.o;
         so.layer = a->layer;
         so.hidden = a->hidden;
         so.feat = a->feat;
@@ -832,51 +845,43 @@ int cmd_transfer(int argc, char **argv) {
         so.n_layers = a->n_layers;
         so.max_layers = a->max_layers;
         if (so.target == DP_TARGET_BASE) so.target = dp_target_of(base);
-        if (!ps.tty) fprintf(stderr, "from scratch, for comparison:\n");
-        st = dp_train(&ds, &so, &scratch, &sres, &err);
+        if (!r.ps.tty) fprintf(stderr, "from scratch, for comparison:\n");
+        st = dp_train(&r.ds, &so, &scratch, &sres, &err);
     }
-    signal(SIGINT, old);
-    if (ps.tty) fputc('\n', stderr);
+    watch_stop(&r);
     if (st) { cli_fail(&err); goto done; }
-    if (dp_inspector_save(insp, out, base, from, &err)) { cli_fail(&err); goto done; }
+    if (dp_inspector_save(r.insp, out, base, from, &err)) { cli_fail(&err); goto done; }
+    const struct dp_train_result *res = &r.res;
     if (json) {
-        printf("{\"inspector\": ");
-        json_str(stdout, out);
-        printf(", \"base\": ");
-        json_str(stdout, from);
-        printf(", \"setting\": ");
-        json_str(stdout, ds.setting);
-        printf(", ");
-        print_run_json(stdout, "transfer", insp, &res);
+        print_run_head_json(&r, out, "base", from);
+        print_run_json(stdout, "transfer", r.insp, res);
         if (scratch) {
             printf(", ");
             print_run_json(stdout, "scratch", scratch, &sres);
             printf(", \"speedup\": ");
-            json_num(stdout, res.seconds > 0 ? sres.seconds / res.seconds : NAN);
+            cmd_json_num(stdout, res->seconds > 0 ? sres.seconds / res->seconds : NAN);
         }
         printf("}\n");
     } else {
         printf("%s%s: transferred from %s (%s mode) to %s: %d epochs (best %d), %.3f s "
-               "(embeddings %.3f s)\n", res.cancelled ? "interrupted, kept the best so far; " : "",
-               out, from, dp_inspector_provenance(insp)->mode, ds.setting[0] ? ds.setting : dataset,
-               res.epochs_run, res.best_epoch, res.seconds, res.embed_seconds);
-        print_eval_table(stdout, dp_inspector_provenance(insp));
+               "(embeddings %.3f s)\n", cancelled_note(res),
+               out, from, dp_inspector_provenance(r.insp)->mode,
+               r.ds.setting[0] ? r.ds.setting : dataset, res->epochs_run, res->best_epoch,
+               res->seconds, res->embed_seconds);
+        print_eval_table(stdout, dp_inspector_provenance(r.insp));
         if (scratch)
             printf("\nfrom scratch on the same split: %.3f s, %d epochs, mean test MAPE %.3g%% "
                    "(transfer: %.3g%%); transfer is %.1fx faster\n", sres.seconds, sres.epochs_run,
                    mean_finite(dp_inspector_provenance(scratch)->test.mape),
-                   mean_finite(dp_inspector_provenance(insp)->test.mape),
-                   res.seconds > 0 ? sres.seconds / res.seconds : NAN);
+                   mean_finite(dp_inspector_provenance(r.insp)->test.mape),
+                   res->seconds > 0 ? sres.seconds / res->seconds : NAN);
     }
     rc = 0;
 done:
-    dp_train_result_free(&res);
     dp_train_result_free(&sres);
     dp_inspector_free(scratch);
-    dp_inspector_free(insp);
     dp_inspector_free(base);
-    dp_dataset_free(&ds);
-    cli_done(&c);
+    run_free(&r);
     return rc;
 }
 
@@ -902,49 +907,49 @@ static int inspector_info(struct cli *c) {
     if (json) {
         FILE *f = stdout;
         fprintf(f, "{\"file\": ");
-        json_str(f, path);
+        cmd_json_str(f, path);
         fprintf(f, ", \"setting\": ");
-        json_str(f, dp_inspector_setting(insp));
+        cmd_json_str(f, dp_inspector_setting(insp));
         fprintf(f, ", \"architecture\": {\"layer\": ");
-        json_str(f, dp_layer_name(a->layer));
+        cmd_json_str(f, dp_layer_name(a->layer));
         fprintf(f, ", \"hidden\": %d, \"n_feat\": %d, \"n_out\": %d, \"rule\": ", a->hidden, a->n_feat, a->n_out);
-        json_str(f, dp_layer_rule_name(a->rule));
+        cmd_json_str(f, dp_layer_rule_name(a->rule));
         fprintf(f, ", \"gru\": %s, \"features\": ", a->gru ? "true" : "false");
-        json_str(f, dp_feat_name(a->feat));
+        cmd_json_str(f, dp_feat_name(a->feat));
         fprintf(f, ", \"readout\": \"set2set\"}, \"n_params\": %d, \"n_weights\": %zu, \"body_key\": ",
                 dp_model_n_params(m), n_weights);
-        json_str(f, dp_inspector_body_key(insp));
+        cmd_json_str(f, dp_inspector_body_key(insp));
         fprintf(f, ", \"outputs\": [");
         for (int o = 0; o < DP_N_OUTPUTS; o++) {
             const struct dp_output_meta *om = dp_inspector_output(insp, o);
             fprintf(f, "%s{\"name\": ", o ? ", " : "");
-            json_str(f, om->name);
+            cmd_json_str(f, om->name);
             fprintf(f, ", \"unit\": ");
-            json_str(f, om->unit);
+            cmd_json_str(f, om->unit);
             fprintf(f, ", \"scale\": ");
-            json_num(f, om->scale);
+            cmd_json_num(f, om->scale);
             fprintf(f, ", \"transform\": ");
-            json_str(f, dp_out_transform_name(om->transform));
+            cmd_json_str(f, dp_out_transform_name(om->transform));
             fprintf(f, ", \"offset\": ");
-            json_num(f, om->offset);
+            cmd_json_num(f, om->offset);
             fprintf(f, ", \"span\": ");
-            json_num(f, om->span);
+            cmd_json_num(f, om->span);
             fputc('}', f);
         }
         fprintf(f, "], \"training\": {\"origin\": ");
-        json_str(f, p->origin);
+        cmd_json_str(f, p->origin);
         fprintf(f, ", \"base\": ");
-        json_str(f, p->base);
+        cmd_json_str(f, p->base);
         fprintf(f, ", \"base_id\": ");
-        json_str(f, p->base_id);
+        cmd_json_str(f, p->base_id);
         fprintf(f, ", \"mode\": ");
-        json_str(f, p->mode);
+        cmd_json_str(f, p->mode);
         fprintf(f, ", \"data\": ");
-        json_str(f, p->data);
+        cmd_json_str(f, p->data);
         fprintf(f, ", \"split\": ");
-        json_str(f, p->split);
+        cmd_json_str(f, p->split);
         fprintf(f, ", \"epochs\": %d, \"seconds\": ", p->epochs);
-        json_num(f, p->seconds);
+        cmd_json_num(f, p->seconds);
         fprintf(f, ", \"n_train\": %d, \"n_val\": %d, \"n_test\": %d, ", p->n_train, p->n_val, p->n_test);
         print_eval_json(f, "val", &p->val);
         fprintf(f, ", ");
@@ -1047,22 +1052,22 @@ static int inspector_eval(struct cli *c) {
     }
     struct dp_provenance p;
     memset(&p, 0, sizeof p);
-    double t0 = now_s();
+    double t0 = cmd_now_ms();
     if (dp_evaluate(insp, &ds, idx, n, &p.test, &err)) { cli_fail(&err); goto done; }
-    double secs = now_s() - t0;
+    double secs = (cmd_now_ms() - t0) / 1e3;
     if (json) {
         printf("{\"inspector\": ");
-        json_str(stdout, path);
+        cmd_json_str(stdout, path);
         printf(", \"dataset\": ");
-        json_str(stdout, dataset);
+        cmd_json_str(stdout, dataset);
         printf(", \"setting\": ");
-        json_str(stdout, ds.setting);
+        cmd_json_str(stdout, ds.setting);
         printf(", \"inspector_setting\": ");
-        json_str(stdout, dp_inspector_setting(insp));
+        cmd_json_str(stdout, dp_inspector_setting(insp));
         printf(", \"n_samples\": %d, \"seconds\": ", n);
-        json_num(stdout, secs);
+        cmd_json_num(stdout, secs);
         printf(", \"mape_floor\": %g, \"mape_mean\": ", DP_MAPE_FLOOR);
-        json_num(stdout, mean_finite(p.test.mape));
+        cmd_json_num(stdout, mean_finite(p.test.mape));
         printf(", ");
         print_eval_json(stdout, "eval", &p.test);
         printf("}\n");

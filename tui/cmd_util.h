@@ -1,8 +1,9 @@
-/* cmd_util.h: small helpers shared by the bench, zoo and explain commands and the explorer's
- * importance pane (open to the other commands): a JSON string or number written to a stream, a
- * monotonic clock in milliseconds, an ascending comparison of doubles for qsort, the seeded
- * synthetic grouped graph that the benchmarks time when no graph is given, and the
- * --exported-batch option that every command reading a graph file takes. */
+/* cmd_util.h: small helpers shared by the bench, zoo, explain and model (predict, compare, train,
+ * transfer, inspector) commands and the explorer's importance pane (open to the other commands):
+ * a JSON string or number written to a stream, a monotonic clock in milliseconds, an ascending
+ * comparison of doubles for qsort, the seeded synthetic grouped graph that the benchmarks time
+ * when no graph is given, and the --exported-batch option that every command reading a graph
+ * file takes. */
 #ifndef DRIPLE_CMD_UTIL_H
 #define DRIPLE_CMD_UTIL_H
 

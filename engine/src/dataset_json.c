@@ -22,18 +22,6 @@ static const char *const out_names[DP_N_OUTPUTS] = {
     "net_tx.idle",       "net_tx.active",       "net_tx.peak"};
 static const char *const feature_keys[DP_N_FEATURES] = {"tensor_size", "ops", "type_weight"};
 
-static enum dp_status get_str(const cJSON *obj, const char *key, char *dst, size_t cap,
-                              const char *name, const char *path, struct dp_error *err) {
-    const char *s = NULL;
-    enum dp_status st = dp_json_get_string(obj, key, true, name, path, &s, err);
-    if (st || !s) return st;
-    if (strlen(s) >= cap)
-        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: longer than %zu characters", name,
-                            path, key, cap - 1);
-    memcpy(dst, s, strlen(s) + 1);
-    return DP_OK;
-}
-
 static enum dp_status get_dup(const cJSON *obj, const char *key, char **dst, const char *name,
                               const char *path, struct dp_error *err) {
     const char *s = NULL;
@@ -119,21 +107,31 @@ static enum dp_status read_sample(const cJSON *o, const char *name, const char *
         return st;
     if (job) {
         snprintf(sub, sizeof sub, "%s.job", path);
-        if ((st = get_str(job, "optimizer", s->job.optimizer, sizeof s->job.optimizer, name, sub, err)) ||
-            (st = get_str(job, "precision", s->job.precision, sizeof s->job.precision, name, sub, err)) ||
-            (st = get_str(job, "data_set", s->job.data_set, sizeof s->job.data_set, name, sub, err)) ||
-            (st = get_str(job, "sync", s->job.sync, sizeof s->job.sync, name, sub, err)) ||
-            (st = get_str(job, "hyper", s->job.hyper, sizeof s->job.hyper, name, sub, err)) ||
-            (st = get_str(job, "job_name", s->job.job_name, sizeof s->job.job_name, name, sub, err)) ||
-            (st = get_str(job, "gpu", s->job.gpu, sizeof s->job.gpu, name, sub, err)) ||
+        if ((st = dp_json_copy_string(job, "optimizer", true, name, sub, s->job.optimizer,
+                                      sizeof s->job.optimizer, err)) ||
+            (st = dp_json_copy_string(job, "precision", true, name, sub, s->job.precision,
+                                      sizeof s->job.precision, err)) ||
+            (st = dp_json_copy_string(job, "data_set", true, name, sub, s->job.data_set,
+                                      sizeof s->job.data_set, err)) ||
+            (st = dp_json_copy_string(job, "sync", true, name, sub, s->job.sync, sizeof s->job.sync,
+                                      err)) ||
+            (st = dp_json_copy_string(job, "hyper", true, name, sub, s->job.hyper,
+                                      sizeof s->job.hyper, err)) ||
+            (st = dp_json_copy_string(job, "job_name", true, name, sub, s->job.job_name,
+                                      sizeof s->job.job_name, err)) ||
+            (st = dp_json_copy_string(job, "gpu", true, name, sub, s->job.gpu, sizeof s->job.gpu,
+                                      err)) ||
             (st = dp_json_get_int(job, "input_size", true, 0, INT64_C(1) << 40, name, sub,
                                   &s->job.input_size, err)))
             return st;
     }
     snprintf(sub, sizeof sub, "%s.source", path);
-    if ((st = get_str(source, "kind", s->source.kind, sizeof s->source.kind, name, sub, err)) ||
-        (st = get_str(source, "where", s->source.where, sizeof s->source.where, name, sub, err)) ||
-        (st = get_str(source, "when", s->source.when, sizeof s->source.when, name, sub, err)))
+    if ((st = dp_json_copy_string(source, "kind", true, name, sub, s->source.kind,
+                                  sizeof s->source.kind, err)) ||
+        (st = dp_json_copy_string(source, "where", true, name, sub, s->source.where,
+                                  sizeof s->source.where, err)) ||
+        (st = dp_json_copy_string(source, "when", true, name, sub, s->source.when,
+                                  sizeof s->source.when, err)))
         return st;
     if (!dp_dataset_source_ok(s->source.kind))
         return dp_error_set(err, DP_ERR_INVALID,
@@ -166,7 +164,8 @@ static enum dp_status from_json(const cJSON *root, const char *name, struct dp_d
     enum dp_status st = dp_json_check_format(root, "driple-dataset/1", name, err);
     if (st) return st;
     const cJSON *outputs, *samples;
-    if ((st = get_str(root, "setting", ds->setting, sizeof ds->setting, name, "$", err)) ||
+    if ((st = dp_json_copy_string(root, "setting", true, name, "$", ds->setting, sizeof ds->setting,
+                                   err)) ||
         (st = dp_json_get_array(root, "outputs", false, name, "$", &outputs, err)) ||
         (st = dp_json_get_array(root, "samples", false, name, "$", &samples, err)))
         return st;

@@ -264,29 +264,18 @@ static enum dp_status read_eval(const cJSON *o, const char *name, const char *pa
     return DP_OK;
 }
 
-static enum dp_status get_str(const cJSON *obj, const char *key, char *dst, size_t cap,
-                              const char *name, const char *path, struct dp_error *err) {
-    const char *s = NULL;
-    enum dp_status st = dp_json_get_string(obj, key, true, name, path, &s, err);
-    if (st || !s) return st;
-    if (strlen(s) >= cap)
-        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: longer than %zu characters", name,
-                            path, key, cap - 1);
-    memcpy(dst, s, strlen(s) + 1);
-    return DP_OK;
-}
-
 static enum dp_status read_provenance(const cJSON *o, const char *name, struct dp_provenance *p,
                                       struct dp_error *err) {
     const char *P = "$.training";
     enum dp_status st;
     int64_t v;
-    if ((st = get_str(o, "origin", p->origin, sizeof p->origin, name, P, err)) ||
-        (st = get_str(o, "base", p->base, sizeof p->base, name, P, err)) ||
-        (st = get_str(o, "base_id", p->base_id, sizeof p->base_id, name, P, err)) ||
-        (st = get_str(o, "mode", p->mode, sizeof p->mode, name, P, err)) ||
-        (st = get_str(o, "data", p->data, sizeof p->data, name, P, err)) ||
-        (st = get_str(o, "split", p->split, sizeof p->split, name, P, err)) ||
+    if ((st = dp_json_copy_string(o, "origin", true, name, P, p->origin, sizeof p->origin, err)) ||
+        (st = dp_json_copy_string(o, "base", true, name, P, p->base, sizeof p->base, err)) ||
+        (st = dp_json_copy_string(o, "base_id", true, name, P, p->base_id, sizeof p->base_id,
+                                  err)) ||
+        (st = dp_json_copy_string(o, "mode", true, name, P, p->mode, sizeof p->mode, err)) ||
+        (st = dp_json_copy_string(o, "data", true, name, P, p->data, sizeof p->data, err)) ||
+        (st = dp_json_copy_string(o, "split", true, name, P, p->split, sizeof p->split, err)) ||
         (st = dp_json_get_number(o, "seconds", true, name, P, &p->seconds, err)))
         return st;
     struct { const char *key; int *dst; } ints[] = {
@@ -522,8 +511,9 @@ static enum dp_status from_root(cJSON *root, const char *path, const struct base
             goto fail;
         }
         char oname[32] = "";
-        if ((st = get_str(oo, "name", oname, sizeof oname, path, op, err)) ||
-            (st = get_str(oo, "unit", om->unit, sizeof om->unit, path, op, err)) ||
+        if ((st = dp_json_copy_string(oo, "name", true, path, op, oname, sizeof oname, err)) ||
+            (st = dp_json_copy_string(oo, "unit", true, path, op, om->unit, sizeof om->unit,
+                                      err)) ||
             (st = dp_json_get_number(oo, "scale", false, path, op, &scale, err)) ||
             (st = dp_json_get_string(oo, "transform", true, path, op, &tname, err)) ||
             (st = dp_json_get_number(oo, "offset", true, path, op, &offset, err)) ||

@@ -185,6 +185,20 @@ enum dp_status dp_json_get_string(const cJSON *obj, const char *key, bool option
     return DP_OK;
 }
 
+enum dp_status dp_json_copy_string(const cJSON *obj, const char *key, bool optional,
+                                   const char *name, const char *path, char *dst, size_t cap,
+                                   struct dp_error *err) {
+    const char *s = NULL;
+    enum dp_status st = dp_json_get_string(obj, key, optional, name, path, &s, err);
+    if (st || !s) return st;
+    size_t n = strlen(s);
+    if (n >= cap)
+        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: longer than %zu characters", name,
+                            path, key, cap - 1);
+    memcpy(dst, s, n + 1);
+    return DP_OK;
+}
+
 enum dp_status dp_json_get_array(const cJSON *obj, const char *key, bool optional,
                                  const char *name, const char *path, const cJSON **out,
                                  struct dp_error *err) {

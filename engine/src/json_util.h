@@ -39,6 +39,12 @@ enum dp_status dp_json_get_int(const cJSON *obj, const char *key, bool optional,
 enum dp_status dp_json_get_string(const cJSON *obj, const char *key, bool optional,
                                   const char *name, const char *path, const char **out,
                                   struct dp_error *err);
+/* Copies the string member into dst (cap bytes, NUL included), failing naming the path when it is
+ * longer than cap - 1 characters (a fixed-size field must not be silently cut). A missing or null
+ * member fails unless `optional`, in which case dst keeps its value and DP_OK is returned. */
+enum dp_status dp_json_copy_string(const cJSON *obj, const char *key, bool optional,
+                                   const char *name, const char *path, char *dst, size_t cap,
+                                   struct dp_error *err);
 /* *out borrows; fails unless the member is an array (or absent and optional: *out = NULL). */
 enum dp_status dp_json_get_array(const cJSON *obj, const char *key, bool optional,
                                  const char *name, const char *path, const cJSON **out,

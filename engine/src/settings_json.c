@@ -28,19 +28,6 @@ static void collapse_dotdot(char *p) {
     }
 }
 
-static enum dp_status copy_str(const cJSON *obj, const char *key, bool optional, const char *name,
-                               const char *path, char *dst, size_t n, struct dp_error *err) {
-    const char *s = NULL;
-    enum dp_status st = dp_json_get_string(obj, key, optional, name, path, &s, err);
-    if (st) return st;
-    if (!s) return DP_OK;
-    if (strlen(s) >= n)
-        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: longer than %zu characters", name,
-                            path, key, n - 1);
-    strcpy(dst, s);
-    return DP_OK;
-}
-
 /* An optional figure that must lie in [lo, hi] when present; NaN when absent or null. The
  * bounds are far outside any real GPU's and only stop typos (a unit off by 1e3 and more) from
  * reaching the simulator, whose times they scale. */
@@ -83,7 +70,8 @@ enum dp_status dp_gpu_catalog_load(const char *path, struct dp_gpu_catalog **out
             st = dp_error_set(err, DP_ERR_INVALID, "%s:%s: expected an object", path, jp);
             goto fail;
         }
-        if ((st = copy_str(g, "name", false, path, jp, d->name, sizeof d->name, err))) goto fail;
+        if ((st = dp_json_copy_string(g, "name", false, path, jp, d->name, sizeof d->name, err)))
+            goto fail;
         if (!d->name[0]) {
             st = dp_error_set(err, DP_ERR_INVALID, "%s:%s.name: empty", path, jp);
             goto fail;
@@ -94,10 +82,12 @@ enum dp_status dp_gpu_catalog_load(const char *path, struct dp_gpu_catalog **out
                                   jp, d->name);
                 goto fail;
             }
-        if ((st = copy_str(g, "architecture", true, path, jp, d->architecture,
-                           sizeof d->architecture, err)) ||
-            (st = copy_str(g, "source", true, path, jp, d->source, sizeof d->source, err)) ||
-            (st = copy_str(g, "notes", true, path, jp, d->notes, sizeof d->notes, err)) ||
+        if ((st = dp_json_copy_string(g, "architecture", true, path, jp, d->architecture,
+                                      sizeof d->architecture, err)) ||
+            (st = dp_json_copy_string(g, "source", true, path, jp, d->source, sizeof d->source,
+                                      err)) ||
+            (st = dp_json_copy_string(g, "notes", true, path, jp, d->notes, sizeof d->notes,
+                                      err)) ||
             (st = opt_fig(g, "fp32_tflops", 0.001, 1e4, path, jp, &d->fp32_tflops, err)) ||
             (st = opt_fig(g, "fp16_tflops", 0.001, 1e5, path, jp, &d->fp16_tflops, err)) ||
             (st = opt_fig(g, "memory_gb", 0.001, 1e5, path, jp, &d->memory_gb, err)) ||
@@ -142,8 +132,8 @@ static enum dp_status parse_setting(const cJSON *o, const char *path, const char
     memset(s, 0, sizeof *s);
     if (!cJSON_IsObject(o))
         return dp_error_set(err, DP_ERR_INVALID, "%s:%s: expected an object", path, jp);
-    if ((st = copy_str(o, "id", true, path, jp, s->id, sizeof s->id, err)) ||
-        (st = copy_str(o, "gpu", false, path, jp, s->gpu, sizeof s->gpu, err)))
+    if ((st = dp_json_copy_string(o, "id", true, path, jp, s->id, sizeof s->id, err)) ||
+        (st = dp_json_copy_string(o, "gpu", false, path, jp, s->gpu, sizeof s->gpu, err)))
         return st;
     if (catalog) {
         const struct dp_gpu *g = dp_gpu_find(catalog, s->gpu);
