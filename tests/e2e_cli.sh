@@ -47,4 +47,5 @@ fails 2 "need a GRAPH" "$DRIPLE" explain --grouped ../shared/reference/cases/gcn
 ok "$DRIPLE" dataset eval assets/inspectors/V100-P1w2ho-PCIe.json --dataset "$TMP/simds.json" --json
 contains "$TMP/out" '"mape_mean"'
 fails 1 "missing.json" "$DRIPLE" dataset eval assets/inspectors/V100-P1w2ho-PCIe.json --dataset "$TMP/missing.json"
+fails 2 "needs a graph file" "$DRIPLE" simulate zoo:alexnet --setting V100-P1w2ho-PCIe --exported-batch 64
 finish

@@ -92,6 +92,9 @@ static int load_graph(const char *spec, int64_t batch, enum dp_precision prec,
                       const struct dp_import_opts *io, struct dp_graph **out) {
     struct dp_error err = {0};
     if (!strncmp(spec, "zoo:", 4)) {
+        if (io && io->exported_batch)
+            return cli_usage("simulate", SIM_USAGE,
+                             "--exported-batch needs a graph file (zoo:MODEL is built at --batch)");
         struct dp_zoo_opts zo;
         dp_zoo_opts_default(&zo);
         zo.batch = batch;
