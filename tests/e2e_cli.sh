@@ -48,4 +48,7 @@ ok "$DRIPLE" dataset eval assets/inspectors/V100-P1w2ho-PCIe.json --dataset "$TM
 contains "$TMP/out" '"mape_mean"'
 fails 1 "missing.json" "$DRIPLE" dataset eval assets/inspectors/V100-P1w2ho-PCIe.json --dataset "$TMP/missing.json"
 fails 2 "needs a graph file" "$DRIPLE" simulate zoo:alexnet --setting V100-P1w2ho-PCIe --exported-batch 64
+# A key given twice is refused (every lookup would see only the first), naming where.
+printf '{"format": "driple-grouped/1", "groups": [{"tensor_size": 1, "ops": 1, "ops": 2, "type_weight": 0}], "edges": []}\n' >"$TMP/dup.json"
+fails 1 'dup.json:$.groups[0].ops: listed twice' "$DRIPLE" predict --grouped "$TMP/dup.json" --inspector assets/inspectors/V100-P1w2ho-PCIe.json
 finish

@@ -67,6 +67,47 @@ static bool unbalanced(const char *text, size_t len) {
     return in_str || depth > 0;
 }
 
+static int cmp_key(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Finds an object that names one key twice anywhere under node (cJSON keeps both and every
+ * lookup sees only the first: the second would be ignored silently). Writes the object's JSON
+ * path to path and the key to *dup; false when there is none or memory ran out (*nomem). */
+static bool find_duplicate_key(const cJSON *node, char *path, size_t cap, const char **dup,
+                               bool *nomem) {
+    size_t len = strlen(path);
+    if (cJSON_IsObject(node)) {
+        int n = cJSON_GetArraySize(node);
+        if (n > 1) {
+            const char **keys = malloc((size_t)n * sizeof *keys);
+            if (!keys) {
+                *nomem = true;
+                return false;
+            }
+            int k = 0;
+            for (const cJSON *c = node->child; c; c = c->next) keys[k++] = c->string;
+            qsort(keys, (size_t)k, sizeof *keys, cmp_key);
+            for (int i = 1; i < k && !*dup; i++)
+                if (!strcmp(keys[i - 1], keys[i])) *dup = keys[i];
+            free(keys);
+            if (*dup) return true;
+        }
+        for (const cJSON *c = node->child; c; c = c->next) {
+            snprintf(path + len, cap - len, ".%s", c->string);
+            if (find_duplicate_key(c, path, cap, dup, nomem)) return true;
+        }
+    } else if (cJSON_IsArray(node)) {
+        int i = 0;
+        for (const cJSON *c = node->child; c; c = c->next, i++) {
+            snprintf(path + len, cap - len, "[%d]", i);
+            if (find_duplicate_key(c, path, cap, dup, nomem)) return true;
+        }
+    }
+    path[len] = '\0';
+    return false;
+}
+
 enum dp_status dp_json_parse(const char *text, size_t len, const char *name, cJSON **out,
                              struct dp_error *err) {
     if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) { /* a UTF-8 byte-order mark */
@@ -80,6 +121,17 @@ enum dp_status dp_json_parse(const char *text, size_t len, const char *name, cJS
         const char *p = end ? end : text + len;
         while (p < text + len && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
         if (p == text + len || *p == '\0') {
+            char path[256] = "$";
+            const char *dup = NULL;
+            bool nomem = false;
+            if (find_duplicate_key(root, path, sizeof path, &dup, &nomem) || nomem) {
+                enum dp_status st =
+                    nomem ? dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name)
+                          : dp_error_set(err, DP_ERR_PARSE, "%s:%s.%s: listed twice", name, path,
+                                         dup);
+                cJSON_Delete(root);
+                return st;
+            }
             *out = root;
             return DP_OK;
         }

@@ -131,10 +131,6 @@ static enum dp_status from_json(const cJSON *root, const char *name, struct dp_o
                               name, e->string ? e->string : "?");
             goto fail;
         }
-        if (find(w, e->string) >= 0) {
-            st = dp_error_set(err, DP_ERR_INVALID, "%s:$.weights.%s: listed twice", name, e->string);
-            goto fail;
-        }
         if (!add(w, e->string, e->valuedouble)) {
             st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
             goto fail;
