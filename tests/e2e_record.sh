@@ -134,4 +134,18 @@ fails 2 "--when 'yesterday'" "$DRIPLE" dataset add --dataset "$TMP/ds2.json" --g
 fails 2 "--when '2026-01-01T-1:00:00Z'" "$DRIPLE" dataset add --dataset "$TMP/ds2.json" \
     --graph $G --setting X --when 2026-01-01T-1:00:00Z "$TMP/s"
 [ -e "$TMP/ds2.json" ] && fail "a failed add wrote a dataset" || pass
+
+# --- tools/device_record.sh, the prepared GPU-machine script: its GPU-free parts
+ok sh tools/device_record.sh compare "$TMP/s" H200 32
+contains "$TMP/out" "| gpu_util.peak | 80.00 |"
+contains "$TMP/out" "| simulated iteration (ms) | |"
+fails 1 "$TMP/none.gpu.csv: no such file" sh tools/device_record.sh compare "$TMP/none" H200 32
+fails 1 "usage:" sh tools/device_record.sh compare "$TMP/s"
+fails 1 "unknown verb 'fly'" sh tools/device_record.sh fly
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+    fails 1 "nvidia-smi finds no GPU here" sh tools/device_record.sh run "$TMP/dev" 1
+fi
+ok sh tools/device_record.sh bundle
+ok env LD_LIBRARY_PATH="${BUILD:-build}/device/lib" "${BUILD:-build}/device/bin/driple" --version
+contains "$TMP/out" "driple 0.1.0"
 finish
