@@ -27,6 +27,21 @@ if cmp -s "$TMP/a.json" "$TMP/b.json"; then pass; else fail "simulate is not det
 # a huge batch does not fit
 ok "$DRIPLE" simulate zoo:vgg16 --setting 2080Ti-P1w2ho-PCIe --batch 4096 --json
 contains "$TMP/out" '"oom":true'
+# memory against what is known to run: tf_cnn_benchmarks ran ResNet-152 at batch 64 on a 16 GB
+# P100, but used 64, not 128; BERT-large at sequence 128, batch 64, fp32 with Adam cannot fit a
+# 16 GB V100 (Google's BERT README: batch 6 at most on a 12 GB GPU); GPT-2 medium at 1024
+# tokens, batch 8, fp32 neither (attention scores alone: 24 layers x 16 heads x 1024^2 x 4 B
+# x 8 = 13 GB)
+ok "$DRIPLE" simulate zoo:resnet152 --gpu P100-SXM2 --workers 1 --ps 1 --network PCIe --batch 64 --json
+contains "$TMP/out" '"oom":false'
+ok "$DRIPLE" simulate zoo:resnet152 --gpu P100-SXM2 --workers 1 --ps 1 --network PCIe --batch 128 --json
+contains "$TMP/out" '"oom":true'
+ok "$DRIPLE" zoo build bert_large --batch 64 --seq 128 --optimizer adam -o "$TMP/bert.json"
+ok "$DRIPLE" simulate "$TMP/bert.json" --gpu V100-PCIe-16GB --workers 1 --ps 1 --network NVLink --json
+contains "$TMP/out" '"oom":true'
+ok "$DRIPLE" zoo build gpt2_medium --batch 8 --seq 1024 --optimizer adam -o "$TMP/gpt2.json"
+ok "$DRIPLE" simulate "$TMP/gpt2.json" --gpu V100-PCIe-16GB --workers 1 --ps 1 --network PCIe --json
+contains "$TMP/out" '"oom":true'
 
 # the trace back to labels (mean over the workers, like simulate's)
 "$DRIPLE" simulate zoo:alexnet --gpu H100 --workers 4 --ps 2 --network IB-HDR --placement hetero \

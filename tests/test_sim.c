@@ -2,7 +2,9 @@
  * conserved (pushed = received by the PS, sent into the network = received from it), adding
  * workers behind one PS never shortens a NIC-bound iteration, the same seed gives the same run,
  * a huge batch is flagged out of memory, the traces and labels are sane, and absurd options
- * fail with a reason. */
+ * fail with a reason; the activation-memory liveness sweep gives the hand-computed peak on the
+ * MLP and on a tiny graph that exercises aliases, in-place ops and batch-norm statistics,
+ * whatever the order its nodes were added in, and breaks a cycle. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -251,6 +253,81 @@ static void test_absurd(struct dp_graph *g) {
     dp_sim_result_free(&r);
 }
 
+/* The liveness sweep on mlp(h) at batch B, in units of 4B bytes (x = 1024, a hidden tensor
+ * = h, a logit tensor = 10): the input batch lives from the start to the weight gradient of
+ * dense1; the Relu takes over its MatMul's buffer and the ReluGrad its incoming gradient's; the
+ * peak is at the dense2 input-gradient MatMul: x + the Relu output + the logits' gradient + its
+ * own output + its workspace (its largest operand, h) = 1024 + 3h + 10. */
+static void test_liveness_mlp(struct dp_graph *g) {
+    struct dp_error err = {0};
+    double peak = -1;
+    CHECK(dp_sim_activation_bytes(g, 32, &peak, &err) == DP_OK);
+    CHECK_NEAR(peak, 4.0 * 32 * (1024 + 3 * 4096 + 10), 0.5);
+    struct dp_graph *empty = dp_graph_init("empty");
+    CHECK(dp_sim_activation_bytes(empty, 32, &peak, &err) == DP_OK && peak == 0);
+    dp_graph_free(empty);
+}
+
+/* A tiny graph, every tensor [B, 100] (one unit = 400B bytes): x -> FusedBatchNormV3 -> Relu
+ * (takes over the batch norm's buffer: the norm's gradient reads its statistics, not its
+ * output) -> Reshape (an alias) -> Sigmoid (a new buffer: the Reshape is read again later) ->
+ * Sum -> a gradient Mul(sigmoid, reshape) (takes over the sigmoid's buffer) -> the norm's
+ * gradient (reads x). At most 3 units are alive at once (x, the Relu/Reshape buffer, the
+ * Sigmoid/Mul buffer; then x, the Mul, the norm gradient); summing every output would give 7.
+ * The result must not depend on the order the nodes were added in. */
+static void test_liveness_rules(void) {
+    static const struct {
+        const char *name, *op;
+        int n_in, in[3];
+        bool scalar;
+    } spec[] = {
+        {"x", "Placeholder", 0, {0}, false},
+        {"bn", "FusedBatchNormV3", 1, {0}, false},
+        {"relu", "Relu", 1, {1}, false},
+        {"flat", "Reshape", 1, {2}, false},
+        {"sig", "Sigmoid", 1, {3}, false},
+        {"loss", "Sum", 1, {4}, true},
+        {"gradients/mul", "Mul", 2, {4, 3}, false},
+        {"gradients/bn_grad", "FusedBatchNormGradV3", 3, {6, 0, 1}, false},
+    };
+    enum { N = sizeof spec / sizeof spec[0] };
+    static const int orders[2][N] = {{0, 1, 2, 3, 4, 5, 6, 7}, {7, 5, 6, 3, 1, 4, 0, 2}};
+    int64_t dims[2] = {DP_DIM_BATCH, 100}, one[1] = {1};
+    for (int o = 0; o < 2; o++) {
+        struct dp_graph *g = dp_graph_init("liveness");
+        struct dp_error err = {0};
+        int idx[N];
+        for (int k = 0; k < N; k++) {
+            int i = orders[o][k];
+            CHECK(dp_graph_add_node(g, spec[i].name, spec[i].op, GPU_DEV, spec[i].scalar ? 1 : 2,
+                                    spec[i].scalar ? one : dims, DP_DTYPE_F32, &idx[i],
+                                    &err) == DP_OK);
+        }
+        for (int i = 0; i < N; i++)
+            for (int k = 0; k < spec[i].n_in; k++)
+                CHECK(dp_graph_add_input(g, idx[i], idx[spec[i].in[k]], false, &err) == DP_OK);
+        double peak = -1;
+        CHECK(dp_sim_activation_bytes(g, 10, &peak, &err) == DP_OK);
+        CHECK_NEAR(peak, 3 * 400.0 * 10, 0.5);
+        dp_graph_free(g);
+    }
+    /* A cycle (a while loop's back edge) is broken at its lowest node, not looped over: Merge
+     * first, then NextIteration, which (element-wise, Merge's last reader) reuses its buffer. */
+    struct dp_graph *g = dp_graph_init("cycle");
+    struct dp_error err = {0};
+    int a = -1, b = -1;
+    CHECK(dp_graph_add_node(g, "merge", "Merge", GPU_DEV, 2, dims, DP_DTYPE_F32, &a, &err) ==
+          DP_OK);
+    CHECK(dp_graph_add_node(g, "next", "NextIteration", GPU_DEV, 2, dims, DP_DTYPE_F32, &b,
+                            &err) == DP_OK);
+    CHECK(dp_graph_add_input(g, a, b, false, &err) == DP_OK);
+    CHECK(dp_graph_add_input(g, b, a, false, &err) == DP_OK);
+    double peak = -1;
+    CHECK(dp_sim_activation_bytes(g, 10, &peak, &err) == DP_OK);
+    CHECK_NEAR(peak, 400.0 * 10, 0.5);
+    dp_graph_free(g);
+}
+
 int main(void) {
     struct dp_graph *g = mlp(4096);
     CHECK(g && dp_graph_n_nodes(g) == 16);
@@ -260,6 +337,8 @@ int main(void) {
     test_memory(g);
     test_errors(g);
     test_absurd(g);
+    test_liveness_mlp(g);
     dp_graph_free(g);
+    test_liveness_rules();
     TEST_MAIN_END();
 }

@@ -462,6 +462,8 @@ struct calib_row {
     char              model[32], gpu[48], update[32], data[16];
     int               gpus, batch;
     double            measured, predicted;
+    double            memory_gb; /* simulated per-GPU footprint */
+    bool              oom;       /* the footprint exceeds the GPU's memory */
     struct dp_gpu     spec;    /* the GPU as simulated */
     struct dp_setting setting;
     int               graph;   /* index into the graph cache */
@@ -653,6 +655,8 @@ static double calib_eval(struct calib *cb, const struct dp_sim_constants *k) {
             return NAN;
         }
         r->predicted = res.throughput;
+        r->memory_gb = res.memory_gb;
+        r->oom = res.oom;
         dp_sim_result_free(&res);
         sum += fabs(log(r->predicted / r->measured));
     }
@@ -725,8 +729,9 @@ int cmd_calibrate(int argc, char **argv) {
         goto done;
     }
     double worst = 0;
-    int worst_i = 0;
+    int worst_i = 0, n_oom = 0;
     for (int i = 0; i < n; i++) {
+        n_oom += cb.rows[i].oom;
         errs[i] = fabs(cb.rows[i].predicted - cb.rows[i].measured) / cb.rows[i].measured * 100;
         if (errs[i] > worst) worst = errs[i], worst_i = i;
     }
@@ -754,9 +759,13 @@ int cmd_calibrate(int argc, char **argv) {
             cmd_json_num(stdout, r->predicted);
             printf(",\"error_pct\":");
             cmd_json_num(stdout, (r->predicted - r->measured) / r->measured * 100);
-            printf("}");
+            printf(",\"memory_gb\":");
+            cmd_json_num(stdout, r->memory_gb);
+            printf(",\"gpu_memory_gb\":");
+            cmd_json_num(stdout, r->spec.memory_gb);
+            printf(",\"oom\":%s}", r->oom ? "true" : "false");
         }
-        printf("],\"n\":%d,\"mean_abs_log_ratio\":", n);
+        printf("],\"n\":%d,\"oom_rows\":%d,\"mean_abs_log_ratio\":", n, n_oom);
         cmd_json_num(stdout, obj);
         printf(",\"median_abs_error_pct\":");
         cmd_json_num(stdout, median);
@@ -765,18 +774,22 @@ int cmd_calibrate(int argc, char **argv) {
         printf("}\n");
     } else {
         printf("calibration: SIMULATED vs measured throughput (images/s, all GPUs), %s\n", data);
-        printf("%-11s %-32s %4s %-17s %-9s %5s %10s %10s %8s\n", "model", "gpu", "gpus",
-               "variable_update", "data", "batch", "measured", "simulated", "error");
+        printf("%-11s %-32s %4s %-17s %-9s %5s %10s %10s %8s %9s\n", "model", "gpu", "gpus",
+               "variable_update", "data", "batch", "measured", "simulated", "error", "memory");
         for (int i = 0; i < n; i++) {
             const struct calib_row *r = &cb.rows[i];
-            printf("%-11s %-32s %4d %-17s %-9s %5d %10.1f %10.1f %+7.1f%%\n", r->model, r->gpu,
-                   r->gpus, r->update, r->data, r->batch, r->measured, r->predicted,
-                   (r->predicted - r->measured) / r->measured * 100);
+            printf("%-11s %-32s %4d %-17s %-9s %5d %10.1f %10.1f %+7.1f%% %6.1f GB%s\n",
+                   r->model, r->gpu, r->gpus, r->update, r->data, r->batch, r->measured,
+                   r->predicted, (r->predicted - r->measured) / r->measured * 100, r->memory_gb,
+                   r->oom ? " OOM" : "");
         }
         printf("rows %d   median |error| %.1f%%   worst |error| %.1f%% (%s, %s, %d GPUs, %s)   "
                "mean |log ratio| %.3f\n",
                n, median, worst, cb.rows[worst_i].model, cb.rows[worst_i].gpu,
                cb.rows[worst_i].gpus, cb.rows[worst_i].update, obj);
+        printf("memory: %d of %d rows fit the simulated footprint in the GPU's memory (every "
+               "row ran, so all should)\n",
+               n - n_oom, n);
         printf("constants%s: eff_matmul %g, winograd %g, eff_mem %g, launch %g us, net_eff %g, "
                "PS host %g GB/s, jitter %g, context %g GB (shared by every row); K80 die %s "
                "TFLOPS\n",

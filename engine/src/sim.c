@@ -392,6 +392,245 @@ static int var_of(const struct dp_graph *g, int idx) {
     return -1;
 }
 
+/* --- memory: a liveness sweep over the step's schedule --- */
+
+/* TF's default cuDNN workspace limit (TF_CUDNN_WORKSPACE_LIMIT_IN_MB, 4 GiB in TF 1.x): the
+ * autotuner never picks an algorithm that needs more. */
+#define SIM_WORKSPACE_CAP 4294967296.0
+
+/* Ops whose output is a view of their first input (no buffer of their own). */
+static bool is_alias_op(const char *op) {
+    static const char *const names[] = {"Identity", "Reshape", "Squeeze", "ExpandDims",
+                                        "Snapshot", "StopGradient", "PreventGradient"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(op, names[i])) return true;
+    return false;
+}
+
+/* A read of node src by node dst that does not keep src's (first) output alive: a fused batch
+ * norm's gradient and its moving-average update read its per-channel statistics (outputs 1 to
+ * 4, which the graph does not size), not the normalised tensor. */
+static bool reads_stats_only(const struct dp_node *src, const struct dp_node *dst,
+                             bool dst_has_batch) {
+    if (strncmp(src->op, "FusedBatchNorm", 14) || contains(src->op, "Grad")) return false;
+    return contains(dst->op, "FusedBatchNormGrad") || !dst_has_batch;
+}
+
+static bool has_batch_dim(const struct dp_node *n) {
+    for (int d = 0; d < n->n_dims; d++)
+        if (n->dims[d] == DP_DIM_BATCH) return true;
+    return false;
+}
+
+/* A min-heap of node indices: Kahn's topological order that keeps an already topological node
+ * list in its own order. */
+static void heap_push(int *h, int *n, int v) {
+    int i = (*n)++;
+    while (i > 0 && h[(i - 1) / 2] > v) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = v;
+}
+
+static int heap_pop(int *h, int *n) {
+    int top = h[0], v = h[--*n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && h[c + 1] < h[c]) c++;
+        if (h[c] >= v) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = v;
+    return top;
+}
+
+enum dp_status dp_sim_activation_bytes(const struct dp_graph *g, int64_t batch, double *peak,
+                                       struct dp_error *err) {
+    size_t nn = dp_graph_n_nodes(g);
+    int n = (int)nn;
+    enum dp_status st = DP_ERR_NOMEM;
+    int *indeg = NULL, *heap = NULL, *order = NULL, *pos = NULL, *last = NULL, *buf = NULL;
+    int *head = NULL, *ent_next = NULL, *ent_buf = NULL, *end = NULL;
+    int *radj_start = NULL, *radj = NULL;
+    double *size = NULL, *bsize = NULL;
+    unsigned char *runs = NULL;
+    *peak = 0;
+    if (nn > (size_t)1 << 28)
+        return dp_error_set(err, DP_ERR_INVALID, "graph %s: too many nodes for the memory sweep",
+                            dp_graph_name(g));
+    if (!nn) return DP_OK;
+    size_t n_edges = 0;
+    for (size_t i = 0; i < nn; i++) {
+        const struct dp_node *d = dp_graph_node(g, i);
+        n_edges += (size_t)d->n_inputs + (size_t)d->n_ctrl;
+    }
+    if (!(indeg = calloc(nn, sizeof *indeg)) || !(heap = malloc(nn * sizeof *heap)) ||
+        !(order = malloc(nn * sizeof *order)) || !(pos = malloc(nn * sizeof *pos)) ||
+        !(last = malloc(nn * sizeof *last)) || !(buf = malloc(nn * sizeof *buf)) ||
+        !(head = malloc(nn * sizeof *head)) || !(ent_next = malloc(nn * sizeof *ent_next)) ||
+        !(ent_buf = malloc(nn * sizeof *ent_buf)) || !(end = malloc(nn * sizeof *end)) ||
+        !(radj_start = calloc(nn + 1, sizeof *radj_start)) ||
+        !(radj = malloc((n_edges ? n_edges : 1) * sizeof *radj)) ||
+        !(size = calloc(nn, sizeof *size)) || !(bsize = calloc(nn, sizeof *bsize)) ||
+        !(runs = calloc(nn, 1)))
+        goto done;
+
+    /* Which ops run in a training step on the worker: those placed on a GPU (every op when
+     * the graph names no GPU), not the one-off initialisers, not the variables. */
+    bool any_gpu = false;
+    for (size_t i = 0; i < nn; i++)
+        if (dp_node_on_gpu(dp_graph_node(g, i))) any_gpu = true;
+    for (size_t i = 0; i < nn; i++) {
+        const struct dp_node *d = dp_graph_node(g, i);
+        runs[i] = (!any_gpu || dp_node_on_gpu(d)) && dp_node_phase(d) != DP_PHASE_INIT &&
+                  d->params == 0;
+    }
+    /* Consumers of each node (data and control edges), for the topological order. */
+    for (size_t i = 0; i < nn; i++) {
+        const struct dp_node *d = dp_graph_node(g, i);
+        for (int k = 0; k < d->n_inputs; k++) radj_start[d->inputs[k] + 1]++;
+        for (int k = 0; k < d->n_ctrl; k++) radj_start[d->ctrl[k] + 1]++;
+        indeg[i] = d->n_inputs + d->n_ctrl;
+    }
+    for (size_t i = 0; i < nn; i++) radj_start[i + 1] += radj_start[i];
+    for (size_t i = 0; i < nn; i++) head[i] = radj_start[i];
+    for (size_t i = 0; i < nn; i++) {
+        const struct dp_node *d = dp_graph_node(g, i);
+        for (int k = 0; k < d->n_inputs; k++) radj[head[d->inputs[k]]++] = (int)i;
+        for (int k = 0; k < d->n_ctrl; k++) radj[head[d->ctrl[k]]++] = (int)i;
+    }
+    int hn = 0, no = 0, scan = 0;
+    for (int i = 0; i < n; i++)
+        if (!indeg[i]) heap_push(heap, &hn, i);
+    while (no < n) {
+        if (!hn) { /* a cycle (a while loop's back edge): release the lowest waiting node (the
+                      scan only moves forward: waiting counts never grow) */
+            while (indeg[scan] <= 0) scan++;
+            indeg[scan] = 0;
+            heap_push(heap, &hn, scan);
+        }
+        int v = heap_pop(heap, &hn);
+        order[no] = v;
+        pos[v] = no++;
+        indeg[v] = -1;
+        for (int e = radj_start[v]; e < radj_start[v + 1]; e++)
+            if (indeg[radj[e]] > 0 && --indeg[radj[e]] == 0) heap_push(heap, &hn, radj[e]);
+    }
+
+    /* Each batch-dimension tensor's bytes and the position of its last reader (a read of
+     * batch-norm statistics does not count); a tensor made off the worker (the input batch)
+     * occupies worker memory when a worker op reads it. */
+    for (int i = 0; i < n; i++) {
+        const struct dp_node *d = dp_graph_node(g, (size_t)i);
+        int es = dp_dtype_size(d->dtype);
+        if (has_batch_dim(d)) size[i] = dp_node_tensor_size(d, batch) * (es ? es : 4);
+        last[i] = -1;
+        buf[i] = -1;
+        head[i] = -1;
+    }
+    for (int i = 0; i < n; i++) {
+        const struct dp_node *d = dp_graph_node(g, (size_t)i);
+        if (dp_node_phase(d) == DP_PHASE_INIT) continue;
+        bool hb = has_batch_dim(d);
+        for (int k = 0; k < d->n_inputs; k++) {
+            int src = d->inputs[k];
+            if (reads_stats_only(dp_graph_node(g, (size_t)src), d, hb)) continue;
+            if (pos[i] > last[src]) last[src] = pos[i];
+        }
+    }
+    /* The sweep: a tensor takes a buffer when made (an alias shares its input's; an
+     * element-wise op takes over the buffer of a same-sized input it is the last reader of, as
+     * TF's forward_input_or_allocate_output does), the buffer is freed after its last reader.
+     * Convolutions and matmuls add a transient workspace as large as their largest
+     * batch-dimension operand, at most SIM_WORKSPACE_CAP. */
+    int n_buf = 0, n_ent = 0;
+    double live = 0, best = 0;
+    for (int p = 0; p < n; p++) {
+        int i = order[p];
+        const struct dp_node *d = dp_graph_node(g, (size_t)i);
+        bool worker_read = false;
+        if (!runs[i] && size[i] > 0 && last[i] >= 0)
+            for (int e = radj_start[i]; e < radj_start[i + 1] && !worker_read; e++)
+                worker_read = runs[radj[e]] != 0;
+        double ws = 0;
+        if (size[i] > 0 && (runs[i] || worker_read)) {
+            int b = -1;
+            if (runs[i] && d->n_inputs > 0 && is_alias_op(d->op)) {
+                b = buf[d->inputs[0]];
+                if (b >= 0 && end[b] < p) b = -1; /* freed already: only after a cycle */
+            } else if (runs[i] && dp_op_class(d->op) == DP_OPCLASS_ELEMWISE) {
+                for (int k = 0; k < d->n_inputs && b < 0; k++) {
+                    int c = buf[d->inputs[k]];
+                    if (c >= 0 && end[c] == p && bsize[c] == size[i]) b = c;
+                }
+            }
+            int e_at = last[i] > p ? last[i] : p;
+            if (b < 0) {
+                b = n_buf++;
+                bsize[b] = size[i];
+                end[b] = e_at;
+                live += size[i];
+            } else if (e_at > end[b]) {
+                end[b] = e_at;
+            }
+            buf[i] = b;
+            ent_buf[n_ent] = b;
+            ent_next[n_ent] = head[end[b]];
+            head[end[b]] = n_ent++;
+        }
+        if (runs[i] && dp_op_class(d->op) == DP_OPCLASS_MATMUL) {
+            ws = size[i];
+            for (int k = 0; k < d->n_inputs; k++)
+                if (size[d->inputs[k]] > ws) ws = size[d->inputs[k]];
+            if (ws > SIM_WORKSPACE_CAP) ws = SIM_WORKSPACE_CAP;
+        }
+        if (live + ws > best) best = live + ws;
+        /* Free what dies here (an entry is stale when its buffer's end moved later since). */
+        for (int e = head[p]; e >= 0; e = ent_next[e]) {
+            int b = ent_buf[e];
+            if (end[b] == p) {
+                live -= bsize[b];
+                end[b] = -1;
+            }
+        }
+    }
+    *peak = best;
+    st = DP_OK;
+done:
+    if (st) dp_error_set(err, st, "out of memory sweeping the memory of %s", dp_graph_name(g));
+    free(indeg);
+    free(heap);
+    free(order);
+    free(pos);
+    free(last);
+    free(buf);
+    free(head);
+    free(ent_next);
+    free(ent_buf);
+    free(end);
+    free(radj_start);
+    free(radj);
+    free(size);
+    free(bsize);
+    free(runs);
+    return st;
+}
+
+/* Parameter-sized slots an Apply op keeps per variable (TF's optimizers): Adam m and v,
+ * RMSProp ms and mom (+ mg centered), Adadelta and Ftrl two accumulators, Momentum and Adagrad
+ * one, plain gradient descent none. */
+static int optimizer_slots(const char *op) {
+    if (contains(op, "CenteredRMSProp")) return 3;
+    if (contains(op, "Adam") || contains(op, "RMSProp") || contains(op, "Adadelta") ||
+        contains(op, "Ftrl"))
+        return 2;
+    if (contains(op, "Momentum") || contains(op, "Adagrad")) return 1;
+    return 0;
+}
+
 static double nan_or(double v, double alt) { return isnan(v) || v <= 0 ? alt : v; }
 
 enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
@@ -418,7 +657,7 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
     memset(out, 0, sizeof *out);
     struct oplist fw = {0}, bw = {0};
     double *need = NULL; /* per node: parameters a forward op reads first / a grad op makes */
-    unsigned char *claimed = NULL;
+    unsigned char *claimed = NULL; /* per variable: bit 1 = a forward op already needs it */
     struct net net = {0};
     struct iter_state is = {0};
     double *shard = NULL, *vars = NULL;
@@ -445,7 +684,7 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
     double launch = cst.launch_us / 1000.0;
     double byte_scale = (mixed && !graph_f16) ? 0.5 : 1.0;
     int slots = 0, n_vars = 0;
-    double params = 0, act = 0, max_out = 0, flops_total = 0;
+    double params = 0, flops_total = 0;
 
     if (!(vars = calloc(nn + 1, sizeof *vars)) || !(need = calloc(nn + 1, sizeof *need)) ||
         !(claimed = calloc(nn + 1, 1))) {
@@ -468,14 +707,6 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
             if (v >= 0 && best >= 0) need[best] += (double)dp_graph_node(g, (size_t)v)->params;
         }
     }
-    /* Forward outputs a gradient op reads (bit 2 of claimed; bit 1 = variable already needed). */
-    for (size_t i = 0; i < nn; i++) {
-        const struct dp_node *n = dp_graph_node(g, i);
-        if (!is_backward(n)) continue;
-        for (int k = 0; k < n->n_inputs; k++)
-            if (!is_backward(dp_graph_node(g, (size_t)n->inputs[k])))
-                claimed[n->inputs[k]] |= 2;
-    }
     double need_total = 0;
     for (size_t i = 0; i < nn; i++) {
         const struct dp_node *n = dp_graph_node(g, i);
@@ -485,7 +716,7 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
         }
         enum dp_op_class cls = dp_op_class(n->op);
         if (cls == DP_OPCLASS_OPTIMIZER) {
-            int sl = contains(n->op, "Adam") ? 2 : contains(n->op, "Momentum") ? 1 : 0;
+            int sl = optimizer_slots(n->op);
             if (sl > slots) slots = sl;
         }
         if (cls == DP_OPCLASS_NONE || cls == DP_OPCLASS_INPUT || cls == DP_OPCLASS_OPTIMIZER)
@@ -527,16 +758,6 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
             st = DP_ERR_NOMEM;
             goto fail;
         }
-        /* Activations kept for the backward pass: forward outputs with a batch dimension that
-         * a gradient op reads (the rest are freed as soon as their consumers ran). */
-        double out_b = 0;
-        bool has_batch = false;
-        for (int d = 0; d < n->n_dims; d++)
-            if (n->dims[d] == DP_DIM_BATCH) has_batch = true;
-        int es = dp_dtype_size(n->dtype);
-        out_b = dp_node_tensor_size(n, batch) * (es ? es : 4) * byte_scale;
-        if (!back && has_batch && claimed[i] & 2) act += out_b;
-        if (out_b > max_out) max_out = out_b;
     }
     if (fw.n + bw.n == 0) {
         st = dp_error_set(err, DP_ERR_INVALID, "%s: graph %s has no GPU op to simulate", s->id,
@@ -561,12 +782,21 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
         shard[best] += vars[v] * 4.0;
     }
 
-    /* Memory footprint of one worker: weights (+ fp16 copies), gradients, activations,
-     * the largest op's workspace, the CUDA context. */
+    /* Memory footprint of one worker: the CUDA context, weights (+ fp16 copies), weight
+     * gradients (held until pushed at the end of the backward pass), the optimizer slots where
+     * the apply runs on the GPU (NVLink shards; a host-CPU PS keeps them in host memory), and
+     * the peak of the liveness sweep over activations, their gradients and workspaces. */
     double weights = params * 4.0 * (mixed ? 1.5 : 1.0);
     double grads = params * 4.0 * (mixed ? 0.5 : 1.0);
+    double slot_bytes = 0;
+    if (s->network == DP_NET_NVLINK)
+        for (int p = 0; p < NP; p++)
+            if (slots * shard[p] > slot_bytes) slot_bytes = slots * shard[p];
+    double act = 0;
+    if ((st = dp_sim_activation_bytes(g, batch, &act, err))) goto fail;
+    act *= byte_scale;
     is.act_bytes = act;
-    is.base_bytes = cst.context_gb * 1e9 + weights + grads + max_out;
+    is.base_bytes = cst.context_gb * 1e9 + weights + grads + slot_bytes;
     out->memory_gb = (is.base_bytes + act) / 1e9;
     out->oom = !isnan(gpu->memory_gb) && out->memory_gb > gpu->memory_gb;
 

@@ -84,6 +84,21 @@ struct dp_sim_result {
 enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
                            const struct dp_gpu *gpu, const struct dp_sim_opts *opts,
                            struct dp_sim_result *out, struct dp_error *err);
+/* The activation memory of one training step of g at batch `batch`: the peak, over the ops in
+ * a topological order (the node order where it is one; a cycle is broken at its lowest node),
+ * of the bytes of batch-dimension tensors alive at once (activations and their gradients) plus
+ * the running convolution's or matmul's workspace (its largest batch-dimension operand, at most
+ * 4 GiB, TF's default cuDNN limit). Counted are the ops that run on the worker (those on a GPU,
+ * or all when the graph names no GPU), not initialisers or variables, and tensors from
+ * elsewhere that they read (the input batch). A tensor is freed after its last reader, forward
+ * or backward; Identity, Reshape, Squeeze, ExpandDims, Snapshot, StopGradient and
+ * PreventGradient outputs share their input's buffer; an element-wise op that is the last
+ * reader of a same-sized input reuses its buffer (TF's forward_input_or_allocate_output); a
+ * fused batch norm's gradient and moving-average update read its statistics, not its output.
+ * Element sizes are the graph's dtypes (unknown: 4 bytes). Sets *peak (bytes; 0 for an empty
+ * graph); DP_ERR_NOMEM when out of memory. Thread-safe; g is only read. */
+enum dp_status dp_sim_activation_bytes(const struct dp_graph *g, int64_t batch, double *peak,
+                                       struct dp_error *err);
 /* Frees the traces of r (the struct itself is the caller's); NULL-safe. */
 void dp_sim_result_free(struct dp_sim_result *r);
 
