@@ -1,10 +1,13 @@
 #!/bin/sh
 # e2e_tui.sh: the explorer driven through tmux (send-keys, capture-pane): it starts, the table
 # shows numbers, a setting without an inspector is marked extrapolated and `t` transfers one in
-# the background, `e` exports JSON, g changes the GPU and the numbers, compare lists every GPU of
-# the catalog, the help opens, a resize relays out (and below 80x24 says so), q exits with
-# status 0 and restores the terminal, as SIGTERM does (143); NO_COLOR, --no-color and a C locale
-# (ASCII boxes). Bad arguments fail naming the file. Saves the screens to $BUILD/screen.txt (README shows a copy).
+# the background, `f` saves it (into $DRIPLE_INSPECTORS, a scratch directory here) and the next
+# start finds it as a transferred file (as `driple predict --setting` does), q with an unsaved
+# transfer asks first, the importance tab renders its graph, `e` exports JSON, g changes the GPU
+# and the numbers, compare lists every GPU of the catalog, the help opens, a resize relays out
+# (and below 80x24 says so), q exits with status 0 and restores the terminal, as SIGTERM does
+# (143); NO_COLOR, --no-color and a C locale (ASCII boxes). Bad arguments fail naming the file.
+# Saves the screens to $BUILD/screen.txt (README shows a copy).
 . tests/lib.sh
 if ! command -v tmux >/dev/null 2>&1; then
     echo "e2e_tui.sh: tmux is not installed (apt-get install tmux): the explorer is NOT tested" >&2
@@ -81,7 +84,9 @@ else
     INSPECTORS="the published GCN imported with scales 1 (its outputs are normalised values)"
 fi
 
-start "LANG=C.UTF-8 LC_ALL=C.UTF-8" "'$BIN' explore '$GRAPH' --settings '$SETTINGS'"
+# inspectors saved from the explorer go to (and are found in) a scratch directory
+USERDIR="$TMP/user-inspectors"
+start "LANG=C.UTF-8 LC_ALL=C.UTF-8 DRIPLE_INSPECTORS='$USERDIR'" "'$BIN' explore '$GRAPH' --settings '$SETTINGS'"
 expect "Prediction: 12 metrics" 30
 expect_re "trained (inspector )?V100-P1w2ho-PCIe"
 # for the README: the first screen and the compare tab, before anything changed
@@ -104,8 +109,23 @@ gpu_before=$(sed -n 2p "$TMP/before" | awk '{print $1}')
 tm send-keys -t e2e w
 expect_re "EXTRAPOLATED(: nearest inspector| from) V100-P[0-9]+w[0-9]+ho-PCIe"
 tm send-keys -t e2e t
-expect_re "transferred V100-P[0-9]+w[0-9]+ho-PCIe -> V100-P1w3ho-PCIe" 120
-expect_re "transferred (inspector )?V100-P1w3ho-PCIe"
+expect_re "transferred V100-P[0-9]+w[0-9]+ho-PCIe -> V100-P1w3ho-PCIe in [0-9.]+ s; f saves it" 120
+expect_re "transferred \(unsaved(, f saves)?\) (inspector )?V100-P1w3ho-PCIe"
+# f keeps it: written into the user directory, the path in the status line, the header says file
+tm send-keys -t e2e f
+expect "saved to $USERDIR/V100-PCIe-16GB-P1w3ho-PCIe.json (V100-P1w3ho-PCIe,"
+expect_re "transferred \(file\) (inspector )?V100-P1w3ho-PCIe"
+if [ -f "$USERDIR/V100-PCIe-16GB-P1w3ho-PCIe.json" ]; then pass; else fail "f: no file in $USERDIR"; fi
+# its provenance: transferred, on simulated data
+if grep -Eq '"data":[[:space:]]*"simulated"' "$USERDIR/V100-PCIe-16GB-P1w3ho-PCIe.json" &&
+   grep -Eq '"origin":[[:space:]]*"transfer"' "$USERDIR/V100-PCIe-16GB-P1w3ho-PCIe.json"; then pass
+else fail "the saved inspector does not say transfer on simulated data"; fi
+# the importance tab renders the grouped graph (laid out in the background) with importances
+tm send-keys -t e2e i
+expect_re "importance: [a-z_.]+ = [0-9.e+-]+"
+contains "$TMP/screen" "4 Importance"
+tm send-keys -t e2e 1
+expect "Prediction: 12 metrics"
 tm send-keys -t e2e W
 expect_re "trained (inspector )?V100-P1w2ho-PCIe"
 settle; cp "$TMP/screen" "$TMP/before"
@@ -171,9 +191,38 @@ mkdir -p notes
 
 quit_ok
 
-# NO_COLOR and a non-UTF-8 locale: no colour escapes, ASCII boxes
+# the next start finds the saved inspector for that setting (a file now, not extrapolated)
+start "LANG=C.UTF-8 LC_ALL=C.UTF-8 DRIPLE_INSPECTORS='$USERDIR'" "'$BIN' explore '$GRAPH' --settings '$SETTINGS'"
+expect "Prediction: 12 metrics" 30
+tm send-keys -t e2e w
+expect_re "transferred \(file\) (inspector )?V100-P1w3ho-PCIe"
+# an unsaved transfer: q asks; Esc stays; q then n quits without saving
+tm send-keys -t e2e p
+expect_re "EXTRAPOLATED(: nearest inspector| from) V100-P[0-9]+w[0-9]+ho-PCIe"
+tm send-keys -t e2e t
+expect_re "transferred V100-P[0-9]+w[0-9]+ho-PCIe -> V100-P2w3ho-PCIe" 120
+tm send-keys -t e2e q
+expect "unsaved transfers: save before quitting? y saves and quits, n quits, Esc stays"
+tm send-keys -t e2e Escape
+expect "not quitting"
+tm send-keys -t e2e q
+expect "save before quitting?"
+tm send-keys -t e2e n
+ended 0 "q, n"
+if [ -f "$USERDIR/V100-PCIe-16GB-P2w3ho-PCIe.json" ]; then fail "n saved the transfer"; else pass; fi
+# driple predict --setting finds the saved file for a listed setting that names none
+printf '{"format": "driple-settings/1", "settings": [{"gpu": "V100-PCIe-16GB", "ps": 1, "workers": 3, "network": "PCIe"}]}\n' >"$TMP/w3.json"
+ok env DRIPLE_INSPECTORS="$USERDIR" "$DRIPLE" predict "$GRAPH" --settings "$TMP/w3.json" --setting V100-P1w3ho-PCIe --json
+contains "$TMP/out" "\"inspector\": \"$USERDIR/V100-PCIe-16GB-P1w3ho-PCIe.json\""
+contains "$TMP/out" '"data": "simulated"'
+
+# NO_COLOR and a non-UTF-8 locale: no colour escapes, ASCII boxes; the importance tab in ASCII
 start "NO_COLOR=1 LANG=C LC_ALL=C" "'$BIN' explore '$GRAPH' --settings '$SETTINGS'"
 expect "Prediction: 12 metrics" 30
+tm send-keys -t e2e 4
+expect_re "importance: [a-z_.]+ = [0-9.e+-]+"
+tm send-keys -t e2e 1
+expect "Prediction: 12 metrics"
 tm capture-pane -e -p -t e2e >"$TMP/esc"
 if grep -q "$(printf '\033')\[[0-9;]*3[0-7]m" "$TMP/esc"; then fail "NO_COLOR: colour escapes on screen"; else pass; fi
 contains "$TMP/screen" "+ Prediction: 12 metrics"

@@ -7,11 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../tui/app.h"
 #include "../tui/keys.h"
+#include "../tui/view_imp.h"
 #include "dp/inspector.h"
 #include "dp/model.h"
 #include "test.h"
@@ -351,6 +353,85 @@ static void wait_job(struct app *a, double seconds) {
     }
 }
 
+/* Keeping a transfer: quitting asks first; `f` saves it (whole, atomically) into the user
+ * directory, made when missing; an unwritable place is an error in the status line and nothing
+ * is lost; the next start finds the file as a transferred inspector for that setting. */
+static void test_save(struct app *a) {
+    char user[400], path[600], blocker[400];
+    CHECK(app_unsaved(a) == 1 && app_pred_unsaved(a));
+    /* q with an unsaved transfer asks; Esc stays; n quits without saving */
+    CHECK(keys_handle(a, 'q') == R_REDRAW && a->prompt == APP_PROMPT_QUIT);
+    CHECK(keys_handle(a, 'x') == R_NONE && a->prompt == APP_PROMPT_QUIT); /* only y, n, Esc */
+    CHECK(keys_handle(a, 27) == R_REDRAW && a->prompt == APP_PROMPT_NONE);
+    CHECK(keys_handle(a, 'q') == R_REDRAW && keys_handle(a, 'n') == R_QUIT);
+    a->prompt = APP_PROMPT_NONE;
+    CHECK(app_unsaved(a) == 1);
+    /* nowhere writable: a regular file where a directory should be (fails for root too) */
+    snprintf(blocker, sizeof blocker, "%s/blocker", dir);
+    FILE *f = fopen(blocker, "w");
+    CHECK(f != NULL);
+    if (f) fclose(f);
+    snprintf(user, sizeof user, "%s/blocker/inspectors", dir);
+    setenv("DRIPLE_INSPECTORS", user, 1);
+    CHECK(!app_transfer_save(a));
+    CHECK(a->status_err);
+    CHECK_CONTAINS(a->status, "not saved");
+    CHECK_CONTAINS(a->status, "blocker");
+    CHECK(app_unsaved(a) == 1);
+    /* a read-only directory (root may write anyway: then it is saved, which is right for root) */
+    snprintf(user, sizeof user, "%s/readonly", dir);
+    CHECK(mkdir(user, 0555) == 0);
+    setenv("DRIPLE_INSPECTORS", user, 1);
+    if (geteuid() != 0) {
+        CHECK(!app_transfer_save(a));
+        CHECK(a->status_err);
+        CHECK_CONTAINS(a->status, "readonly");
+        CHECK(app_unsaved(a) == 1);
+    }
+    /* a directory that does not exist yet is made; q then y saves and quits */
+    snprintf(user, sizeof user, "%s/share/driple/inspectors", dir);
+    setenv("DRIPLE_INSPECTORS", user, 1);
+    CHECK(keys_handle(a, 'q') == R_REDRAW && a->prompt == APP_PROMPT_QUIT);
+    CHECK(keys_handle(a, 'y') == R_QUIT);
+    CHECK(!a->status_err);
+    CHECK(app_unsaved(a) == 0 && !app_pred_unsaved(a));
+    snprintf(path, sizeof path, "%s/V100-PCIe-16GB-P1w3ho-PCIe.json", user);
+    CHECK(access(path, R_OK) == 0);
+    CHECK(!strcmp(a->insps[a->pred.insp].path, path));
+    char tmp[640];
+    snprintf(tmp, sizeof tmp, "%s.tmp~", path);
+    CHECK(access(tmp, F_OK) != 0); /* written through a temporary file, renamed */
+    /* f again: already saved, says where */
+    CHECK(keys_handle(a, 'f') == R_REDRAW);
+    CHECK(!a->status_err);
+    CHECK_CONTAINS(a->status, path);
+    /* the file: a transfer on simulated data, for that setting, its base named absolutely */
+    struct dp_inspector *in = NULL;
+    struct dp_error err = {0};
+    CHECK(dp_inspector_load(path, &in, &err) == DP_OK);
+    if (in) {
+        const struct dp_provenance *pv = dp_inspector_provenance(in);
+        CHECK(!strcmp(pv->origin, "transfer") && !strcmp(pv->data, "simulated"));
+        CHECK(!strcmp(dp_inspector_setting(in), "V100-P1w3ho-PCIe"));
+        CHECK(pv->base[0] == '/');
+    }
+    dp_inspector_free(in);
+    /* the next start finds it: the same prediction, from the file */
+    struct app b;
+    init(&b);
+    app_workers_step(&b, +1);
+    CHECK(b.pred.ok && b.pred.src == APP_SRC_TRANSFERRED);
+    CHECK(!strcmp(b.pred.insp_id, "V100-P1w3ho-PCIe"));
+    CHECK(b.pred.insp >= 0 && !strcmp(b.insps[b.pred.insp].path, path));
+    CHECK(!app_pred_unsaved(&b) && app_unsaved(&b) == 0);
+    for (int k = 0; k < DP_N_OUTPUTS; k++)
+        CHECK_NEAR(b.pred.m[k], a->pred.m[k], 1e-6 * (1 + fabs(a->pred.m[k])));
+    /* nothing to save at a setting without a session transfer */
+    CHECK(!app_transfer_save(&b));
+    CHECK_CONTAINS(b.status, "no inspector was transferred");
+    app_free(&b);
+}
+
 static void test_transfer(void) {
     struct app a;
     init(&a);
@@ -367,6 +448,7 @@ static void test_transfer(void) {
     CHECK(in && !strcmp(dp_inspector_provenance(in)->origin, "transfer"));
     CHECK(in && !strcmp(dp_inspector_provenance(in)->data, "simulated"));
     for (int k = 0; k < DP_N_OUTPUTS; k++) CHECK(isfinite(a.pred.m[k]));
+    test_save(&a);
     /* cancelled at once: no inspector added, the state says so */
     int before = a.n_insps;
     app_workers_step(&a, +2);
@@ -379,6 +461,36 @@ static void test_transfer(void) {
     /* app_free joins a running job */
     app_workers_step(&a, +1);
     CHECK(app_transfer_start(&a));
+    app_free(&a);
+}
+
+/* The importance pane lays a new graph out on a background thread (the UI does not wait), takes
+ * the layout in on a later sync, keeps it across a batch change, exports it, and is freed while
+ * a layout runs. */
+static void test_importance(void) {
+    struct app a;
+    init(&a);
+    CHECK(!imp_busy(&a) && imp_layout_ms(&a) < 0);
+    imp_prepare(&a);
+    struct timespec nap = {0, 10 * 1000 * 1000};
+    for (int i = 0; i < 1000 && imp_busy(&a); i++) {
+        if (imp_ready(&a)) imp_sync(&a); /* as a redraw does once the layout is done */
+        else nanosleep(&nap, NULL);
+    }
+    CHECK(!imp_busy(&a) && imp_layout_ms(&a) >= 0);
+    /* a new batch: new features, the same grouping, so no new layout */
+    CHECK(app_batch_step(&a, +1));
+    imp_sync(&a);
+    CHECK(!imp_busy(&a));
+    char svg[400];
+    snprintf(svg, sizeof svg, "%s/importance.svg", dir);
+    struct dp_error err = {0};
+    CHECK(imp_export_svg(&a, svg, &err) == DP_OK);
+    CHECK(access(svg, R_OK) == 0);
+    /* freed while a layout runs: joined, nothing leaks (make san) */
+    imp_free(&a);
+    imp_prepare(&a);
+    imp_free(&a);
     app_free(&a);
 }
 
@@ -430,10 +542,15 @@ int main(void) {
         fprintf(stderr, "test_app: cannot write fixtures under /tmp\n");
         return 1;
     }
+    /* saved inspectors go to (and are found in) a scratch directory, never the user's */
+    char user[300];
+    snprintf(user, sizeof user, "%s/user-inspectors", dir);
+    setenv("DRIPLE_INSPECTORS", user, 1);
     test_prediction();
     test_compare();
     test_search_keys();
     test_transfer();
+    test_importance();
     test_bad_input();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

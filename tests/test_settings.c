@@ -1,10 +1,14 @@
 /* test_settings.c: the GPU catalog and setting lists: the shipped files load, unknown figures
  * stay unknown (and a GPU the simulator cannot run is named), ids format like the paper's, bad
- * files fail naming file and place, and the nearest-setting helper prefers the same GPU and
- * interconnect. */
+ * files fail naming file and place, the nearest-setting helper prefers the same GPU and
+ * interconnect, and the inspector search path (the user directory: where it is, the file names,
+ * where a transfer is saved, and that dp_settings_load finds saved files). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "dp/settings.h"
 #include "test.h"
@@ -275,7 +279,124 @@ static void test_inspector_path(void) {
     dp_settings_free(s);
 }
 
+static bool mkdir_ok(const char *path) { return mkdir(path, 0777) == 0; }
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The user inspector directory: DRIPLE_INSPECTORS, then XDG_DATA_HOME (absolute only), then
+ * HOME; file names carry the full GPU name; a transfer is saved where the list names a missing
+ * file, else in the user directory; dp_settings_load finds what was saved there. */
+static void test_user_inspectors(void) {
+    char buf[1024], tmp[] = "/tmp/driple_test_settings_XXXXXX";
+    struct dp_error err = {0};
+    CHECK(mkdtemp(tmp) != NULL);
+    setenv("DRIPLE_INSPECTORS", "/x/insp", 1);
+    setenv("XDG_DATA_HOME", "/xdg", 1);
+    setenv("HOME", "/home/u", 1);
+    CHECK(dp_user_inspector_dir(buf, sizeof buf) && !strcmp(buf, "/x/insp"));
+    setenv("DRIPLE_INSPECTORS", "", 1); /* empty counts as unset */
+    CHECK(dp_user_inspector_dir(buf, sizeof buf) && !strcmp(buf, "/xdg/driple/inspectors"));
+    setenv("XDG_DATA_HOME", "relative", 1); /* invalid under the XDG spec: ignored */
+    CHECK(dp_user_inspector_dir(buf, sizeof buf) &&
+          !strcmp(buf, "/home/u/.local/share/driple/inspectors"));
+    unsetenv("XDG_DATA_HOME");
+    unsetenv("HOME");
+    unsetenv("DRIPLE_INSPECTORS");
+    CHECK(!dp_user_inspector_dir(buf, sizeof buf) && buf[0] == '\0');
+    struct dp_setting s;
+    CHECK(dp_setting_make("V100-PCIe-16GB", 3, 1, DP_NET_PCIE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &s,
+                          &err) == DP_OK);
+    CHECK(!dp_user_inspector_path(&s, buf, sizeof buf));
+    setenv("DRIPLE_INSPECTORS", "/x/insp", 1);
+    CHECK(dp_user_inspector_dir(buf, 4) == false); /* does not fit */
+    CHECK(dp_user_inspector_path(&s, buf, sizeof buf));
+    CHECK(!strcmp(buf, "/x/insp/V100-PCIe-16GB-P1w3ho-PCIe.json"));
+    /* the GPU's full name tells V100-PCIe from V100-SXM2 (their ids are the same) */
+    struct dp_setting t;
+    CHECK(dp_setting_make("V100-SXM2-16GB", 3, 1, DP_NET_PCIE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &t,
+                          &err) == DP_OK);
+    CHECK(!strcmp(s.id, t.id));
+    dp_setting_file_name(&t, buf, sizeof buf);
+    CHECK(!strcmp(buf, "V100-SXM2-16GB-P1w3ho-PCIe.json"));
+    CHECK(dp_setting_make("RTX2080Ti", 8, 2, DP_NET_25GBE, 0, DP_PLACE_HETERO, DP_PREC_MIXED, &t,
+                          &err) == DP_OK);
+    dp_setting_file_name(&t, buf, sizeof buf);
+    CHECK(!strcmp(buf, "RTX2080Ti-P2w8he-25GbE-mixed.json"));
+    CHECK(dp_setting_make("../odd/gpu", 1, 1, DP_NET_PCIE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &t,
+                          &err) == DP_OK);
+    dp_setting_file_name(&t, buf, sizeof buf);
+    CHECK(!strchr(buf, '/') && buf[0] != '.');
+
+    /* a list: V100 w3 names a file that does not exist, V100 w4 one that does, A100 none */
+    char list[128], user[128], ins[256], have[128];
+    snprintf(list, sizeof list, "%s/list.json", tmp);
+    snprintf(user, sizeof user, "%s/user", tmp);
+    snprintf(have, sizeof have, "%s/have.json", tmp);
+    write_file(have, "{}");
+    write_file(list, "{\"format\": \"driple-settings/1\", \"settings\": ["
+                     "{\"gpu\": \"V100-PCIe-16GB\", \"ps\": 1, \"workers\": 3, \"network\": \"PCIe\","
+                     " \"inspector\": \"missing.json\"},"
+                     "{\"gpu\": \"V100-PCIe-16GB\", \"ps\": 1, \"workers\": 4, \"network\": \"PCIe\","
+                     " \"inspector\": \"have.json\"},"
+                     "{\"gpu\": \"A100-40GB-SXM\", \"ps\": 1, \"workers\": 2, \"network\": \"NVLink\"}]}");
+    setenv("DRIPLE_INSPECTORS", user, 1);
+    struct dp_settings *l = NULL;
+    CHECK(dp_settings_load(list, NULL, &l, &err) == DP_OK);
+    if (!l) {
+        fprintf(stderr, "%s\n", err.msg);
+        return;
+    }
+    snprintf(ins, sizeof ins, "%s/missing.json", tmp);
+    CHECK(!strcmp(l->settings[0].inspector, ins)); /* nothing saved yet: as the list says */
+    CHECK(l->settings[2].inspector[0] == '\0');
+    /* where transfers are saved: the list's missing file; else the user directory */
+    CHECK(dp_inspector_save_path(l, &l->settings[0], buf, sizeof buf) && !strcmp(buf, ins));
+    CHECK(dp_inspector_save_path(l, &l->settings[1], buf, sizeof buf));
+    snprintf(ins, sizeof ins, "%s/V100-PCIe-16GB-P1w4ho-PCIe.json", user);
+    CHECK(!strcmp(buf, ins));
+    CHECK(dp_inspector_save_path(l, &l->settings[2], buf, sizeof buf));
+    snprintf(ins, sizeof ins, "%s/A100-40GB-SXM-P1w2ho-NVLink.json", user);
+    CHECK(!strcmp(buf, ins));
+    CHECK(dp_inspector_save_path(NULL, &s, buf, sizeof buf));
+    snprintf(ins, sizeof ins, "%s/V100-PCIe-16GB-P1w3ho-PCIe.json", user);
+    CHECK(!strcmp(buf, ins));
+    dp_settings_free(l);
+    /* files saved in the user directory are found on the next load; a file the list names and
+     * that exists wins */
+    CHECK(mkdir_ok(user));
+    char f0[256], f1[256], f2[256];
+    snprintf(f0, sizeof f0, "%s/V100-PCIe-16GB-P1w3ho-PCIe.json", user);
+    snprintf(f1, sizeof f1, "%s/V100-PCIe-16GB-P1w4ho-PCIe.json", user);
+    snprintf(f2, sizeof f2, "%s/A100-40GB-SXM-P1w2ho-NVLink.json", user);
+    write_file(f0, "{}");
+    write_file(f1, "{}");
+    write_file(f2, "{}");
+    l = NULL;
+    CHECK(dp_settings_load(list, NULL, &l, &err) == DP_OK);
+    if (l) {
+        CHECK(!strcmp(l->settings[0].inspector, f0));
+        CHECK(!strcmp(l->settings[1].inspector, have));
+        CHECK(!strcmp(l->settings[2].inspector, f2));
+        /* nearest with an inspector file now counts the saved one */
+        CHECK(dp_settings_nearest(l, &l->settings[2], true) == &l->settings[2]);
+    }
+    dp_settings_free(l);
+    unsetenv("DRIPLE_INSPECTORS");
+    snprintf(buf, sizeof buf, "rm -rf '%s'", tmp);
+    CHECK(system(buf) == 0);
+}
+
 int main(void) {
+    /* an empty user inspector directory: a real one must not change what the tests see */
+    setenv("DRIPLE_INSPECTORS", "/nonexistent/driple-inspectors", 1);
+    test_user_inspectors();
+    setenv("DRIPLE_INSPECTORS", "/nonexistent/driple-inspectors", 1);
     test_inspector_path();
     test_defaults();
     test_catalog();

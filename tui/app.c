@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <stdint.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -326,6 +328,18 @@ static int choose_inspector(struct app *a, const struct dp_setting *s, enum app_
         *src = !strcmp(pv->origin, "transfer") ? APP_SRC_TRANSFERRED : APP_SRC_TRAINED;
         copy_str(id, idn, e->id);
         return i;
+    }
+    /* not in the list (or its file is missing): one the user saved for it (settings.h) */
+    char user[sizeof a->insps->path];
+    if (dp_user_inspector_path(s, user, sizeof user) && access(user, R_OK) == 0) {
+        copy_str(id, idn, s->id);
+        if (a->defer_loads && !insp_known(a, user)) return INSP_DEFERRED;
+        int i = insp_get(a, user, s->id, note, nn);
+        if (i >= 0) {
+            const struct dp_provenance *pv = dp_inspector_provenance(a->insps[i].insp);
+            *src = !strcmp(pv->origin, "transfer") ? APP_SRC_TRANSFERRED : APP_SRC_TRAINED;
+            return i;
+        }
     }
     const struct dp_setting *near = dp_settings_nearest(a->settings, s, true);
     if (!near) {
@@ -1224,8 +1238,8 @@ static void *xfer_main(void *arg) {
     copy_str(dp_inspector_provenance_mut(out)->base,
              sizeof dp_inspector_provenance_mut(out)->base, w->base_path);
     snprintf(msg, sizeof msg,
-             "transferred %s -> %s in %.1f s (%d simulated samples; head only: %d epochs, "
-             "%.1f s, best val loss %.3g)", w->base_id, w->target.id,
+             "transferred %s -> %s in %.1f s; f saves it (%d simulated samples; head only: %d "
+             "epochs, %.1f s, best val loss %.3g)", w->base_id, w->target.id,
              (mono_ms() - t_start) / 1e3, ds.n_samples, res.epochs_run, res.seconds,
              res.best_val_loss);
     dp_train_result_free(&res);
@@ -1311,6 +1325,122 @@ void app_transfer_cancel(struct app *a) {
     app_status(a, false, "cancelling the transfer");
 }
 
+/* ---- keeping a transfer ------------------------------------------------------------------- */
+
+/* Creates the directories above the file `path` (mkdir -p); false with err set on failure. */
+static bool make_parent_dirs(const char *path, struct dp_error *err) {
+    char d[PATH_MAX];
+    copy_str(d, sizeof d, path);
+    char *slash = strrchr(d, '/');
+    if (!slash || slash == d) return true;
+    *slash = '\0';
+    for (char *p = d + 1;; p++) {
+        if (*p != '/' && *p != '\0') continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(d, 0777) != 0 && errno != EEXIST) {
+            dp_error_set(err, DP_ERR_IO, "%s: cannot create the directory: %s", d, strerror(errno));
+            return false;
+        }
+        *p = c;
+        if (!c) return true;
+    }
+}
+
+/* Writes session transfer e (whole, not as a difference to its base: the file must outlive the
+ * base's location) where dp_inspector_save_path says; then e names that file. */
+static enum dp_status save_entry(struct app *a, struct app_insp *e, struct dp_error *err) {
+    char path[sizeof e->path], base[PATH_MAX];
+    if (!dp_inspector_save_path(a->settings, &e->target, path, sizeof path))
+        return dp_error_set(err, DP_ERR_NOT_FOUND,
+                            "%s: nowhere to save its inspector (set DRIPLE_INSPECTORS or HOME)",
+                            e->target.id);
+    if (!make_parent_dirs(path, err)) return DP_ERR_IO;
+    /* the base's file as the provenance names it, made absolute: relative to the working
+     * directory it would mean nothing next to the saved file */
+    struct dp_provenance *pv = dp_inspector_provenance_mut(e->insp);
+    if (pv->base[0] && pv->base[0] != '/' && realpath(pv->base, base) &&
+        strlen(base) < sizeof pv->base)
+        copy_str(pv->base, sizeof pv->base, base);
+    enum dp_status st = dp_inspector_save(e->insp, path, NULL, NULL, err);
+    if (st != DP_OK) return st;
+    e->saved = true;
+    copy_str(e->path, sizeof e->path, path);
+    return DP_OK;
+}
+
+/* path with $HOME written "~" (a status line is short), into buf (n bytes). */
+static void home_short(const char *path, char *buf, size_t n) {
+    const char *home = getenv("HOME");
+    size_t len = home ? strlen(home) : 0;
+    if (len > 1 && !strncmp(path, home, len) && path[len] == '/')
+        snprintf(buf, n, "~%s", path + len);
+    else
+        copy_str(buf, n, path);
+}
+
+/* The latest session transfer to s, or NULL. */
+static struct app_insp *session_for(struct app *a, const struct dp_setting *s) {
+    for (int i = a->n_insps - 1; i >= 0; i--)
+        if (a->insps[i].session && a->insps[i].insp && same_setting(&a->insps[i].target, s))
+            return &a->insps[i];
+    return NULL;
+}
+
+bool app_transfer_save(struct app *a) {
+    app_tick(a); /* a transfer that just finished counts */
+    struct app_insp *e = session_for(a, &a->cur);
+    if (!e) {
+        app_status(a, true, "no inspector was transferred to %s in this session (t transfers one)",
+                   a->cur.id);
+        return false;
+    }
+    if (e->saved) {
+        char shown[sizeof e->path];
+        home_short(e->path, shown, sizeof shown);
+        app_status(a, false, "saved already: %s", shown);
+        return true;
+    }
+    struct dp_error err = {0};
+    if (save_entry(a, e, &err) != DP_OK) {
+        app_status(a, true, "not saved: %s", err.msg);
+        return false;
+    }
+    char shown[sizeof e->path];
+    home_short(e->path, shown, sizeof shown);
+    app_status(a, false, "saved to %s (%s, transferred on %s data)", shown, a->cur.id,
+               dp_inspector_provenance(e->insp)->data);
+    return true;
+}
+
+bool app_transfer_save_all(struct app *a) {
+    int n = 0;
+    for (int i = 0; i < a->n_insps; i++) {
+        struct app_insp *e = &a->insps[i];
+        if (!e->session || !e->insp || e->saved) continue;
+        struct dp_error err = {0};
+        if (save_entry(a, e, &err) != DP_OK) {
+            app_status(a, true, "not saved: %s", err.msg);
+            return false;
+        }
+        n++;
+    }
+    app_status(a, false, "saved %d transferred inspector%s", n, n == 1 ? "" : "s");
+    return true;
+}
+
+int app_unsaved(const struct app *a) {
+    int n = 0;
+    for (int i = 0; i < a->n_insps; i++)
+        n += a->insps[i].session && a->insps[i].insp && !a->insps[i].saved;
+    return n;
+}
+
+bool app_pred_unsaved(const struct app *a) {
+    if (!a->pred.ok || a->pred.insp < 0 || a->pred.insp >= a->n_insps) return false;
+    const struct app_insp *e = &a->insps[a->pred.insp];
+    return e->session && !e->saved;
+}
 
 /* The next setting whose inspector file is not loaded yet (idle preloading), or -1. */
 static int preload_next(const struct app *a) {

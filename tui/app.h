@@ -71,6 +71,7 @@ struct app_insp {
     char                 path[512];
     bool                 session; /* transferred in this session ... */
     struct dp_setting    target;  /* ... to this setting (ids alone are ambiguous across GPUs) */
+    bool                 saved;   /* a session transfer written to `path` (app_transfer_save) */
 };
 
 /* Embedding cache entry: (body key, batch) -> embedding. */
@@ -126,7 +127,8 @@ struct app_row {
 
 /* A line the user is typing (batch size, search, dataset size, price). */
 enum app_prompt { APP_PROMPT_NONE, APP_PROMPT_BATCH, APP_PROMPT_SEARCH, APP_PROMPT_DATASET,
-                  APP_PROMPT_PRICE, APP_PROMPT_EXPORT };
+                  APP_PROMPT_PRICE, APP_PROMPT_EXPORT,
+                  APP_PROMPT_QUIT /* y/n: save unsaved transfers before quitting */ };
 
 /* Background transfer of an inspector to the current setting. */
 enum app_job_state { APP_JOB_IDLE, APP_JOB_RUNNING, APP_JOB_DONE, APP_JOB_FAILED,
@@ -293,6 +295,20 @@ enum dp_status app_export_json(const struct app *a, const char *path, struct dp_
  * job is running or this setting has its own inspector. */
 bool app_transfer_start(struct app *a);
 void app_transfer_cancel(struct app *a);
+/* Saves the inspector transferred in this session to the current setting, whole and atomically
+ * (dp_inspector_save), where dp_inspector_save_path puts it: the path the setting list names
+ * when that file does not exist yet, else the user inspector directory (created when missing),
+ * where the next start (and `driple predict --setting`) finds it. Its provenance keeps "transfer"
+ * and data "simulated". The status line says where, or why not (no transfer, no directory, a
+ * write error); true when written (or written already). */
+bool app_transfer_save(struct app *a);
+/* Saves every unsaved session transfer (the quit prompt's "y"); stops at the first error (in
+ * the status line) and returns false then. */
+bool app_transfer_save_all(struct app *a);
+/* How many session transfers are not saved yet. */
+int app_unsaved(const struct app *a);
+/* Whether the current prediction's inspector is a session transfer not saved yet. */
+bool app_pred_unsaved(const struct app *a);
 /* True when simulations, inspector loads or preloads are pending (defer_sims). */
 bool app_pending(const struct app *a);
 /* Runs pending simulations (the current setting's first, then compare rows) for about budget_ms;

@@ -1,7 +1,8 @@
 /* cmd_explore.c: `driple explore`: the ncurses explorer's main loop (htop's shape): a getch
  * with a timeout, KEY_RESIZE -> layout + new windows, key -> action -> reaction flags, one
  * doupdate per frame, and endwin on every exit path (normal, error, signal). `--bench-keys N`
- * times N key actions with full redraws into a terminal written to /dev/null. */
+ * times N key actions with full redraws into a terminal written to /dev/null, after the
+ * importance tab's first open (its Graphviz layout runs in the background). */
 #include <curses.h>
 #include <langinfo.h>
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "app.h"
@@ -102,7 +104,7 @@ static void wins_make(struct wins *w, const struct layout *l) {
 /* One frame: every window of the current tab, then (the caller) one doupdate. */
 static void draw(struct app *a, const struct layout *l, struct wins *w) {
     if (l->too_small) {
-        view_too_small_draw(l->rows, l->cols);
+        view_too_small_draw(l->rows, l->cols, a);
         return;
     }
     view_header_draw(w->header, a);
@@ -153,9 +155,35 @@ static const char *bench_key_name(int ch) {
     return buf;
 }
 
-/* --bench-keys N [--bench-seq KEYS] [--rows R --cols C] [--json]: N key actions (cycling through
- * a fixed mix, or KEYS), each followed by a full redraw, into a curses screen whose output goes
- * to /dev/null; prints the time per key (mean, median, p95, max) and the slowest key. */
+/* The importance tab's first open, as the loop runs it: the key's frame (open_ms), then idle
+ * frames until the background layout is in: the frame that takes it in (and computes the
+ * importances) costs adopt_ms, the graph shows ready_ms after the key. Back to the predict tab
+ * after. */
+static void bench_importance(struct app *a, struct layout *l, struct wins *w, double *open_ms,
+                             double *adopt_ms, double *ready_ms) {
+    struct timespec nap = {0, 1000 * 1000};
+    double t0 = cmd_now_ms();
+    frame_key(a, l, w, 'i');
+    *open_ms = cmd_now_ms() - t0;
+    *adopt_ms = 0;
+    while (imp_busy(a)) {
+        if (!imp_ready(a)) {
+            nanosleep(&nap, NULL);
+            continue;
+        }
+        double f0 = cmd_now_ms();
+        draw(a, l, w);
+        doupdate();
+        *adopt_ms = cmd_now_ms() - f0;
+    }
+    *ready_ms = cmd_now_ms() - t0;
+    frame_key(a, l, w, '1');
+}
+
+/* --bench-keys N [--bench-seq KEYS] [--rows R --cols C] [--json]: the importance tab's first
+ * open (bench_importance), then N key actions (cycling through a fixed mix, or KEYS), each
+ * followed by a full redraw, into a curses screen whose output goes to /dev/null; prints the
+ * time per key (mean, median, p95, max) and the slowest key. */
 static int bench_keys(struct app *a, long n, int rows, int cols, bool json, const char *keys) {
     static const int seq_default[] = {'g', 'w', 'p', 'n', '+', 'g', 'W', 'P', '-', 'm', 'G', 'c',
                                       'g', 's', 'j', '\t', 'g', 'w', 'N', 'm', '1', 'g', 'j', 'k'};
@@ -191,6 +219,8 @@ static int bench_keys(struct app *a, long n, int rows, int cols, bool json, cons
     relayout(a, &l, &w);
     draw(a, &l, &w);
     doupdate();
+    double imp_open, imp_adopt, imp_ready_ms;
+    bench_importance(a, &l, &w, &imp_open, &imp_adopt, &imp_ready_ms);
     double *t = malloc((size_t)n * sizeof *t);
     if (!t) {
         endwin();
@@ -235,15 +265,21 @@ static int bench_keys(struct app *a, long n, int rows, int cols, bool json, cons
         printf("{\"bench\": \"explore-keys\", \"keys\": %ld, \"rows\": %d, \"cols\": %d, "
                "\"mean_ms\": %.3f, \"median_ms\": %.3f, \"p95_ms\": %.3f, \"max_ms\": %.3f, "
                "\"slowest_key\": \"%s\", \"fill_frames\": %ld, \"fill_max_ms\": %.3f, "
-               "\"embed_calls\": %ld, \"sim_calls\": %ld}\n",
+               "\"embed_calls\": %ld, \"sim_calls\": %ld, \"importance_open_ms\": %.3f, "
+               "\"importance_adopt_ms\": %.3f, \"importance_ready_ms\": %.3f, "
+               "\"importance_layout_ms\": %.3f}\n",
                n, rows, cols, sum / (double)n, p50, p95, mx, bench_key_name(worst_key), fills,
-               fill_max, a->n_embed_calls, a->n_sim_calls);
+               fill_max, a->n_embed_calls, a->n_sim_calls, imp_open, imp_adopt, imp_ready_ms,
+               imp_layout_ms(a));
     else
         printf("explore --bench-keys: %ld key actions with full redraws at %dx%d: mean %.2f ms, "
                "median %.2f ms, p95 %.2f ms, max %.2f ms (key '%s'); %ld idle frames filling in "
-               "simulations, max %.2f ms; GNN passes %ld, simulations %ld\n",
+               "simulations, max %.2f ms; GNN passes %ld, simulations %ld; importance tab's "
+               "first open: key to frame %.2f ms (Graphviz layout in the background, %.1f ms; "
+               "the frame taking it in %.2f ms; graph shown %.1f ms after the key)\n",
                n, cols, rows, sum / (double)n, p50, p95, mx, bench_key_name(worst_key), fills,
-               fill_max, a->n_embed_calls, a->n_sim_calls);
+               fill_max, a->n_embed_calls, a->n_sim_calls, imp_open, imp_layout_ms(a), imp_adopt,
+               imp_ready_ms);
     free(t);
     return 0;
 }
@@ -270,12 +306,17 @@ static int run_ui(struct app *a) {
     struct wins w = {0};
     relayout(a, &l, &w);
     int rc = 0, flags = R_REDRAW;
+    bool prepared = false;
     for (;;) {
         if (flags & R_QUIT) break;
         if (flags & R_RELAYOUT) relayout(a, &l, &w);
         if (flags & (R_REDRAW | R_RELAYOUT)) {
             draw(a, &l, &w);
             doupdate();
+        }
+        if (!prepared) { /* the importance tab's layout, while the user reads the first screen */
+            imp_prepare(a);
+            prepared = true;
         }
         flags = R_NONE;
         if (g_quit_sig) {
@@ -288,9 +329,12 @@ static int run_ui(struct app *a) {
         char phase[64];
         app_job_snapshot(a, &js, &prog, phase, sizeof phase);
         bool pending = app_pending(a);
-        timeout(pending ? 0 : js == APP_JOB_RUNNING || a->job.started ? 100 : 1000);
+        /* the importance pane waits for its background layout: look again soon */
+        bool imp_wait = a->tab == APP_TAB_IMPORTANCE && imp_busy(a);
+        timeout(pending ? 0 : imp_wait ? 10 : js == APP_JOB_RUNNING || a->job.started ? 100 : 1000);
         int ch = getch();
         if (ch == ERR) {
+            if (imp_wait && imp_ready(a)) flags |= R_REDRAW; /* the draw takes the layout in */
             if (pending && app_fill_pending(a, FILL_BUDGET_MS)) flags |= R_REDRAW;
             if (app_tick(a)) flags |= R_REDRAW;
             continue;
@@ -307,7 +351,7 @@ static int run_ui(struct app *a) {
             flags |= R_REDRAW;
             continue;
         }
-        if (l.too_small && ch != 'q' && ch != KEY_F(10)) continue;
+        if (l.too_small && ch != 'q' && ch != KEY_F(10) && a->prompt != APP_PROMPT_QUIT) continue;
         flags |= keys_handle(a, ch);
         if (a->tab == APP_TAB_COMPARE || a->tab == APP_TAB_GROUPS) app_scroll_fit(a, l.list.h);
         if (app_tick(a)) flags |= R_REDRAW;

@@ -118,6 +118,7 @@ static int k_enter(struct app *a) {
 }
 static int k_transfer(struct app *a) { app_transfer_start(a); return R_REDRAW; }
 static int k_cancel(struct app *a) { app_transfer_cancel(a); return R_REDRAW; }
+static int k_save(struct app *a) { app_transfer_save(a); return R_REDRAW; }
 static int k_up(struct app *a) { app_move(a, -1); return R_REDRAW; }
 static int k_down(struct app *a) { app_move(a, +1); return R_REDRAW; }
 static int k_pgup(struct app *a) { app_move(a, -(a->page > 1 ? a->page - 1 : 1)); return R_REDRAW; }
@@ -130,7 +131,11 @@ static int k_help(struct app *a) {
     return R_RELAYOUT;
 }
 static int k_redraw(struct app *a) { (void)a; return R_RELAYOUT; }
-static int k_quit(struct app *a) { (void)a; return R_QUIT; }
+static int k_quit(struct app *a) {
+    /* a transfer lives only in memory until saved: ask once before it is lost */
+    if (app_unsaved(a) > 0) return open_prompt(a, APP_PROMPT_QUIT, "");
+    return R_QUIT;
+}
 
 const struct keymap keymap[] = {
     {'?',           k_help,         "? / F1",     "this help (Esc closes)",                   "help"},
@@ -152,6 +157,7 @@ const struct keymap keymap[] = {
     {'$',           k_price,        "$",          "set the price per GPU-hour",               NULL},
     {'t',           k_transfer,     "t",          "transfer an inspector to this setting (simulated data, background)", "transfer"},
     {'x',           k_cancel,       "x",          "cancel the transfer",                      NULL},
+    {'f',           k_save,         "f",          "save this setting's transferred inspector to a file (found on the next start)", NULL},
     {KEY_TAB,       k_pane_next,    "Tab / S-Tab", "next / previous pane",                    NULL},
     {KEY_BTAB,      k_pane_prev,    "S-Tab",      NULL,                                        NULL},
     {'1',           k_predict,      "1",          "predict tab",                               NULL},
@@ -195,6 +201,8 @@ const char *keys_prompt_label(const struct app *a) {
     case APP_PROMPT_DATASET: return "dataset size (samples per epoch): ";
     case APP_PROMPT_PRICE: return "price per GPU-hour ($): ";
     case APP_PROMPT_EXPORT: return "export to file: ";
+    case APP_PROMPT_QUIT:
+        return "unsaved transfers: save before quitting? y saves and quits, n quits, Esc stays";
     default: return "";
     }
 }
@@ -253,7 +261,23 @@ static int prompt_commit(struct app *a) {
     return R_REDRAW;
 }
 
+/* The quit prompt takes one key: y, n, or Esc (anything else is ignored). */
+static int quit_prompt_key(struct app *a, int ch) {
+    if (ch == 'y' || ch == 'Y') {
+        a->prompt = APP_PROMPT_NONE;
+        return app_transfer_save_all(a) ? R_QUIT : R_REDRAW; /* an error stays on screen */
+    }
+    if (ch == 'n' || ch == 'N') return R_QUIT;
+    if (ch == KEY_ESC || ch == 7 /* Ctrl-G */) {
+        a->prompt = APP_PROMPT_NONE;
+        app_status(a, false, "not quitting (f saves the current setting's transfer)");
+        return R_REDRAW;
+    }
+    return R_NONE;
+}
+
 static int prompt_key(struct app *a, int ch) {
+    if (a->prompt == APP_PROMPT_QUIT) return quit_prompt_key(a, ch);
     size_t len = strlen(a->input);
     if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) return prompt_commit(a);
     if (ch == KEY_ESC || ch == 7 /* Ctrl-G */) {

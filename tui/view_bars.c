@@ -55,11 +55,16 @@ void view_header_draw(WINDOW *w, const struct app *a) {
         /* What the inspector learnt from: simulated labels must say so wherever they show. */
         const char *data = in ? dp_inspector_provenance(in)->data : "";
         bool xf = p->src == APP_SRC_TRANSFERRED && base[0];
-        snprintf(src[0], sizeof src[0], "%s inspector %s%s%s%s%s%s", app_src_name(p->src),
-                 p->insp_id, xf ? " (from " : "", xf ? base : "", xf ? ")" : "",
+        /* a transfer of this session is lost on quitting unless saved: say which it is */
+        bool unsaved = app_pred_unsaved(a);
+        const char *kept = p->src != APP_SRC_TRANSFERRED ? "" : unsaved ? " (unsaved, f saves)"
+                                                                        : " (file)";
+        snprintf(src[0], sizeof src[0], "%s%s inspector %s%s%s%s%s%s", app_src_name(p->src),
+                 kept, p->insp_id, xf ? " (from " : "", xf ? base : "", xf ? ")" : "",
                  data[0] ? ", data: " : "", data);
-        snprintf(src[1], sizeof src[1], "%s %s%s%s", app_src_name(p->src), p->insp_id,
-                 data[0] ? " " : "", data);
+        snprintf(src[1], sizeof src[1], "%s%s %s%s%s", app_src_name(p->src),
+                 p->src != APP_SRC_TRANSFERRED ? "" : unsaved ? " (unsaved)" : " (file)",
+                 p->insp_id, data[0] ? " " : "", data);
     }
     /* the most verbose pair that fits; the compact one is cut at its least useful end */
     int k = (int)(strlen(set[0]) + 3 + strlen(src[0])) <= cols ? 0 : 1;
@@ -117,7 +122,11 @@ void view_tabs_draw(WINDOW *w, struct app *a, const struct layout *l) {
 void view_status_draw(WINDOW *w, const struct app *a) {
     werase(w);
     int cols = getmaxx(w);
-    if (a->prompt != APP_PROMPT_NONE) {
+    if (a->prompt == APP_PROMPT_QUIT) { /* one key answers: no line to edit */
+        wattron(w, view_attr(ST_KEY));
+        view_put(w, 0, 0, cols, keys_prompt_label(a));
+        wattroff(w, view_attr(ST_KEY));
+    } else if (a->prompt != APP_PROMPT_NONE) {
         const char *label = keys_prompt_label(a);
         int lx = (int)strlen(label);
         wattron(w, view_attr(ST_KEY));

@@ -100,7 +100,7 @@ void view_put(WINDOW *w, int y, int x, int width, const char *s) {
     mvwaddnstr(w, y, x, s, (int)(p - s));
 }
 
-void view_too_small_draw(int rows, int cols) {
+void view_too_small_draw(int rows, int cols, const struct app *a) {
     char msg[128];
     werase(stdscr);
     snprintf(msg, sizeof msg, "driple needs at least %dx%d (now %dx%d)", LAYOUT_MIN_COLS,
@@ -108,6 +108,11 @@ void view_too_small_draw(int rows, int cols) {
     int len = (int)strlen(msg);
     int y = rows / 2, x = cols > len ? (cols - len) / 2 : 0;
     mvaddnstr(y, x, msg, cols);
-    if (y + 1 < rows) mvaddnstr(y + 1, cols > 20 ? (cols - 20) / 2 : 0, "enlarge it, or q", cols);
+    /* the quit prompt still answers here (y / n / Esc): say so, or the keys seem dead */
+    const char *hint = a->prompt == APP_PROMPT_QUIT
+                           ? "unsaved transfers: y saves and quits, n quits"
+                           : "enlarge it, or q";
+    len = (int)strlen(hint);
+    if (y + 1 < rows) mvaddnstr(y + 1, cols > len ? (cols - len) / 2 : 0, hint, cols);
     wnoutrefresh(stdscr);
 }

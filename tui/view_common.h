@@ -38,7 +38,8 @@ void view_strips_draw(WINDOW *w, const struct app *a);
 void view_compare_draw(WINDOW *w, const struct app *a);
 void view_groups_draw(WINDOW *w, const struct app *a);
 void view_help_draw(WINDOW *w, const struct app *a);
-/* Below the minimum size: one centred message on stdscr. */
-void view_too_small_draw(int rows, int cols);
+/* Below the minimum size: one centred message on stdscr (and the quit prompt's keys when it is
+ * open). */
+void view_too_small_draw(int rows, int cols, const struct app *a);
 
 #endif

@@ -9,9 +9,20 @@
 #include "app.h"
 #include "layout.h"
 
-/* Brings the pane up to date (layout on a new grouped graph, importances on a new inspector or
- * metric); cheap when nothing changed. */
+/* Brings the pane up to date (layout on a new grouped graph, started in the background;
+ * importances on a new inspector or metric, or once the layout arrives); cheap when nothing
+ * changed. */
 void imp_sync(struct app *a);
+/* Starts the pane's background layout ahead of the tab's first open (the loop calls it once the
+ * first frame is up); nothing when the pane exists already. */
+void imp_prepare(struct app *a);
+/* True while a new grouped graph is laid out on the background thread (imp_sync starts it and
+ * takes the layout in once done; the pane says "laying out" meanwhile). */
+bool imp_busy(const struct app *a);
+/* True when that layout is finished and the next imp_sync (a redraw) takes it in. */
+bool imp_ready(struct app *a);
+/* Wall time of the last background layout in ms once taken in; -1 before (the benchmark). */
+double imp_layout_ms(const struct app *a);
 /* Draws the pane into w (the body), then wnoutrefresh; draws only (imp_sync first). */
 void imp_draw(WINDOW *w, const struct app *a);
 /* The tab's own keys: j/k select, arrows pan, z/Z zoom, [ ] metric, r method, 0 reset.
@@ -23,7 +34,7 @@ int imp_mouse(struct app *a, struct rect body, int y, int x);
 enum dp_status imp_export_svg(struct app *a, const char *path, struct dp_error *err);
 /* Help lines for the tab's keys (static strings); returns the count. */
 int imp_help_lines(const char **lines, int max);
-/* Frees the pane's state (a->imp); NULL-safe. */
+/* Frees the pane's state (a->imp), joining a running layout first; NULL-safe. */
 void imp_free(struct app *a);
 
 #endif

@@ -69,12 +69,9 @@ enum dp_status importance_view_compute(struct importance_view *v, struct dp_erro
     return st;
 }
 
-enum dp_status importance_view_set_graph(struct importance_view *v, const struct dp_grouped *g,
-                                         const struct dp_graph *graph,
-                                         const struct dp_op_weights *weights,
-                                         struct dp_error *err) {
-    struct dp_error local = {0};
-    if (!err) err = &local;
+/* Drops what was computed for the old graph, borrows g and resets selection, pan and zoom. */
+static void take_graph(struct importance_view *v, const struct dp_grouped *g,
+                       const struct dp_graph *graph, const struct dp_op_weights *weights) {
     dp_layout_free(v->layout);
     v->layout = NULL;
     dp_explain_free(v->e);
@@ -86,6 +83,15 @@ enum dp_status importance_view_set_graph(struct importance_view *v, const struct
     v->list_scroll = 0;
     importance_view_reset(v);
     v->message[0] = '\0';
+}
+
+enum dp_status importance_view_set_graph(struct importance_view *v, const struct dp_grouped *g,
+                                         const struct dp_graph *graph,
+                                         const struct dp_op_weights *weights,
+                                         struct dp_error *err) {
+    struct dp_error local = {0};
+    if (!err) err = &local;
+    take_graph(v, g, graph, weights);
     if (!g) return DP_OK;
     enum dp_status st = dp_render_layout(g, DP_LAYOUT_AUTO, 1.0, 1.0, false, &v->layout, err);
     if (st != DP_OK) {
@@ -121,6 +127,26 @@ enum dp_status importance_view_set_inputs(struct importance_view *v, const struc
     v->graph = graph;
     v->weights = weights;
     if (v->selected >= g->n_groups) v->selected = -1;
+    return importance_view_compute(v, err);
+}
+
+enum dp_status importance_view_set_laid_out(struct importance_view *v, const struct dp_grouped *g,
+                                           const struct dp_graph *graph,
+                                           const struct dp_op_weights *weights,
+                                           const struct dp_model *model, const double *scale,
+                                           struct dp_layout *layout, struct dp_error *err) {
+    struct dp_error local = {0};
+    if (!err) err = &local;
+    v->model = model;
+    for (int o = 0; o < DP_N_OUTPUTS; o++) v->scale[o] = scale ? scale[o] : 1.0;
+    take_graph(v, g, graph, weights);
+    if (!g || !layout || layout->n_nodes != g->n_groups) {
+        dp_layout_free(layout);
+        dp_error_set(err, DP_ERR_INVALID, "importance: the layout does not match the graph");
+        keep_message(v, err);
+        return DP_ERR_INVALID;
+    }
+    v->layout = layout;
     return importance_view_compute(v, err);
 }
 

@@ -73,6 +73,15 @@ enum dp_status importance_view_set_inputs(struct importance_view *v, const struc
                                           const struct dp_op_weights *weights,
                                           const struct dp_model *model, const double *scale,
                                           bool relayout, struct dp_error *err);
+/* importance_view_set_inputs with a layout made elsewhere (the explorer runs Graphviz, tens of
+ * milliseconds, on a background thread): takes ownership of layout (freed on failure too), which
+ * must have g's n_groups nodes (else DP_ERR_INVALID, kept in v->message); resets selection, pan
+ * and zoom, then computes the importances. */
+enum dp_status importance_view_set_laid_out(struct importance_view *v, const struct dp_grouped *g,
+                                           const struct dp_graph *graph,
+                                           const struct dp_op_weights *weights,
+                                           const struct dp_model *model, const double *scale,
+                                           struct dp_layout *layout, struct dp_error *err);
 /* Recomputes the importances (metric, method) and the drill-down. */
 enum dp_status importance_view_compute(struct importance_view *v, struct dp_error *err);
 

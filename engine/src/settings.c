@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const struct {
     const char *name;
@@ -261,4 +262,66 @@ const struct dp_setting *dp_settings_nearest(const struct dp_settings *list,
         }
     }
     return best;
+}
+
+/* --- the inspector search path (settings.h) --- */
+
+bool dp_user_inspector_dir(char *buf, size_t n) {
+    const char *env = getenv("DRIPLE_INSPECTORS"), *xdg = getenv("XDG_DATA_HOME"),
+               *home = getenv("HOME");
+    int len = -1;
+    if (!n) return false;
+    if (env && *env) len = snprintf(buf, n, "%s", env);
+    /* XDG: a relative XDG_DATA_HOME is invalid and is ignored */
+    else if (xdg && xdg[0] == '/') len = snprintf(buf, n, "%s/driple/inspectors", xdg);
+    else if (home && *home) len = snprintf(buf, n, "%s/.local/share/driple/inspectors", home);
+    if (len < 0 || (size_t)len >= n) {
+        buf[0] = '\0';
+        return false;
+    }
+    return true;
+}
+
+void dp_setting_file_name(const struct dp_setting *s, char *buf, size_t n) {
+    char short_gpu[DP_NAME_MAX], id[DP_NAME_MAX];
+    if (!n) return;
+    dp_gpu_short_name(s->gpu, short_gpu, sizeof short_gpu);
+    dp_setting_format_id(s, id, sizeof id);
+    /* the formatted id starts with the short name: put the full one in its place */
+    snprintf(buf, n, "%s%s.json", s->gpu, id + strlen(short_gpu));
+    for (char *c = buf; *c; c++)
+        if (!isalnum((unsigned char)*c) && !strchr("._+-", *c)) *c = '_';
+    if (buf[0] == '.') buf[0] = '_';
+}
+
+bool dp_user_inspector_path(const struct dp_setting *s, char *buf, size_t n) {
+    char dir[1024], name[2 * DP_NAME_MAX + 8];
+    if (!dp_user_inspector_dir(dir, sizeof dir)) {
+        if (n) buf[0] = '\0';
+        return false;
+    }
+    dp_setting_file_name(s, name, sizeof name);
+    int len = snprintf(buf, n, "%s/%s", dir, name);
+    if (len < 0 || (size_t)len >= n) {
+        if (n) buf[0] = '\0';
+        return false;
+    }
+    return true;
+}
+
+/* The same cluster: what a setting list's entry and an explorer what-if setting share. */
+static bool same_cluster(const struct dp_setting *x, const struct dp_setting *y) {
+    return !strcmp(x->gpu, y->gpu) && x->ps == y->ps && x->workers == y->workers &&
+           x->placement == y->placement && x->network == y->network &&
+           x->precision == y->precision;
+}
+
+bool dp_inspector_save_path(const struct dp_settings *list, const struct dp_setting *s, char *buf,
+                            size_t n) {
+    for (int i = 0; list && i < list->n_settings; i++) {
+        const struct dp_setting *e = &list->settings[i];
+        if (!same_cluster(e, s) || !e->inspector[0] || access(e->inspector, F_OK) == 0) continue;
+        if ((size_t)snprintf(buf, n, "%s", e->inspector) < n) return true;
+    }
+    return dp_user_inspector_path(s, buf, n);
 }

@@ -191,6 +191,15 @@ static enum dp_status parse_setting(const cJSON *o, const char *path, const char
     return st;
 }
 
+/* The search path's second place (settings.h): the user directory's inspector for s when the
+ * list names none or its file does not exist. */
+static void use_user_inspector(struct dp_setting *s) {
+    char user[sizeof s->inspector];
+    if (s->inspector[0] && access(s->inspector, F_OK) == 0) return;
+    if (dp_user_inspector_path(s, user, sizeof user) && access(user, R_OK) == 0)
+        memcpy(s->inspector, user, sizeof user);
+}
+
 enum dp_status dp_settings_load(const char *path, const struct dp_gpu_catalog *catalog,
                                 struct dp_settings **out, struct dp_error *err) {
     cJSON *root = NULL;
@@ -215,6 +224,7 @@ enum dp_status dp_settings_load(const char *path, const struct dp_gpu_catalog *c
         char jp[48];
         snprintf(jp, sizeof jp, "$.settings[%d]", i);
         if ((st = parse_setting(o, path, jp, dir, catalog, &s->settings[i], err))) goto fail;
+        use_user_inspector(&s->settings[i]);
         /* Ignoring case: --setting matches that way, and the datasets named after the ids
          * would collide on a case-insensitive file system. */
         for (int j = 0; j < i; j++)

@@ -111,7 +111,9 @@ struct dp_settings {
 /* Reads a driple-settings/1 file: {format, settings: [{id, gpu, ps, workers, placement, network,
  * machines, precision, inspector}]}. `machines` defaults from placement and network, precision to
  * fp32, id to dp_setting_format_id. A relative `inspector` path is resolved against the settings
- * file's directory (kept as written when absolute). Checks each setting (dp_setting_check) and
+ * file's directory (kept as written when absolute); when that file does not exist (or none is
+ * named) and the user directory has one for the setting, that one is used (the search path
+ * below). Checks each setting (dp_setting_check) and
  * that ids are unique ignoring case and usable as file names (no '/', no leading '.'). When
  * `catalog` is non-NULL, every gpu must be in it (the stored name is replaced by the
  * catalog's). New list owned by the caller (dp_settings_free); on failure "<path>:<json path>:
@@ -146,6 +148,32 @@ int dp_setting_default_machines(int workers, int ps, enum dp_network net,
 /* Checks ranges (ps, workers in [1, 64], machines in [1, 128]) and consistency (hetero needs a
  * cross-machine network and machines >= 2; PCIe/NVLink need machines == 1). */
 enum dp_status dp_setting_check(const struct dp_setting *s, struct dp_error *err);
+
+/* ---- where inspector files are found ----
+ * One search path, used by dp_settings_load (so by every command that takes --setting) and by
+ * the explorer for settings that are not in its list. A setting's inspector is, in order:
+ *   1. the file its setting list names, when that file exists;
+ *   2. <user dir>/<dp_setting_file_name(s)>, when that file exists.
+ * The user directory holds inspectors the user kept (the explorer saves a transfer there):
+ * $DRIPLE_INSPECTORS when set and non-empty, else $XDG_DATA_HOME/driple/inspectors, else
+ * $HOME/.local/share/driple/inspectors. */
+
+/* Writes the user inspector directory (see above) into buf (n bytes); false, buf "", when none
+ * can be formed (none of the three variables set) or it does not fit. */
+bool dp_user_inspector_dir(char *buf, size_t n);
+/* The file name of s's inspector in the user directory: its id with the full GPU name in front
+ * (ids alone are ambiguous: V100-PCIe-16GB and V100-SXM2-16GB both read "V100-P1w2ho-PCIe"), then
+ * ".json": "V100-PCIe-16GB-P1w2ho-PCIe.json". Characters other than letters, digits and "._+-"
+ * become '_'. Writes at most n bytes (NUL included). */
+void dp_setting_file_name(const struct dp_setting *s, char *buf, size_t n);
+/* <user dir>/<dp_setting_file_name(s)>, whether or not the file exists; false when there is no
+ * user directory or the path does not fit in n bytes. */
+bool dp_user_inspector_path(const struct dp_setting *s, char *buf, size_t n);
+/* Where a new inspector for s (a transfer) is saved: the path that list's entry for the same
+ * cluster (GPU, PS, workers, placement, network, precision) names when that file does not exist
+ * yet, else dp_user_inspector_path. list may be NULL. false (buf "") when neither is known. */
+bool dp_inspector_save_path(const struct dp_settings *list, const struct dp_setting *s, char *buf,
+                            size_t n);
 
 /* The setting of `list` nearest to s (same GPU first, then network class, then the closest
  * worker and PS counts, placement, precision), considering only settings with an inspector
