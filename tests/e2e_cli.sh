@@ -51,4 +51,44 @@ fails 2 "needs a graph file" "$DRIPLE" simulate zoo:alexnet --setting V100-P1w2h
 # A key given twice is refused (every lookup would see only the first), naming where.
 printf '{"format": "driple-grouped/1", "groups": [{"tensor_size": 1, "ops": 1, "ops": 2, "type_weight": 0}], "edges": []}\n' >"$TMP/dup.json"
 fails 1 'dup.json:$.groups[0].ops: listed twice' "$DRIPLE" predict --grouped "$TMP/dup.json" --inspector assets/inspectors/V100-P1w2ho-PCIe.json
+# A setting not in the list (issue: ad-hoc settings): predict and explain name it by the cluster
+# options or by its id, and find the inspector the explorer saved for it (t then f) in the user
+# inspector directory, named <full GPU name>-P<ps>w<workers><ho|he>-<network>[-mixed].json.
+U="$TMP/user-insp"
+mkdir -p "$U"
+fails 1 "$U/RTX4090-P1w8ho-PCIe.json does not exist" env DRIPLE_INSPECTORS="$U" "$DRIPLE" predict $G --gpu RTX4090 --ps 1 --workers 8 --network PCIe
+contains "$TMP/err" "press t (transfer) then f (save)"
+contains "$TMP/err" "driple transfer"
+fails 1 "$U/RTX4090-P1w8ho-PCIe.json does not exist" env DRIPLE_INSPECTORS="$U" "$DRIPLE" predict $G --setting 4090-P1w8ho-PCIe
+cp assets/inspectors/V100-P1w2ho-PCIe.json "$U/RTX4090-P1w8ho-PCIe.json" # self-contained (no base)
+ok env DRIPLE_INSPECTORS="$U" "$DRIPLE" predict $G --gpu RTX4090 --ps 1 --workers 8 --network PCIe --json
+contains "$TMP/out" '"setting": "4090-P1w8ho-PCIe"'
+contains "$TMP/out" "\"inspector\": \"$U/RTX4090-P1w8ho-PCIe.json\""
+contains "$TMP/out" '"workers": 8'
+ok env DRIPLE_INSPECTORS="$U" "$DRIPLE" predict $G --setting 4090-P1w8ho-PCIe --json
+contains "$TMP/out" "\"inspector\": \"$U/RTX4090-P1w8ho-PCIe.json\""
+ok env DRIPLE_INSPECTORS="$U" "$DRIPLE" predict $G --setting RTX4090-P1w8ho-PCIe --json
+contains "$TMP/out" "\"inspector\": \"$U/RTX4090-P1w8ho-PCIe.json\""
+ok env DRIPLE_INSPECTORS="$U" "$DRIPLE" explain $G --gpu 4090 --ps 1 --workers 8 --network pcie --json
+contains "$TMP/out" "$U/RTX4090-P1w8ho-PCIe.json"
+# compare adds the named setting as one more row; a listed one is not repeated.
+rows() { grep -c "^$1 " "$TMP/out"; } # rows of the compare table for setting id $1
+ok env DRIPLE_INSPECTORS="$U" "$DRIPLE" compare $G --setting 4090-P1w8ho-PCIe
+contains "$TMP/out" "$U/RTX4090-P1w8ho-PCIe.json"
+[ "$(rows 4090-P1w8ho-PCIe)" = 1 ] && pass || fail "compare --setting: no row for 4090-P1w8ho-PCIe"
+ok env DRIPLE_INSPECTORS="$U" "$DRIPLE" compare $G --setting $S
+[ "$(rows $S)" = 1 ] && pass || fail "compare --setting $S: $(rows $S) rows, expected 1"
+# The options of a listed cluster take the list's own inspector.
+ok env DRIPLE_INSPECTORS="$U" "$DRIPLE" predict $G --gpu V100-PCIe-16GB --ps 1 --workers 2 --network PCIe --json
+contains "$TMP/out" '"inspector": "assets/inspectors/V100-P1w2ho-PCIe.json"'
+# A short GPU name that fits several catalog GPUs is refused, listing them.
+fails 1 "V100-PCIe-16GB, V100-SXM2-16GB, V100-SXM2-32GB" "$DRIPLE" predict $G --setting V100-P1w8ho-PCIe
+fails 1 "no setting 'NOPE'" "$DRIPLE" predict $G --setting NOPE
+# Bad option values exit 2 naming the option.
+fails 2 "--workers '-2'" "$DRIPLE" predict $G --gpu RTX4090 --ps 1 --workers -2 --network PCIe
+fails 2 "--gpu Voodoo: no such GPU" "$DRIPLE" predict $G --gpu Voodoo --ps 1 --workers 2 --network PCIe
+fails 2 "--network 3GbE: unknown network" "$DRIPLE" predict $G --gpu RTX4090 --ps 1 --workers 2 --network 3GbE
+fails 2 "--placement middle" "$DRIPLE" explain $G --gpu RTX4090 --ps 1 --workers 2 --network PCIe --placement middle
+fails 2 "needs --gpu, --workers, --ps and" "$DRIPLE" predict $G --gpu RTX4090 --ps 1
+fails 2 "give one of --inspector M, --setting ID" "$DRIPLE" predict $G --setting $S --workers 2
 finish

@@ -75,7 +75,7 @@ head -c 3000 "$TMP/imported.json" >"$TMP/cut.json"
 fails 1 "cut.json:" "$DRIPLE" predict --grouped "$REF/cases/gcn/tiny3.grouped.json" --inspector "$TMP/cut.json"
 sed 's/"n_feat":\t3/"n_feat":\t4/' "$TMP/imported.json" >"$TMP/feat.json"
 fails 1 'feat.json:$.architecture.n_feat' "$DRIPLE" inspector info "$TMP/feat.json"
-fails 2 "give one of --inspector M or --setting ID" "$DRIPLE" predict --grouped "$REF/cases/gcn/tiny3.grouped.json"
+fails 2 "give one of --inspector M, --setting ID or --gpu NAME" "$DRIPLE" predict --grouped "$REF/cases/gcn/tiny3.grouped.json"
 fails 2 "--batch needs a GRAPH" "$DRIPLE" predict --grouped "$REF/cases/gcn/tiny3.grouped.json" --inspector "$TMP/imported.json" --batch 8
 printf 'not a zip at all, just some text padding it out' >"$TMP/junk.pkl"
 fails 1 "junk.pkl: not a zip archive" "$DRIPLE" inspector import-torch "$TMP/junk.pkl" -o "$TMP/x.json"
@@ -163,6 +163,24 @@ ok "$DRIPLE" predict --grouped "$REF/cases/gcn/tiny3.grouped.json" --setting A10
 contains "$TMP/out" '"setting": "A100-P1w2ho-25GbE"'
 contains "$TMP/out" '"workers": 2'
 fails 1 "no setting 'X1'" "$DRIPLE" predict --grouped "$REF/cases/gcn/tiny3.grouped.json" --setting X1 --settings "$TMP/settings.json"
+
+# Net per iteration is exact: a worker pulls every variable and pushes every gradient, 4 B each
+# (fp32 on the wire, mixed precision too): 2 x the sum of the zoo graph's parameters x 4 B, which
+# is also what the simulator moves per worker on PCIe.
+ok "$DRIPLE" zoo build resnet50 -o "$TMP/r50.json"
+P=$("$DRIPLE" zoo list | awk '$1 == "resnet50" { print $5 }')
+[ "$P" = 25610152 ] && pass || fail "zoo list: resnet50 has $P parameters, expected 25610152"
+ok "$DRIPLE" predict "$TMP/r50.json" --inspector "$TMP/base.json" --json
+contains "$TMP/out" "\"parameters\": $P, \"net_mb_per_iter\": 204.881216,"
+ok "$DRIPLE" predict "$TMP/r50.json" --inspector "$TMP/base.json"
+contains "$TMP/out" "network per iteration 204.9 MB per worker (2 x 25610152 parameters x 4 B)"
+ok "$DRIPLE" simulate "$TMP/r50.json" --gpu V100-PCIe-16GB --ps 1 --workers 2 --network PCIe --precision mixed --iterations 2 --json
+B=$(sed -n 's/.*"bytes_per_iter":\([0-9.e+]*\).*/\1/p' "$TMP/out")
+awk -v b="$B" -v p="$P" 'BEGIN { exit !(b == 2 * 2 * p * 4) }' && pass || fail "simulated bytes_per_iter $B != 2 workers x 2 x $P x 4"
+ok "$DRIPLE" compare "$TMP/r50.json" --settings "$TMP/settings.json" --json
+contains "$TMP/out" '"net_mb_per_iter": 204.881216'
+ok "$DRIPLE" predict --grouped "$REF/cases/gcn/tiny3.grouped.json" --inspector "$TMP/base.json" --json
+contains "$TMP/out" '"parameters": null, "net_mb_per_iter": null'
 
 # Bad inputs: the graph file is named when grouping fails (not only the graph's name); a list
 # in which no setting can be predicted is an error, not a table of dashes; directories are said.

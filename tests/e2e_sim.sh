@@ -92,7 +92,7 @@ fails 1 "nope.csv: cannot open" "$DRIPLE" trace extract "$TMP/nope.csv"
 fails 2 "missing TRACE.csv" "$DRIPLE" trace extract
 fails 2 "unknown network" "$DRIPLE" simulate "$G" --gpu V100 --workers 2 --ps 1 --network 3GbE
 fails 1 "no setting" "$DRIPLE" simulate "$G" --setting NoSuch-P1w1ho-PCIe
-fails 1 "no GPU" "$DRIPLE" simulate "$G" --gpu Voodoo --workers 2 --ps 1 --network PCIe
+fails 2 "--gpu Voodoo: no such GPU" "$DRIPLE" simulate "$G" --gpu Voodoo --workers 2 --ps 1 --network PCIe
 fails 1 "hetero" "$DRIPLE" simulate "$G" --gpu V100 --workers 2 --ps 1 --network PCIe --placement hetero
 fails 2 "exclude each other" "$DRIPLE" simulate "$G" --setting V100-P1w2ho-PCIe --workers 3
 fails 2 "give --setting" "$DRIPLE" simulate "$G"

@@ -105,6 +105,12 @@ static void test_prediction(void) {
         CHECK_NEAR(p->d[APP_D_COST], p->d[APP_D_EPOCH] / 3600 * 2 * a.price_hour,
                    1e-9 + 1e-6 * p->d[APP_D_COST]);
     }
+    /* net per iter is exact: every variable pulled and every gradient pushed, 4 B each; on
+     * PCIe every byte crosses a link, so the simulator moves exactly as much per worker */
+    CHECK(a.params > 0);
+    CHECK_NEAR(p->d[APP_D_BYTES], 2.0 * (double)a.params * 4.0 / 1e6, 1e-12);
+    CHECK(p->sim_ok);
+    CHECK_NEAR(p->sim_d[APP_D_BYTES], p->d[APP_D_BYTES], 1e-9 * p->d[APP_D_BYTES]);
     /* the simulator's estimate beside it */
     CHECK(p->sim_ok);
     CHECK(p->sim_d[APP_D_ITER] > 0);
@@ -145,6 +151,10 @@ static void test_prediction(void) {
     /* precision, network, placement */
     CHECK(app_precision_toggle(&a));
     CHECK(a.cur.precision == DP_PREC_MIXED);
+    /* mixed precision: still 4 B a parameter on the wire, in the simulator too */
+    CHECK_NEAR(a.pred.d[APP_D_BYTES], 2.0 * (double)a.params * 4.0 / 1e6, 1e-12);
+    CHECK(a.pred.sim_ok);
+    CHECK_NEAR(a.pred.sim_d[APP_D_BYTES], a.pred.d[APP_D_BYTES], 1e-9 * a.pred.d[APP_D_BYTES]);
     CHECK(!app_placement_toggle(&a)); /* PCIe cannot be hetero */
     CHECK(a.status_err);
     CHECK(app_network_step(&a, +1));

@@ -33,8 +33,9 @@ const char *const app_derived_help[APP_D_COUNT] = {
     "mean GPU util = gpu_util.peak x gpu_util.active / iteration",
     ("GPU memory = simulated per-worker footprint (weights, gradients, optimizer, activations); "
      "OOM when above the GPU's memory"),
-    ("net per iter (one worker; an upper bound, as if every burst ran at its peak rate) = "
-     "sum over rx, tx of peak x active x iteration / (idle + active)"),
+    ("net per iter = 2 x parameters x 4 B (one worker, exact: it pulls every variable and "
+     "pushes every gradient, fp32 on the wire at either precision, as simulated); simulated: "
+     "bytes crossing a link (NVLink: not the worker's own PS shard)"),
     "epoch time = dataset size / throughput",
     "epoch cost = epoch time (h) x workers x price per GPU-hour",
 };
@@ -413,20 +414,21 @@ static void derive_econ(const struct app *a, const struct dp_setting *s, double 
     d[APP_D_COST] = d[APP_D_EPOCH] / 3600.0 * s->workers * a->price_hour;
 }
 
-/* Derived figures from the 12 metrics (formulas in app_derived_help). */
+/* One worker's bytes per iteration under PS training, from the graph alone: every variable
+ * pulled and every gradient pushed, fp32 on the wire (sim.c's shards), in MB. */
+static double net_mb_per_iter(const struct app *a) {
+    return 2.0 * (double)a->params * 4.0 / 1e6;
+}
+
+/* Derived figures from the 12 metrics and the graph (formulas in app_derived_help). */
 static void derive(const struct app *a, const struct dp_setting *s, const double *m, double *d) {
     for (int k = 0; k < APP_D_COUNT; k++) d[k] = NAN;
+    d[APP_D_BYTES] = net_mb_per_iter(a);
     double iter = m[3] + m[4];
     if (!(iter > 0)) return;
     d[APP_D_ITER] = iter;
     d[APP_D_THRU] = (double)a->batch * s->workers * 1000.0 / iter;
     d[APP_D_UTIL] = fmin(100.0, m[5] * m[4] / iter);
-    double mb = 0;
-    for (int r = 2; r <= 3; r++) {
-        double period = m[3 * r] + m[3 * r + 1];
-        if (period > 0) mb += m[3 * r + 2] * m[3 * r + 1] / 1000.0 * iter / period;
-    }
-    d[APP_D_BYTES] = mb;
     derive_econ(a, s, d);
 }
 

@@ -19,7 +19,9 @@
 #include "dp/settings.h"
 
 static const char *const usage_explain =
-    "driple explain GRAPH|--grouped FILE (--inspector M | --setting ID [--settings FILE])\n"
+    "driple explain GRAPH|--grouped FILE (--inspector M | --setting ID | --gpu NAME --ps N\n"
+    "       --workers N --network NET [--placement homo|hetero] [--precision fp32|mixed])\n"
+    "       [--settings FILE] [--gpus FILE]\n"
     "       [--metric NAME] [--method grad|occlusion] [--batch N] [--exported-batch N]\n"
     "       [--groups K] [--seed S] [--weights FILE] [--top N] [--threads N]\n"
     "       [--layout auto|dot|sfdp|neato] [--json] [--svg FILE | --png FILE | --dot FILE]\n"
@@ -36,40 +38,6 @@ static const char *const usage_bench =
     "       weights)";
 
 /* ---- small helpers ---- */
-
-/* The inspector file for --inspector M or --setting ID (from --settings FILE or the default
- * list). Fills path; false with err set when the setting is unknown or has no inspector. */
-static bool resolve_inspector(const char *insp, const char *setting, const char *settings_file,
-                              char *path, size_t n, char *setting_id, size_t id_n,
-                              struct dp_error *err) {
-    setting_id[0] = '\0';
-    if (insp) {
-        snprintf(path, n, "%s", insp);
-        return true;
-    }
-    struct dp_settings *list = NULL;
-    if (dp_settings_load_default(settings_file, NULL, &list, err) != DP_OK) return false;
-    const char *file = list->path;
-    const struct dp_setting *s = dp_settings_find(list, setting);
-    bool ok = false;
-    if (!s) {
-        dp_error_set(err, DP_ERR_NOT_FOUND, "%s: no setting '%s' (%d settings; see 'driple compare')",
-                     file, setting, list->n_settings);
-    } else if (!s->inspector[0]) {
-        dp_error_set(err, DP_ERR_NOT_FOUND, "%s: setting '%s' names no inspector file", file,
-                     s->id);
-    } else if (access(s->inspector, R_OK) != 0) {
-        dp_error_set(err, DP_ERR_NOT_FOUND,
-                     "%s: setting '%s': inspector %s does not exist (build it with 'make assets' "
-                     "or pass --inspector)", file, s->id, s->inspector);
-    } else {
-        snprintf(path, n, "%s", s->inspector);
-        snprintf(setting_id, id_n, "%s", s->id);
-        ok = true;
-    }
-    dp_settings_free(list);
-    return ok;
-}
 
 /* The grouped graph to explain: read from grouped_path, or graph_path (read with io) coarsened
  * into k groups (op weights from weights_path or the shipped ones; *graph and *w are kept for the
@@ -272,8 +240,10 @@ int cmd_explain(int argc, char **argv) {
     cli_int(&c, "--seed", INT64_MIN, INT64_MAX, &seed);
     cli_int(&c, "--top", 1, 1000000, &top);
     cli_int(&c, "--threads", 0, 64, &threads);
+    struct cmd_cluster cl;
+    cmd_cluster_opts(&c, &cl);
     const char *graph_path = grouped_path ? NULL : cli_positional(&c, 0);
-    if (!cli_check_unused(&c)) goto done;
+    if (c.bad || !cli_check_unused(&c)) goto done;
 
     if (!graph_path && !grouped_path) {
         rc = cli_usage("explain", usage_explain, "missing GRAPH (or --grouped FILE)");
@@ -285,12 +255,16 @@ int cmd_explain(int argc, char **argv) {
                        "--batch and --exported-batch need a GRAPH (a grouped file's features are fixed)");
         goto done;
     }
-    if (!insp_opt == !setting) {
-        rc = cli_usage("explain", usage_explain, "give exactly one of --inspector M and --setting ID");
+    bool by_cluster = cmd_cluster_given(&cl) || cl.precision;
+    if ((insp_opt != NULL) + (setting != NULL) + by_cluster != 1) {
+        rc = cli_usage("explain", usage_explain,
+                       "give exactly one of --inspector M, --setting ID and --gpu NAME ... "
+                       "--network NET");
         goto done;
     }
-    if (settings_file && !setting) {
-        rc = cli_usage("explain", usage_explain, "--settings needs --setting ID");
+    if ((settings_file || cl.gpus) && insp_opt) {
+        rc = cli_usage("explain", usage_explain,
+                       "--settings and --gpus need --setting ID or --gpu NAME ...");
         goto done;
     }
     int metric = 4; /* gpu_util.active */
@@ -318,10 +292,17 @@ int cmd_explain(int argc, char **argv) {
     rc = 1;
 
     /* The inspector first: a missing one is the commonest mistake and costs nothing to find. */
-    char insp_path[PATH_MAX + 64], setting_id[DP_NAME_MAX];
-    if (!resolve_inspector(insp_opt, setting, settings_file, insp_path, sizeof insp_path,
-                           setting_id, sizeof setting_id, &err))
-        goto fail;
+    char insp_path[PATH_MAX + 64], setting_id[DP_NAME_MAX] = "";
+    if (insp_opt) {
+        snprintf(insp_path, sizeof insp_path, "%s", insp_opt);
+    } else {
+        struct dp_setting st;
+        if ((rc = cmd_setting_resolve(setting, &cl, settings_file, "explain", usage_explain, &st,
+                                      insp_path, sizeof insp_path)))
+            goto done;
+        rc = 1;
+        snprintf(setting_id, sizeof setting_id, "%s", st.id);
+    }
     if (dp_inspector_load(insp_path, &insp, &err) != DP_OK) goto fail;
     if (!setting_id[0]) snprintf(setting_id, sizeof setting_id, "%s", dp_inspector_setting(insp));
 

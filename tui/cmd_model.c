@@ -21,12 +21,18 @@
 #include "dp/train.h"
 
 static const char *const usage_predict =
-    "driple predict GRAPH|--grouped FILE (--inspector M | --setting ID [--settings FILE])\n"
-    "       [--batch N] [--exported-batch N] [--groups K] [--seed S] [--weights FILE]\n"
-    "       [--epoch-samples N] [--price USD_PER_GPU_HOUR] [--json]";
+    "driple predict GRAPH|--grouped FILE (--inspector M | --setting ID | --gpu NAME --ps N\n"
+    "       --workers N --network NET [--placement homo|hetero] [--precision fp32|mixed])\n"
+    "       [--settings FILE] [--gpus FILE] [--batch N] [--exported-batch N] [--groups K]\n"
+    "       [--seed S] [--weights FILE] [--epoch-samples N] [--price USD_PER_GPU_HOUR] [--json]\n"
+    "  A setting not in the list (an id or the options) takes the list's inspector for the same\n"
+    "  cluster, else the user inspector directory's file (the explorer saves a transfer there).";
 static const char *const usage_compare =
     "driple compare GRAPH|--grouped FILE [--settings FILE] [--batch N] [--exported-batch N]\n"
-    "       [--groups K] [--seed S] [--weights FILE] [--json]";
+    "       [--groups K] [--seed S] [--weights FILE] [--json]\n"
+    "       [--setting ID | --gpu NAME --ps N --workers N --network NET [--placement P]\n"
+    "        [--precision fp32|mixed] [--gpus FILE]]   (one more row: a setting not in the list,\n"
+    "        with its inspector found as predict finds it)";
 static const char *const usage_train =
     "driple train --dataset D.json -o M.json [--recipe driple-c|paper] [--layer gcn|gin|gat|mpnn]\n"
     "       [--hidden 64] [--epochs N] [--patience P] [--seed 1] [--features raw|log]\n"
@@ -67,13 +73,15 @@ static const char *default_settings(char *buf, size_t n) {
 }
 
 /* The grouped graph of GRAPH (read with io, coarsened, features at `batch`) or of --grouped
- * FILE. */
+ * FILE; *params: GRAPH's parameter count (the sum over its variables), NaN for a grouped file,
+ * which does not keep it. */
 static int load_input(const char *graph_path, const char *grouped_path,
                       const struct dp_import_opts *io, int64_t batch, int64_t groups, int64_t seed,
                       const char *weights, const char *cmd, const char *usage,
-                      struct dp_grouped **out, char **unknown) {
+                      struct dp_grouped **out, char **unknown, double *params) {
     struct dp_error err = {0};
     *unknown = NULL;
+    *params = NAN;
     if (!!graph_path == !!grouped_path)
         return cli_usage(cmd, usage, "give one GRAPH or --grouped FILE");
     if (grouped_path) {
@@ -87,6 +95,8 @@ static int load_input(const char *graph_path, const char *grouped_path,
     struct dp_graph *g = NULL;
     struct dp_op_weights *w = NULL;
     if (dp_graph_load(graph_path, io, &g, &err)) return cli_fail(&err);
+    *params = 0;
+    for (size_t i = 0; i < dp_graph_n_nodes(g); i++) *params += (double)dp_graph_node(g, i)->params;
     if (dp_op_weights_load_default(weights, &w, &err)) {
         dp_graph_free(g);
         return cli_fail(&err);
@@ -99,24 +109,28 @@ static int load_input(const char *graph_path, const char *grouped_path,
     return st ? cli_fail(&err) : 0;
 }
 
-/* Derived figures from the 12 metrics (formulas printed beside them). */
+/* Derived figures from the 12 metrics and the graph (formulas printed beside them). */
 struct derived {
-    double iteration_ms, throughput, gpu_util_mean, gpu_mem_util_mean, rx_mb, tx_mb;
+    double iteration_ms, throughput, gpu_util_mean, gpu_mem_util_mean;
+    double params, net_mb; /* NaN for a grouped file */
     double epoch_s, epoch_cost;
     int    workers;   /* 0: unknown (throughput is per worker) */
 };
 
-static void derive(const double *m, int64_t batch, int workers, double epoch_samples, double price,
-                   struct derived *d) {
+/* params: the graph's parameter count (NaN: unknown). A worker moves 2 x params x 4 B per
+ * iteration under PS training: every variable pulled, every gradient pushed, fp32 on the wire
+ * at either precision (sim.c shards variables at 4 B each). */
+static void derive(const double *m, int64_t batch, int workers, double params,
+                   double epoch_samples, double price, struct derived *d) {
     memset(d, 0, sizeof *d);
     d->workers = workers;
+    d->params = params;
+    d->net_mb = 2.0 * params * 4.0 / 1e6;
     d->iteration_ms = m[3] + m[4];
     int w = workers > 0 ? workers : 1;
     d->throughput = d->iteration_ms > 0 && batch > 0 ? (double)batch * w * 1000.0 / d->iteration_ms : NAN;
     d->gpu_util_mean = m[3] + m[4] > 0 ? m[5] * m[4] / (m[3] + m[4]) : NAN;
     d->gpu_mem_util_mean = m[0] + m[1] > 0 ? m[2] * m[1] / (m[0] + m[1]) : NAN;
-    d->rx_mb = m[8] * m[7] / 1000.0;
-    d->tx_mb = m[11] * m[10] / 1000.0;
     d->epoch_s = epoch_samples > 0 && d->throughput > 0 ? epoch_samples / d->throughput : NAN;
     d->epoch_cost = price > 0 && isfinite(d->epoch_s) ? d->epoch_s / 3600.0 * w * price : NAN;
 }
@@ -126,7 +140,9 @@ static const char *const derived_help =
     "  throughput       = batch x workers x 1000 / iteration_ms  (samples/s; per worker when the\n"
     "                     setting's worker count is unknown)\n"
     "  gpu_util_mean    = gpu_util.peak x active / (idle + active)   (%, likewise gpu_mem_util_mean)\n"
-    "  rx_mb_per_burst  = net_rx.peak x net_rx.active / 1000  (MB; tx likewise)\n"
+    "  net_mb_per_iter  = 2 x parameters x 4 B / 1e6  (one worker under PS training: it pulls\n"
+    "                     every variable and pushes every gradient, fp32 on the wire at either\n"
+    "                     precision, as the simulator sends them; exact, from the graph)\n"
     "  epoch_s          = epoch samples / throughput; epoch_cost = epoch_s / 3600 x workers x price\n";
 
 static void print_metrics_json(FILE *f, const double *m) {
@@ -154,10 +170,10 @@ static void print_derived_json(FILE *f, const struct derived *d) {
     cmd_json_num(f, d->gpu_util_mean);
     fprintf(f, ", \"gpu_mem_util_mean\": ");
     cmd_json_num(f, d->gpu_mem_util_mean);
-    fprintf(f, ", \"rx_mb_per_burst\": ");
-    cmd_json_num(f, d->rx_mb);
-    fprintf(f, ", \"tx_mb_per_burst\": ");
-    cmd_json_num(f, d->tx_mb);
+    fprintf(f, ", \"parameters\": ");
+    cmd_json_num(f, d->params);
+    fprintf(f, ", \"net_mb_per_iter\": ");
+    cmd_json_num(f, d->net_mb);
     fprintf(f, ", \"epoch_s\": ");
     cmd_json_num(f, d->epoch_s);
     fprintf(f, ", \"epoch_cost\": ");
@@ -166,8 +182,8 @@ static void print_derived_json(FILE *f, const struct derived *d) {
                "\"throughput\": \"batch * workers * 1000 / iteration_ms\", "
                "\"gpu_util_mean\": \"gpu_util.peak * gpu_util.active / (gpu_util.idle + gpu_util.active)\", "
                "\"gpu_mem_util_mean\": \"gpu_mem_util.peak * gpu_mem_util.active / (gpu_mem_util.idle + gpu_mem_util.active)\", "
-               "\"rx_mb_per_burst\": \"net_rx.peak * net_rx.active / 1000\", "
-               "\"tx_mb_per_burst\": \"net_tx.peak * net_tx.active / 1000\", "
+               "\"net_mb_per_iter\": \"2 * parameters * 4 / 1e6 (one worker: every variable "
+               "pulled, every gradient pushed, fp32 on the wire)\", "
                "\"epoch_s\": \"epoch_samples / throughput\", "
                "\"epoch_cost\": \"epoch_s / 3600 * workers * price\"}}");
 }
@@ -193,9 +209,9 @@ int cmd_predict(int argc, char **argv) {
     int rc = 2;
     struct dp_grouped *g = NULL;
     struct dp_inspector *insp = NULL;
-    struct dp_settings *list = NULL;
     char *unknown = NULL;
-    char ipath[PATH_MAX + 64] = "", sbuf[PATH_MAX + 64], setting_id[DP_NAME_MAX] = "";
+    char ipath[PATH_MAX + 64] = "", setting_id[DP_NAME_MAX] = "";
+    int workers = 0;
     const char *grouped = cli_value(&c, "--grouped");
     const char *insp_arg = cli_value(&c, "--inspector");
     const char *setting = cli_value(&c, "--setting");
@@ -204,8 +220,11 @@ int cmd_predict(int argc, char **argv) {
     int64_t batch = 0, groups = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED;
     double epoch_samples = 1281167, price = 0;
     struct dp_import_opts io;
+    struct cmd_cluster cl;
+    struct dp_setting st;
     bool json = cli_flag(&c, "--json");
-    if (!cmd_import_opts(&c, &io) || !cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) ||
+    if (!cmd_import_opts(&c, &io) || !cmd_cluster_opts(&c, &cl) ||
+        !cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) ||
         !cli_int(&c, "--groups", 1, 100000, &groups) ||
         !cli_int(&c, "--seed", INT64_MIN + 1, INT64_MAX, &seed) ||
         !cli_double(&c, "--epoch-samples", 0, 1e15, &epoch_samples) ||
@@ -213,36 +232,26 @@ int cmd_predict(int argc, char **argv) {
         goto done;
     const char *graph = cli_positional(&c, 0);
     if (!cli_check_unused(&c)) goto done;
-    if (!!insp_arg == !!setting) {
-        rc = cli_usage("predict", usage_predict, "give one of --inspector M or --setting ID");
+    bool by_cluster = cmd_cluster_given(&cl) || cl.precision;
+    if ((insp_arg != NULL) + (setting != NULL) + by_cluster != 1) {
+        rc = cli_usage("predict", usage_predict,
+                       "give one of --inspector M, --setting ID or --gpu NAME ... --network NET");
         goto done;
     }
     struct dp_error err = {0};
     rc = 1;
-    if (setting) {
-        const char *file = settings_file ? settings_file : default_settings(sbuf, sizeof sbuf);
-        if (dp_settings_load(file, NULL, &list, &err)) { cli_fail(&err); goto done; }
-        const struct dp_setting *s = dp_settings_find(list, setting);
-        if (!s) {
-            dp_error_set(&err, DP_ERR_NOT_FOUND, "%s: no setting '%s' (%d settings; see 'driple compare')",
-                         file, setting, list->n_settings);
-            cli_fail(&err);
+    if (!insp_arg) {
+        if ((rc = cmd_setting_resolve(setting, &cl, settings_file, "predict", usage_predict, &st,
+                                      ipath, sizeof ipath)))
             goto done;
-        }
-        if (!s->inspector[0] || access(s->inspector, R_OK) != 0) {
-            dp_error_set(&err, DP_ERR_NOT_FOUND,
-                         "%s: setting '%s' has no inspector file%s%s (build it with 'make assets' or pass --inspector)",
-                         file, s->id, s->inspector[0] ? ": missing " : "", s->inspector);
-            cli_fail(&err);
-            goto done;
-        }
-        snprintf(ipath, sizeof ipath, "%s", s->inspector);
-        snprintf(setting_id, sizeof setting_id, "%s", s->id);
+        snprintf(setting_id, sizeof setting_id, "%s", st.id);
+        workers = st.workers;
     } else {
         snprintf(ipath, sizeof ipath, "%s", insp_arg);
     }
+    double params;
     if ((rc = load_input(graph, grouped, &io, batch, groups, seed, weights, "predict",
-                         usage_predict, &g, &unknown)))
+                         usage_predict, &g, &unknown, &params)))
         goto done;
     rc = 1;
     dp_blas_threads(1); /* one prediction's GEMMs are small: threads only add overhead */
@@ -251,15 +260,9 @@ int cmd_predict(int argc, char **argv) {
     float raw[DP_N_OUTPUTS];
     double m[DP_N_OUTPUTS];
     if (dp_inspector_predict(insp, g, raw, m, &err)) { cli_fail(&err); goto done; }
-    int workers = 0;
-    if (list) {
-        const struct dp_setting *s = dp_settings_find(list, setting_id);
-        workers = s ? s->workers : 0;
-    } else {
-        workers = setting_workers(settings_file, setting_id);
-    }
+    if (insp_arg) workers = setting_workers(settings_file, setting_id);
     struct derived d;
-    derive(m, g->batch, workers, epoch_samples, price, &d);
+    derive(m, g->batch, workers, params, epoch_samples, price, &d);
     if (json) {
         FILE *f = stdout;
         fprintf(f, "{\"graph\": ");
@@ -301,6 +304,9 @@ int cmd_predict(int argc, char **argv) {
                    m[3 * r + 2], r < 2 ? "%" : "MB/s");
         printf("\niteration %.4g ms   throughput %.4g samples/s%s   mean GPU util %.3g%%\n",
                d.iteration_ms, d.throughput, workers > 0 ? "" : " per worker", d.gpu_util_mean);
+        if (isfinite(d.net_mb))
+            printf("network per iteration %.4g MB per worker (2 x %.0f parameters x 4 B)\n",
+                   d.net_mb, d.params);
         if (isfinite(d.epoch_s)) printf("epoch (%.0f samples) %.4g s", epoch_samples, d.epoch_s);
         if (isfinite(d.epoch_cost)) printf("   cost %.4g USD", d.epoch_cost);
         printf("\n\nformulas:\n%s", derived_help);
@@ -309,7 +315,6 @@ int cmd_predict(int argc, char **argv) {
     rc = 0;
 done:
     free(unknown);
-    dp_settings_free(list);
     dp_inspector_free(insp);
     dp_grouped_free(g);
     cli_done(&c);
@@ -335,25 +340,50 @@ int cmd_compare(int argc, char **argv) {
     const char *grouped = cli_value(&c, "--grouped");
     const char *settings_file = cli_value(&c, "--settings");
     const char *weights = cli_value(&c, "--weights");
+    const char *setting = cli_value(&c, "--setting");
     int64_t batch = 0, groups = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED;
     struct dp_import_opts io;
+    struct cmd_cluster cl;
     bool json = cli_flag(&c, "--json");
-    if (!cmd_import_opts(&c, &io) || !cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) ||
+    if (!cmd_import_opts(&c, &io) || !cmd_cluster_opts(&c, &cl) ||
+        !cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) ||
         !cli_int(&c, "--groups", 1, 100000, &groups) ||
         !cli_int(&c, "--seed", INT64_MIN + 1, INT64_MAX, &seed) || c.bad)
         goto done;
     const char *graph = cli_positional(&c, 0);
     if (!cli_check_unused(&c)) goto done;
+    bool by_cluster = cmd_cluster_given(&cl) || cl.precision;
+    if (setting && by_cluster) {
+        rc = cli_usage("compare", usage_compare, "give --setting ID or --gpu NAME ..., not both");
+        goto done;
+    }
     struct dp_error err = {0};
     const char *file = settings_file ? settings_file : default_settings(sbuf, sizeof sbuf);
     rc = 1;
     if (dp_settings_load(file, NULL, &list, &err)) { cli_fail(&err); goto done; }
+    /* The extra row: the named setting, unless the list has it already. */
+    struct dp_setting extra;
+    int n_rows = list->n_settings;
+    if (setting || by_cluster) {
+        if ((rc = cmd_setting_resolve(setting, &cl, file, "compare", usage_compare, &extra,
+                                      extra.inspector, sizeof extra.inspector)))
+            goto done;
+        rc = 1;
+        bool listed = false;
+        for (int i = 0; i < list->n_settings && !listed; i++) {
+            const struct dp_setting *e = &list->settings[i];
+            listed = !strcmp(e->id, extra.id) && !strcmp(e->gpu, extra.gpu) &&
+                     !strcmp(e->inspector, extra.inspector);
+        }
+        if (!listed) n_rows++;
+    }
+    double params;
     if ((rc = load_input(graph, grouped, &io, batch, groups, seed, weights, "compare",
-                         usage_compare, &g, &unknown)))
+                         usage_compare, &g, &unknown, &params)))
         goto done;
     rc = 1;
     dp_blas_threads(1);
-    if (!(cache = calloc((size_t)list->n_settings + 1, sizeof *cache))) {
+    if (!(cache = calloc((size_t)n_rows + 1, sizeof *cache))) {
         dp_error_set(&err, DP_ERR_NOMEM, "compare: out of memory");
         cli_fail(&err);
         goto done;
@@ -375,8 +405,8 @@ int cmd_compare(int argc, char **argv) {
         printf("%-28s %10s %12s %9s %9s %10s %10s  %s\n", "setting", "iter ms", "samples/s",
                "GPU act", "GPU peak", "RX MB/s", "TX MB/s", "inspector");
     }
-    for (int i = 0; i < list->n_settings; i++) {
-        const struct dp_setting *s = &list->settings[i];
+    for (int i = 0; i < n_rows; i++) {
+        const struct dp_setting *s = i < list->n_settings ? &list->settings[i] : &extra;
         struct dp_inspector *insp = NULL;
         const char *why = NULL;
         char whybuf[600];
@@ -422,7 +452,7 @@ int cmd_compare(int argc, char **argv) {
             }
         }
         struct derived d;
-        if (!why) derive(m, g->batch, s->workers, 0, 0, &d);
+        if (!why) derive(m, g->batch, s->workers, params, 0, 0, &d);
         if (json) {
             printf("%s\n  {\"id\": ", i ? "," : "");
             cmd_json_str(stdout, s->id);
@@ -461,13 +491,23 @@ int cmd_compare(int argc, char **argv) {
     if (json) {
         printf("\n ], \"n_predicted\": %d, \"gnn_passes\": %d, \"ms\": ", n_ok, n_gnn);
         cmd_json_num(stdout, ms);
+        printf(", \"parameters\": ");
+        cmd_json_num(stdout, params);
+        printf(", \"net_mb_per_iter\": ");
+        cmd_json_num(stdout, 2.0 * params * 4.0 / 1e6);
         printf(", \"formulas\": {\"iteration_ms\": \"gpu_util.idle + gpu_util.active\", "
-               "\"throughput\": \"batch * workers * 1000 / iteration_ms\"}}\n");
+               "\"throughput\": \"batch * workers * 1000 / iteration_ms\", "
+               "\"net_mb_per_iter\": \"2 * parameters * 4 / 1e6 (one worker, every setting: "
+               "every variable pulled, every gradient pushed, fp32 on the wire)\"}}\n");
     } else {
         printf("\n%d of %d settings predicted with %d GNN pass%s (shared bodies) in %.1f ms.\n"
                "GPU act = gpu_util.active (ms), GPU peak = gpu_util.peak (%%); "
                "iter ms = gpu_util.idle + gpu_util.active; samples/s = batch x workers x 1000 / iter ms.\n",
-               n_ok, list->n_settings, n_gnn, n_gnn == 1 ? "" : "es", ms);
+               n_ok, n_rows, n_gnn, n_gnn == 1 ? "" : "es", ms);
+        if (isfinite(params))
+            printf("net per iter = 2 x %.0f parameters x 4 B = %.4g MB per worker in every setting "
+                   "(every variable pulled, every gradient pushed, fp32 on the wire).\n",
+                   params, 2.0 * params * 4.0 / 1e6);
     }
     rc = 0;
     if (n_ok == 0) { /* a table of dashes is no answer: say so in the exit status */

@@ -114,18 +114,12 @@ int cmd_simulate(int argc, char **argv) {
     bool json = cli_flag(&c, "--json");
     const char *setting_id = cli_value(&c, "--setting");
     const char *settings_path = cli_value(&c, "--settings");
-    const char *gpus_path = cli_value(&c, "--gpus");
-    const char *gpu_name = cli_value(&c, "--gpu");
-    const char *net_name = cli_value(&c, "--network");
-    const char *place_name = cli_value(&c, "--placement");
-    const char *prec_name = cli_value(&c, "--precision");
     const char *trace_out = cli_value(&c, "--trace");
-    int64_t workers = 0, ps = 0, machines = 0, batch = 0, seed = 1, iters = 0;
+    int64_t batch = 0, seed = 1, iters = 0;
     double sample_ms = 0, threshold = DP_TRACE_THRESHOLD;
     struct dp_import_opts io;
-    bool ok = cmd_import_opts(&c, &io) && cli_int(&c, "--workers", 1, 64, &workers) &&
-              cli_int(&c, "--ps", 1, 64, &ps) &&
-              cli_int(&c, "--machines", 1, 128, &machines) &&
+    struct cmd_cluster cl;
+    bool ok = cmd_import_opts(&c, &io) && cmd_cluster_opts(&c, &cl) &&
               cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) &&
               cli_int(&c, "--seed", 0, INT64_MAX, &seed) &&
               cli_int(&c, "--iterations", 1, 5000, &iters) &&
@@ -136,16 +130,16 @@ int cmd_simulate(int argc, char **argv) {
     cli_done(&c);
     if (!ok) return 2;
     if (!graph_path) return cli_usage("simulate", SIM_USAGE, "missing GRAPH");
-    if (!setting_id && !gpu_name)
+    if (!setting_id && !cl.gpu)
         return cli_usage("simulate", SIM_USAGE, "give --setting ID or --gpu NAME");
-    if (setting_id && (gpu_name || workers || ps || net_name || machines || place_name))
+    if (setting_id && cmd_cluster_given(&cl))
         return cli_usage("simulate", SIM_USAGE,
                          "--setting and --gpu/--workers/--ps/--network/--machines/--placement "
                          "exclude each other");
     enum dp_precision prec = DP_PREC_FP32;
-    if (prec_name && !dp_precision_parse(prec_name, &prec))
+    if (cl.precision && !dp_precision_parse(cl.precision, &prec))
         return cli_usage("simulate", SIM_USAGE, "--precision %s: expected fp32 or mixed",
-                         prec_name);
+                         cl.precision);
 
     struct dp_gpu_catalog *cat = NULL;
     struct dp_settings *list = NULL;
@@ -153,7 +147,7 @@ int cmd_simulate(int argc, char **argv) {
     struct dp_sim_result r;
     struct dp_error err = {0};
     struct dp_setting s;
-    int rc = load_catalog(gpus_path, &cat);
+    int rc = load_catalog(cl.gpus, &cat);
     memset(&r, 0, sizeof r);
     if (rc) return rc;
     if (setting_id) {
@@ -169,37 +163,12 @@ int cmd_simulate(int argc, char **argv) {
             goto done;
         }
         s = *f;
-        if (prec_name && prec != s.precision) {
+        if (cl.precision && prec != s.precision) {
             s.precision = prec;
             dp_setting_format_id(&s, s.id, sizeof s.id);
         }
-    } else {
-        if (!workers || !ps || !net_name) {
-            rc = cli_usage("simulate", SIM_USAGE, "--gpu needs --workers, --ps and --network");
-            goto done;
-        }
-        enum dp_network net;
-        enum dp_placement pl = DP_PLACE_HOMO;
-        if (!dp_network_parse(net_name, &net)) {
-            rc = cli_usage("simulate", SIM_USAGE, "--network %s: unknown network", net_name);
-            goto done;
-        }
-        if (place_name && !dp_placement_parse(place_name, &pl)) {
-            rc = cli_usage("simulate", SIM_USAGE, "--placement %s: expected homo or hetero",
-                           place_name);
-            goto done;
-        }
-        const struct dp_gpu *gp = dp_gpu_find(cat, gpu_name);
-        if (!gp) {
-            fprintf(stderr, "driple: %s: no GPU \"%s\" in the catalog\n", cat->path, gpu_name);
-            rc = 1;
-            goto done;
-        }
-        if (dp_setting_make(gp->name, (int)workers, (int)ps, net, (int)machines, pl, prec, &s,
-                            &err)) {
-            rc = cli_fail(&err);
-            goto done;
-        }
+    } else if ((rc = cmd_cluster_setting(&cl, cat, "simulate", SIM_USAGE, &s))) {
+        goto done;
     }
     /* The GPU's figures are checked before the (possibly slow) graph build. */
     const struct dp_gpu *gpu = dp_gpu_find(cat, s.gpu);
