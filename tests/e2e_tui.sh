@@ -3,7 +3,8 @@
 # shows numbers, a setting without an inspector is marked extrapolated and `t` transfers one in
 # the background, `f` saves it (into $DRIPLE_INSPECTORS, a scratch directory here) and the next
 # start finds it as a transferred file (as `driple predict --setting` does), q with an unsaved
-# transfer asks first, the importance tab renders its graph, `e` exports JSON, g changes the GPU
+# transfer asks first, the importance tab renders its graph and `r` computes occlusion in the
+# background (q while it runs exits cleanly), `e` exports JSON, g changes the GPU
 # and the numbers, compare lists every GPU of the catalog, the help opens, a resize relays out
 # (and below 80x24 says so), q exits with status 0 and restores the terminal, as SIGTERM does
 # (143); NO_COLOR, --no-color and a C locale (ASCII boxes). Bad arguments fail naming the file.
@@ -124,6 +125,12 @@ else fail "the saved inspector does not say transfer on simulated data"; fi
 tm send-keys -t e2e i
 expect_re "importance: [a-z_.]+ = [0-9.e+-]+"
 contains "$TMP/screen" "4 Importance"
+# r: occlusion importance, computed in the background (the key does not wait), shown once in
+tm send-keys -t e2e r
+expect_re "importance: [a-z_.]+ = [0-9.e+-]+ .*\(occlusion, [0-9]+ ms\)"
+expect_re "importance of [a-z_.]+ by occlusion \([0-9.]+ ms, in the background\)"
+tm send-keys -t e2e r
+expect_re "importance: [a-z_.]+ = [0-9.e+-]+ .*\(grad, [0-9]+ ms\)"
 tm send-keys -t e2e 1
 expect "Prediction: 12 metrics"
 tm send-keys -t e2e W
@@ -227,7 +234,9 @@ tm capture-pane -e -p -t e2e >"$TMP/esc"
 if grep -q "$(printf '\033')\[[0-9;]*3[0-7]m" "$TMP/esc"; then fail "NO_COLOR: colour escapes on screen"; else pass; fi
 contains "$TMP/screen" "+ Prediction: 12 metrics"
 if grep -q "┌" "$TMP/screen"; then fail "C locale: UTF-8 box drawing"; else pass; fi
-quit_ok
+# q while occlusion runs in the background: it is waited for, the exit is clean
+tm send-keys -t e2e 4 r q
+ended 0 "q while occlusion runs"
 # --no-color in a UTF-8 locale: no colour escapes, UTF-8 boxes
 start "LANG=C.UTF-8 LC_ALL=C.UTF-8" "'$BIN' explore '$GRAPH' --settings '$SETTINGS' --no-color"
 expect "Prediction: 12 metrics" 30

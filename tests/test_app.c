@@ -2,8 +2,10 @@
  * comes from (trained / nearest / transferred), the derived figures' formulas, the embedding
  * cache (a setting change costs only the head; a batch change one GNN pass, never a new
  * partition), compare rows and sorting, search, export, keys and prompts, bad input, and the
- * background transfer (finishes, and can be cancelled). */
+ * background transfer (finishes, and can be cancelled), and the importance pane's background
+ * thread (layout, occlusion: completes, superseded, freed while running). */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 #include "../tui/app.h"
 #include "../tui/keys.h"
 #include "../tui/view_imp.h"
+#include "../tui/view_importance.h"
 #include "dp/inspector.h"
 #include "dp/model.h"
 #include "test.h"
@@ -504,6 +507,101 @@ static void test_importance(void) {
     app_free(&a);
 }
 
+/* Idle frames until the pane's background work is in (as the explorer's loop runs them). */
+static void imp_wait(struct app *a) {
+    struct timespec nap = {0, 2 * 1000 * 1000};
+    for (int i = 0; i < 5000 && imp_busy(a); i++) {
+        if (imp_ready(a)) imp_sync(a);
+        else nanosleep(&nap, NULL);
+    }
+    CHECK(!imp_busy(a));
+}
+
+/* Occlusion (one forward pass per group) runs on the pane's background thread: `r` returns at
+ * once with "computing occlusion importance..." in the pane, the result arrives on a later sync;
+ * a newer request supersedes an older one (its result is dropped); a batch change recomputes in
+ * the background; freeing while it runs is safe (make san). */
+static void test_importance_background(void) {
+    struct app a;
+    init(&a);
+    a.utf8 = false;
+    a.tab = APP_TAB_IMPORTANCE;
+    imp_prepare(&a);
+    imp_wait(&a);
+    const struct importance_view *v = imp_view(&a);
+    CHECK(v && v->e && v->method == DP_EXPLAIN_GRAD && v->defer);
+    int n = v->g->n_groups;
+    /* r: requested, started, the pane says so; nothing computed on this thread */
+    CHECK(keys_handle(&a, 'r') == R_REDRAW);
+    CHECK(v->method == DP_EXPLAIN_OCCLUSION && !v->e);
+    char want[96];
+    snprintf(want, sizeof want, "computing occlusion importance... (%d groups)", n);
+    CHECK_CONTAINS(v->message, want);
+    CHECK_CONTAINS(a.status, "by occlusion: computing in the background");
+    CHECK(imp_busy(&a));
+    imp_wait(&a);
+    CHECK(v->e && v->e->method == DP_EXPLAIN_OCCLUSION && v->e->metric == v->metric);
+    CHECK(v->message[0] == '\0');
+    CHECK_CONTAINS(a.status, "by occlusion (");
+    CHECK_CONTAINS(a.status, "ms, in the background)");
+    /* the same numbers as computed in place */
+    struct dp_explain *ref = NULL;
+    struct dp_error err = {0};
+    CHECK(importance_explain(v->insp, v->model, v->scale, v->g, v->graph, v->weights, v->metric,
+                             DP_EXPLAIN_OCCLUSION, 1, &ref, &err) == DP_OK);
+    if (ref && v->e)
+        for (int i = 0; i < n; i++)
+            CHECK_NEAR(v->e->groups[i].attribution, ref->groups[i].attribution, 1e-9);
+    /* supersession: a new metric while the old request runs; only the newest is shown */
+    int m0 = v->metric;
+    CHECK(keys_handle(&a, ']') == R_REDRAW);
+    CHECK(keys_handle(&a, ']') == R_REDRAW);
+    CHECK(v->metric == (m0 + 2) % DP_N_METRICS && !v->e);
+    imp_wait(&a);
+    CHECK(v->e && v->e->metric == (m0 + 2) % DP_N_METRICS);
+    CHECK(v->e && v->e->method == DP_EXPLAIN_OCCLUSION);
+    /* back to grad while occlusion runs: grad is computed here, the occlusion result dropped */
+    CHECK(keys_handle(&a, '[') == R_REDRAW);
+    CHECK(keys_handle(&a, 'r') == R_REDRAW);
+    CHECK(v->method == DP_EXPLAIN_GRAD && v->e && v->e->method == DP_EXPLAIN_GRAD);
+    imp_wait(&a);
+    CHECK(v->e && v->e->method == DP_EXPLAIN_GRAD && v->e->metric == (m0 + 1) % DP_N_METRICS);
+    /* the view's rule: a result for an older generation is freed, not shown */
+    struct importance_view *w = (struct importance_view *)(uintptr_t)v;
+    const struct dp_explain *shown = w->e;
+    CHECK(!importance_view_take(w, w->gen - 1, ref, 1.0, DP_OK, NULL));
+    CHECK(w->e == shown);
+    ref = NULL;
+    CHECK(importance_explain(v->insp, v->model, v->scale, v->g, v->graph, v->weights, v->metric,
+                             DP_EXPLAIN_GRAD, 0, &ref, &err) == DP_OK);
+    CHECK(importance_view_take(w, w->gen, ref, 2.5, DP_OK, NULL) && w->e == ref &&
+          w->compute_ms == 2.5);
+    /* a batch change under occlusion recomputes in the background */
+    CHECK(keys_handle(&a, 'r') == R_REDRAW);
+    imp_wait(&a);
+    CHECK(app_batch_step(&a, +1));
+    imp_sync(&a);
+    CHECK(!v->e && imp_busy(&a));
+    imp_wait(&a);
+    CHECK(v->e && v->e->method == DP_EXPLAIN_OCCLUSION && v->g->batch == a.batch);
+    /* the SVG export waits for a running computation and shows its importances */
+    CHECK(app_batch_step(&a, -1));
+    imp_sync(&a);
+    char svg[400];
+    snprintf(svg, sizeof svg, "%s/occlusion.svg", dir);
+    CHECK(imp_export_svg(&a, svg, &err) == DP_OK);
+    CHECK(!imp_busy(&a) && v->e && v->e->method == DP_EXPLAIN_OCCLUSION);
+    /* freed while a computation runs: imp_free joins it; then app_free alone (imp_release) */
+    CHECK(keys_handle(&a, ']') == R_REDRAW);
+    imp_free(&a);
+    CHECK(a.imp == NULL && a.imp_release == NULL);
+    imp_prepare(&a);
+    imp_wait(&a);
+    CHECK(keys_handle(&a, 'r') == R_REDRAW);
+    CHECK(imp_busy(&a));
+    app_free(&a);
+}
+
 static void test_bad_input(void) {
     struct app a;
     struct dp_error err = {0};
@@ -561,6 +659,7 @@ int main(void) {
     test_search_keys();
     test_transfer();
     test_importance();
+    test_importance_background();
     test_bad_input();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -1053,6 +1053,7 @@ enum dp_status app_init(struct app *a, const struct app_opts *o, struct dp_error
 
 void app_free(struct app *a) {
     if (!a) return;
+    if (a->imp_release) a->imp_release(a);
     app_transfer_cancel(a);
     if (a->job.started) pthread_join(a->job.thread, NULL);
     a->job.started = false;

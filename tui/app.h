@@ -220,6 +220,9 @@ struct app {
     char          status[256];
     bool          status_err;
     void         *imp;                  /* the importance pane's state (view_imp.c; imp_free) */
+    void        (*imp_release)(struct app *a); /* frees imp (set with it): app_free calls it
+                                                  first, so its thread ends before the
+                                                  inspectors it reads are freed */
     bool          dirty;                /* the prediction must be recomputed */
 
     struct app_job job;
@@ -241,7 +244,8 @@ struct app_opts {
 /* Loads everything and computes the first prediction. On failure err names the file and place
  * and a is left freeable by app_free. */
 enum dp_status app_init(struct app *a, const struct app_opts *o, struct dp_error *err);
-/* Stops a running job, frees everything; NULL-safe. */
+/* Stops a running job (the importance pane's included, through imp_release), frees
+ * everything; NULL-safe. */
 void app_free(struct app *a);
 
 /* ---- what-if changes (each recomputes the prediction; false + status when out of range) ---- */

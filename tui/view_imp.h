@@ -1,6 +1,7 @@
 /* view_imp.h: the explorer's glue to the importance pane (tui/view_importance.c, helper G):
  * keeps the pane's borrowed inputs in step with the app (grouped graph per batch, the current
- * inspector, the selected metric), routes the tab's keys and clicks, exports the SVG. */
+ * inspector, the selected metric), runs its slow work (the Graphviz layout, occlusion) on one
+ * background thread, routes the tab's keys and clicks, exports the SVG. */
 #ifndef DRIPLE_VIEW_IMP_H
 #define DRIPLE_VIEW_IMP_H
 
@@ -9,17 +10,21 @@
 #include "app.h"
 #include "layout.h"
 
+struct importance_view;
+
 /* Brings the pane up to date (layout on a new grouped graph, started in the background;
- * importances on a new inspector or metric, or once the layout arrives); cheap when nothing
- * changed. */
+ * importances on a new inspector, batch or metric, or once the layout arrives: grad here,
+ * occlusion, or a grad pass that took over IMPORTANCE_SYNC_MS, in the background, the newest
+ * request only); takes in what the thread finished; cheap when nothing changed. */
 void imp_sync(struct app *a);
 /* Starts the pane's background layout ahead of the tab's first open (the loop calls it once the
  * first frame is up); nothing when the pane exists already. */
 void imp_prepare(struct app *a);
-/* True while a new grouped graph is laid out on the background thread (imp_sync starts it and
- * takes the layout in once done; the pane says "laying out" meanwhile). */
+/* True while the background thread lays out a new grouped graph or computes importances, or
+ * such work waits for it (imp_sync starts it and takes the result in once done; the pane says
+ * "laying out" or "computing occlusion importance..." meanwhile). */
 bool imp_busy(const struct app *a);
-/* True when that layout is finished and the next imp_sync (a redraw) takes it in. */
+/* True when the thread's work is finished and the next imp_sync (a redraw) takes it in. */
 bool imp_ready(struct app *a);
 /* Wall time of the last background layout in ms once taken in; -1 before (the benchmark). */
 double imp_layout_ms(const struct app *a);
@@ -30,11 +35,15 @@ void imp_draw(WINDOW *w, const struct app *a);
 int imp_key(struct app *a, int ch);
 /* A click in the pane (body rectangle) selects the group drawn nearest to it. */
 int imp_mouse(struct app *a, struct rect body, int y, int x);
-/* Writes the importance graph as SVG (Graphviz). */
+/* Writes the importance graph as SVG (Graphviz), with the importances: waits for the
+ * background thread first. */
 enum dp_status imp_export_svg(struct app *a, const char *path, struct dp_error *err);
 /* Help lines for the tab's keys (static strings); returns the count. */
 int imp_help_lines(const char **lines, int max);
-/* Frees the pane's state (a->imp), joining a running layout first; NULL-safe. */
+/* The pane's state, read only (tests); NULL before the first imp_sync. */
+const struct importance_view *imp_view(const struct app *a);
+/* Frees the pane's state (a->imp), joining a running layout or computation first (it waits for
+ * it: the engine cannot stop one midway); NULL-safe. app_free calls it (a->imp_release). */
 void imp_free(struct app *a);
 
 #endif

@@ -28,6 +28,7 @@ void importance_view_init(struct importance_view *v) {
     v->selected = -1;
     v->zoom = 1.0;
     v->pan_x = v->pan_y = 0.5;
+    v->grad_ms = -1;
 }
 
 void importance_view_free(struct importance_view *v) {
@@ -41,32 +42,80 @@ static void keep_message(struct importance_view *v, const struct dp_error *err) 
     snprintf(v->message, sizeof v->message, "%s", err->msg);
 }
 
+enum dp_status importance_explain(const struct dp_inspector *insp, const struct dp_model *model,
+                                  const double *scale, const struct dp_grouped *g,
+                                  const struct dp_graph *graph,
+                                  const struct dp_op_weights *weights, int metric,
+                                  enum dp_explain_method method, int n_threads,
+                                  struct dp_explain **out, struct dp_error *err) {
+    struct dp_explain *e = NULL;
+    enum dp_status st =
+        insp ? dp_explain_compute_inspector(insp, g, metric, method, n_threads, &e, err)
+             : dp_explain_compute(model, scale, g, metric, method, n_threads, &e, err);
+    if (st != DP_OK) return st;
+    /* The drill-down needs member names and the op graph; without them the pane shows groups
+     * only, which is not an error. */
+    if (graph && g->member_start) st = dp_explain_drill(e, g, graph, weights, err);
+    *out = e;
+    return st;
+}
+
+/* Whether the current (metric, method) is left to the caller's background thread. */
+static bool slow(const struct importance_view *v) {
+    return v->defer && (v->method == DP_EXPLAIN_OCCLUSION || v->grad_ms > IMPORTANCE_SYNC_MS);
+}
+
 enum dp_status importance_view_compute(struct importance_view *v, struct dp_error *err) {
     struct dp_error local = {0};
     if (!err) err = &local;
     dp_explain_free(v->e);
     v->e = NULL;
-    if (!v->g || !v->model) return DP_OK;
+    v->gen++; /* whatever was requested before is stale now */
+    v->requested = false;
+    if (!v->g) return DP_OK;
+    if (!v->model) { /* nothing to compute: no "computing" left over either */
+        v->message[0] = '\0';
+        return DP_OK;
+    }
+    if (slow(v)) {
+        v->requested = true;
+        snprintf(v->message, sizeof v->message, "computing %s importance%s (%d groups)",
+                 dp_explain_method_name(v->method), v->ascii ? "..." : "\xe2\x80\xa6",
+                 v->g->n_groups);
+        return DP_OK;
+    }
     double t0 = cmd_now_ms();
     struct dp_explain *e = NULL;
-    enum dp_status st =
-        v->insp && dp_inspector_model(v->insp) == v->model
-            ? dp_explain_compute_inspector(v->insp, v->g, v->metric, v->method, 0, &e, err)
-            : dp_explain_compute(v->model, v->scale, v->g, v->metric, v->method, 0, &e, err);
-    if (st != DP_OK) {
-        keep_message(v, err);
-        return st;
-    }
-    /* The drill-down needs member names and the op graph; without them the pane shows groups
-     * only, which is not an error. */
-    if (v->graph && v->g->member_start) {
-        st = dp_explain_drill(e, v->g, v->graph, v->weights, err);
-        if (st != DP_OK) keep_message(v, err);
-    }
+    const struct dp_inspector *in =
+        v->insp && dp_inspector_model(v->insp) == v->model ? v->insp : NULL;
+    enum dp_status st = importance_explain(in, v->model, v->scale, v->g, v->graph, v->weights,
+                                           v->metric, v->method, 0, &e, err);
     v->e = e;
-    v->compute_ms = cmd_now_ms() - t0;
-    if (st == DP_OK) v->message[0] = '\0';
+    if (e) {
+        v->compute_ms = cmd_now_ms() - t0;
+        if (v->method == DP_EXPLAIN_GRAD) v->grad_ms = v->compute_ms;
+    }
+    if (st != DP_OK) keep_message(v, err);
+    else v->message[0] = '\0';
     return st;
+}
+
+bool importance_view_take(struct importance_view *v, unsigned long gen, struct dp_explain *e,
+                          double ms, enum dp_status st, const struct dp_error *err) {
+    if (gen != v->gen || !v->g || (e && e->n_groups != v->g->n_groups)) {
+        dp_explain_free(e);
+        return false;
+    }
+    dp_explain_free(v->e);
+    v->e = e;
+    v->requested = false;
+    if (e) {
+        v->compute_ms = ms;
+        if (e->method == DP_EXPLAIN_GRAD) v->grad_ms = ms;
+    }
+    if (st != DP_OK && err) keep_message(v, err);
+    else v->message[0] = '\0';
+    return true;
 }
 
 /* Drops what was computed for the old graph, borrows g and resets selection, pan and zoom. */
@@ -76,6 +125,8 @@ static void take_graph(struct importance_view *v, const struct dp_grouped *g,
     v->layout = NULL;
     dp_explain_free(v->e);
     v->e = NULL;
+    v->gen++;
+    v->requested = false;
     v->g = g;
     v->graph = graph;
     v->weights = weights;
@@ -458,7 +509,9 @@ static void draw_list(WINDOW *w, const struct importance_view *v, const struct i
     }
     if (!e) {
         list_line(w, cv, &line, 0, 0, 0, "%s",
-                  v->model ? "no importances" : "no inspector: importance needs one");
+                  v->requested ? v->message
+                  : v->model   ? "no importances"
+                               : "no inspector: importance needs one");
         return;
     }
     if (e->n_types > 0) {

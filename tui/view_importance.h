@@ -42,11 +42,24 @@ struct importance_view {
                                                five top groups */
     double                       compute_ms;   /* time of the last importance computation */
     char                         message[512]; /* last error ("" = none), shown in the pane */
+    /* Background computation (the explorer, tui/view_imp.c). With `defer` set, a computation
+     * judged slow (occlusion, or grad once one took over IMPORTANCE_SYNC_MS) is not run by
+     * importance_view_compute: it clears e, sets `requested` and says "computing ..."; the
+     * caller computes it elsewhere (importance_explain) and hands it back with
+     * importance_view_take. `gen` counts computations and requests: a result made for an
+     * older gen is stale and never shown. */
+    bool                         defer;
+    bool                         requested;    /* until the result for `gen` is taken */
+    unsigned long                gen;
+    double                       grad_ms;      /* the last grad computation, -1 before */
 };
 
 /* Key steps: the fraction of the pane one pan moves, the factor one zoom step applies. */
 #define IMPORTANCE_PAN_STEP  0.15
 #define IMPORTANCE_ZOOM_STEP 1.5
+/* Slower computations than this go to the background when the view defers (DESIGN.md: a key
+ * answers within 50 ms, the frame included). */
+#define IMPORTANCE_SYNC_MS   20.0
 
 /* Empty state: metric gpu_util.active, method grad, no graph. */
 void importance_view_init(struct importance_view *v);
@@ -82,8 +95,26 @@ enum dp_status importance_view_set_laid_out(struct importance_view *v, const str
                                            const struct dp_op_weights *weights,
                                            const struct dp_model *model, const double *scale,
                                            struct dp_layout *layout, struct dp_error *err);
-/* Recomputes the importances (metric, method) and the drill-down. */
+/* Recomputes the importances (metric, method) and the drill-down; with v->defer, a slow
+ * computation is only requested (see the struct). */
 enum dp_status importance_view_compute(struct importance_view *v, struct dp_error *err);
+/* What importance_view_compute runs, as a function of its arguments alone (all borrowed, read
+ * only), so that a worker thread can run it on its own copy of g: the importances of metric by
+ * method under insp (in the metric's unit; NULL: model with scale, which may be NULL = all 1),
+ * drilled down to graph's ops when graph is set and g has members; n_threads as
+ * dp_explain_compute takes it (occlusion; 0 = automatic). Returns a new result owned
+ * by the caller in *out; a failed drill-down keeps *out (groups only) and returns its error. */
+enum dp_status importance_explain(const struct dp_inspector *insp, const struct dp_model *model,
+                                  const double *scale, const struct dp_grouped *g,
+                                  const struct dp_graph *graph,
+                                  const struct dp_op_weights *weights, int metric,
+                                  enum dp_explain_method method, int n_threads,
+                                  struct dp_explain **out, struct dp_error *err);
+/* Hands back the result of the request made at generation gen (v->gen then), computed in ms:
+ * takes ownership of e (may be NULL when st failed; err then says why). Shown when gen is still
+ * v->gen; else freed, because a newer request or computation superseded it, and false returned. */
+bool importance_view_take(struct importance_view *v, unsigned long gen, struct dp_explain *e,
+                          double ms, enum dp_status st, const struct dp_error *err);
 
 /* Metric and method (each recomputes). delta = +1 / -1 cycles through the 13 metrics. */
 enum dp_status importance_view_set_metric(struct importance_view *v, int metric,
