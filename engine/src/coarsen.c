@@ -389,11 +389,23 @@ static int fluid_run(const struct csr *c, int k, int max_iter, struct rng *r, st
             f->count[nc]++;
             f->density[nc] = 1.0 / f->count[nc];
         }
-        /* networkx stops after max_iter + 1 sweeps; we also keep sweeping while some op has no
-         * community yet (a graph wider than the sweeps reach), so every op gets one. */
-        if (iter > max_iter && unassigned == 0) break;
-        if (unassigned > 0) cont = true;
-        if (iter > max_iter + n) break; /* cannot happen on a connected graph; a guard */
+        if (unassigned > 0) cont = true; /* a sweep may reach no one new by chance */
+        if (iter > max_iter) break;      /* networkx stops after max_iter + 1 sweeps */
+    }
+    /* Ops the sweeps never reached (a graph wider than max_iter hops from every seed, e.g. a long
+     * chain) join their nearest community: a breadth-first fill from the assigned ops in the order
+     * they joined, with `joined` itself as the queue. O(ops + edges) where sweeping on until
+     * everyone is reached cost O(ops x width): 108 s for a 200,000-op chain. */
+    for (int head = 0, tail = n - unassigned; head < tail; head++) {
+        int v = f->joined[head];
+        for (int e = c->start[v]; e < c->start[v + 1]; e++) {
+            int w = c->adj[e];
+            if (f->com[w] >= 0) continue;
+            f->com[w] = f->com[v];
+            f->count[f->com[v]]++;
+            f->joined[tail++] = w;
+            unassigned--;
+        }
     }
     for (int v = 0; v < n; v++)
         if (f->com[v] < 0) {
