@@ -1,5 +1,6 @@
 /* fuzz_trace.c: libFuzzer target for the trace readers (nvidia-smi CSV, network counters, the
- * simulator's CSV), recognised by header, and the burst extractor on whatever they read. The
+ * simulator's CSV), recognised by header, and the burst extractor on whatever they read; inputs
+ * of odd length are also read as a simulator trace of worker 1 (the per-worker filter). The
  * readers take a path, so each input goes through a per-process temporary file. */
 #include <stddef.h>
 #include <stdint.h>
@@ -24,5 +25,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         dp_trace_labels(t, 0.1, labels, NULL);
     }
     dp_trace_free(t);
+    if (size % 2) {
+        t = dp_trace_init("simulated");
+        if (t) (void)dp_trace_read_sim_worker(path, 1, t, &err);
+        dp_trace_free(t);
+    }
     return 0;
 }

@@ -3,12 +3,14 @@
 # engine sources and runs each for FUZZ_SECONDS (default 30) from a seed corpus. Seeds: the
 # directories listed for <name> below, plus fuzz/seeds/<name>/ when it exists; a dictionary
 # fuzz/<name>.dict or the format's (json.dict, pbtxt.dict) when present. Findings (crash-*,
-# leak-*, timeout-*) land in build-fuzz/findings/<name>/ and make the script fail.
-# Usage: sh fuzz/run.sh [NAME...]   (FUZZ_SECONDS=5 sh fuzz/run.sh graph_json)
+# leak-*, timeout-*) land in $FUZZ_OUT/findings/<name>/ and make the script fail.
+# Usage: sh fuzz/run.sh [NAME...]   (FUZZ_SECONDS=5 sh fuzz/run.sh graph_json); FUZZ_TIMEOUT sets the
+# per-input limit in seconds (default 10), FUZZ_OUT the output folder (default build-fuzz).
 set -u
 CC=${FUZZ_CC:-clang}
 SECONDS_EACH=${FUZZ_SECONDS:-30}
-OUT=build-fuzz
+OUT=${FUZZ_OUT:-build-fuzz}
+TIMEOUT=${FUZZ_TIMEOUT:-10}
 command -v "$CC" >/dev/null 2>&1 || { echo "fuzz: $CC not found (install clang)" >&2; exit 1; }
 FLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 -fno-omit-frame-pointer \
  -fsanitize=address,undefined -fno-sanitize-recover=all -Iengine/include -Iengine/src \
@@ -41,11 +43,15 @@ ar rcs "$LIBA" $objs
 
 seeds_for() {
     case "$1" in
-    graph_json) echo "tests/data/graph" ;;
-    pbtxt)      echo "tests/data/graph" ;;
-    grouped)    echo "../shared/reference/cases/gcn tests/data/graph" ;;
-    op_weights) echo "assets" ;;
-    *)          echo "" ;;
+    graph_json) echo "tests/data/graph tests/data/fuzz/graph_json" ;;
+    pbtxt)      echo "tests/data/graph tests/data/fuzz/pbtxt" ;;
+    grouped)    echo "../shared/reference/cases/gcn tests/data/graph tests/data/fuzz/grouped" ;;
+    onnx)       echo "tests/data/onnx tests/data/fuzz/onnx" ;;
+    op_weights) echo "assets tests/data/fuzz/op_weights" ;;
+    trace)      echo "samples/traces tests/data/fuzz/trace" ;;
+    netdev)     echo "tests/data/record tests/data/fuzz/netdev" ;;
+    torch)      echo "" ;; # whole archives need a leading odd byte: see fuzz/seeds/torch/
+    *)          echo "tests/data/fuzz/$1" ;;
     esac
 }
 dict_for() {
@@ -73,7 +79,7 @@ for name in $targets; do
     dict=$(dict_for "$name")
     echo "fuzz: $name for ${SECONDS_EACH}s (seeds:${dirs:- none})"
     # shellcheck disable=SC2086
-    "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+    "$bin" -max_total_time="$SECONDS_EACH" -timeout="$TIMEOUT" -rss_limit_mb=2048 -max_len=65536 \
         -print_final_stats=1 -artifact_prefix="$find_dir/" ${dict:+-dict=$dict} \
         "$corpus" $dirs >"$OUT/fuzz_$name.log" 2>&1
     rc=$?

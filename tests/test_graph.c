@@ -107,6 +107,8 @@ static void test_json_bad(void) {
         {G("[" N(",\"params\":1.5") "]"), "$.nodes[0].params"},
         {G("[" N(",\"attrs\":[]") "]"), "$.nodes[0].attrs: expected an object"},
         {"{\"format\":\"driple-graph/1\",\"batch\":-4,\"nodes\":[" N("") "]}", "$.batch"},
+        {"{\"format\":\"driple-graph/1\",\"batch\":1e999,\"nodes\":[" N("") "]}", "$.batch: not a finite number"},
+        {G("[" N(",\"shape\":[9007199254740994]") "]"), "$.nodes[0].shape[0]: dimension 9.0072e+15 too large"},
         {"{\"format\":\"driple-graph/1\",\"name\":5,\"nodes\":[" N("") "]}", "$.name: expected a string"},
         {"", "bad.json: empty file"},
     };
@@ -348,6 +350,45 @@ static void test_resolve_input(void) {
     dp_graph_free(g);
 }
 
+/* Hostile inputs kept as files (tests/data/fuzz/, seeds of the fuzz targets too): each is
+ * refused, read by content as the CLI reads it, with a message naming the file and the place. */
+static void test_hostile_files(void) {
+#define F "tests/data/fuzz/"
+    static const struct { const char *path, *want; } cases[] = {
+        {F "graph_json/huge_dim.json",
+         F "graph_json/huge_dim.json:$.nodes[0].shape[0]: dimension 1e+18 too large (at most 2^53)"},
+        {F "graph_json/deep_nesting.json",
+         F "graph_json/deep_nesting.json:1:1080: JSON nested deeper than 1000 levels"},
+        {F "graph_json/inf_flops.json", F "graph_json/inf_flops.json:$.nodes[0].flops: not a finite number"},
+        {F "pbtxt/huge_dims.pbtxt",
+         F "pbtxt/huge_dims.pbtxt:5:47: node 'a': the dimensions' product overflows 64 bits"},
+        {F "pbtxt/float_dim.pbtxt", F "pbtxt/float_dim.pbtxt:5:61: dim size: expected an integer >= -1"},
+        {F "pbtxt/deep_nesting.pbtxt", F "pbtxt/deep_nesting.pbtxt:1:486: blocks nested deeper than 64"},
+        {F "pbtxt/duplicate_name.pbtxt", F "pbtxt/duplicate_name.pbtxt:2:8: duplicate node name 'a'"},
+    };
+#undef F
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct dp_graph *g = NULL;
+        struct dp_error err = {0};
+        CHECK(dp_graph_load(cases[i].path, NULL, &g, &err) != DP_OK);
+        CHECK(g == NULL);
+        CHECK_CONTAINS(err.msg, cases[i].want);
+    }
+    /* The same bounds hold for every importer, at dp_graph_add_node. */
+    struct dp_graph *g = dp_graph_init("t");
+    struct dp_error err = {0};
+    const int64_t huge[3] = {INT64_C(1) << 31, INT64_C(1) << 31, DP_DIM_BATCH}; /* 2^62 */
+    const int64_t neg[2] = {4, -3};
+    CHECK(g && dp_graph_add_node(g, "a", "Const", "", 3, huge, DP_DTYPE_F32, NULL, &err) == DP_OK);
+    const int64_t huger[3] = {INT64_C(1) << 31, INT64_C(1) << 31, 2};  /* 2^63 */
+    CHECK(g && dp_graph_add_node(g, "b", "Const", "", 3, huger, DP_DTYPE_F32, NULL, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "node 'b': the dimensions' product overflows 64 bits");
+    CHECK(g && dp_graph_add_node(g, "c", "Const", "", 2, neg, DP_DTYPE_F32, NULL, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "node 'c': dimension -3 is negative");
+    CHECK(g && dp_graph_n_nodes(g) == 1);
+    dp_graph_free(g);
+}
+
 int main(void) {
     test_resolve_input();
     test_json_good();
@@ -355,5 +396,6 @@ int main(void) {
     test_pbtxt_good();
     test_pbtxt_bad();
     test_load_by_content();
+    test_hostile_files();
     TEST_MAIN_END();
 }

@@ -568,6 +568,28 @@ static void test_huge_dims(void) {
     free(m.p);
 }
 
+/* Hostile models kept as files (tests/data/fuzz/onnx/): a length past the end, a dimension
+ * above 2^40, and an input whose dimensions (each allowed) multiply past int64; each refused
+ * with a message naming the file and the place or input. */
+static void test_hostile_files(void) {
+#define F "tests/data/fuzz/onnx/"
+    static const struct { const char *path, *want; } cases[] = {
+        {F "huge_length.onnx", F "huge_length.onnx:byte 13: length 9223372036854775808 runs past "
+                               "the end of its message"},
+        {F "huge_dim.onnx", F "huge_dim.onnx:byte 85: tensor dimension larger than 2^40"},
+        {F "huge_product.onnx", F "huge_product.onnx: graph input 'x': node 'IteratorGetNext': the "
+                                "dimensions' product overflows 64 bits"},
+    };
+#undef F
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct dp_graph *g = NULL;
+        struct dp_error err = {0};
+        CHECK(dp_graph_import_onnx(cases[i].path, NULL, &g, &err) != DP_OK);
+        CHECK(g == NULL);
+        CHECK_CONTAINS(err.msg, cases[i].want);
+    }
+}
+
 int main(int argc, char **argv) {
     struct buf cnn = tiny_cnn(), mlp = tiny_mlp(), res = tiny_res();
     static const char *const names[] = {"tests/data/onnx/tiny_cnn.onnx",
@@ -585,6 +607,7 @@ int main(int argc, char **argv) {
     }
     test_long_names();
     test_huge_dims();
+    test_hostile_files();
     for (int i = 0; i < 3; i++) {
         bool same = same_file(names[i], bufs[i]);
         if (!same) fprintf(stderr, "%s differs from the generator (run --write)\n", names[i]);

@@ -207,8 +207,36 @@ static void test_published(void) {
     dp_torch_state_free(&st);
 }
 
+/* Hostile archives kept as files (tests/data/fuzz/torch/): absurd sizes, strides and offsets,
+ * and zips whose directory points outside the file; each refused with a message naming it. */
+static void test_hostile_files(void) {
+#define F "tests/data/fuzz/torch/"
+    static const struct { const char *path, *want; } cases[] = {
+        {F "huge_shape.pkl", F "huge_shape.pkl: tensor 'w': size overflows"},
+        {F "huge_stride.pkl", F "huge_stride.pkl: tensor 'w': view (offset 0, size and stride) reaches "
+                              "element 4611686018427387904 of a 16-element storage"},
+        {F "memo_huge.pkl", F "memo_huge.pkl:data.pkl+3: memo index too large"},
+        {F "binunicode_huge.pkl", F "binunicode_huge.pkl:data.pkl+2: string runs past the end (truncated)"},
+        {F "zip_cd_size.pkl", F "zip_cd_size.pkl: central directory (offset 50, 4294967280 bytes) lies "
+                              "outside the file"},
+        /* 42 bytes: a zip64 locator pointing past the end; the bound len - 56 wrapped around
+         * and the record was read out of bounds (ASan heap-buffer-overflow). */
+        {F "zip64_short.pkl", F "zip64_short.pkl: bad zip64 end record offset 100000"},
+        {F "zip_loff.pkl", F "zip_loff.pkl: local header of 'archive/data.pkl' at offset 4294967040 is corrupt"},
+    };
+#undef F
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct dp_torch_state st = {0, NULL};
+        struct dp_error err = {0};
+        CHECK(dp_torch_load(cases[i].path, &st, &err) != DP_OK);
+        CHECK(st.n_tensors == 0);
+        CHECK_CONTAINS(err.msg, cases[i].want);
+    }
+}
+
 int main(void) {
     test_small();
     test_published();
+    test_hostile_files();
     TEST_MAIN_END();
 }

@@ -162,6 +162,18 @@ enum dp_status dp_graph_add_node(struct dp_graph *g, const char *name, const cha
     if (n_dims > DP_MAX_DIMS || n_dims < -1)
         return dp_error_set(err, DP_ERR_INVALID, "node '%s': %d dimensions (at most %d)", name,
                             n_dims, DP_MAX_DIMS);
+    /* Every importer lands here: a dimension below "unknown", or known dimensions whose product
+     * (the batch counted once) leaves int64, is refused whichever format it came from. */
+    int64_t count = 1;
+    for (int d = 0; d < n_dims; d++) {
+        if (dims[d] < DP_DIM_UNKNOWN)
+            return dp_error_set(err, DP_ERR_INVALID, "node '%s': dimension %lld is negative", name,
+                                (long long)dims[d]);
+        if (dims[d] > 0 && count > INT64_MAX / dims[d])
+            return dp_error_set(err, DP_ERR_INVALID,
+                                "node '%s': the dimensions' product overflows 64 bits", name);
+        if (dims[d] > 0) count *= dims[d];
+    }
     if (dp_graph_find(g, name) >= 0)
         return dp_error_set(err, DP_ERR_INVALID, "duplicate node name '%s'", name);
     if (g->n_nodes >= (size_t)INT32_MAX - 1)

@@ -34,8 +34,12 @@ static enum dp_status read_shape(const cJSON *node, const char *name, const char
         int64_t x;
         if (cJSON_IsNull(v)) {
             x = DP_DIM_UNKNOWN;
+        } else if (cJSON_IsNumber(v) && v->valuedouble > 9007199254740992.0) {
+            return dp_error_set(err, DP_ERR_INVALID,
+                                "%s:%s.shape[%d]: dimension %g too large (at most 2^53)", name,
+                                path, d, v->valuedouble);
         } else if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
-                   v->valuedouble < -2 || v->valuedouble > 9007199254740992.0) {
+                   v->valuedouble < -2) {
             return dp_error_set(err, DP_ERR_INVALID,
                                 "%s:%s.shape[%d]: expected an integer >= 0, -1 (batch), -2 or "
                                 "null (unknown)",

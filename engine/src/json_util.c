@@ -67,6 +67,26 @@ static bool unbalanced(const char *text, size_t len) {
     return in_str || depth > 0;
 }
 
+/* The object and array nesting depth at `at` (strings skipped): cJSON refuses a value nested
+ * deeper than CJSON_NESTING_LIMIT, which its error pointer alone does not tell. */
+static long depth_at(const char *text, const char *at) {
+    long depth = 0;
+    bool in_str = false;
+    for (const char *q = text; q < at; q++) {
+        if (in_str) {
+            if (*q == '\\') q++;
+            else if (*q == '"') in_str = false;
+        } else if (*q == '"') {
+            in_str = true;
+        } else if (*q == '{' || *q == '[') {
+            depth++;
+        } else if (*q == '}' || *q == ']') {
+            depth--;
+        }
+    }
+    return depth;
+}
+
 static int cmp_key(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
@@ -154,6 +174,9 @@ enum dp_status dp_json_parse(const char *text, size_t len, const char *name, cJS
     if (rest == 0)
         return dp_error_set(err, DP_ERR_PARSE, "%s:%d:%d: JSON ends early (truncated file?)", name,
                             line, col);
+    if ((*at == '{' || *at == '[') && depth_at(text, at) >= CJSON_NESTING_LIMIT)
+        return dp_error_set(err, DP_ERR_PARSE, "%s:%d:%d: JSON nested deeper than %d levels", name,
+                            line, col, CJSON_NESTING_LIMIT);
     char near[24];
     size_t k = 0;
     for (; k < sizeof near - 1 && k < rest && at[k] != '\n'; k++) near[k] = at[k];

@@ -1238,6 +1238,11 @@ static enum dp_status build_training(struct ctx *c, struct o_graph *g,
                     ? zb_input(im.b, in->n_dims, dims, dt == DP_DTYPE_UNKNOWN ? DP_DTYPE_F32 : dt,
                                0, NULL, NULL, false)
                     : zb_input_extra(im.b, features, in->n_dims, dims, dt);
+        struct dp_error e = {0};
+        if (zb_status(im.b, &e)) { /* a refused shape: the builder's reason, not "no input" */
+            node_fail(&im, e.status, "graph input '%s': %s", in->name, e.msg);
+            goto done;
+        }
         if (features < 0) features = t;
         if (!v) v = lookup(&im, in->name, true);
         if (!v) {

@@ -87,7 +87,7 @@ static enum dp_status zip_open(const unsigned char *b, size_t len, const char *n
         if (eocd < 20 || rd32(b + eocd - 20) != 0x07064b50u)
             return dp_error_set(err, DP_ERR_PARSE, "%s: zip64 locator missing at offset %zu", name, eocd - 20);
         uint64_t z64 = rd64(b + eocd - 20 + 8);
-        if (z64 > len - 56 || rd32(b + z64) != 0x06064b50u)
+        if (len < 56 || z64 > len - 56 || rd32(b + z64) != 0x06064b50u) /* len - 56 unsigned */
             return dp_error_set(err, DP_ERR_PARSE, "%s: bad zip64 end record offset %llu", name,
                                 (unsigned long long)z64);
         n = rd64(b + z64 + 32);

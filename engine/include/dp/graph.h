@@ -80,7 +80,8 @@ const struct dp_node *dp_graph_node(const struct dp_graph *g, size_t i);
 int dp_graph_find(const struct dp_graph *g, const char *name);
 
 /* Appends a node (strings and dims are copied); n_dims = -1 means unknown shape. Fails with
- * DP_ERR_INVALID on a duplicate or empty name or n_dims > DP_MAX_DIMS. *out_index may be NULL. */
+ * DP_ERR_INVALID on a duplicate or empty name, n_dims > DP_MAX_DIMS, a dimension below
+ * DP_DIM_UNKNOWN, or known dimensions whose product overflows int64. *out_index may be NULL. */
 enum dp_status dp_graph_add_node(struct dp_graph *g, const char *name, const char *op,
                                  const char *device, int n_dims, const int64_t *dims,
                                  enum dp_dtype dtype, int *out_index, struct dp_error *err);
