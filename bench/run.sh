@@ -1,8 +1,9 @@
 #!/bin/sh
-# bench/run.sh: `make bench`: times the inspector network (one prediction, one training step of
-# 32 graphs, a transfer head step and the embedding pass), coarsening and explanation, each as a
-# median over repeated runs, prints the machine, and compares with the published PyTorch code's
-# figures on this machine (DESIGN.md: 190 ms per prediction, 11 s per training step).
+# bench/run.sh: `make bench`: times the inspector network (one prediction with the published GCN
+# and with random GIN, GAT and MPNN inspectors, one training step of 32 graphs, a transfer head
+# step and the embedding pass), coarsening and explanation, each as a median over repeated runs,
+# prints the machine, and compares with the published PyTorch code's figures on this machine
+# (DESIGN.md: 190 ms per prediction, 11 s per training step).
 # Usage: sh bench/run.sh [path/to/driple]
 BIN=${1:-build/driple}
 REF=${REF_DIR:-../shared/reference}
@@ -48,6 +49,10 @@ run() { # label, baseline_ms (or -), command...
 
 run "predict (1 BLAS thread)"      190   "$BIN" bench predict $model $graph --threads 1 --runs 200
 run "predict (2 BLAS threads)"     190   "$BIN" bench predict $model $graph --threads 2 --runs 200
+# the other layer types (random weights, default architecture: 64 wide, 50 layers on 100 groups)
+for layer in gin gat mpnn; do
+    run "predict $layer, random (1 thr)" -  "$BIN" bench predict --random --layer $layer $graph --threads 1 --runs 200
+done
 run "train step, 32 graphs (2 thr)" 11000 "$BIN" bench train $model $graph --threads 2 --runs 5
 run "train step, 32 graphs (1 thr)" 11000 "$BIN" bench train $model $graph --threads 1 --runs 5
 run "transfer head step, 32 cached" -    "$BIN" bench transfer $model $graph --threads 1 --runs 200

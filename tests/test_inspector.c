@@ -297,5 +297,13 @@ int main(void) {
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) unlink(P(files[i]));
     rmdir(P("/sub"));
     rmdir(DIR);
+
+    /* A 6 KB file declaring a 369-million-weight architecture: refused before the model is
+     * allocated (it took 5 s and 1.4 GB), by the weights its data can hold. */
+    struct dp_inspector *huge = NULL;
+    CHECK(dp_inspector_load("tests/data/fuzz/inspector/huge_architecture.json", &huge, &err) == DP_ERR_SHAPE);
+    CHECK(huge == NULL);
+    CHECK_CONTAINS(err.msg, "tests/data/fuzz/inspector/huge_architecture.json:$.parameters: data for at "
+                            "most 514 weights, but the architecture has 369233932");
     TEST_MAIN_END();
 }

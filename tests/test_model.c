@@ -1,8 +1,9 @@
 /* test_model.c: the inspector network: architecture rules and checks, parameter table and
  * errors, the JSON parameter loader's failures, the fast engine against the autograd tape
- * (outputs, parameter and input gradients; GCN and GIN), GAT and MPNN against finite
- * differences, batching of mixed graph sizes, training that lowers the loss, head-only
- * training, the log feature transform, and two threads predicting with one model. */
+ * (outputs, parameter and input gradients, every layer type; GAT and MPNN forward over more
+ * shapes and a batch), GAT and MPNN gradients against finite differences, batching of mixed
+ * graph sizes, training that lowers the loss, head-only training, the log feature transform,
+ * and two threads predicting with one model. */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -51,6 +52,7 @@ static struct dp_grouped *rand_graph(int n, double scale) {
 }
 
 static bool small_gru = true;
+static int small_heads = 2, small_towers = 2;
 
 static struct dp_model *small_model(enum dp_layer layer, int hidden, int layers, uint64_t seed) {
     struct dp_arch a;
@@ -60,8 +62,8 @@ static struct dp_model *small_model(enum dp_layer layer, int hidden, int layers,
     a.hidden = hidden;
     a.rule = DP_RULE_FIXED;
     a.n_layers = layers;
-    a.heads = 2;
-    a.towers = 2;
+    a.heads = small_heads;
+    a.towers = small_towers;
     a.set2set_steps = 3;
     struct dp_model *m = NULL;
     struct dp_error err = {0};
@@ -292,6 +294,58 @@ static void test_fast_vs_tape(enum dp_layer layer, int hidden, bool gru, int n) 
     dp_model_free(m);
 }
 
+/* GAT and MPNN forward: the fast engine (public entry points, and a batch of several graphs of
+ * one size) against the tape, graph by graph, within 1e-5 relative; the last graph's features
+ * are 100x wider (far wider ones make float32 attention scores ill-conditioned for any two
+ * summation orders). heads_towers sets both. */
+static void test_fast_forward_vs_tape(enum dp_layer layer, int hidden, int heads_towers, bool gru,
+                                      int layers) {
+    small_gru = gru;
+    small_heads = small_towers = heads_towers;
+    struct dp_model *m = small_model(layer, hidden, layers, 17);
+    small_gru = true;
+    small_heads = small_towers = 2;
+    const int E = 2 * hidden, sizes[] = {1, 2, 9, 9, 9, 20, 33};
+    enum { N = sizeof sizes / sizeof sizes[0], SAME0 = 2, SAME = 3 };
+    struct dp_grouped *g[N];
+    struct dp_error err = {0};
+    float ot[N][DP_N_OUTPUTS], et[N][256];
+    double worst = 0;
+    for (int k = 0; k < N; k++) {
+        g[k] = rand_graph(sizes[k], k == N - 1 ? 1e2 : 1.0);
+        float of[DP_N_OUTPUTS], ef[256];
+        CHECK(dp_tape_predict(m, g[k], et[k], ot[k], &err) == DP_OK);
+        CHECK(dp_model_predict(m, g[k], of, &err) == DP_OK);
+        CHECK(dp_model_embed(m, g[k], ef, &err) == DP_OK);
+        double e = max_rel(of, ot[k], DP_N_OUTPUTS), ee = max_rel(ef, et[k], (size_t)E);
+        if (e > 1e-5 || ee > 1e-5)
+            fprintf(stderr, "%s: %d groups: fast vs tape rel outputs %.3g, embedding %.3g\n",
+                    dp_layer_name(layer), sizes[k], e, ee);
+        CHECK(e <= 1e-5 && ee <= 1e-5);
+        worst = e > worst ? e : worst;
+        worst = ee > worst ? ee : worst;
+    }
+    /* the graphs of one size stacked into one batch give each graph's own result */
+    struct dp_fx_batch b;
+    struct dp_fx_work wk;
+    memset(&wk, 0, sizeof wk);
+    CHECK(dp_fx_batch_build(m, (const struct dp_grouped *const *)&g[SAME0], SAME, &b, &err) ==
+          DP_OK);
+    float ob[SAME * DP_N_OUTPUTS], eb[SAME * 256];
+    CHECK(dp_fx_forward(m, &b, &wk, false, eb, ob, &err) == DP_OK);
+    for (int k = 0; k < SAME; k++) {
+        CHECK(max_rel(ob + k * DP_N_OUTPUTS, ot[SAME0 + k], DP_N_OUTPUTS) <= 1e-5);
+        CHECK(max_rel(eb + k * E, et[SAME0 + k], (size_t)E) <= 1e-5);
+    }
+    printf("  %s hidden %d, %d %s(s), gru %s, %d layers: fast vs tape forward: worst %.2g\n",
+           dp_layer_name(layer), hidden, heads_towers, layer == DP_LAYER_GAT ? "head" : "tower",
+           gru ? "on" : "off", layers, worst);
+    dp_fx_work_free(&wk);
+    dp_fx_batch_free(&b);
+    for (int k = 0; k < N; k++) dp_grouped_free(g[k]);
+    dp_model_free(m);
+}
+
 static double wsum(const struct dp_model *m, const struct dp_grouped *g, const float *w) {
     float o[DP_N_OUTPUTS];
     struct dp_error err = {0};
@@ -301,7 +355,8 @@ static double wsum(const struct dp_model *m, const struct dp_grouped *g, const f
     return s;
 }
 
-/* GAT and MPNN (tape only): input and parameter gradients against finite differences. */
+/* GAT and MPNN: input gradients (fast engine) and the tape's parameter gradients against finite
+ * differences (the fast engine's parameter gradients are checked against the tape's). */
 static void test_tape_layers_fd(enum dp_layer layer) {
     struct dp_model *m = small_model(layer, 8, 2, 11);
     struct dp_grouped *g = rand_graph(6, 1.0);
@@ -554,13 +609,30 @@ int main(void) {
     test_fast_vs_tape(DP_LAYER_GIN, 8, false, 9);
     test_fast_vs_tape(DP_LAYER_GCN, 16, true, 20); /* dense enough for the GEMM aggregation */
     test_fast_vs_tape(DP_LAYER_GIN, 16, true, 20);
-    printf("tape layers vs finite differences:\n");
+    printf("GAT, MPNN vs finite differences:\n");
     test_tape_layers_fd(DP_LAYER_GAT);
     test_tape_layers_fd(DP_LAYER_MPNN);
+    printf("fast engine vs tape (GAT, MPNN):\n");
+    test_fast_vs_tape(DP_LAYER_GAT, 16, true, 9);
+    test_fast_vs_tape(DP_LAYER_MPNN, 16, true, 9);
+    test_fast_vs_tape(DP_LAYER_GAT, 20, false, 20);
+    test_fast_vs_tape(DP_LAYER_GAT, 36, true, 20);  /* 18 per head: a SIMD block and a tail */
+    test_fast_vs_tape(DP_LAYER_MPNN, 36, false, 20);
+    test_fast_forward_vs_tape(DP_LAYER_GAT, 16, 2, true, 3);
+    test_fast_forward_vs_tape(DP_LAYER_GAT, 20, 4, true, 3);  /* not a multiple of 16 */
+    test_fast_forward_vs_tape(DP_LAYER_GAT, 16, 1, false, 3); /* no GRU, one head */
+    test_fast_forward_vs_tape(DP_LAYER_GAT, 8, 8, true, 1);   /* one feature per head */
+    test_fast_forward_vs_tape(DP_LAYER_MPNN, 16, 2, true, 3);
+    test_fast_forward_vs_tape(DP_LAYER_MPNN, 36, 4, true, 3);
+    test_fast_forward_vs_tape(DP_LAYER_MPNN, 16, 1, false, 3);
+    test_fast_forward_vs_tape(DP_LAYER_MPNN, 24, 8, true, 1); /* 82 parameters: the most */
+    test_fast_forward_vs_tape(DP_LAYER_GAT, 64, 4, true, 12);  /* the default width, deeper */
+    test_fast_forward_vs_tape(DP_LAYER_MPNN, 64, 4, true, 12);
     printf("training:\n");
     test_training(DP_LAYER_GCN);
     test_training(DP_LAYER_GIN);
     test_training(DP_LAYER_GAT);
+    test_training(DP_LAYER_MPNN);
     test_head();
     test_log_features();
     test_threads();

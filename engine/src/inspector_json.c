@@ -317,6 +317,29 @@ static bool arch_equal(const struct dp_arch *a, const struct dp_arch *b) {
     return true;
 }
 
+/* Above this many weights, allocating and initialising the model costs seconds and gigabytes:
+ * a small file declaring a huge architecture is refused first, by the weights its parameters'
+ * base64 data can hold. Smaller models go on to the per-parameter checks, whose messages name
+ * the parameter at fault. */
+#define INSPECTOR_CHECK_WEIGHTS ((size_t)1 << 20)
+
+static enum dp_status check_weight_count(const struct dp_arch *a, const cJSON *params,
+                                         const char *name, struct dp_error *err) {
+    size_t need = dp_arch_n_weights(a);
+    if (need <= INSPECTOR_CHECK_WEIGHTS) return DP_OK;
+    size_t have = 0; /* float32 values the base64 texts can decode to, at most */
+    const cJSON *po;
+    cJSON_ArrayForEach(po, params) {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(po, "data");
+        if (cJSON_IsString(d)) have += strlen(d->valuestring) / 4 * 3 / 4 + 1;
+    }
+    if (have >= need) return DP_OK;
+    return dp_error_set(err, DP_ERR_SHAPE,
+                        "%s:$.parameters: data for at most %zu weights, but the architecture "
+                        "has %zu",
+                        name, have, need);
+}
+
 static enum dp_status read_param(struct dp_model *m, const cJSON *o, int i, const char *name,
                                  bool *seen, struct dp_error *err) {
     char path[48];
@@ -471,6 +494,8 @@ static enum dp_status from_root(cJSON *root, const char *path, const struct base
             st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path);
             goto fail;
         }
+    } else if ((st = check_weight_count(&arch, params, path, err))) {
+        goto fail;
     } else if ((st = dp_model_init(&arch, 0, &m, err))) {
         dp_error_prefix(err, path);
         goto fail;

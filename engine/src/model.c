@@ -1,7 +1,8 @@
 /* model.c: the inspector network as data: architecture (names, checks, layer-count rules), the
  * parameter table with PyTorch state_dict names, seeded PyTorch-like initialisation, and the
- * public predict / embed / head / input-gradient entry points, which dispatch to the fast
- * batched engine (GCN, GIN: model_fast.c) or to the autograd tape (GAT, MPNN: model_tape.c). */
+ * public predict / embed / head / input-gradient entry points, which run on the fast batched
+ * engine (model_fast.c) for every layer type (the autograd tape, model_tape.c, is the
+ * cross-check the tests compare it with). */
 #include "dp/model.h"
 
 #include <math.h>
@@ -10,7 +11,6 @@
 #include <string.h>
 
 #include "model_impl.h"
-#include "model_tape.h"
 
 const char *const dp_output_names[DP_N_OUTPUTS] = {
     "gpu_mem_util.idle", "gpu_mem_util.active", "gpu_mem_util.peak",
@@ -287,6 +287,16 @@ static uint64_t rng_next(uint64_t *s) {
 }
 static double rng_uniform(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1.0p-53; }
 
+size_t dp_arch_n_weights(const struct dp_arch *a) {
+    if (dp_arch_check(a, NULL)) return 0;
+    struct dp_model m = {.arch = *a};
+    struct init_spec spec[DP_MODEL_MAX_PARAMS];
+    build_table(&m, spec);
+    size_t n = 0;
+    for (int i = 0; i < m.n_params; i++) n += m.p[i].size;
+    return n;
+}
+
 enum dp_status dp_model_init(const struct dp_arch *a, uint64_t seed, struct dp_model **out,
                              struct dp_error *err) {
     enum dp_status st = dp_arch_check(a, err);
@@ -397,10 +407,6 @@ static double feat_deriv(const struct dp_model *m, int f, double raw) {
     return 1.0;
 }
 
-bool dp_model_is_fast(const struct dp_model *m) {
-    return m->arch.layer == DP_LAYER_GCN || m->arch.layer == DP_LAYER_GIN;
-}
-
 /* ---- single-graph entry points ---- */
 
 static enum dp_status check_graph(const struct dp_model *m, const struct dp_grouped *g,
@@ -442,8 +448,7 @@ enum dp_status dp_model_predict(const struct dp_model *m, const struct dp_groupe
                                 float out[DP_N_OUTPUTS], struct dp_error *err) {
     enum dp_status st = check_graph(m, g, err);
     if (st) return st;
-    if (dp_model_is_fast(m)) return fast_one(m, g, NULL, out, err);
-    return dp_tape_predict(m, g, NULL, out, err);
+    return fast_one(m, g, NULL, out, err);
 }
 
 int dp_model_embed_size(const struct dp_model *m) { return 2 * m->arch.hidden; }
@@ -452,8 +457,7 @@ enum dp_status dp_model_embed(const struct dp_model *m, const struct dp_grouped 
                               struct dp_error *err) {
     enum dp_status st = check_graph(m, g, err);
     if (st) return st;
-    if (dp_model_is_fast(m)) return fast_one(m, g, emb, NULL, err);
-    return dp_tape_predict(m, g, emb, NULL, err);
+    return fast_one(m, g, emb, NULL, err);
 }
 
 void dp_model_head(const struct dp_model *m, const float *emb, float out[DP_N_OUTPUTS]) {
@@ -471,21 +475,17 @@ enum dp_status dp_model_input_grad(const struct dp_model *m, const struct dp_gro
     float *dx = calloc((size_t)N * F, sizeof *dx);
     if (!dx) return dp_error_set(err, DP_ERR_NOMEM, "input_grad: out of memory");
     float o[DP_N_OUTPUTS];
-    if (dp_model_is_fast(m)) {
-        struct dp_fx_batch b;
-        struct dp_fx_work wk;
-        memset(&wk, 0, sizeof wk);
-        const struct dp_grouped *gs[1] = {g};
-        st = dp_fx_batch_build(m, gs, 1, &b, err);
-        if (!st) {
-            st = dp_fx_forward(m, &b, &wk, true, NULL, o, err);
-            if (!st) st = dp_fx_backward(m, &b, &wk, w, NULL, true, dx, err);
-            dp_fx_batch_free(&b);
-        }
-        dp_fx_work_free(&wk);
-    } else {
-        st = dp_tape_input_grad(m, g, w, dx, o, err);
+    struct dp_fx_batch b;
+    struct dp_fx_work wk;
+    memset(&wk, 0, sizeof wk);
+    const struct dp_grouped *gs[1] = {g};
+    st = dp_fx_batch_build(m, gs, 1, &b, err);
+    if (!st) {
+        st = dp_fx_forward(m, &b, &wk, true, NULL, o, err);
+        if (!st) st = dp_fx_backward(m, &b, &wk, w, NULL, true, dx, err);
+        dp_fx_batch_free(&b);
     }
+    dp_fx_work_free(&wk);
     if (!st) {
         for (int i = 0; i < N; i++)
             for (int f = 0; f < F; f++)

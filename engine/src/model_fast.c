@@ -1,7 +1,8 @@
-/* model_fast.c: the fast engine of the published architecture (GCN or GIN layers, GRU update,
- * Set2Set, MLP head): no tape, hand-written backward, every dense transform one cblas_sgemm over
- * the stacked nodes of a batch of graphs (block-diagonal CSR adjacency). The GCN transform and the
- * GRU input gates of the same state share one GEMM ([W | W_ih^T] packed per call).
+/* model_fast.c: the fast engine of the inspector network (GCN, GIN, GAT or MPNN layers, GRU
+ * update, Set2Set, MLP head): no tape, hand-written backward, every dense transform one
+ * cblas_sgemm over the stacked nodes of a batch of graphs (block-diagonal CSR adjacency). A layer's
+ * input transforms and the GRU input gates of the same state share one GEMM ([W | W_ih^T] packed
+ * per call). The GAT and MPNN layers themselves are in model_fast_conv.c.
  * BLAS threads: this file never changes OpenBLAS's thread count (a process-wide setting). */
 #include <cblas.h>
 #include <math.h>
@@ -259,19 +260,30 @@ void dp_fx_work_free(struct dp_fx_work *w) {
     memset(w, 0, sizeof *w);
 }
 
+/* Saved M x H blocks per layer: y, r, z, n, ghn; then GIN: agg, h1; GAT: wh; MPNN: agg, u. */
 static int n_slots(const struct dp_model *m) {
-    return m->arch.layer == DP_LAYER_GIN ? 7 : 5;
+    switch (m->arch.layer) {
+    case DP_LAYER_GIN:
+    case DP_LAYER_MPNN: return 7;
+    case DP_LAYER_GAT: return 6;
+    default: return 5;
+    }
 }
 
 size_t dp_fx_head_act_size(const struct dp_model *m, int B) {
     return (size_t)B * (2 * (size_t)m->arch.hidden + (size_t)m->arch.n_out);
 }
 
-/* Layout of the work buffer for a batch. */
+/* Layout of the work buffer for a batch. The scratch tmp holds P (M x p_w: a layer's packed
+ * input transforms), GH (gh floats: the GRU's hidden gates, or a GAT or MPNN layer's scratch
+ * before them), Set2Set's gates and the packed weights (pack floats). */
 struct fx_layout {
     size_t states, save, s2s, emb, head, tmp, total;
     size_t s2s_step; /* floats per Set2Set step */
+    size_t p_w, gh, pack;
 };
+
+static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 
 static struct fx_layout layout(const struct dp_model *m, const struct dp_fx_batch *b, bool save) {
     const size_t H = (size_t)m->arch.hidden, M = (size_t)b->n_nodes, B = (size_t)b->n_graphs;
@@ -285,7 +297,12 @@ static struct fx_layout layout(const struct dp_model *m, const struct dp_fx_batc
     TAKE(s2s, (save ? T + 1 : 2) * l.s2s_step);
     TAKE(emb, B * 2 * H);
     TAKE(head, dp_fx_head_act_size(m, (int)B));
-    TAKE(tmp, M * 4 * H + M * 3 * H + B * 4 * H + 4 * H * 3 * H + 4 * H);
+    l.p_w = max_size(4 * H, (size_t)dp_fx_pack_width(m));
+    l.gh = M * 3 * H;
+    if (m->arch.layer == DP_LAYER_GAT) l.gh = max_size(l.gh, dp_fx_gat_scratch(m, b));
+    l.pack = 4 * H * 3 * H + 4 * H;
+    if (m->arch.layer == DP_LAYER_MPNN) l.pack = max_size(l.pack, dp_fx_mpnn_pack_size(m));
+    TAKE(tmp, M * l.p_w + l.gh + B * 4 * H + l.pack);
 #undef TAKE
     l.total = at;
     return l;
@@ -399,7 +416,7 @@ enum dp_status dp_fx_forward(const struct dp_model *m, const struct dp_fx_batch 
     const struct dp_arch *a = &m->arch;
     const int H = a->hidden, F = a->n_feat, M = b->n_nodes, B = b->n_graphs;
     const int L = b->n_layers, T = b->steps, S = n_slots(m);
-    const bool gru = a->gru, gin = a->layer == DP_LAYER_GIN;
+    const bool gru = a->gru;
     struct fx_layout lo = layout(m, b, save);
     if (w->cap < lo.total) {
         free(w->buf);
@@ -416,9 +433,9 @@ enum dp_status dp_fx_forward(const struct dp_model *m, const struct dp_fx_batch 
     w->slots = S;
     w->saved = save;
     const size_t MH = (size_t)M * H;
-    float *P = w->tmp;                        /* M x 4H */
-    float *GH = P + (size_t)M * 4 * H;        /* M x 3H */
-    float *wpack = GH + (size_t)M * 3 * H + (size_t)B * 4 * H; /* 4H x 3H or H x 4H */
+    float *P = w->tmp;                        /* M x p_w */
+    float *GH = P + (size_t)M * lo.p_w;       /* gh floats */
+    float *wpack = GH + lo.gh + (size_t)B * 4 * H; /* 4H x 3H, or a layer's packed weights */
     const float *wih = dp_model_pdata(m, m->gru_wih), *whh = dp_model_pdata(m, m->gru_whh);
     const float *bih = dp_model_pdata(m, m->gru_bih), *bhh = dp_model_pdata(m, m->gru_bhh);
 
@@ -434,8 +451,8 @@ enum dp_status dp_fx_forward(const struct dp_model *m, const struct dp_fx_batch 
         float *y = sv, *sr = sv + MH, *sz = sv + 2 * MH, *sn = sv + 3 * MH, *sg = sv + 4 * MH;
         const float *gi = NULL;
         int ldgi = 0;
-        if (!gin) {
-            /* P = in [W | W_ih^T]: the GCN transform and the GRU input gates in one GEMM. */
+        if (a->layer == DP_LAYER_GCN || a->layer == DP_LAYER_GAT) {
+            /* P = in [W | W_ih^T]: the layer's transform and the GRU input gates in one GEMM. */
             const int ldp = gru ? 4 * H : H;
             const float *W = dp_model_pdata(m, cv->W), *bb = dp_model_pdata(m, cv->b);
             if (gru) {
@@ -444,9 +461,27 @@ enum dp_status dp_fx_forward(const struct dp_model *m, const struct dp_fx_batch 
             } else {
                 dp_nn_gemm(false, false, M, H, k, in, ldin, W, H, 0.0f, P, ldp);
             }
-            csr_agg(b, b->gcn_val, b->gcn_self, 0.0f, H, P, ldp, y, H);
+            if (a->layer == DP_LAYER_GCN) {
+                csr_agg(b, b->gcn_val, b->gcn_self, 0.0f, H, P, ldp, y, H);
+            } else {
+                dp_fx_gat(m, b, c, P, ldp, y, GH);
+                if (save) /* wh, for the backward */
+                    for (int i = 0; i < M; i++)
+                        memcpy(sv + 5 * MH + (size_t)i * H, P + (size_t)i * ldp,
+                               (size_t)H * sizeof *sv);
+            }
             for (int i = 0; i < M; i++) bias_act_row(H, bb, y + (size_t)i * H, LEAKY_SLOPE);
             gi = P + H;
+            ldgi = ldp;
+        } else if (a->layer == DP_LAYER_MPNN) {
+            /* P = in [pre (both halves) | post (node half) | W_ih^T] in one GEMM */
+            const int ldp = dp_fx_pack_width(m);
+            if (l <= 1) dp_fx_mpnn_pack(m, c, wpack);
+            dp_nn_gemm(false, false, M, ldp, k, in, ldin, wpack, ldp, 0.0f, P, ldp);
+            dp_fx_mpnn(m, b, c, P, ldp, wpack, y, sv + 5 * MH, sv + 6 * MH);
+            const float *bb = dp_model_pdata(m, cv->lin_b);
+            for (int i = 0; i < M; i++) bias_act_row(H, bb, y + (size_t)i * H, LEAKY_SLOPE);
+            gi = P + 3 * H;
             ldgi = ldp;
         } else {
             /* GIN: y = relu(relu(((1+eps) in + A in) W0^T + b0) W1^T + b1). */
@@ -552,25 +587,29 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
     const struct dp_arch *a = &m->arch;
     const int H = a->hidden, F = a->n_feat, M = b->n_nodes, B = b->n_graphs;
     const int L = b->n_layers, T = b->steps, S = w->slots;
-    const bool gru = a->gru, gin = a->layer == DP_LAYER_GIN;
+    const bool gru = a->gru, gin = a->layer == DP_LAYER_GIN, mpnn = a->layer == DP_LAYER_MPNN;
     const size_t MH = (size_t)M * H;
     const int G4 = 4 * H, I3 = 3 * H;
     struct fx_layout lo = layout(m, b, true);
+    const size_t pw = lo.p_w; /* columns of dP and of the fused weight gradients */
+    size_t conv_scr = 0;      /* a GAT or MPNN layer's backward scratch */
+    if (a->layer == DP_LAYER_GAT) conv_scr = dp_fx_gat_scratch(m, b);
+    if (mpnn) conv_scr = 3 * MH;
 #define GRAD(i) ((grads && (i) >= 0) ? grads[i] : NULL)
 
     /* all scratch in one buffer kept in w across steps (no page faults per training step) */
     size_t need = MH                    /* dE / dS */
-                  + (size_t)M * 4 * H   /* dP (GCN) or dGI (GIN) */
+                  + (size_t)M * pw      /* dP (GCN, GAT, MPNN) or dGI (GIN) */
                   + (size_t)M * 3 * H   /* dGH */
                   + MH + MH             /* dy, dsin */
                   + (size_t)T * B * G4  /* dG of every Set2Set step */
                   + (size_t)B * (I3 + 2 * H) /* dinp, dh, dc */
                   + (size_t)G4 * I3 + G4     /* dWl, dbl */
-                  + 2 * (size_t)H * 4 * H    /* dWcat0, dWcat1 */
+                  + 2 * (size_t)H * pw       /* dWcat0, dWcat1 */
                   + (size_t)B * 2 * H        /* demb */
                   + (size_t)B * H + (size_t)M + 1            /* dh, da */
-                  + (size_t)F * 4 * H + (size_t)H * 4 * H    /* packed weights */
-                  + 64;
+                  + (size_t)(F + H) * pw + 4 * (size_t)H     /* packed weights */
+                  + conv_scr + 64;
     if (w->bcap < need) {
         free(w->bbuf);
         w->bbuf = malloc(need * sizeof *w->bbuf);
@@ -579,13 +618,14 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
     if (!w->bbuf) return dp_error_set(err, DP_ERR_NOMEM, "backward: out of memory");
     float *scr = w->bbuf;
     memset(scr, 0, need * sizeof *scr);
-    float *dS = scr, *dP = dS + MH, *dGH = dP + (size_t)M * 4 * H, *dy = dGH + (size_t)M * 3 * H;
+    float *dS = scr, *dP = dS + MH, *dGH = dP + (size_t)M * pw, *dy = dGH + (size_t)M * 3 * H;
     float *dsin = dy + MH, *dGall = dsin + MH, *dq = dGall + (size_t)T * B * G4;
     float *dhrec = dq + (size_t)B * I3, *dc = dhrec + (size_t)B * H;
     float *dWl = dc + (size_t)B * H, *dbl = dWl + (size_t)G4 * I3;
-    float *dWc0 = dbl + G4, *dWc1 = dWc0 + (size_t)H * 4 * H;
-    float *demb = dWc1 + (size_t)H * 4 * H, *dh = demb + (size_t)B * 2 * H;
+    float *dWc0 = dbl + G4, *dWc1 = dWc0 + (size_t)H * pw;
+    float *demb = dWc1 + (size_t)H * pw, *dh = demb + (size_t)B * 2 * H;
     float *da = dh + (size_t)B * H, *wpack0 = da + M + 1;
+    float *wpack1 = wpack0 + (size_t)F * pw + 2 * H, *cscr = wpack1 + (size_t)H * pw + 2 * H;
 
     if (dp_fx_head_backward(m, B, w->emb, w->head, dout, grads, demb))
         return dp_error_set(err, DP_ERR_NOMEM, "backward: out of memory");
@@ -669,8 +709,10 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
 
     /* ---- body backward ---- */
     const float *wih = dp_model_pdata(m, m->gru_wih), *whh = dp_model_pdata(m, m->gru_whh);
-    float *wpack1 = wpack0 + (size_t)F * 4 * H;
-    if (!gin && gru) {
+    if (mpnn) {
+        dp_fx_mpnn_pack(m, 0, wpack0);
+        dp_fx_mpnn_pack(m, 1, wpack1);
+    } else if (!gin && gru) {
         pack_gcn(F, H, dp_model_pdata(m, m->conv[0].W), wih, wpack0);
         pack_gcn(H, H, dp_model_pdata(m, m->conv[1].W), wih, wpack1);
     }
@@ -683,8 +725,8 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
         const float *sv = w->save + (size_t)l * S * MH;
         const float *y = sv, *sr = sv + MH, *sz = sv + 2 * MH, *sn = sv + 3 * MH, *sg = sv + 4 * MH;
         /* GRU backward: dS -> dy, dGI (into dP at column offset), dGH */
-        const int ldp = gin ? 3 * H : (gru ? 4 * H : H);
-        float *dGI = gin ? dP : dP + H;
+        const int ldp = gin ? 3 * H : mpnn ? dp_fx_pack_width(m) : (gru ? 4 * H : H);
+        float *dGI = gin ? dP : dP + (mpnn ? 3 * H : H);
         if (gru) {
             for (int i = 0; i < M; i++) {
                 const size_t q = (size_t)i * H;
@@ -702,14 +744,21 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
         }
         float *dnext = l == 0 ? NULL : dS; /* gradient w.r.t. this layer's input state */
         if (!gin) {
-            /* leaky ReLU, bias, aggregation (Â symmetric) */
+            /* leaky ReLU, bias, then the layer into dP (GCN: the aggregation, Â symmetric) */
             act_back(MH, y, dy, LEAKY_SLOPE);
-            if (GRAD(cv->b)) colsum_add(M, H, dy, H, GRAD(cv->b));
-            csr_agg(b, b->gcn_val, b->gcn_self, 0.0f, H, dy, H, dP, ldp);
+            const int bias = mpnn ? cv->lin_b : cv->b; /* the layer's output bias */
+            if (GRAD(bias)) colsum_add(M, H, dy, H, GRAD(bias));
+            if (a->layer == DP_LAYER_GCN)
+                csr_agg(b, b->gcn_val, b->gcn_self, 0.0f, H, dy, H, dP, ldp);
+            else if (a->layer == DP_LAYER_GAT)
+                dp_fx_gat_backward(m, b, c, sv + 5 * MH, H, dy, dP, ldp, grads, cscr);
+            else
+                dp_fx_mpnn_backward(m, b, c, in, ldin, l == 0 ? wpack0 : wpack1, sv + 5 * MH,
+                                    sv + 6 * MH, dy, dP, ldp, grads, cscr);
             /* dWcat += in^T dP ; d in = dP Wcat^T */
             float *dWc = l == 0 ? dWc0 : dWc1;
             if (grads) dp_nn_gemm(true, false, k, ldp, M, in, ldin, dP, ldp, 1.0f, dWc, ldp);
-            const float *wcat = gru ? (l == 0 ? wpack0 : wpack1) : dp_model_pdata(m, cv->W);
+            const float *wcat = gru || mpnn ? (l == 0 ? wpack0 : wpack1) : dp_model_pdata(m, cv->W);
             float *dst = l == 0 ? (dx ? dx : NULL) : dsin;
             if (dst) dp_nn_gemm(false, true, M, k, ldp, dP, ldp, wcat, ldp, 0.0f, dst, k);
         } else {
@@ -751,8 +800,11 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
         }
         if (dnext) memcpy(dS, dsin, MH * sizeof *dS);
     }
-    /* unpack the GCN's fused weight gradients */
-    if (!gin && grads) {
+    /* unpack the fused weight gradients */
+    if (mpnn && grads) {
+        dp_fx_mpnn_unpack(m, 0, dWc0, grads);
+        dp_fx_mpnn_unpack(m, 1, dWc1, grads);
+    } else if (!gin && grads) {
         for (int c = 0; c < 2; c++) {
             const int k = m->conv[c].in, ldp = gru ? 4 * H : H;
             const float *dWc = c == 0 ? dWc0 : dWc1;

@@ -9,8 +9,11 @@
 
 #include "dp/model.h"
 
-#define DP_MODEL_MAX_PARAMS 64
+#define DP_MODEL_MAX_PARAMS 96
 #define DP_MODEL_MAX_TOWERS 8
+/* the largest table: two MPNN layers of 4 tensors per tower and 2 more, GRU 4, Set2Set 4, MLP 6 */
+_Static_assert(2 * (4 * DP_MODEL_MAX_TOWERS + 2) + 14 <= DP_MODEL_MAX_PARAMS,
+               "DP_MODEL_MAX_PARAMS too small for DP_MODEL_MAX_TOWERS");
 
 struct dp_model_param {
     char    name[96];
@@ -114,7 +117,41 @@ enum dp_status dp_fx_head_backward(const struct dp_model *m, int B, const float 
 /* Floats of head activations for B rows. */
 size_t dp_fx_head_act_size(const struct dp_model *m, int B);
 
-/* Whether a model runs on the fast engine (GCN, GIN) or on the autograd tape (GAT, MPNN). */
-bool dp_model_is_fast(const struct dp_model *m);
+/* ---- GAT and MPNN layers of the fast engine (model_fast_conv.c) ----
+ * P = in [transforms] is one GEMM over the stacked nodes; these layers continue from it, and
+ * their backward writes dP (the gradient of P, stride ldp) for the caller's weight GEMMs. */
+/* Columns of P: the layer's input transforms (GCN, GAT: H; MPNN: 3H), then the GRU's 3H. */
+int dp_fx_pack_width(const struct dp_model *m);
+/* Floats of scratch dp_fx_gat and dp_fx_gat_backward need for batch b. */
+size_t dp_fx_gat_scratch(const struct dp_model *m, const struct dp_fx_batch *b);
+/* Attention of conv c over wh = in W (stride ldw) into y (n_nodes x H, before bias and
+ * activation). */
+void dp_fx_gat(const struct dp_model *m, const struct dp_fx_batch *b, int c, const float *wh,
+               int ldw, float *y, float *scr);
+/* Backward of dp_fx_gat from dy (n_nodes x H, after the activation's backward): d wh into dwh
+ * (stride ldd, overwritten); adds the attention vectors' gradients into grads (may be NULL). */
+void dp_fx_gat_backward(const struct dp_model *m, const struct dp_fx_batch *b, int c,
+                        const float *wh, int ldw, const float *dy, float *dwh, int ldd,
+                        float *const *grads, float *scr);
+/* Floats of dp_fx_mpnn_pack's output for any conv of m. */
+size_t dp_fx_mpnn_pack_size(const struct dp_model *m);
+/* Packs conv c's transforms of its input (in_width x dp_fx_pack_width): [pre (receiver half) |
+ * pre (sender half) | post (node half) | W_ih^T with the GRU], then the pre and post biases. */
+void dp_fx_mpnn_pack(const struct dp_model *m, int c, float *out);
+/* The towers, aggregation and mixing linear of conv c from P = in pack (stride ldp) into y
+ * (n_nodes x H, before the mixing bias and activation); agg (the summed messages) and u (the
+ * towers' outputs), n_nodes x H each, are kept for the backward. */
+void dp_fx_mpnn(const struct dp_model *m, const struct dp_fx_batch *b, int c, const float *P,
+                int ldp, const float *pack, float *y, float *agg, float *u);
+/* Backward of dp_fx_mpnn from dy (after the activation's backward): writes dP's first 3H
+ * columns, adds the mixing, post (aggregate half) and both bias gradients into grads (may be
+ * NULL); scr holds 3 n_nodes x H floats. */
+void dp_fx_mpnn_backward(const struct dp_model *m, const struct dp_fx_batch *b, int c,
+                         const float *in, int ldin, const float *pack, const float *agg,
+                         const float *u, const float *dy, float *dP, int ldp,
+                         float *const *grads, float *scr);
+/* Adds conv c's fused weight gradient dW (in_width x dp_fx_pack_width) into the pre, post (node
+ * half) and W_ih gradients (NULL entries skipped). */
+void dp_fx_mpnn_unpack(const struct dp_model *m, int c, const float *dW, float *const *grads);
 
 #endif

@@ -2,7 +2,7 @@
  * GCN, GIN, GAT (multi-head attention, LeakyReLU(0.2) scores over neighbours and self) and MPNN
  * (PNA-style towers: per-edge pre-transform of [x_i | x_j], sum aggregation, post-transform of
  * [x_i | m_i], a mixing linear), each followed by the shared GRU, then Set2Set and the MLP head.
- * GAT and MPNN run here; GCN and GIN run on the fast engine, which tests check against this. */
+ * Every layer type runs on the fast engine (model_fast.c); tests check it against this. */
 #include <stdlib.h>
 #include <string.h>
 

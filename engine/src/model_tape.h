@@ -1,6 +1,6 @@
-/* model_tape.h: the inspector network composed from autograd-tape ops (nn.h) for the layer types
- * without a hand-written fast path (GAT, MPNN); also usable for every layer type as a cross-check
- * of the fast engine. One graph per tape. */
+/* model_tape.h: the inspector network composed from autograd-tape ops (nn.h), for every layer
+ * type: the cross-check of the fast engine (model_fast.c), which runs them all. One graph per
+ * tape. */
 #ifndef DP_MODEL_TAPE_H
 #define DP_MODEL_TAPE_H
 

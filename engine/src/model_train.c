@@ -1,5 +1,5 @@
 /* model_train.c: training the inspector network: MSE loss over a batch, gradients from the fast
- * engine (graphs of equal layer and step count run as one stacked batch) or the tape, and
+ * engine (graphs of equal layer and step count run as one stacked batch), and
  * PyTorch's Adam with L2 weight decay added to the gradient. Modes: every parameter, the head only
  * (the published transfer learning), or the head plus the reused layer and the GRU. */
 #include <math.h>
@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "model_impl.h"
-#include "model_tape.h"
 
 /* Graphs per stacked sub-batch (gradients accumulate over sub-batches): small enough that a
  * sub-batch's activations stay in cache; 4 measured fastest on 100-group graphs (425 ms of CPU per
@@ -139,55 +138,42 @@ static enum dp_status run_batch(const struct dp_model *m, struct dp_fx_work *wor
         order[2 * i + 1] = i;
     }
     qsort(order, (size_t)n, 2 * sizeof *order, cmp_key);
-    if (dp_model_is_fast(m)) {
-        int i = 0;
-        while (i < n) {
-            int j = i + 1;
-            const int ni = graphs[order[2 * i + 1]]->n_groups;
-            /* fewer graphs per sub-batch when their saved activations would pass ~256 MB */
-            const double per_graph = 8.0 * dp_arch_n_layers(&m->arch, ni) * ni * m->arch.hidden;
-            int cap = (int)(64e6 / (per_graph > 1 ? per_graph : 1));
-            cap = cap < 1 ? 1 : cap > TRAIN_CHUNK ? TRAIN_CHUNK : cap;
-            while (j < n && j - i < cap && graphs[order[2 * j + 1]]->n_groups == ni) j++;
-            const int B = j - i;
-            for (int k = 0; k < B; k++) sub[k] = graphs[order[2 * (i + k) + 1]];
-            struct dp_fx_batch b;
-            if ((st = dp_fx_batch_build(m, sub, B, &b, err))) goto done;
-            /* head-only gradients need no saved body: keep the embeddings, redo the head */
-            const bool save = grads && body;
-            st = dp_fx_forward(m, &b, work, save, emb, out, err);
-            if (!st) {
-                for (int k = 0; k < B; k++) {
-                    const int gi = (int)order[2 * (i + k) + 1];
-                    for (int o = 0; o < O; o++) {
-                        double d = (double)out[k * O + o] - targets[(size_t)gi * O + o];
-                        sum += d * d;
-                        dout[k * O + o] = (float)(scale * d);
-                    }
-                }
-                if (save) {
-                    st = dp_fx_backward(m, &b, work, dout, grads, body, NULL, err);
-                } else if (grads) {
-                    dp_fx_head(m, B, emb, out, act);
-                    if (dp_fx_head_backward(m, B, emb, act, dout, grads, NULL))
-                        st = dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
+    int i = 0;
+    while (i < n) {
+        int j = i + 1;
+        const int ni = graphs[order[2 * i + 1]]->n_groups;
+        /* fewer graphs per sub-batch when their saved activations would pass ~256 MB */
+        const double per_graph = 8.0 * dp_arch_n_layers(&m->arch, ni) * ni * m->arch.hidden;
+        int cap = (int)(64e6 / (per_graph > 1 ? per_graph : 1));
+        cap = cap < 1 ? 1 : cap > TRAIN_CHUNK ? TRAIN_CHUNK : cap;
+        while (j < n && j - i < cap && graphs[order[2 * j + 1]]->n_groups == ni) j++;
+        const int B = j - i;
+        for (int k = 0; k < B; k++) sub[k] = graphs[order[2 * (i + k) + 1]];
+        struct dp_fx_batch b;
+        if ((st = dp_fx_batch_build(m, sub, B, &b, err))) goto done;
+        /* head-only gradients need no saved body: keep the embeddings, redo the head */
+        const bool save = grads && body;
+        st = dp_fx_forward(m, &b, work, save, emb, out, err);
+        if (!st) {
+            for (int k = 0; k < B; k++) {
+                const int gi = (int)order[2 * (i + k) + 1];
+                for (int o = 0; o < O; o++) {
+                    double d = (double)out[k * O + o] - targets[(size_t)gi * O + o];
+                    sum += d * d;
+                    dout[k * O + o] = (float)(scale * d);
                 }
             }
-            dp_fx_batch_free(&b);
-            if (st) goto done;
-            i = j;
-        }
-    } else {
-        for (int i = 0; i < n; i++) { /* one tape per graph: forward, MSE gradient, backward */
-            float *o1 = out + (size_t)i * O;
-            const float *tg = targets + (size_t)i * O;
-            if ((st = dp_tape_grad(m, graphs[i], o1, NULL, tg, (float)scale, grads, err)))
-                goto done;
-            for (int o = 0; o < O; o++) {
-                double d = (double)o1[o] - tg[o];
-                sum += d * d;
+            if (save) {
+                st = dp_fx_backward(m, &b, work, dout, grads, body, NULL, err);
+            } else if (grads) {
+                dp_fx_head(m, B, emb, out, act);
+                if (dp_fx_head_backward(m, B, emb, act, dout, grads, NULL))
+                    st = dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
             }
         }
+        dp_fx_batch_free(&b);
+        if (st) goto done;
+        i = j;
     }
     *loss = sum / ((double)n * O);
 done:

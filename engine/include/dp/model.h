@@ -29,8 +29,8 @@ int dp_output_find(const char *name);
  *  MPNN per tower t: m_ij = ReLU(pre_t [x_i | x_j]), M_i = sum_j m_ij, u_i = post_t [x_i | M_i];
  *       y = LeakyReLU_0.01(lin [u^1 | ... | u^T])
  *       conv_layers.k.towers.t.{pre, post}.linear.{weight, bias}, conv_layers.k.lin.linear.*
- * GCN and GIN run on a hand-written fast engine (published parity); GAT and MPNN on the autograd
- * tape (nn.h), about 6x and 15x slower. Their names and semantics are ours (no reference). */
+ * All four run on a hand-written fast engine: GCN and GIN with published parity; GAT and MPNN,
+ * whose names and semantics are ours (no reference), checked against the autograd tape (nn.h). */
 enum dp_layer { DP_LAYER_GCN, DP_LAYER_GIN, DP_LAYER_GAT, DP_LAYER_MPNN, DP_LAYER_COUNT };
 /* How many graph layers for N groups: max(1, N/2) (published), N, log2 N, or a fixed count.
  * Layer 0 is its own; every later layer reuses the middle layer (published behaviour). */
@@ -66,6 +66,9 @@ struct dp_arch {
 void dp_arch_default(struct dp_arch *a);
 /* Checks an architecture's fields; DP_ERR_INVALID naming the field. */
 enum dp_status dp_arch_check(const struct dp_arch *a, struct dp_error *err);
+/* The weights (float32 values) a model of architecture a holds, counted without allocating
+ * them; 0 when a fails dp_arch_check. */
+size_t dp_arch_n_weights(const struct dp_arch *a);
 /* Layers used for a graph of n groups. */
 int dp_arch_n_layers(const struct dp_arch *a, int n_groups);
 
