@@ -596,7 +596,32 @@ static void test_threads(void) {
     dp_model_free(m);
 }
 
+/* A graph whose layer and step counts (published rules: N/2 and N) would cost minutes is refused
+ * at once, naming its size; the group count an inspector is made for is fine. */
+static void test_too_many_groups(void) {
+    struct dp_arch a;
+    dp_arch_default(&a);
+    struct dp_model *m = NULL;
+    struct dp_error err = {0};
+    CHECK(dp_model_init(&a, 1, &m, &err) == DP_OK);
+    struct dp_grouped *big = dp_grouped_init("big", 9000, 8999);
+    for (int i = 0; i < 8999; i++) {
+        big->edges[2 * i] = i;
+        big->edges[2 * i + 1] = i + 1;
+    }
+    for (int k = 0; k < 9000 * DP_N_FEATURES; k++) big->x[k] = 1.0f;
+    float out[DP_N_OUTPUTS];
+    CHECK(dp_model_predict(m, big, out, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "big: 9000 groups need 4500 graph layers and 9000 Set2Set steps");
+    struct dp_grouped *g = rand_graph(100, 1.0);
+    CHECK(dp_model_predict(m, g, out, &err) == DP_OK);
+    dp_grouped_free(g);
+    dp_grouped_free(big);
+    dp_model_free(m);
+}
+
 int main(void) {
+    test_too_many_groups();
     test_arch();
     test_params();
     test_json_errors();

@@ -113,6 +113,10 @@ void dp_fx_batch_free(struct dp_fx_batch *b) {
     memset(b, 0, sizeof *b);
 }
 
+/* About 1 s of one core for a width-64 inspector (the published rules reach it near 6,700
+ * groups; 100 groups cost 15,000). */
+#define FX_MAX_WORK 6.7e7
+
 static int graph_steps(const struct dp_model *m, int n) {
     return m->arch.set2set_steps > 0 ? m->arch.set2set_steps : n;
 }
@@ -125,6 +129,16 @@ enum dp_status dp_fx_batch_build(const struct dp_model *m, const struct dp_group
     b->n_graphs = n;
     b->n_layers = dp_arch_n_layers(&m->arch, g[0]->n_groups);
     b->steps = graph_steps(m, g[0]->n_groups);
+    /* Layers and Set2Set steps may grow with the group count (published: N/2 and N), so a graph's
+     * cost can grow as N^2: refuse what would run for seconds to hours instead of hanging. */
+    const double work = (double)(b->n_layers + b->steps) * g[0]->n_groups;
+    if (work > FX_MAX_WORK)
+        return dp_error_set(err, DP_ERR_INVALID,
+                            "%s: %d groups need %d graph layers and %d Set2Set steps under this "
+                            "inspector's rules (more than %.0e layer-or-step x group passes); "
+                            "inspectors learn from graphs coarsened to about 100 groups "
+                            "(`--groups`)", g[0]->graph ? g[0]->graph : "graph", g[0]->n_groups,
+                            b->n_layers, b->steps, FX_MAX_WORK);
     long total = 0, nnz = 0;
     for (int k = 0; k < n; k++) {
         if (g[k]->n_groups < 1)
