@@ -8,18 +8,29 @@ ok "$DRIPLE" zoo list
 contains "$TMP/out" "resnet50"
 contains "$TMP/out" "gpt2_small"
 ok "$DRIPLE" zoo list --json
-contains "$TMP/out" '"name": "bert_base"'
+contains "$TMP/out" '"name": "bert_base", "family": "bert"'
 contains "$TMP/out" '"params": 138357544'
 if command -v python3 >/dev/null 2>&1; then
     if python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); assert len(a) >= 15 and all("name" in m for m in a)' "$TMP/out"; then pass; else fail "zoo list --json is not an array of objects with name"; fi
 fi
 
-for m in alexnet vgg16 vgg19 resnet50 resnet101 resnet152 inception3 googlenet mobilenet_v2 \
-         densenet121 squeezenet lstm_lm transformer_base bert_base gpt2_small resnet18 resnet34 \
-         bert_large gpt2_medium; do
+# Every model of the list builds (the size variants included) and the list has them all.
+models=$("$DRIPLE" zoo list | awk '$2 == "image" || $2 == "sequence" { print $1 }')
+n=0
+for m in $models; do
     ok "$DRIPLE" zoo build "$m" --batch 8 -o "$TMP/$m.json"
     contains "$TMP/$m.json" '"format":"driple-graph/1"'
+    n=$((n + 1))
 done
+if [ "$n" -eq 38 ]; then pass; else fail "zoo list shows $n models, expected 38"; fi
+for m in vgg11 wide_resnet50_2 mobilenet_v1_050 mobilenet_v2_140 densenet201 squeezenet1_1 \
+         lstm_lm_large transformer_big bert_tiny distilgpt2 gpt2_large; do
+    case " $(echo $models) " in *" $m "*) pass ;; *) fail "zoo list lacks $m" ;; esac
+done
+ok "$DRIPLE" graph info "$TMP/mobilenet_v2_140.json"
+contains "$TMP/out" "6156712 parameters"
+ok "$DRIPLE" graph info "$TMP/bert_tiny.json"
+contains "$TMP/out" "4433468 parameters"
 ok "$DRIPLE" graph info "$TMP/resnet50.json"
 contains "$TMP/out" "25610152 parameters"
 contains "$TMP/out" "exported batch   8"

@@ -1,6 +1,6 @@
 /* test_train.c: training on tiny synthetic datasets: a label that is a known function of the
  * features is learned (the loss drops by a large factor), splits are deterministic per seed, the
- * hold-out-models split never leaks a model, the cancel flag keeps the best so far, a
+ * hold-out-models split never leaks a model nor a zoo family, the cancel flag keeps the best so far, a
  * head-mode transfer changes only the head's parameters, the target kinds (max, range, log)
  * round-trip and keep targets >= 0, MAPE leaves out labels below its floor, and the recipes. */
 #include <math.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dp/train.h"
+#include "dp/zoo.h"
 #include "test.h"
 
 static uint64_t rs = 12345;
@@ -145,7 +146,7 @@ static void test_splits(void) {
     make_ds(&two, 10, 2, 0);
     struct dp_split m;
     CHECK(dp_split_make(&two, DP_SPLIT_MODELS, 0.2, 0.2, 1, &m, &err) == DP_ERR_INVALID);
-    CHECK_CONTAINS(err.msg, "at least 3 models");
+    CHECK_CONTAINS(err.msg, "at least 3 model families");
     struct dp_dataset empty;
     dp_dataset_init(&empty, "E");
     CHECK(dp_split_make(&empty, DP_SPLIT_RANDOM, 0.2, 0.2, 1, &m, &err) == DP_ERR_INVALID);
@@ -154,7 +155,64 @@ static void test_splits(void) {
     dp_dataset_free(&ds);
 }
 
-static volatile sig_atomic_t cancel_flag;
+/* Hold-out keeps a zoo family together: a ResNet-50 in test with a Wide ResNet-50-2 in training
+ * would test a known architecture at a new size. */
+static void test_split_families(void) {
+    static const char *const names[] = {"resnet18", "resnet50", "wide_resnet50_2", "vgg11",
+                                        "vgg16", "bert_tiny", "bert_base", "gpt2_small",
+                                        "distilgpt2", "lstm_lm", "lstm_lm_large", "mobilenet_v1",
+                                        "mobilenet_v2_140", "my_custom_net"};
+    const int n_names = (int)(sizeof names / sizeof names[0]);
+    CHECK(!strcmp(dp_zoo_family("wide_resnet50_2"), "resnet"));
+    CHECK(!strcmp(dp_zoo_family("mobilenet_v1_050"), "mobilenet"));
+    CHECK(!strcmp(dp_zoo_family("my_custom_net"), "my_custom_net"));
+    CHECK(!strcmp(dp_zoo_family(NULL), ""));
+    struct dp_dataset ds;
+    struct dp_error err = {0};
+    make_ds(&ds, 70, 1, 0);
+    for (int i = 0; i < ds.n_samples; i++) {
+        free(ds.samples[i].model);
+        ds.samples[i].model = malloc(32);
+        if (ds.samples[i].model) snprintf(ds.samples[i].model, 32, "%s", names[i % n_names]);
+    }
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        struct dp_split m;
+        CHECK(dp_split_make(&ds, DP_SPLIT_MODELS, 0.2, 0.2, seed, &m, &err) == DP_OK);
+        CHECK(m.n_train > 0 && m.n_val > 0 && m.n_test > 0);
+        const int *parts[3] = {m.train, m.val, m.test};
+        int ns[3] = {m.n_train, m.n_val, m.n_test};
+        bool leak = false;
+        for (int p = 0; p < 3; p++)
+            for (int q = p + 1; q < 3; q++)
+                for (int i = 0; i < ns[p]; i++)
+                    for (int j = 0; j < ns[q]; j++)
+                        leak |= !strcmp(dp_zoo_family(ds.samples[parts[p][i]].model),
+                                        dp_zoo_family(ds.samples[parts[q][j]].model));
+        CHECK(!leak);
+        /* Another setting's dataset with the same families (fewer samples, another order: jobs
+         * that do not fit its GPU left out) holds out the same families. */
+        struct dp_dataset other;
+        dp_dataset_init(&other, "other");
+        for (int i = ds.n_samples - 1; i >= 0; i -= 1 + (i % 3 == 0))
+            CHECK(dp_dataset_add_sample(&other, &ds.samples[i], &err) == DP_OK);
+        struct dp_split o;
+        CHECK(dp_split_make(&other, DP_SPLIT_MODELS, 0.2, 0.2, seed, &o, &err) == DP_OK);
+        for (int i = 0; i < o.n_test; i++) {
+            bool found = false;
+            for (int j = 0; j < m.n_test && !found; j++)
+                found = !strcmp(dp_zoo_family(other.samples[o.test[i]].model),
+                                dp_zoo_family(ds.samples[m.test[j]].model));
+            CHECK(found);
+        }
+        CHECK(o.n_test > 0 && o.n_val > 0);
+        dp_split_free(&o);
+        dp_dataset_free(&other);
+        dp_split_free(&m);
+    }
+    dp_dataset_free(&ds);
+}
+
+static atomic_int cancel_flag;
 static int batches_seen;
 static void on_progress(const struct dp_train_progress *p, void *ud) {
     (void)ud;
@@ -359,6 +417,7 @@ static void test_recipes(void) {
 
 int main(void) {
     test_splits();
+    test_split_families();
     test_learns();
     test_cancel();
     test_transfer();

@@ -45,8 +45,16 @@ static void test_all_models(void) {
         {"transformer_base", 3000, 60000}, {"bert_base", 2500, 50000}, {"gpt2_small", 2000, 50000},
         {"resnet18", 700, 10000},   {"resnet34", 1200, 15000},   {"bert_large", 5000, 90000},
         {"gpt2_medium", 4000, 90000},
+        {"vgg11", 250, 2500},       {"vgg13", 280, 2800},        {"wide_resnet50_2", 1500, 20000},
+        {"mobilenet_v1", 700, 12000}, {"mobilenet_v1_050", 700, 12000},
+        {"mobilenet_v2_050", 1200, 20000}, {"mobilenet_v2_140", 1200, 20000},
+        {"densenet169", 5500, 80000}, {"densenet201", 6500, 95000},
+        {"squeezenet1_1", 400, 6000}, {"lstm_lm_small", 600, 20000},
+        {"lstm_lm_large", 1000, 30000}, {"transformer_big", 3000, 60000},
+        {"bert_tiny", 500, 12000},  {"bert_mini", 900, 20000},   {"bert_small", 900, 20000},
+        {"bert_medium", 1600, 35000}, {"distilgpt2", 1000, 25000}, {"gpt2_large", 6000, 120000},
     };
-    CHECK(dp_zoo_count() >= 19);
+    CHECK(dp_zoo_count() == sizeof ranges / sizeof ranges[0]);
     for (size_t k = 0; k < sizeof ranges / sizeof ranges[0]; k++) {
         CHECK(dp_zoo_find(ranges[k].name) != NULL);
         struct dp_graph *g = build(ranges[k].name, DP_OPT_MOMENTUM, DP_PREC_FP32, 0, 0);
@@ -145,6 +153,18 @@ static void test_params(void) {
         {"lstm_lm", 19.8e6, 0.03, true},      {"resnet18", 11.689512e6, 0.001, true},
         {"resnet34", 21.797672e6, 0.001, true}, {"bert_large", 335e6, 0.03, true},
         {"gpt2_medium", 354.823168e6, 0.001, true},
+        /* The size variants (torchvision, Keras with BN statistics: trainable false, the BERT
+         * miniatures' README, Zaremba et al.'s PTB large, Hugging Face's distilgpt2). */
+        {"vgg11", 132.863336e6, 0.001, true}, {"vgg13", 133.047848e6, 0.001, true},
+        {"wide_resnet50_2", 68.883240e6, 0.001, true}, {"mobilenet_v1", 4.253864e6, 0.001, false},
+        {"mobilenet_v1_050", 1.342536e6, 0.001, false},
+        {"mobilenet_v2_050", 1.987224e6, 0.001, false},
+        {"mobilenet_v2_140", 6.156712e6, 0.001, false}, {"densenet169", 14.149480e6, 0.03, true},
+        {"densenet201", 20.013928e6, 0.03, true}, {"squeezenet1_1", 1.235496e6, 0.001, true},
+        {"lstm_lm_large", 66e6, 0.01, true},  {"bert_tiny", 4.4e6, 0.03, true},
+        {"bert_mini", 11.3e6, 0.03, true},    {"bert_small", 29.1e6, 0.03, true},
+        {"bert_medium", 41.7e6, 0.03, true},  {"distilgpt2", 81.912576e6, 0.001, true},
+        {"gpt2_large", 774.030080e6, 0.001, true},
     };
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
         struct dp_graph *g = build(known[k].name, DP_OPT_SGD, DP_PREC_FP32, 8, 0);
@@ -159,6 +179,12 @@ static void test_params(void) {
         dp_graph_free(a);
         dp_graph_free(g);
     }
+    /* By hand where no paper gives a count: PTB small (embedding, 2 LSTM cells of 200 units,
+     * softmax). */
+    struct dp_graph *s = build("lstm_lm_small", DP_OPT_SGD, DP_PREC_FP32, 8, 0);
+    CHECK(s && dp_graph_param_count(s, true) ==
+                   10000 * 200 + 2 * (400 * 800 + 800) + 200 * 10000 + 10000);
+    dp_graph_free(s);
     /* BN moving statistics are variables but not trainable. */
     struct dp_graph *g = build("resnet50", DP_OPT_SGD, DP_PREC_FP32, 8, 0);
     if (g) CHECK(dp_graph_param_count(g, false) > dp_graph_param_count(g, true));

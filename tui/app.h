@@ -6,7 +6,7 @@
 #define DRIPLE_APP_H
 
 #include <pthread.h>
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -137,7 +137,7 @@ struct app_job {
     pthread_mutex_t    mu;
     pthread_t          thread;
     bool               started;   /* a thread exists that needs joining */
-    volatile sig_atomic_t cancel; /* set by the UI, polled by the worker (dp_train_opts) */
+    atomic_int         cancel;    /* set by the UI, polled by the worker (dp_train_opts) */
     enum app_job_state state;
     double             progress;  /* 0..1 */
     char               phase[64];

@@ -45,6 +45,8 @@ static const char *const usage_train =
     "  --recipe paper: the published recipe (raw features, layers = max(1, N/2), targets =\n"
     "    label / training max, constant lr 0.003, 200 epochs, patience 20). Options after it\n"
     "    override.\n"
+    "  --split models: hold out whole model families (every size variant of a zoo architecture\n"
+    "    together: `driple zoo list --json` gives the family), not single models.\n"
     "  Errors: MAPE over labels >= 1 (ms, %, MB/s), RMSE in the output's unit, R2 = 1 - SSE/SS.";
 static const char *const usage_transfer =
     "driple transfer --from BASE.json --dataset D.json -o M.json [--mode head|head+last]\n"
@@ -527,7 +529,7 @@ done:
 
 /* ---- train and transfer ---- */
 
-static volatile sig_atomic_t interrupted;
+static atomic_int interrupted; /* lock-free, so a signal handler may set it */
 static void on_sigint(int sig) {
     (void)sig;
     interrupted = 1;

@@ -43,6 +43,8 @@ static int zoo_list(int argc, char **argv) {
         if (json) {
             printf("%s\n  {\"name\": ", i ? "," : "");
             cmd_json_str(stdout, m->name);
+            printf(", \"family\": ");
+            cmd_json_str(stdout, m->family);
             printf(", \"description\": ");
             cmd_json_str(stdout, m->description);
             printf(", \"input_kind\": \"%s\", \"default_input\": %lld, \"default_batch\": %lld, "
@@ -57,7 +59,8 @@ static int zoo_list(int argc, char **argv) {
     }
     if (json) printf("\n]\n");
     else printf("\nparams and ops at the defaults (momentum, fp32); graphs are synthetic "
-                "TensorFlow-1-style training graphs.\n");
+                "TensorFlow-1-style training graphs; `--json` also gives each model's family "
+                "(what --split models holds out together).\n");
     return 0;
 }
 

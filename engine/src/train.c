@@ -1,9 +1,9 @@
 /* train.c: the training recipes around the network's Adam trainer (dp/model.h): seeded
- * splits (random or holding out whole models), targets (labels scaled by their training maximum
- * as published, min-max normalised, or the same on log1p), an optional learning-rate decay on plateau,
- * mini-batches, early stopping on validation loss keeping the best parameters, cancellation that
- * keeps the best so far, per-output MAPE/RMSE/R², and transfer learning (head-only on embeddings
- * computed once, or head plus the last graph layer). */
+ * splits (random or holding out whole model families), targets (labels scaled by their training
+ * maximum as published, min-max normalised, or the same on log1p), an optional learning-rate
+ * decay on plateau, mini-batches, early stopping on validation loss keeping the best parameters,
+ * cancellation that keeps the best so far, per-output MAPE/RMSE/R², and transfer learning
+ * (head-only on embeddings computed once, or head plus the last graph layer). */
 #include "dp/train.h"
 
 #include <math.h>
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "dataset_impl.h"
+#include "dp/zoo.h" /* dp_zoo_family: hold-out groups */
 
 #define EMBED_MAX_THREADS 16
 
@@ -126,8 +127,11 @@ static int cmp_int(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* What hold-out-models keeps together: the model's zoo family (resnet18 .. wide_resnet50_2 are
+ * one), or the model (graph) name outside the zoo. A held-out ResNet-50 with a ResNet-101 in
+ * training would test interpolation between sizes of a known architecture, not a new one. */
 static const char *model_key(const struct dp_sample *s) {
-    return s->model && s->model[0] ? s->model : s->graph ? s->graph : "";
+    return dp_zoo_family(s->model && s->model[0] ? s->model : s->graph ? s->graph : "");
 }
 
 enum dp_status dp_split_make(const struct dp_dataset *ds, enum dp_split_kind kind, double val_frac,
@@ -161,7 +165,9 @@ enum dp_status dp_split_make(const struct dp_dataset *ds, enum dp_split_kind kin
         }
         for (int i = 0; i < n; i++) part[i] = i < n_test ? 2 : i < n_test + n_val ? 1 : 0;
     } else {
-        /* Distinct models, in first-seen order, then shuffled. */
+        /* Distinct families in name order (not the dataset's: every setting's dataset must give
+         * the same assignment, so that a transfer holds out what its base never saw), then
+         * shuffled with the seed; whole families go to test, then val, by their number. */
         int n_models = 0;
         if (!(models = malloc(((size_t)n + 1) * sizeof *models))) {
             st = dp_error_set(err, DP_ERR_NOMEM, "split: out of memory");
@@ -169,28 +175,34 @@ enum dp_status dp_split_make(const struct dp_dataset *ds, enum dp_split_kind kin
         }
         for (int i = 0; i < n; i++) {
             const char *k = model_key(&ds->samples[idx[i]]);
+            int at = n_models;
             bool seen = false;
-            for (int m = 0; m < n_models && !seen; m++)
-                seen = !strcmp(model_key(&ds->samples[models[m]]), k);
-            if (!seen) models[n_models++] = idx[i];
+            for (int m = 0; m < n_models && !seen; m++) {
+                int c = strcmp(model_key(&ds->samples[models[m]]), k);
+                seen = c == 0;
+                if (c > 0 && at == n_models) at = m;
+            }
+            if (seen) continue;
+            memmove(models + at + 1, models + at, (size_t)(n_models - at) * sizeof *models);
+            models[at] = idx[i];
+            n_models++;
         }
         if (n_models < 3) {
-            st = dp_error_set(err, DP_ERR_INVALID,
-                              "dataset '%s': holding out models needs at least 3 models, it has %d",
-                              ds->setting, n_models);
+            st = dp_error_set(err, DP_ERR_INVALID, "dataset '%s': holding out models needs at "
+                              "least 3 model families, it has %d", ds->setting, n_models);
             goto done;
         }
         shuffle(models, n_models, &rng);
-        double want_test = test_frac * n, want_val = val_frac * n;
-        int got_test = 0, got_val = 0;
+        int f_test = (int)lround(test_frac * n_models), f_val = (int)lround(val_frac * n_models);
+        if (test_frac > 0 && f_test < 1) f_test = 1;
+        if (val_frac > 0 && f_val < 1) f_val = 1;
+        while (f_test + f_val >= n_models) { /* the last family always trains */
+            if (f_test >= f_val) f_test--;
+            else f_val--;
+        }
         for (int m = 0; m < n_models; m++) {
             const char *k = model_key(&ds->samples[models[m]]);
-            int count = 0;
-            for (int i = 0; i < n; i++) count += !strcmp(model_key(&ds->samples[idx[i]]), k);
-            int p = 0;
-            bool last = m == n_models - 1; /* the last model always trains */
-            if (!last && want_test > 0 && got_test < want_test) { p = 2; got_test += count; }
-            else if (!last && want_val > 0 && got_val < want_val) { p = 1; got_val += count; }
+            int p = m < f_test ? 2 : m < f_test + f_val ? 1 : 0;
             for (int i = 0; i < n; i++)
                 if (!strcmp(model_key(&ds->samples[idx[i]]), k)) part[i] = p;
         }
@@ -403,8 +415,18 @@ static enum dp_status run_loop(const struct loop *L, struct dp_train_result *res
             bad = 0;
         } else {
             bad++;
-            if (o->lr_plateau > 0 && o->lr_decay > 0 && o->lr_decay < 1 && bad % o->lr_plateau == 0)
-                lr = dp_trainer_set_lr(tr, (float)(lr * o->lr_decay));
+            if (o->lr_plateau > 0 && o->lr_decay > 0 && o->lr_decay < 1 &&
+                bad % o->lr_plateau == 0) {
+                /* Go on from the best parameters at the smaller rate with fresh Adam moments: after
+                 * a loss spike (lr 0.01 on a large dataset) the run otherwise spends its patience
+                 * climbing back and stops worse than it was. */
+                struct dp_adam_opts a = o->adam;
+                lr = a.lr = (float)(lr * o->lr_decay);
+                copy_params(L->m, best);
+                dp_trainer_free(tr);
+                tr = NULL;
+                if ((st = dp_trainer_init(L->m, L->mode, &a, &tr, err))) goto done;
+            }
         }
         if (o->progress) {
             struct dp_train_progress p = {epoch, o->epochs, done_batches, n_batches, train_loss, val,

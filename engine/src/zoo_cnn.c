@@ -1,7 +1,9 @@
 /* zoo_cnn.c: the image classifiers of the zoo (ImageNet, 1000 classes), written with the
- * builder's layers: AlexNet, VGG-16/19, ResNet-50/101/152 (v1.5), Inception-v3, GoogLeNet,
- * MobileNet-v2, DenseNet-121, SqueezeNet 1.0. Architectures follow their papers (Keras and
- * torchvision layouts); each returns the scalar training loss. */
+ * builder's layers: AlexNet, VGG-11/13/16/19, ResNet-18/34/50/101/152 (v1.5) and Wide
+ * ResNet-50-2, Inception-v3, GoogLeNet, MobileNet-v1/v2 at several width multipliers,
+ * DenseNet-121/169/201, SqueezeNet 1.0/1.1. Architectures follow their papers (Keras and
+ * torchvision layouts); each returns the scalar training loss. The size variants of a family
+ * share one parametric builder, so the zoo teaches how size and shape drive the labels. */
 #include <stdio.h>
 #include <string.h>
 
@@ -90,6 +92,16 @@ static int vgg(struct zb *b, int64_t input, const int *reps, const char *name) {
     return loss;
 }
 
+int zoo_vgg11(struct zb *b, int64_t input) {
+    static const int reps[5] = {1, 1, 2, 2, 2};
+    return vgg(b, input, reps, "vgg11");
+}
+
+int zoo_vgg13(struct zb *b, int64_t input) {
+    static const int reps[5] = {2, 2, 2, 2, 2};
+    return vgg(b, input, reps, "vgg13");
+}
+
 int zoo_vgg16(struct zb *b, int64_t input) {
     static const int reps[5] = {2, 2, 3, 3, 3};
     return vgg(b, input, reps, "vgg16");
@@ -100,14 +112,15 @@ int zoo_vgg19(struct zb *b, int64_t input) {
     return vgg(b, input, reps, "vgg19");
 }
 
-/* ResNet v1.5 bottleneck: 1x1, 3x3 (strided), 1x1 x4, projection shortcut when needed. */
-static int bottleneck(struct zb *b, const char *name, int x, int filters, int stride,
+/* ResNet v1.5 bottleneck: 1x1, 3x3 (strided), 1x1 to 4 x filters, projection shortcut when
+ * needed; the two inner convs have `inner` channels (filters, or twice that in Wide ResNet). */
+static int bottleneck(struct zb *b, const char *name, int x, int filters, int inner, int stride,
                       bool project) {
     zb_push(b, "%s", name);
     int sc = project ? zb_conv_layer(b, "shortcut", x, 4 * filters, 1, stride, true, true, NULL)
                      : x;
-    int y = zb_conv_layer(b, "conv1", x, filters, 1, 1, true, true, "Relu");
-    y = zb_conv_layer(b, "conv2", y, filters, 3, stride, true, true, "Relu");
+    int y = zb_conv_layer(b, "conv1", x, inner, 1, 1, true, true, "Relu");
+    y = zb_conv_layer(b, "conv2", y, inner, 3, stride, true, true, "Relu");
     y = zb_conv_layer(b, "conv3", y, 4 * filters, 1, 1, true, true, NULL);
     y = zb_unary(b, "Relu", zb_binary(b, "AddV2", y, sc));
     zb_pop(b);
@@ -126,7 +139,8 @@ static int basic_block(struct zb *b, const char *name, int x, int filters, int s
     return y;
 }
 
-static int resnet(struct zb *b, int64_t input, const int *blocks, const char *name) {
+/* widen: the bottleneck's inner width over its base width (1, or 2 for Wide ResNet-50-2). */
+static int resnet(struct zb *b, int64_t input, const int *blocks, const char *name, int widen) {
     bool basic = !strcmp(name, "resnet18") || !strcmp(name, "resnet34");
     int labels;
     int x = image_input(b, input, &labels);
@@ -139,7 +153,7 @@ static int resnet(struct zb *b, int64_t input, const int *blocks, const char *na
             snprintf(nm, sizeof nm, "block%d/unit%d", s + 1, k + 1);
             int stride = k == 0 && s > 0 ? 2 : 1;
             x = basic ? basic_block(b, nm, x, 64 << s, stride, k == 0 && s > 0)
-                      : bottleneck(b, nm, x, 64 << s, stride, k == 0);
+                      : bottleneck(b, nm, x, 64 << s, widen * (64 << s), stride, k == 0);
         }
     }
     int loss = gap_head(b, x, labels, 0);
@@ -149,27 +163,32 @@ static int resnet(struct zb *b, int64_t input, const int *blocks, const char *na
 
 int zoo_resnet18(struct zb *b, int64_t input) {
     static const int blocks[4] = {2, 2, 2, 2};
-    return resnet(b, input, blocks, "resnet18");
+    return resnet(b, input, blocks, "resnet18", 1);
 }
 
 int zoo_resnet34(struct zb *b, int64_t input) {
     static const int blocks[4] = {3, 4, 6, 3};
-    return resnet(b, input, blocks, "resnet34");
+    return resnet(b, input, blocks, "resnet34", 1);
 }
 
 int zoo_resnet50(struct zb *b, int64_t input) {
     static const int blocks[4] = {3, 4, 6, 3};
-    return resnet(b, input, blocks, "resnet50");
+    return resnet(b, input, blocks, "resnet50", 1);
 }
 
 int zoo_resnet101(struct zb *b, int64_t input) {
     static const int blocks[4] = {3, 4, 23, 3};
-    return resnet(b, input, blocks, "resnet101");
+    return resnet(b, input, blocks, "resnet101", 1);
 }
 
 int zoo_resnet152(struct zb *b, int64_t input) {
     static const int blocks[4] = {3, 8, 36, 3};
-    return resnet(b, input, blocks, "resnet152");
+    return resnet(b, input, blocks, "resnet152", 1);
+}
+
+int zoo_wide_resnet50_2(struct zb *b, int64_t input) {
+    static const int blocks[4] = {3, 4, 6, 3};
+    return resnet(b, input, blocks, "wide_resnet50_2", 2);
 }
 
 /* Inception-v3 (Keras layout): conv + BN + ReLU units. */
@@ -321,15 +340,53 @@ int zoo_googlenet(struct zb *b, int64_t input) {
     return loss;
 }
 
-int zoo_mobilenet_v2(struct zb *b, int64_t input) {
+/* Keras' channel rounding under a width multiplier: to a multiple of 8, never below 90%. */
+static int divisible8(double v) {
+    int n = (int)(v + 4) / 8 * 8;
+    if (n < 8) n = 8;
+    return n < 0.9 * v ? n + 8 : n;
+}
+
+/* MobileNet-v1 (Keras): a strided 3x3 conv, then 13 depthwise-separable blocks (depthwise 3x3,
+ * pointwise 1x1, each with BN and ReLU6); alpha scales every width. */
+static int mobilenet_v1(struct zb *b, int64_t input, double alpha, const char *name) {
+    static const int cfg[13][2] = {{64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},
+                                   {512, 2}, {512, 1}, {512, 1}, {512, 1}, {512, 1},
+                                   {512, 1}, {1024, 2}, {1024, 1}};
+    int labels;
+    int x = image_input(b, input, &labels);
+    zb_push(b, "%s", name);
+    x = zb_conv_layer(b, "conv1", x, (int)(32 * alpha), 3, 2, true, true, "Relu6");
+    for (int i = 0; i < 13; i++) {
+        zb_push(b, "conv_block_%d", i + 1);
+        x = zb_dwconv_layer(b, "depthwise", x, 3, cfg[i][1], "Relu6");
+        x = zb_conv_layer(b, "pointwise", x, (int)(cfg[i][0] * alpha), 1, 1, true, true, "Relu6");
+        zb_pop(b);
+    }
+    int loss = gap_head(b, x, labels, 1e-3);
+    zb_pop(b);
+    return loss;
+}
+
+int zoo_mobilenet_v1(struct zb *b, int64_t input) {
+    return mobilenet_v1(b, input, 1.0, "mobilenet_v1");
+}
+
+int zoo_mobilenet_v1_050(struct zb *b, int64_t input) {
+    return mobilenet_v1(b, input, 0.5, "mobilenet_v1_050");
+}
+
+/* MobileNet-v2 (Keras): alpha scales every width but the last conv's below 1. */
+static int mobilenet_v2(struct zb *b, int64_t input, double alpha, const char *name) {
     static const int cfg[7][4] = {{1, 16, 1, 1},  {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
                                   {6, 96, 3, 1},  {6, 160, 3, 2}, {6, 320, 1, 1}};
     int labels;
     int x = image_input(b, input, &labels);
-    zb_push(b, "mobilenet_v2");
-    x = zb_conv_layer(b, "Conv", x, 32, 3, 2, true, true, "Relu6");
+    zb_push(b, "%s", name);
+    x = zb_conv_layer(b, "Conv", x, divisible8(32 * alpha), 3, 2, true, true, "Relu6");
     int id = 0;
     for (int s = 0; s < 7; s++) {
+        int cout = divisible8(cfg[s][1] * alpha);
         for (int r = 0; r < cfg[s][2]; r++, id++) {
             int stride = r == 0 ? cfg[s][3] : 1;
             int64_t cin = zb_dim(b, x, zb_caxis(b));
@@ -338,24 +395,36 @@ int zoo_mobilenet_v2(struct zb *b, int64_t input) {
             if (cfg[s][0] != 1)
                 y = zb_conv_layer(b, "expand", y, (int)cin * cfg[s][0], 1, 1, true, true, "Relu6");
             y = zb_dwconv_layer(b, "depthwise", y, 3, stride, "Relu6");
-            y = zb_conv_layer(b, "project", y, cfg[s][1], 1, 1, true, true, NULL);
-            if (stride == 1 && cin == cfg[s][1]) y = zb_binary(b, "AddV2", y, x);
+            y = zb_conv_layer(b, "project", y, cout, 1, 1, true, true, NULL);
+            if (stride == 1 && cin == cout) y = zb_binary(b, "AddV2", y, x);
             zb_pop(b);
             x = y;
         }
     }
-    x = zb_conv_layer(b, "Conv_1", x, 1280, 1, 1, true, true, "Relu6");
+    x = zb_conv_layer(b, "Conv_1", x, alpha > 1 ? divisible8(1280 * alpha) : 1280, 1, 1, true,
+                      true, "Relu6");
     int loss = gap_head(b, x, labels, 0);
     zb_pop(b);
     return loss;
 }
 
-int zoo_densenet121(struct zb *b, int64_t input) {
-    static const int blocks[4] = {6, 12, 24, 16};
+int zoo_mobilenet_v2(struct zb *b, int64_t input) {
+    return mobilenet_v2(b, input, 1.0, "mobilenet_v2");
+}
+
+int zoo_mobilenet_v2_050(struct zb *b, int64_t input) {
+    return mobilenet_v2(b, input, 0.5, "mobilenet_v2_050");
+}
+
+int zoo_mobilenet_v2_140(struct zb *b, int64_t input) {
+    return mobilenet_v2(b, input, 1.4, "mobilenet_v2_140");
+}
+
+static int densenet(struct zb *b, int64_t input, const int *blocks, const char *name) {
     const int growth = 32;
     int labels;
     int x = image_input(b, input, &labels);
-    zb_push(b, "densenet121");
+    zb_push(b, "%s", name);
     x = zb_conv_layer(b, "conv1", x, 64, 7, 2, true, true, "Relu");
     x = zb_pool(b, "MaxPool", x, 3, 2, NULL);
     for (int s = 0; s < 4; s++) {
@@ -384,6 +453,21 @@ int zoo_densenet121(struct zb *b, int64_t input) {
     return loss;
 }
 
+int zoo_densenet121(struct zb *b, int64_t input) {
+    static const int blocks[4] = {6, 12, 24, 16};
+    return densenet(b, input, blocks, "densenet121");
+}
+
+int zoo_densenet169(struct zb *b, int64_t input) {
+    static const int blocks[4] = {6, 12, 32, 32};
+    return densenet(b, input, blocks, "densenet169");
+}
+
+int zoo_densenet201(struct zb *b, int64_t input) {
+    static const int blocks[4] = {6, 12, 48, 32};
+    return densenet(b, input, blocks, "densenet201");
+}
+
 static int fire(struct zb *b, const char *name, int x, int s, int e) {
     zb_push(b, "%s", name);
     int sq = zb_conv_layer(b, "squeeze1x1", x, s, 1, 1, true, false, "Relu");
@@ -395,22 +479,22 @@ static int fire(struct zb *b, const char *name, int x, int s, int e) {
     return y;
 }
 
-int zoo_squeezenet(struct zb *b, int64_t input) {
+/* SqueezeNet: 1.0 (a 7x7 stem of 96, pooling after fire4 and fire8) or 1.1 (a 3x3 stem of 64,
+ * pooling after fire3 and fire5: the same fires at 2.4x fewer FLOPs). */
+static int squeezenet(struct zb *b, int64_t input, bool v11) {
+    static const int fires[8][2] = {{16, 64},  {16, 64},  {32, 128}, {32, 128},
+                                    {48, 192}, {48, 192}, {64, 256}, {64, 256}};
     int labels;
     int x = image_input(b, input, &labels);
-    zb_push(b, "squeezenet");
-    x = zb_conv_layer(b, "conv1", x, 96, 7, 2, false, false, "Relu");
+    zb_push(b, "%s", v11 ? "squeezenet1_1" : "squeezenet");
+    x = zb_conv_layer(b, "conv1", x, v11 ? 64 : 96, v11 ? 3 : 7, 2, false, false, "Relu");
     x = zb_pool(b, "MaxPool", x, 3, 2, VALID);
-    x = fire(b, "fire2", x, 16, 64);
-    x = fire(b, "fire3", x, 16, 64);
-    x = fire(b, "fire4", x, 32, 128);
-    x = zb_pool(b, "MaxPool", x, 3, 2, VALID);
-    x = fire(b, "fire5", x, 32, 128);
-    x = fire(b, "fire6", x, 48, 192);
-    x = fire(b, "fire7", x, 48, 192);
-    x = fire(b, "fire8", x, 64, 256);
-    x = zb_pool(b, "MaxPool", x, 3, 2, VALID);
-    x = fire(b, "fire9", x, 64, 256);
+    for (int i = 0; i < 8; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "fire%d", i + 2);
+        x = fire(b, nm, x, fires[i][0], fires[i][1]);
+        if (i == (v11 ? 1 : 2) || i == (v11 ? 3 : 6)) x = zb_pool(b, "MaxPool", x, 3, 2, VALID);
+    }
     x = zb_dropout(b, x, 0.5);
     x = zb_conv_layer(b, "conv10", x, CLASSES, 1, 1, true, false, "Relu");
     zb_push(b, "logits");
@@ -420,3 +504,6 @@ int zoo_squeezenet(struct zb *b, int64_t input) {
     zb_pop(b);
     return loss;
 }
+
+int zoo_squeezenet(struct zb *b, int64_t input) { return squeezenet(b, input, false); }
+int zoo_squeezenet1_1(struct zb *b, int64_t input) { return squeezenet(b, input, true); }

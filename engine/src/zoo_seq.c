@@ -1,7 +1,8 @@
-/* zoo_seq.c: the sequence models of the zoo: a 2-layer LSTM language model (PTB "medium",
- * statically unrolled as TF1's static_rnn does), the Transformer-base translation model
- * (OpenNMT-tf: pre-norm, 6+6 layers), BERT-base pre-training (masked LM over every position +
- * next-sentence head; also BERT-large) and GPT-2 small/medium (pre-norm, tied output embedding). */
+/* zoo_seq.c: the sequence models of the zoo: 2-layer LSTM language models (PTB small, medium
+ * and large of Zaremba et al., statically unrolled as TF1's static_rnn does), the Transformer
+ * translation model (OpenNMT-tf: pre-norm, 6+6 layers; base and big), BERT pre-training (masked
+ * LM over every position + next-sentence head; base, large and Google's Tiny/Mini/Small/Medium
+ * miniatures) and GPT-2 (pre-norm, tied output embedding; distilgpt2, small, medium, large). */
 #include <math.h>
 #include <stdio.h>
 
@@ -13,19 +14,19 @@ static int token_input(struct zb *b, int64_t seq, int *labels) {
     return zb_input(b, 2, d, DP_DTYPE_I32, 2, d, labels, false);
 }
 
-int zoo_lstm_lm(struct zb *b, int64_t seq) {
-    const int64_t vocab = 10000, hidden = 650;
+static int lstm_lm(struct zb *b, int64_t seq, int64_t hidden, const char *name) {
+    const int64_t vocab = 10000;
     const int layers = 2;
     int labels;
     int ids = token_input(b, seq, &labels);
-    zb_push(b, "lstm_lm");
+    zb_push(b, "%s", name);
     int64_t ed[2] = {vocab, hidden};
     zb_push(b, "embedding");
     int emb = zb_variable(b, "embedding", 2, ed, "normal", true);
     int x = zb_dropout(b, zb_gather(b, emb, ids), 0.5);
     zb_pop(b);
     int steps[512], n = (int)seq;
-    if (n > 512) return zb_fail(b, DP_ERR_INVALID, "lstm_lm: sequence length %d > 512", n);
+    if (n > 512) return zb_fail(b, DP_ERR_INVALID, "%s: sequence length %d > 512", name, n);
     zb_push(b, "rnn");
     zb_unstack(b, x, n, 1, steps);
     int64_t hd[2] = {DP_DIM_BATCH, hidden};
@@ -62,6 +63,10 @@ int zoo_lstm_lm(struct zb *b, int64_t seq) {
     zb_pop(b);
     return loss;
 }
+
+int zoo_lstm_lm(struct zb *b, int64_t seq) { return lstm_lm(b, seq, 650, "lstm_lm"); }
+int zoo_lstm_lm_small(struct zb *b, int64_t seq) { return lstm_lm(b, seq, 200, "lstm_lm_small"); }
+int zoo_lstm_lm_large(struct zb *b, int64_t seq) { return lstm_lm(b, seq, 1500, "lstm_lm_large"); }
 
 /* Multi-head attention of queries from xq over keys/values from xkv. fused: one projection to
  * 3d split in three (GPT-2's c_attn). mask: added to the scores (-1 = none). */
@@ -127,9 +132,9 @@ static int embed_sinusoid(struct zb *b, const char *name, int table, int ids, in
     return x;
 }
 
-int zoo_transformer_base(struct zb *b, int64_t seq) {
-    const int64_t vocab = 32000, d = 512;
-    const int layers = 6, heads = 8, inner = 2048;
+static int transformer(struct zb *b, int64_t seq, int64_t d, int heads) {
+    const int64_t vocab = 32000;
+    const int layers = 6, inner = 4 * (int)d;
     int labels;
     int src = token_input(b, seq, &labels);
     int64_t td[2] = {DP_DIM_BATCH, seq};
@@ -176,6 +181,9 @@ int zoo_transformer_base(struct zb *b, int64_t seq) {
     zb_pop(b);
     return loss;
 }
+
+int zoo_transformer_base(struct zb *b, int64_t seq) { return transformer(b, seq, 512, 8); }
+int zoo_transformer_big(struct zb *b, int64_t seq) { return transformer(b, seq, 1024, 16); }
 
 static int bert(struct zb *b, int64_t seq, int64_t d, int layers, int heads) {
     const int64_t vocab = 30522, max_pos = 512;
@@ -237,6 +245,10 @@ static int bert(struct zb *b, int64_t seq, int64_t d, int layers, int heads) {
 
 int zoo_bert_base(struct zb *b, int64_t seq) { return bert(b, seq, 768, 12, 12); }
 int zoo_bert_large(struct zb *b, int64_t seq) { return bert(b, seq, 1024, 24, 16); }
+int zoo_bert_tiny(struct zb *b, int64_t seq) { return bert(b, seq, 128, 2, 2); }
+int zoo_bert_mini(struct zb *b, int64_t seq) { return bert(b, seq, 256, 4, 4); }
+int zoo_bert_small(struct zb *b, int64_t seq) { return bert(b, seq, 512, 4, 8); }
+int zoo_bert_medium(struct zb *b, int64_t seq) { return bert(b, seq, 512, 8, 8); }
 
 static int gpt2(struct zb *b, int64_t seq, int64_t d, int layers, int heads) {
     const int64_t vocab = 50257, n_ctx = 1024;
@@ -272,3 +284,5 @@ static int gpt2(struct zb *b, int64_t seq, int64_t d, int layers, int heads) {
 
 int zoo_gpt2_small(struct zb *b, int64_t seq) { return gpt2(b, seq, 768, 12, 12); }
 int zoo_gpt2_medium(struct zb *b, int64_t seq) { return gpt2(b, seq, 1024, 24, 16); }
+int zoo_gpt2_large(struct zb *b, int64_t seq) { return gpt2(b, seq, 1280, 36, 20); }
+int zoo_distilgpt2(struct zb *b, int64_t seq) { return gpt2(b, seq, 768, 6, 12); }

@@ -2,12 +2,12 @@
  * batches of 32 graphs, Adam lr 0.003 and weight decay 1e-6, MSE on labels divided by their
  * training maximum, early stopping on validation loss keeping the best; and this project's
  * "driple-c" recipe, which learns: log features and targets, few layers), a split that holds out
- * whole models, per-output MAPE/RMSE/R², and transfer learning from a base inspector (head only,
- * on embeddings computed once, or head plus the last graph layer). */
+ * whole model families, per-output MAPE/RMSE/R², and transfer learning from a base inspector
+ * (head only, on embeddings computed once, or head plus the last graph layer). */
 #ifndef DP_TRAIN_H
 #define DP_TRAIN_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -26,10 +26,14 @@ struct dp_split {
 };
 
 /* Splits ds's trainable samples: random (seeded shuffle; val and test get round(frac x n)) or
- * holding out whole models (a model's samples all land in one part; models are shuffled with the
- * seed and given to test, then val, until each holds its fraction of the samples). The same seed
- * gives the same split. DP_ERR_INVALID with fewer than 1 trainable sample, or for hold-out-models
- * with fewer than 3 distinct models. Free with dp_split_free. */
+ * holding out whole model families (the samples of a family all land in one part). A family is
+ * dp_zoo_family() of the sample's model (graph name when it has none): every size variant of a
+ * zoo architecture (resnet18 .. wide_resnet50_2) is one, a model outside the zoo is its own.
+ * The families, in name order, are shuffled with the seed; the first round(test_frac x F) (at
+ * least 1) are test, the next round(val_frac x F) (at least 1) val, the rest (at least 1)
+ * train, so datasets of other settings holding the same families split the same way. The same
+ * seed gives the same split. DP_ERR_INVALID with fewer than 1 trainable sample, or for
+ * hold-out-models with fewer than 3 families. Free with dp_split_free. */
 enum dp_status dp_split_make(const struct dp_dataset *ds, enum dp_split_kind kind, double val_frac,
                              double test_frac, uint64_t seed, struct dp_split *out,
                              struct dp_error *err);
@@ -71,8 +75,8 @@ enum dp_target dp_target_of(const struct dp_inspector *insp);
 
 /* Named sets of options. PAPER: the published recipe (dp_train_opts_default). DRIPLE_C: this
  * project's (notes/accuracy.md): log features, at most 2 graph layers, log-normalised targets,
- * Adam lr 0.01 halved after each 10 epochs without a better validation loss, 300 epochs at most,
- * patience 40 (the rest as the paper). */
+ * Adam lr 0.01 halved after each 10 epochs without a better validation loss (going on from the
+ * best parameters), 300 epochs at most, patience 40 (the rest as the paper). */
 enum dp_recipe { DP_RECIPE_PAPER, DP_RECIPE_DRIPLE_C, DP_RECIPE_COUNT };
 const char *dp_recipe_name(enum dp_recipe r);                  /* "paper", "driple-c" */
 bool        dp_recipe_parse(const char *s, enum dp_recipe *out);
@@ -93,12 +97,14 @@ struct dp_train_opts {
     struct dp_adam_opts adam;       /* dp_adam_default */
     enum dp_target      target;     /* DP_TARGET_MAX (paper) */
     double              lr_decay;   /* multiply lr by this after lr_plateau epochs without a
-                                       better validation loss; 1 = constant (paper) */
+                                       better validation loss, and go on from the best
+                                       parameters with fresh Adam moments; 1 = constant (paper) */
     int                 lr_plateau; /* 0 = never */
     enum dp_train_mode  mode;       /* transfer: DP_TRAIN_HEAD or DP_TRAIN_HEAD_LAST */
-    /* Polled after every batch: when it becomes non-zero (a SIGINT handler sets it) training stops
-     * and keeps the best model so far. May be NULL. */
-    volatile sig_atomic_t *cancel;
+    /* Polled after every batch: when it becomes non-zero (a SIGINT handler or another thread sets
+     * it; atomic, so both are defined behaviour) training stops and keeps the best model so far.
+     * May be NULL. */
+    atomic_int *cancel;
     void (*progress)(const struct dp_train_progress *p, void *ud); /* may be NULL */
     void *ud;
 };

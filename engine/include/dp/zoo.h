@@ -32,6 +32,8 @@ void dp_zoo_opts_default(struct dp_zoo_opts *opts);
 
 struct dp_zoo_info {
     const char *name;          /* "resnet50" */
+    const char *family;        /* "resnet": the size/width variants of one architecture share it
+                                  (hold-out splits keep a family together, dp/train.h) */
     const char *description;   /* one line */
     const char *input_kind;    /* "image" (input = side in pixels) or "sequence" (input = tokens) */
     int64_t     default_batch;
@@ -45,6 +47,9 @@ size_t dp_zoo_count(void);
 const struct dp_zoo_info *dp_zoo_info(size_t i);
 /* The model called name, or NULL. */
 const struct dp_zoo_info *dp_zoo_find(const char *name);
+/* The family of model `name` ("resnet" for "wide_resnet50_2"); a name outside the zoo is its own
+ * family (returns name itself). NULL-safe: NULL gives "". */
+const char *dp_zoo_family(const char *name);
 
 /* Builds the training graph of model `name` (opts may be NULL: defaults). Returns a new graph
  * owned by the caller (free with dp_graph_free), framework "tensorflow", batch = the exported
