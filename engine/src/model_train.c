@@ -63,11 +63,6 @@ enum dp_status dp_trainer_init(struct dp_model *m, enum dp_train_mode mode,
     return DP_OK;
 }
 
-float dp_trainer_set_lr(struct dp_trainer *t, float lr) {
-    if (isfinite(lr) && lr > 0) t->o.lr = lr;
-    return t->o.lr;
-}
-
 void dp_trainer_free(struct dp_trainer *t) {
     if (!t) return;
     dp_fx_work_free(&t->work);

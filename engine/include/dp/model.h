@@ -155,9 +155,6 @@ enum dp_status dp_trainer_init(struct dp_model *m, enum dp_train_mode mode,
                                const struct dp_adam_opts *o, struct dp_trainer **out,
                                struct dp_error *err);
 void dp_trainer_free(struct dp_trainer *t);
-/* Changes the learning rate of later steps (a schedule); lr <= 0 or non-finite is ignored.
- * Returns the rate in effect. */
-float dp_trainer_set_lr(struct dp_trainer *t, float lr);
 /* MSE over n graphs x 12 against targets (n x 12, already scaled), its gradient, then one Adam
  * step (weight decay added to the gradient as L2, as torch.optim.Adam; parameters without a
  * gradient in this mode are not touched). *loss gets the loss before the step. With step = false
