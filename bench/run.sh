@@ -59,6 +59,16 @@ run "transfer head step, 32 cached" -    "$BIN" bench transfer $model $graph --t
 run "coarsen (synthetic graph)"    -     "$BIN" bench coarsen
 run "explain"                      -     "$BIN" bench explain
 run "explorer: key + full redraw"  -     "$BIN" explore samples/graphs/resnet50.json --bench-keys 200
+# the importance tab's background work: key to frame, then when the result is on screen
+if o=$("$BIN" explore samples/graphs/resnet50.json --bench-keys 1 --json 2>&1); then
+    for what in importance occlusion; do
+        k=importance_open_ms; [ $what = occlusion ] && k=occlusion_key_ms
+        printf '%-34s key to frame %s ms, shown after %s ms\n' "explorer: $what (background)" \
+            "$(printf '%s\n' "$o" | field $k)" "$(printf '%s\n' "$o" | field ${what}_ready_ms)"
+    done
+else
+    echo "explorer: importance: FAILED: $o"; status=1
+fi
 echo
 echo "targets (DESIGN.md): predict < 10 ms on one core, training step < 1 s, explorer redraw < 50 ms"
 echo "note: the machine is shared; a load average above the core count inflates every wall-clock"
