@@ -267,7 +267,9 @@ static void test_run_scripted(void) {
         CHECK(g[strlen(g) - 1] == '\n' && n[strlen(n) - 1] == '\n');
 
 
-        /* The extractor reads them back: peaks are exact, durations near 3 samples x 20 ms. */
+        /* The extractor reads them back: peaks are exact; a burst and a gap are 3 samples each,
+         * 60 ms on an idle machine, more when a loaded one makes the sampler skip grid slots
+         * (seen: 76 and 87 ms beside a fuzzer), so durations are bounded, not pinned. */
         struct dp_trace *t = dp_trace_init("measured");
         CHECK(dp_trace_read_smi(gpu, t, &err) == DP_OK);
         CHECK(dp_trace_read_net(net, t, &err) == DP_OK);
@@ -277,8 +279,8 @@ static void test_run_scripted(void) {
         CHECK(missing == 0);
         CHECK_NEAR(lab[2], 40, 1e-9);  /* gpu_mem_util.peak */
         CHECK_NEAR(lab[5], 80, 1e-9);  /* gpu_util.peak */
-        CHECK_NEAR(lab[4], 60, 15);    /* gpu_util.active: 3 samples x 20 ms */
-        CHECK_NEAR(lab[3], 60, 15);    /* gpu_util.idle */
+        CHECK(lab[4] >= 40 && lab[4] <= 200); /* gpu_util.active */
+        CHECK(lab[3] >= 40 && lab[3] <= 200); /* gpu_util.idle */
         CHECK_NEAR(lab[8], 0, 1e-9);   /* counters did not move: no network burst */
         dp_trace_free(t);
     }
