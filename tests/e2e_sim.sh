@@ -132,6 +132,19 @@ ok "$DRIPLE" dataset build --setting V100-P1w2he-40GbE --out "$TMP/ds1" --models
 sed 's/"when":"[^"]*"//g' "$TMP/ds/V100-P1w2he-40GbE.json" >"$TMP/a.txt"
 sed 's/"when":"[^"]*"//g' "$TMP/ds1/V100-P1w2he-40GbE.json" >"$TMP/b.txt"
 if cmp -s "$TMP/a.txt" "$TMP/b.txt"; then pass; else fail "dataset build differs with --jobs 1 and 2"; fi
+# optional cost features: kept only when asked for, required by an inspector that reads them
+ok "$DRIPLE" dataset build --setting V100-P1w2he-40GbE --out "$TMP/dsc" --models squeezenet,alexnet \
+    --graphs 12 --jobs 2 --cost-features
+contains "$TMP/dsc/V100-P1w2he-40GbE.json" '"format":"driple-dataset/1"'
+ok "$DRIPLE" train --dataset "$TMP/dsc/V100-P1w2he-40GbE.json" -o "$TMP/mc.json" --cost-features \
+    --epochs 2 --json
+contains "$TMP/out" '"n_feat": 6'
+fails 1 "has no cost features (flops, bytes, param_bytes): build the dataset with --cost-features" \
+    "$DRIPLE" train --dataset "$TMP/ds/V100-P1w2he-40GbE.json" -o "$TMP/m3.json" --cost-features \
+    --epochs 2
+ok "$DRIPLE" zoo build alexnet -o "$TMP/alexnet.json"
+ok "$DRIPLE" predict "$TMP/alexnet.json" --inspector "$TMP/mc.json" --json
+contains "$TMP/out" '"metrics"'
 fails 2 "unknown model" "$DRIPLE" dataset build --out "$TMP/ds" --models resnet9000
 fails 2 "missing --out" "$DRIPLE" dataset build
 fails 2 "--models: empty list" "$DRIPLE" dataset build --out "$TMP/ds" --models ""

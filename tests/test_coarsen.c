@@ -1,11 +1,12 @@
 /* test_coarsen.c: preprocessing and fluid-community invariants (every kept op in exactly one
  * group, groups non-empty, k > ops, determinism per seed, connectivity count, edges i < j unique
  * and exactly the crossing op edges), features (sums equal graph totals; a batch change moves
- * only tensor sizes), op-type weights (load, build, save, unknown types once). */
+ * only tensor sizes; cost features of a tiny graph by hand), op-type weights (load, build, save, unknown types once). */
 #include <stdint.h>
 #include <stdio.h>
 
 #include "dp/coarsen.h"
+#include "dp/cost.h"
 #include "dp/graph_io.h"
 #include "test.h"
 
@@ -315,6 +316,62 @@ static void test_features(void) {
     dp_graph_free(g);
 }
 
+/* Cost features of x[B, 3] . w[3, 4] (w: 12 float32 parameters) in one group: FLOPs 2 x B x 3 x
+ * 4 (the placeholder and the variable cost nothing), parameter bytes 12 x 4; bytes as
+ * dp_cost_node says. A round trip through driple-grouped/1 keeps them; a file without them
+ * loads with none; a file with them in some groups only fails. */
+static void test_cost_features(void) {
+    struct dp_graph *g = dp_graph_init("tiny");
+    struct dp_error err = {0};
+    int64_t xd[2] = {DP_DIM_BATCH, 3}, wd[2] = {3, 4}, md[2] = {DP_DIM_BATCH, 4};
+    int x = -1, w = -1, m = -1;
+    dp_graph_add_node(g, "x", "Placeholder", GPU, 2, xd, DP_DTYPE_F32, &x, NULL);
+    dp_graph_add_node(g, "w", "VariableV2", GPU, 2, wd, DP_DTYPE_F32, &w, NULL);
+    dp_graph_add_node(g, "mm", "MatMul", GPU, 2, md, DP_DTYPE_F32, &m, NULL);
+    dp_graph_add_input(g, m, x, false, NULL);
+    dp_graph_add_input(g, m, w, false, NULL);
+    dp_graph_set_cost(g, w, -1, -1, 12);
+    struct dp_coarsen_opts o = {.k = 1, .seed = 1};
+    struct dp_grouped *a = NULL, *c = NULL;
+    CHECK(dp_graph_group(g, &o, NULL, 8, &a, NULL, &err) == DP_OK);
+    CHECK(a && a->n_groups == 1 && a->cost);
+    if (a && a->cost) {
+        double fl = 0, by = 0;
+        dp_cost_node(g, (size_t)m, 8, &fl, &by);
+        CHECK_NEAR(a->cost[0], 2.0 * 8 * 3 * 4, 0);
+        CHECK_NEAR(a->cost[1], by, 0);
+        CHECK(by > 0);
+        CHECK_NEAR(a->cost[2], 12.0 * 4, 0);
+        CHECK_NEAR(dp_grouped_feat(a, 0, 3), 192.0, 0);
+        CHECK_NEAR(dp_grouped_feat(a, 0, 1), 3.0, 0);
+        CHECK(dp_grouped_save_json(a, "build/tests/coarsen_cost.json", &err) == DP_OK);
+        CHECK(dp_grouped_load_json("build/tests/coarsen_cost.json", &c, &err) == DP_OK);
+        CHECK(c && c->cost && !memcmp(c->cost, a->cost, DP_N_COST_FEATURES * sizeof *c->cost) &&
+              !memcmp(c->x, a->x, DP_N_FEATURES * sizeof *c->x));
+        dp_grouped_free(c);
+        c = dp_grouped_clone(a, false);
+        CHECK(c && c->cost && c->cost[0] == a->cost[0]);
+        dp_grouped_free(c);
+        c = NULL;
+        /* Without them: saved without the fields, loaded without cost. */
+        dp_grouped_drop_cost(a);
+        CHECK(dp_grouped_save_json(a, "build/tests/coarsen_cost.json", &err) == DP_OK);
+        CHECK(dp_grouped_load_json("build/tests/coarsen_cost.json", &c, &err) == DP_OK);
+        CHECK(c && !c->cost && dp_grouped_feat(c, 0, 3) == 0 && c->x[1] == 3);
+        dp_grouped_free(c);
+        c = NULL;
+    }
+    const char *part = "{\"format\":\"driple-grouped/1\",\"groups\":["
+                       "{\"tensor_size\":1,\"ops\":1,\"type_weight\":0,\"flops\":5,\"bytes\":1,"
+                       "\"param_bytes\":0},{\"tensor_size\":1,\"ops\":1,\"type_weight\":0}],"
+                       "\"edges\":[[0,1]]}";
+    CHECK(dp_grouped_parse_json(part, strlen(part), "p.json", &c, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "$.groups[1]");
+    CHECK(c == NULL);
+    dp_grouped_free(a);
+    dp_graph_free(g);
+}
+
 static void test_weights(void) {
     struct dp_op_weights *w = NULL;
     struct dp_error err = {0};
@@ -481,6 +538,7 @@ int main(void) {
     test_two_cliques();
     test_errors();
     test_features();
+    test_cost_features();
     test_weights();
     test_pbtxt_pipeline();
     test_networkx_golden();

@@ -1,5 +1,5 @@
-/* test_dataset.c: driple-dataset/1 round trip, the DriplePerf CSV round trip and reader, and
- * clear errors on bad files. */
+/* test_dataset.c: driple-dataset/1 round trip (with and without the cost features), the
+ * DriplePerf CSV round trip and reader, and clear errors on bad files. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +133,13 @@ static void test_json_errors(void) {
     bad_json("{\"format\":\"driple-dataset/1\"," OUTS ",\"samples\":[{" LABELS "," SRC
              ",\"grouped\":{\"groups\":[[1,-2,3]],\"edges\":[]}}]}",
              "bad.json:$.samples[0].grouped.groups[0][1]");
+    /* Cost features: every group of a graph has six numbers or none has. */
+    bad_json("{\"format\":\"driple-dataset/1\"," OUTS ",\"samples\":[{" LABELS "," SRC
+             ",\"grouped\":{\"groups\":[[1,2,3,4,5,6],[1,2,3]],\"edges\":[]}}]}",
+             "bad.json:$.samples[0].grouped.groups[1]: expected [tensor_size, ops, type_weight, flops");
+    bad_json("{\"format\":\"driple-dataset/1\"," OUTS ",\"samples\":[{" LABELS "," SRC
+             ",\"grouped\":{\"groups\":[[1,2,3,4,-5,6]],\"edges\":[]}}]}",
+             "bad.json:$.samples[0].grouped.groups[0][4]: bytes");
     bad_json("{\"format\":\"driple-dataset/1\"," OUTS ",\"samples\":[{\"labels\":[1,2,3,4,5,6,7,8,9,10,11,\"x\"]," SRC "}]}",
              "bad.json:$.samples[0].labels[11]");
     /* Null labels are allowed (missing), and a good minimal file loads. */
@@ -221,6 +228,31 @@ static void test_csv(void) {
 
 /* dp_grouped_clone (what add_sample and the explorer's importance pane copy with): a deep copy,
  * member names only when asked for (datasets never store them). */
+/* A sample with cost features keeps them through save and load (groups of six numbers), one
+ * without stays without; a graph mixing the two group lengths fails naming the group. */
+static void test_json_cost(void) {
+    struct dp_dataset ds, back;
+    struct dp_error err = {0};
+    fill(&ds);
+    struct dp_grouped *g = ds.samples[0].grouped;
+    CHECK(dp_grouped_add_cost(g));
+    for (int i = 0; i < 3 * DP_N_COST_FEATURES; i++) g->cost[i] = 1e9 + i;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/driple-dsc-%d.json", (int)getpid());
+    CHECK(dp_dataset_save_json(&ds, path, &err) == DP_OK);
+    CHECK(dp_dataset_load_json(path, &back, &err) == DP_OK);
+    CHECK(back.n_samples == 3);
+    if (back.n_samples == 3) {
+        const struct dp_grouped *a = back.samples[0].grouped, *b = back.samples[1].grouped;
+        CHECK(a && a->cost && !memcmp(a->cost, g->cost, 3 * DP_N_COST_FEATURES * sizeof *a->cost));
+        CHECK(a && !memcmp(a->x, g->x, 9 * sizeof *a->x));
+        CHECK(b && !b->cost && b->x[8] == ds.samples[1].grouped->x[8]);
+    }
+    dp_dataset_free(&back);
+    dp_dataset_free(&ds);
+    unlink(path);
+}
+
 static void test_grouped_clone(void) {
     struct dp_grouped *g = tiny_graph(1.0);
     const char *names[4] = {"conv", "relu", "pool", "fc"};
@@ -252,6 +284,7 @@ static void test_grouped_clone(void) {
 int main(void) {
     test_grouped_clone();
     test_json_roundtrip();
+    test_json_cost();
     test_add_rejects();
     test_json_errors();
     test_csv();

@@ -206,6 +206,8 @@ int main(void) {
         bad_edit(text, "\"data\":\t\"", "\"data\":\t\"AAAA", "$.parameters[0].data: 771 bytes of base64 data for 'conv_layers.0.W', expected 768");
         bad_edit(text, "[3, 64]", "[64, 3]", "$.parameters[0].shape: [64, 3] for 'conv_layers.0.W', the model has [3, 64]");
         bad_edit(text, "\"n_feat\":\t3", "\"n_feat\":\t5", "$.architecture.n_feat: 5 input features");
+        /* 6 = with the cost features: then six feature statistics are needed. */
+        bad_edit(text, "\"n_feat\":\t3", "\"n_feat\":\t6", "$.architecture.feat_mean: 3 values, expected 6");
         bad_edit(text, "\"conv_layers.0.b\"", "\"conv_layers.7.b\"", "$.parameters[1].name: 'conv_layers.7.b' is not a parameter");
         bad_edit(text, "\"scale\":\t250", "\"scale\":\t-1", "$.outputs[3].scale");
         bad_edit(text, "\"scale\":\t250", "\"scale\":\t1e300", "$.outputs[3].scale: 1e+300 (must be > 0 and <= 1e+12)");

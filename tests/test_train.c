@@ -2,7 +2,8 @@
  * features is learned (the loss drops by a large factor), splits are deterministic per seed, the
  * hold-out-models split never leaks a model nor a zoo family, the cancel flag keeps the best so far, a
  * head-mode transfer changes only the head's parameters, the target kinds (max, range, log)
- * round-trip and keep targets >= 0, MAPE leaves out labels below its floor, and the recipes. */
+ * round-trip and keep targets >= 0, MAPE leaves out labels below its floor, the recipes, and an
+ * inspector that also reads the cost features (trains, saves, loads, predicts the same). */
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -392,6 +393,77 @@ static void test_mape_floor(void) {
     dp_dataset_free(&ds);
 }
 
+/* Labels follow the cost feature FLOPs (per-group sums, as dataset build --cost-features stores
+ * them): a network reading DP_N_FEATURES_MAX features trains on them, its file keeps n_feat and
+ * the six feature statistics, and the loaded copy predicts what the trained one does. */
+static void test_cost_features(void) {
+    struct dp_dataset ds;
+    struct dp_error err = {0};
+    make_ds(&ds, 40, 5, 0);
+    struct dp_train_opts o;
+    small_opts(&o);
+    o.n_feat = DP_N_FEATURES_MAX;
+    o.feat = DP_FEAT_LOG;
+    o.epochs = 3;
+    /* Without cost features in the data: refused, naming the fix. */
+    struct dp_inspector *insp = NULL, *back = NULL;
+    CHECK(dp_train(&ds, &o, &insp, NULL, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "--cost-features");
+    CHECK(insp == NULL);
+    for (int k = 0; k < ds.n_samples; k++) {
+        struct dp_grouped *g = ds.samples[k].grouped;
+        CHECK(dp_grouped_add_cost(g));
+        double fl = 0;
+        for (int i = 0; i < g->n_groups; i++) {
+            g->cost[i * DP_N_COST_FEATURES + 0] = 1e9 * (1 + urand());
+            g->cost[i * DP_N_COST_FEATURES + 1] = 1e6 * urand();
+            g->cost[i * DP_N_COST_FEATURES + 2] = i == 0 ? 4e6 : 0;
+            fl += g->cost[i * DP_N_COST_FEATURES];
+        }
+        for (int out = 0; out < DP_N_OUTPUTS; out++) ds.samples[k].labels[out] = fl / 1e9;
+    }
+    struct dp_train_result r;
+    CHECK(dp_train(&ds, &o, &insp, &r, &err) == DP_OK);
+    if (!insp) {
+        fprintf(stderr, "%s\n", err.msg);
+        dp_dataset_free(&ds);
+        return;
+    }
+    const struct dp_arch *a = dp_model_arch(dp_inspector_model(insp));
+    CHECK(a->n_feat == DP_N_FEATURES_MAX && r.epochs_run == 3);
+    CHECK(a->feat_mean[3] > 20 && a->feat_std[3] > 0 && a->feat_std[5] > 0);
+    CHECK(r.last_train_loss < r.first_train_loss);
+    const char *path = "build/tests/train_cost.json";
+    CHECK(dp_inspector_save(insp, path, NULL, NULL, &err) == DP_OK);
+    CHECK(dp_inspector_load(path, &back, &err) == DP_OK);
+    if (back) {
+        const struct dp_arch *b = dp_model_arch(dp_inspector_model(back));
+        CHECK(b->n_feat == DP_N_FEATURES_MAX && b->feat_mean[4] == a->feat_mean[4]);
+        float r1[DP_N_OUTPUTS], r2[DP_N_OUTPUTS];
+        double m1[DP_N_OUTPUTS], m2[DP_N_OUTPUTS];
+        const struct dp_grouped *g = ds.samples[0].grouped;
+        CHECK(dp_inspector_predict(insp, g, r1, m1, &err) == DP_OK);
+        CHECK(dp_inspector_predict(back, g, r2, m2, &err) == DP_OK);
+        CHECK(!memcmp(r1, r2, sizeof r1) && isfinite(m1[0]) && m1[0] == m2[0]);
+        /* The cost features change the prediction; a graph without them is refused. */
+        struct dp_grouped *h = dp_grouped_clone(g, false);
+        CHECK(h != NULL);
+        if (h) {
+            h->cost[0] *= 100;
+            CHECK(dp_inspector_predict(back, h, r2, m2, &err) == DP_OK);
+            CHECK(memcmp(r1, r2, sizeof r1) != 0);
+            dp_grouped_drop_cost(h);
+            CHECK(dp_inspector_predict(back, h, r2, m2, &err) == DP_ERR_INVALID);
+            CHECK_CONTAINS(err.msg, "cost features");
+        }
+        dp_grouped_free(h);
+    }
+    dp_inspector_free(back);
+    dp_train_result_free(&r);
+    dp_inspector_free(insp);
+    dp_dataset_free(&ds);
+}
+
 static void test_recipes(void) {
     struct dp_train_opts p, c;
     enum dp_recipe r;
@@ -404,6 +476,7 @@ static void test_recipes(void) {
     CHECK(c.feat == DP_FEAT_LOG && c.target == DP_TARGET_LOG && c.max_layers == 2);
     CHECK(c.lr_decay == 0.5 && c.lr_plateau == 10 && c.epochs == 300 && c.patience == 40);
     CHECK(c.batch == 32 && c.adam.lr == 0.01f && c.split == DP_SPLIT_RANDOM);
+    CHECK(p.n_feat == DP_N_FEATURES && c.n_feat == DP_N_FEATURES);
     CHECK(dp_recipe_parse("driple-c", &r) && r == DP_RECIPE_DRIPLE_C);
     CHECK(dp_recipe_parse("paper", &r) && r == DP_RECIPE_PAPER);
     CHECK(!dp_recipe_parse("fast", &r));
@@ -424,5 +497,6 @@ int main(void) {
     test_targets();
     test_mape_floor();
     test_recipes();
+    test_cost_features();
     TEST_MAIN_END();
 }

@@ -24,10 +24,12 @@
 #define BUILD_USAGE                                                                             \
     "driple dataset build [--settings FILE] [--setting ID] --out DIR [--graphs N] [--jobs J]\n" \
     "       [--seed S] [--models a,b,...] [--optimizers sgd,momentum,adam] [--groups K]\n"       \
-    "       [--weights FILE] [--gpus FILE] [--json]\n"                                          \
+    "       [--weights FILE] [--gpus FILE] [--cost-features] [--json]\n"                         \
     "  jobs: zoo models x batch sizes (the model's default x 1/16 .. 6) x optimizers, in a\n"   \
     "  seeded order spread over the models; each setting keeps the first N (default 320) jobs\n" \
-    "  that fit in its GPU's memory. Labels are SIMULATED (driple simulate)."
+    "  that fit in its GPU's memory. Labels are SIMULATED (driple simulate).\n"             \
+    "  --cost-features also stores each group's FLOPs, bytes and parameter bytes (for driple\n" \
+    "  train --cost-features)."
 #define DATASET_USAGE                                                                           \
     "driple dataset build ... (datasets from the simulator)\n"                                  \
     "       dataset add ... (a measured job: see driple dataset add --help)\n"                    \
@@ -68,6 +70,7 @@ struct build {
     unsigned char      *oom;      /* [job][chosen] */
     uint64_t            seed;
     int                 groups;
+    bool                cost;     /* keep the cost features in the samples' grouped graphs */
     /* work queue */
     pthread_mutex_t     mu;
     int                 next;
@@ -139,6 +142,7 @@ static void *run_jobs(void *arg) {
                 return NULL;
             }
             strip_members(*gg);
+            if (!b->cost) dp_grouped_drop_cost(*gg);
         }
         for (int c = 0; c < b->n_chosen; c++) {
             const struct dp_setting *s = &b->settings->settings[b->chosen[c]];
@@ -246,6 +250,7 @@ static int dataset_build(int argc, char **argv) {
     const char *opts_list = cli_value(&c, "--optimizers");
     const char *weights_path = cli_value(&c, "--weights");
     const char *gpus_path = cli_value(&c, "--gpus");
+    bool cost = cli_flag(&c, "--cost-features");
     int64_t n_graphs = 320, n_threads = 2, seed = 1, groups = DP_DEFAULT_GROUPS;
     bool ok = cli_int(&c, "--graphs", 1, MAX_GRAPHS, &n_graphs) &&
               cli_int(&c, "--jobs", 1, 64, &n_threads) &&
@@ -270,6 +275,7 @@ static int dataset_build(int argc, char **argv) {
     pthread_mutex_init(&b.mu, NULL);
     b.seed = (uint64_t)seed;
     b.groups = (int)groups;
+    b.cost = cost;
     struct dp_gpu_catalog *cat = NULL;
     struct dp_settings *list = NULL;
     struct dp_op_weights *w = NULL;

@@ -38,7 +38,9 @@ static const char *const usage_train =
     "       [--hidden 64] [--epochs N] [--patience P] [--seed 1] [--features raw|log]\n"
     "       [--target max|range|log] [--split random|models] [--minibatch 32] [--lr L]\n"
     "       [--lr-decay F --lr-plateau E] [--weight-decay 1e-6] [--rule half|n|log2|fixed]\n"
-    "       [--layers N] [--max-layers N] [--json]\n"
+    "       [--layers N] [--max-layers N] [--cost-features] [--json]\n"
+    "  --cost-features: the network also reads each group's FLOPs, bytes and parameter bytes\n"
+    "    (a dataset built with `driple dataset build --cost-features`).\n"
     "  --recipe driple-c (default): log features, at most 2 layers, log-normalised targets,\n"
     "    lr 0.01 halved after each 10 epochs without progress, 300 epochs, patience 40\n"
     "    (notes/accuracy.md).\n"
@@ -773,6 +775,7 @@ int cmd_train(int argc, char **argv) {
     const char *rule = cli_value(&r.c, "--rule");
     int64_t n_layers = 0, max_layers = r.o.max_layers;
     bool json = cli_flag(&r.c, "--json");
+    if (cli_flag(&r.c, "--cost-features")) r.o.n_feat = DP_N_FEATURES_MAX;
     if (!out) out = cli_value(&r.c, "--out");
     if (!cli_int(&r.c, "--layers", 1, 100000, &n_layers) ||
         !cli_int(&r.c, "--max-layers", 0, 100000, &max_layers))
@@ -816,7 +819,7 @@ int cmd_train(int argc, char **argv) {
         cmd_json_str(stdout, dp_layer_name(o->layer));
         printf(", \"features\": ");
         cmd_json_str(stdout, dp_feat_name(o->feat));
-        printf(", \"recipe\": ");
+        printf(", \"n_feat\": %d, \"recipe\": ", o->n_feat);
         cmd_json_str(stdout, dp_recipe_name(r.recipe));
         printf(", \"target\": ");
         cmd_json_str(stdout, dp_target_name(o->target));

@@ -20,7 +20,8 @@ static const char *const out_names[DP_N_OUTPUTS] = {
     "gpu_util.idle",     "gpu_util.active",     "gpu_util.peak",
     "net_rx.idle",       "net_rx.active",       "net_rx.peak",
     "net_tx.idle",       "net_tx.active",       "net_tx.peak"};
-static const char *const feature_keys[DP_N_FEATURES] = {"tensor_size", "ops", "type_weight"};
+static const char *const feature_keys[DP_N_FEATURES_MAX] = {
+    "tensor_size", "ops", "type_weight", "flops", "bytes", "param_bytes"};
 
 static enum dp_status get_dup(const cJSON *obj, const char *key, char **dst, const char *name,
                               const char *path, struct dp_error *err) {
@@ -52,18 +53,34 @@ static enum dp_status read_grouped(const cJSON *obj, const char *gname, int64_t 
     if (!g) return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
     g->batch = batch;
     g->seed = seed;
+    /* Groups are [tensor_size, ops, type_weight] triples (or objects with those keys) or, with
+     * the cost features, those and flops, bytes, param_bytes; the first group decides for the
+     * graph. */
+    const cJSON *first = cJSON_GetArrayItem(groups, 0);
+    const int nf = (cJSON_IsArray(first) && cJSON_GetArraySize(first) == DP_N_FEATURES_MAX) ||
+                           (cJSON_IsObject(first) &&
+                            cJSON_GetObjectItemCaseSensitive(first, feature_keys[DP_N_FEATURES]))
+                       ? DP_N_FEATURES_MAX
+                       : DP_N_FEATURES;
+    if (nf > DP_N_FEATURES && !dp_grouped_add_cost(g)) {
+        st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
+        goto fail;
+    }
     int i = 0;
     const cJSON *grp;
     cJSON_ArrayForEach(grp, groups) {
-        for (int f = 0; f < DP_N_FEATURES; f++) {
+        for (int f = 0; f < nf; f++) {
             const cJSON *v = NULL;
-            if (cJSON_IsArray(grp) && cJSON_GetArraySize(grp) == DP_N_FEATURES)
+            if (cJSON_IsArray(grp) && cJSON_GetArraySize(grp) == nf)
                 v = cJSON_GetArrayItem(grp, f);
             else if (cJSON_IsObject(grp))
                 v = cJSON_GetObjectItemCaseSensitive(grp, feature_keys[f]);
             else {
                 st = dp_error_set(err, DP_ERR_INVALID,
-                                  "%s:%s.groups[%d]: expected [tensor_size, ops, type_weight]",
+                                  nf > DP_N_FEATURES
+                                      ? "%s:%s.groups[%d]: expected [tensor_size, ops, "
+                                        "type_weight, flops, bytes, param_bytes]"
+                                      : "%s:%s.groups[%d]: expected [tensor_size, ops, type_weight]",
                                   name, path, i);
                 goto fail;
             }
@@ -74,7 +91,8 @@ static enum dp_status read_grouped(const cJSON *obj, const char *gname, int64_t 
                                   path, i, f, feature_keys[f]);
                 goto fail;
             }
-            g->x[(size_t)i * DP_N_FEATURES + f] = v->valuedouble;
+            if (f < DP_N_FEATURES) g->x[(size_t)i * DP_N_FEATURES + f] = v->valuedouble;
+            else g->cost[(size_t)i * DP_N_COST_FEATURES + (f - DP_N_FEATURES)] = v->valuedouble;
         }
         i++;
     }
@@ -260,8 +278,8 @@ static bool write_sample(cJSON *arr, const struct dp_sample *s) {
         for (int i = 0; i < g->n_groups; i++) {
             cJSON *t = cJSON_CreateArray();
             if (!dp_json_append(groups, t)) return false;
-            for (int f = 0; f < DP_N_FEATURES; f++)
-                if (!dp_json_append(t, dp_json_number(g->x[(size_t)i * DP_N_FEATURES + f]))) return false;
+            for (int f = 0; f < (g->cost ? DP_N_FEATURES_MAX : DP_N_FEATURES); f++)
+                if (!dp_json_append(t, dp_json_number(dp_grouped_feat(g, i, f)))) return false;
         }
         if (!(edges = cJSON_AddArrayToObject(go, "edges"))) return false;
         for (int e = 0; e < g->n_edges; e++)

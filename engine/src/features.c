@@ -1,7 +1,9 @@
 /* features.c: per-group features of a partition at a batch size, in the paper's order:
- * [sum of the members' tensor sizes, number of members, sum of their op-type weights], plus the
+ * [sum of the members' tensor sizes, number of members, sum of their op-type weights], the cost
+ * features [sum of FLOPs, sum of bytes moved (dp_cost_node), sum of parameter bytes], plus the
  * members' names. Cheap (one pass over the kept ops), so a batch change recomputes it. */
 #include "dp/coarsen.h"
+#include "dp/cost.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +48,7 @@ enum dp_status dp_features(const struct dp_graph *g, const struct dp_partition *
     struct dp_grouped *gr = dp_grouped_init(gname, p->n_groups, p->n_edges);
     const char **unk = NULL;
     size_t n_unk = 0, cap_unk = 0;
-    if (!gr) goto oom;
+    if (!gr || !dp_grouped_add_cost(gr)) goto oom;
     gr->batch = batch > 0 ? batch : 0;
     gr->seed = p->seed;
     memcpy(gr->edges, p->edges, (size_t)p->n_edges * 2 * sizeof *gr->edges);
@@ -67,6 +69,12 @@ enum dp_status dp_features(const struct dp_graph *g, const struct dp_partition *
         x[0] += dp_node_tensor_size(n, batch);
         x[1] += 1;
         x[2] += dp_op_weight(w, n->op, &known);
+        double *c = &gr->cost[(size_t)grp * DP_N_COST_FEATURES], flops = 0, bytes = 0;
+        dp_cost_node(g, (size_t)p->op_index[i], batch > 0 ? batch : 1, &flops, &bytes);
+        int dsz = dp_dtype_size(n->dtype);
+        c[0] += flops > 0 ? flops : 0;
+        c[1] += bytes > 0 ? bytes : 0;
+        c[2] += n->params > 0 ? (double)n->params * (dsz > 0 ? dsz : 4) : 0;
         if (!known && note_unknown(&unk, &n_unk, &cap_unk, n->op)) {
             free(cur);
             goto oom;

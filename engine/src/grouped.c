@@ -12,7 +12,8 @@
 #define GROUPED_MAX_BYTES ((size_t)1 << 30)
 #define GROUPED_MAX_GROUPS 1000000
 
-static const char *const feature_keys[DP_N_FEATURES] = {"tensor_size", "ops", "type_weight"};
+static const char *const feature_keys[DP_N_FEATURES_MAX] = {
+    "tensor_size", "ops", "type_weight", "flops", "bytes", "param_bytes"};
 
 struct dp_grouped *dp_grouped_init(const char *graph, int n_groups, int n_edges) {
     if (n_groups < 0 || n_edges < 0) return NULL;
@@ -33,8 +34,20 @@ struct dp_grouped *dp_grouped_init(const char *graph, int n_groups, int n_edges)
     return g;
 }
 
+bool dp_grouped_add_cost(struct dp_grouped *g) {
+    if (g->cost) return true;
+    g->cost = calloc((size_t)g->n_groups * DP_N_COST_FEATURES + 1, sizeof *g->cost);
+    return g->cost != NULL;
+}
+
+void dp_grouped_drop_cost(struct dp_grouped *g) {
+    free(g->cost);
+    g->cost = NULL;
+}
+
 void dp_grouped_free(struct dp_grouped *g) {
     if (!g) return;
+    free(g->cost);
     if (g->member_start)
         for (int i = 0; i < g->member_start[g->n_groups]; i++) free(g->members[i]);
     free(g->members);
@@ -51,6 +64,10 @@ struct dp_grouped *dp_grouped_clone(const struct dp_grouped *g, bool with_member
     c->batch = g->batch;
     c->seed = g->seed;
     memcpy(c->x, g->x, (size_t)g->n_groups * DP_N_FEATURES * sizeof *c->x);
+    if (g->cost) {
+        if (!dp_grouped_add_cost(c)) goto fail;
+        memcpy(c->cost, g->cost, (size_t)g->n_groups * DP_N_COST_FEATURES * sizeof *c->cost);
+    }
     memcpy(c->edges, g->edges, (size_t)g->n_edges * 2 * sizeof *c->edges);
     if (!with_members || !g->member_start) return c;
     int n = g->member_start[g->n_groups];
@@ -142,7 +159,7 @@ static enum dp_status from_json(const cJSON *root, const char *name, struct dp_g
     g->seed = seed;
 
     char path[64];
-    int i = 0;
+    int i = 0, with_cost = 0;
     const cJSON *grp;
     cJSON_ArrayForEach(grp, groups) {
         snprintf(path, sizeof path, "$.groups[%d]", i);
@@ -150,7 +167,22 @@ static enum dp_status from_json(const cJSON *root, const char *name, struct dp_g
             st = dp_error_set(err, DP_ERR_INVALID, "%s:%s: expected an object", name, path);
             goto fail;
         }
-        for (int f = 0; f < DP_N_FEATURES; f++) {
+        /* Cost features: all three in every group, or none anywhere. */
+        int has = 0;
+        for (int f = DP_N_FEATURES; f < DP_N_FEATURES_MAX; f++)
+            has += cJSON_GetObjectItemCaseSensitive(grp, feature_keys[f]) != NULL;
+        if (has && !dp_grouped_add_cost(g)) {
+            st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
+            goto fail;
+        }
+        if ((has != 0 && has != DP_N_COST_FEATURES) || (i > 0 && (has != 0) != (with_cost != 0))) {
+            st = dp_error_set(err, DP_ERR_INVALID,
+                              "%s:%s: cost features (flops, bytes, param_bytes) must be given "
+                              "all three in every group or in none", name, path);
+            goto fail;
+        }
+        with_cost += has != 0;
+        for (int f = 0; f < (has ? DP_N_FEATURES_MAX : DP_N_FEATURES); f++) {
             double v = 0;
             if ((st = dp_json_get_number(grp, feature_keys[f], false, name, path, &v, err))) goto fail;
             if (v < 0 || v > 1e30) {
@@ -158,7 +190,8 @@ static enum dp_status from_json(const cJSON *root, const char *name, struct dp_g
                                   name, path, feature_keys[f], v);
                 goto fail;
             }
-            g->x[(size_t)i * DP_N_FEATURES + f] = v;
+            if (f < DP_N_FEATURES) g->x[(size_t)i * DP_N_FEATURES + f] = v;
+            else g->cost[(size_t)i * DP_N_COST_FEATURES + (f - DP_N_FEATURES)] = v;
         }
         i++;
     }
@@ -206,8 +239,8 @@ enum dp_status dp_grouped_save_json(const struct dp_grouped *g, const char *path
     for (int i = 0; i < g->n_groups; i++) {
         cJSON *o = cJSON_CreateObject();
         if (!o || !cJSON_AddItemToArray(groups, o)) { cJSON_Delete(o); goto fail; }
-        for (int f = 0; f < DP_N_FEATURES; f++) {
-            cJSON *v = dp_json_number(g->x[(size_t)i * DP_N_FEATURES + f]);
+        for (int f = 0; f < (g->cost ? DP_N_FEATURES_MAX : DP_N_FEATURES); f++) {
+            cJSON *v = dp_json_number(dp_grouped_feat(g, i, f));
             if (!v || !cJSON_AddItemToObject(o, feature_keys[f], v)) { cJSON_Delete(v); goto fail; }
         }
         if (g->member_start) {

@@ -150,8 +150,9 @@ void dp_inspector_refresh_key(struct dp_inspector *insp) {
     int ints[] = {(int)a->layer, a->n_feat, a->hidden, (int)a->rule, a->n_layers, a->max_layers,
                   a->gru, a->heads, a->towers, a->set2set_steps, (int)a->feat};
     h = fnv(h, ints, sizeof ints);
-    h = fnv(h, a->feat_mean, sizeof a->feat_mean);
-    h = fnv(h, a->feat_std, sizeof a->feat_std);
+    /* Only the features in use: published inspectors keep their keys. */
+    h = fnv(h, a->feat_mean, (size_t)a->n_feat * sizeof a->feat_mean[0]);
+    h = fnv(h, a->feat_std, (size_t)a->n_feat * sizeof a->feat_std[0]);
     int n = dp_model_n_params(insp->model);
     for (int i = 0; i < n; i++) {
         struct dp_param p;

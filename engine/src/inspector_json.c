@@ -207,16 +207,23 @@ static enum dp_status read_arch(const cJSON *o, const char *name, struct dp_arch
     if (depth != 3)
         return dp_error_set(err, DP_ERR_UNSUPPORTED, "%s:%s.mlp_depth: %lld (only 3)", name, P,
                             (long long)depth);
+    /* The feature count is fixed by the grouped graph: the published three, or those and the
+     * cost features; a model built for others cannot run. */
+    if (a->n_feat != DP_N_FEATURES && a->n_feat != DP_N_FEATURES_MAX)
+        return dp_error_set(err, DP_ERR_SHAPE,
+                            "%s:%s.n_feat: %d input features, but grouped graphs have %d (or %d "
+                            "with the cost features)", name, P, a->n_feat, DP_N_FEATURES,
+                            DP_N_FEATURES_MAX);
     const char *keys[2] = {"feat_mean", "feat_std"};
     double *dst[2] = {a->feat_mean, a->feat_std};
     for (int k = 0; k < 2; k++) {
         const cJSON *arr;
         if ((st = dp_json_get_array(o, keys[k], true, name, P, &arr, err))) return st;
         if (!arr) continue;
-        if (cJSON_GetArraySize(arr) != DP_N_FEATURES)
+        if (cJSON_GetArraySize(arr) != a->n_feat)
             return dp_error_set(err, DP_ERR_SHAPE, "%s:%s.%s: %d values, expected %d", name, P,
-                                keys[k], cJSON_GetArraySize(arr), DP_N_FEATURES);
-        for (int f = 0; f < DP_N_FEATURES; f++) {
+                                keys[k], cJSON_GetArraySize(arr), a->n_feat);
+        for (int f = 0; f < a->n_feat; f++) {
             const cJSON *x = cJSON_GetArrayItem(arr, f);
             if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble))
                 return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s[%d]: expected a finite number",
@@ -224,11 +231,6 @@ static enum dp_status read_arch(const cJSON *o, const char *name, struct dp_arch
             dst[k][f] = x->valuedouble;
         }
     }
-    /* The feature count is fixed by the grouped graph: a model built for others cannot run. */
-    if (a->n_feat != DP_N_FEATURES)
-        return dp_error_set(err, DP_ERR_SHAPE,
-                            "%s:%s.n_feat: %d input features, but grouped graphs have %d", name,
-                            P, a->n_feat, DP_N_FEATURES);
     if (a->n_out != DP_N_OUTPUTS)
         return dp_error_set(err, DP_ERR_SHAPE, "%s:%s.n_out: %d outputs, expected %d", name, P,
                             a->n_out, DP_N_OUTPUTS);
@@ -312,7 +314,7 @@ static bool arch_equal(const struct dp_arch *a, const struct dp_arch *b) {
         a->max_layers != b->max_layers || a->gru != b->gru || a->heads != b->heads ||
         a->towers != b->towers || a->set2set_steps != b->set2set_steps || a->feat != b->feat)
         return false;
-    for (int f = 0; f < DP_N_FEATURES; f++)
+    for (int f = 0; f < a->n_feat; f++)
         if (a->feat_mean[f] != b->feat_mean[f] || a->feat_std[f] != b->feat_std[f]) return false;
     return true;
 }
@@ -637,8 +639,8 @@ static bool write_arch(cJSON *root, const struct dp_arch *a) {
            dp_json_add_number(o, "towers", a->towers) && dp_json_add_number(o, "set2set_steps", a->set2set_steps) &&
            cJSON_AddStringToObject(o, "readout", "set2set") && dp_json_add_number(o, "mlp_depth", 3) &&
            cJSON_AddStringToObject(o, "features", dp_feat_name(a->feat)) &&
-           add_nums(o, "feat_mean", a->feat_mean, DP_N_FEATURES) &&
-           add_nums(o, "feat_std", a->feat_std, DP_N_FEATURES);
+           add_nums(o, "feat_mean", a->feat_mean, a->n_feat) &&
+           add_nums(o, "feat_std", a->feat_std, a->n_feat);
 }
 
 static bool write_eval(cJSON *o, const char *key, const struct dp_eval *e) {

@@ -83,7 +83,7 @@ void dp_arch_default(struct dp_arch *a) {
     a->towers = 4;
     a->set2set_steps = 0;
     a->feat = DP_FEAT_RAW;
-    for (int f = 0; f < DP_N_FEATURES; f++) {
+    for (int f = 0; f < DP_N_FEATURES_MAX; f++) {
         a->feat_mean[f] = 0;
         a->feat_std[f] = 1;
     }
@@ -92,9 +92,9 @@ void dp_arch_default(struct dp_arch *a) {
 enum dp_status dp_arch_check(const struct dp_arch *a, struct dp_error *err) {
     if ((unsigned)a->layer >= DP_LAYER_COUNT)
         return dp_error_set(err, DP_ERR_INVALID, "arch: layer: unknown layer type %d", a->layer);
-    if (a->n_feat != DP_N_FEATURES)
-        return dp_error_set(err, DP_ERR_INVALID, "arch: n_feat: %d, expected %d", a->n_feat,
-                            DP_N_FEATURES);
+    if (a->n_feat != DP_N_FEATURES && a->n_feat != DP_N_FEATURES_MAX)
+        return dp_error_set(err, DP_ERR_INVALID, "arch: n_feat: %d, expected %d or %d", a->n_feat,
+                            DP_N_FEATURES, DP_N_FEATURES_MAX);
     if (a->hidden < a->n_feat || a->hidden > 4096)
         return dp_error_set(err, DP_ERR_INVALID, "arch: hidden: %d not in [%d, 4096]", a->hidden,
                             a->n_feat);
@@ -122,7 +122,7 @@ enum dp_status dp_arch_check(const struct dp_arch *a, struct dp_error *err) {
     if ((unsigned)a->feat >= DP_FEAT_COUNT)
         return dp_error_set(err, DP_ERR_INVALID, "arch: feat: unknown feature transform %d",
                             a->feat);
-    for (int f = 0; f < DP_N_FEATURES; f++)
+    for (int f = 0; f < a->n_feat; f++)
         if (!isfinite(a->feat_mean[f]) || !isfinite(a->feat_std[f]) || !(a->feat_std[f] > 0))
             return dp_error_set(err, DP_ERR_INVALID,
                                 "arch: feat_mean/feat_std[%d]: not finite or std <= 0", f);
@@ -411,21 +411,25 @@ static double feat_deriv(const struct dp_model *m, int f, double raw) {
 
 static enum dp_status check_graph(const struct dp_model *m, const struct dp_grouped *g,
                                   struct dp_error *err) {
-    (void)m;
     if (!g || g->n_groups < 1)
         return dp_error_set(err, DP_ERR_SHAPE, "%s: a graph needs at least one group",
                             g && g->graph ? g->graph : "graph");
+    if (m->arch.n_feat > DP_N_FEATURES && !g->cost)
+        return dp_error_set(err, DP_ERR_INVALID,
+                            "%s: the inspector reads the cost features (flops, bytes, "
+                            "param_bytes), which this grouped graph lacks",
+                            g->graph ? g->graph : "graph");
     for (int e = 0; e < g->n_edges; e++) {
         int i = g->edges[2 * e], j = g->edges[2 * e + 1];
         if (i < 0 || j < 0 || i >= g->n_groups || j >= g->n_groups || i == j)
             return dp_error_set(err, DP_ERR_INVALID, "%s: edge %d (%d, %d) out of range",
                                 g->graph ? g->graph : "graph", e, i, j);
     }
-    for (int k = 0; k < g->n_groups * DP_N_FEATURES; k++)
-        if (!isfinite(g->x[k]))
+    for (int k = 0; k < g->n_groups * m->arch.n_feat; k++)
+        if (!isfinite(dp_grouped_feat(g, k / m->arch.n_feat, k % m->arch.n_feat)))
             return dp_error_set(err, DP_ERR_INVALID, "%s: group %d feature %d is not finite",
-                                g->graph ? g->graph : "graph", k / DP_N_FEATURES,
-                                k % DP_N_FEATURES);
+                                g->graph ? g->graph : "graph", k / m->arch.n_feat,
+                                k % m->arch.n_feat);
     return DP_OK;
 }
 
@@ -488,8 +492,9 @@ enum dp_status dp_model_input_grad(const struct dp_model *m, const struct dp_gro
     dp_fx_work_free(&wk);
     if (!st) {
         for (int i = 0; i < N; i++)
-            for (int f = 0; f < F; f++)
-                grad[i * F + f] = dx[i * F + f] * feat_deriv(m, f, g->x[i * F + f]);
+            for (int f = 0; f < DP_N_FEATURES; f++)
+                grad[i * DP_N_FEATURES + f] =
+                    dx[i * F + f] * feat_deriv(m, f, g->x[i * DP_N_FEATURES + f]);
         if (out) memcpy(out, o, sizeof o);
     }
     free(dx);

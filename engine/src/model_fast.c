@@ -143,6 +143,11 @@ enum dp_status dp_fx_batch_build(const struct dp_model *m, const struct dp_group
     for (int k = 0; k < n; k++) {
         if (g[k]->n_groups < 1)
             return dp_error_set(err, DP_ERR_SHAPE, "batch: graph %d has no groups", k);
+        if (F > DP_N_FEATURES && !g[k]->cost)
+            return dp_error_set(err, DP_ERR_INVALID,
+                                "batch: graph %d (%s) lacks the cost features this inspector "
+                                "reads (build the dataset with --cost-features)", k,
+                                g[k]->graph ? g[k]->graph : "graph");
         if (dp_arch_n_layers(&m->arch, g[k]->n_groups) != b->n_layers ||
             graph_steps(m, g[k]->n_groups) != b->steps)
             return dp_error_set(err, DP_ERR_SHAPE,
@@ -176,7 +181,7 @@ enum dp_status dp_fx_batch_build(const struct dp_model *m, const struct dp_group
         for (int i = 0; i < gk->n_groups; i++) {
             b->graph_of[off + i] = k;
             for (int f = 0; f < F; f++)
-                b->x[(size_t)(off + i) * F + f] = dp_model_feat(m, f, gk->x[i * F + f]);
+                b->x[(size_t)(off + i) * F + f] = dp_model_feat(m, f, dp_grouped_feat(gk, i, f));
         }
         for (int e = 0; e < gk->n_edges; e++) {
             b->row_ptr[off + gk->edges[2 * e] + 1]++;

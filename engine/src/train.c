@@ -77,6 +77,7 @@ void dp_train_opts_default(struct dp_train_opts *o) {
     memset(o, 0, sizeof *o);
     o->layer = DP_LAYER_GCN;
     o->hidden = 64;
+    o->n_feat = DP_N_FEATURES;
     o->feat = DP_FEAT_RAW;
     o->rule = DP_RULE_HALF;
     o->epochs = 200;
@@ -550,25 +551,36 @@ enum dp_status dp_train(const struct dp_dataset *ds, const struct dp_train_opts 
     double t0 = now_s();
     if (o->target < 0 || o->target >= DP_TARGET_BASE)
         return dp_error_set(err, DP_ERR_INVALID, "train: target must be max, range or log");
+    if (o->n_feat != DP_N_FEATURES && o->n_feat != DP_N_FEATURES_MAX)
+        return dp_error_set(err, DP_ERR_INVALID, "train: n_feat %d (expected %d or %d)", o->n_feat,
+                            DP_N_FEATURES, DP_N_FEATURES_MAX);
+    if (o->n_feat > DP_N_FEATURES)
+        for (int i = 0; i < ds->n_samples; i++)
+            if (ds->samples[i].grouped && !ds->samples[i].grouped->cost)
+                return dp_error_set(err, DP_ERR_INVALID,
+                                    "train: sample %d (%s) has no cost features (flops, bytes, "
+                                    "param_bytes): build the dataset with --cost-features", i,
+                                    ds->samples[i].model ? ds->samples[i].model : "?");
     enum dp_status st = dp_split_make(ds, o->split, o->val_frac, o->test_frac, o->seed, &res.split, err);
     if (st) return st;
     struct dp_arch a;
     dp_arch_default(&a);
     a.layer = o->layer;
     a.hidden = o->hidden > 0 ? o->hidden : 64;
+    a.n_feat = o->n_feat;
     a.feat = o->feat;
     a.rule = o->rule;
     if (o->n_layers > 0) a.n_layers = o->n_layers;
     a.max_layers = o->max_layers;
     if (a.feat == DP_FEAT_LOG) {
         /* Standardise log1p(feature) with the training groups' mean and deviation. */
-        for (int f = 0; f < DP_N_FEATURES; f++) {
+        for (int f = 0; f < a.n_feat; f++) {
             double s = 0, s2 = 0;
             long cnt = 0;
             for (int i = 0; i < res.split.n_train; i++) {
                 const struct dp_grouped *g = ds->samples[res.split.train[i]].grouped;
                 for (int r = 0; r < g->n_groups; r++) {
-                    double v = log1p(g->x[(size_t)r * DP_N_FEATURES + f]);
+                    double v = log1p(dp_grouped_feat(g, r, f));
                     s += v;
                     s2 += v * v;
                     cnt++;

@@ -116,7 +116,8 @@ enum dp_status dp_graph_stats(const struct dp_graph *g, struct dp_graph_stats *o
                               struct dp_error *err);
 
 /* The grouped graph of partition p at batch size `batch` (0 = the graph's exported batch), with
- * member names. w may be NULL (every weight 0). Unknown op types weigh 0; their names are
+ * member names and the cost features (per group: sum of dp_cost_node FLOPs and bytes, sum of
+ * params x dtype size, 4 bytes when the dtype is unknown). w may be NULL (every weight 0). Unknown op types weigh 0; their names are
  * reported through *unknown (a comma-separated list, each type once, caller frees; NULL when
  * none; the argument may be NULL). Fails when a kept op has a batch dimension and no batch size
  * is known. New object owned by the caller. */

@@ -48,7 +48,7 @@ bool        dp_feat_parse(const char *s, enum dp_feat *out);
 
 struct dp_arch {
     enum dp_layer      layer;
-    int                n_feat;     /* 3 */
+    int                n_feat;     /* 3 (published) or DP_N_FEATURES_MAX (with the cost features) */
     int                hidden;     /* 64 */
     int                n_out;      /* 12 */
     enum dp_layer_rule rule;
@@ -59,7 +59,8 @@ struct dp_arch {
     int                towers;     /* MPNN/PNA towers */
     int                set2set_steps; /* 0: N (published) */
     enum dp_feat       feat;
-    double             feat_mean[DP_N_FEATURES], feat_std[DP_N_FEATURES]; /* for DP_FEAT_LOG */
+    double             feat_mean[DP_N_FEATURES_MAX], feat_std[DP_N_FEATURES_MAX]; /* for DP_FEAT_LOG;
+                                                                      first n_feat used */
 };
 
 /* The published GCN inspector's architecture. */
@@ -124,8 +125,9 @@ enum dp_status dp_model_embed(const struct dp_model *m, const struct dp_grouped 
                               struct dp_error *err);
 void           dp_model_head(const struct dp_model *m, const float *emb, float out[DP_N_OUTPUTS]);
 
-/* Gradient of sum_o w[o] * out[o] with respect to g's features (n_groups x 3, after the feature
- * transform is undone, i.e. d/d raw feature), through the whole network. out may be NULL. */
+/* Gradient of sum_o w[o] * out[o] with respect to g's three published features (grad: n_groups x
+ * DP_N_FEATURES, after the feature transform is undone, i.e. d/d raw feature), through the whole
+ * network; the cost features an inspector may also read are not attributed. out may be NULL. */
 enum dp_status dp_model_input_grad(const struct dp_model *m, const struct dp_grouped *g,
                                    const float w[DP_N_OUTPUTS], double *grad,
                                    float out[DP_N_OUTPUTS], struct dp_error *err);

@@ -84,6 +84,9 @@ bool        dp_recipe_parse(const char *s, enum dp_recipe *out);
 struct dp_train_opts {
     enum dp_layer       layer;      /* DP_LAYER_GCN */
     int                 hidden;     /* 64 */
+    int                 n_feat;     /* input features: DP_N_FEATURES (paper) or DP_N_FEATURES_MAX
+                                       (with the cost features; every trainable sample's grouped
+                                       graph must have them) */
     enum dp_feat        feat;       /* DP_FEAT_RAW (paper) or DP_FEAT_LOG */
     enum dp_layer_rule  rule;       /* DP_RULE_HALF (paper): layers for N groups */
     int                 n_layers;   /* for DP_RULE_FIXED */
@@ -134,7 +137,7 @@ enum dp_status dp_train(const struct dp_dataset *ds, const struct dp_train_opts 
 /* Transfers base to ds's setting (o->mode DP_TRAIN_HEAD: only the MLP head learns, on embeddings
  * computed once; DP_TRAIN_HEAD_LAST: the head plus the middle layer and GRU). Output transforms
  * follow o->target, fitted on the new training labels; provenance origin "transfer", base_id =
- * base's setting. layer/hidden/feat of o are ignored (the base's are kept). */
+ * base's setting. layer/hidden/n_feat/feat of o are ignored (the base's are kept). */
 enum dp_status dp_transfer(const struct dp_inspector *base, const struct dp_dataset *ds,
                            const struct dp_train_opts *o, struct dp_inspector **out,
                            struct dp_train_result *res, struct dp_error *err);
