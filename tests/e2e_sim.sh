@@ -145,6 +145,8 @@ fails 1 "has no cost features (flops, bytes, param_bytes): build the dataset wit
 ok "$DRIPLE" zoo build alexnet -o "$TMP/alexnet.json"
 ok "$DRIPLE" predict "$TMP/alexnet.json" --inspector "$TMP/mc.json" --json
 contains "$TMP/out" '"metrics"'
+ok "$DRIPLE" explain "$TMP/alexnet.json" --inspector "$TMP/mc.json"
+contains "$TMP/out" "the cost features are held fixed: --method occlusion covers them"
 fails 2 "unknown model" "$DRIPLE" dataset build --out "$TMP/ds" --models resnet9000
 fails 2 "missing --out" "$DRIPLE" dataset build
 fails 2 "--models: empty list" "$DRIPLE" dataset build --out "$TMP/ds" --models ""

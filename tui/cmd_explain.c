@@ -164,14 +164,18 @@ static void print_json(const struct dp_grouped *g, const struct dp_explain *e,
 }
 
 static void print_text(const struct dp_grouped *g, const struct dp_explain *e,
-                       const char *insp_path, const char *setting_id, int top) {
+                       const char *insp_path, const char *setting_id, bool reads_cost, int top) {
     printf("%s: %d groups, batch %lld; inspector %s%s%s%s\n", g->graph ? g->graph : "graph",
            g->n_groups, (long long)g->batch, insp_path, setting_id[0] ? " (setting " : "",
            setting_id, setting_id[0] ? ")" : "");
     printf("%s = %.6g %s%s; importance by %s\n", dp_metric_name(e->metric), e->value,
            dp_metric_unit(e->metric),
            e->metric == DP_METRIC_ITERATION ? " (gpu_util.idle + gpu_util.active)" : "",
-           e->method == DP_EXPLAIN_GRAD ? "gradient x input" : "occlusion (features zeroed)");
+           e->method == DP_EXPLAIN_GRAD
+               ? (reads_cost ? "gradient x input (of the three published features; the cost "
+                            "features are held fixed: --method occlusion covers them)"
+                          : "gradient x input")
+               : "occlusion (features zeroed)");
     printf("\n rank  group  importance   effect (%s)   ops  top op types\n",
            dp_metric_unit(e->metric));
     for (int r = 0; r < e->n_groups && r < top; r++) {
@@ -330,7 +334,8 @@ int cmd_explain(int argc, char **argv) {
         print_json(g, e, input, insp_path, setting_id, dp_render_format_name(fmt), render_file,
                    unknown);
     else {
-        print_text(g, e, insp_path, setting_id, (int)top);
+        print_text(g, e, insp_path, setting_id,
+                   dp_model_arch(dp_inspector_model(insp))->n_feat > DP_N_FEATURES, (int)top);
         if (render_file) printf("\nwrote %s (%s)\n", render_file, dp_render_format_name(fmt));
         if (unknown)
             fprintf(stderr, "driple: explain: note: op types without a weight: %s\n", unknown);

@@ -133,17 +133,29 @@ static enum dp_status predict_many(const struct dp_model *m, const struct dp_gro
     return DP_OK;
 }
 
+/* Zeroes (or, with `from`, restores) group i's features in copy c: the published row and, when
+ * the graph has them, its cost features, so a group left out loses everything it contributes. */
+static void occl_row(struct dp_grouped *c, const struct dp_grouped *from, int i) {
+    size_t o = (size_t)i * DP_N_FEATURES, oc = (size_t)i * DP_N_COST_FEATURES;
+    if (from) memcpy(c->x + o, from->x + o, DP_N_FEATURES * sizeof *c->x);
+    else memset(c->x + o, 0, DP_N_FEATURES * sizeof *c->x);
+    if (!c->cost) return;
+    if (from) memcpy(c->cost + oc, from->cost + oc, DP_N_COST_FEATURES * sizeof *c->cost);
+    else memset(c->cost + oc, 0, DP_N_COST_FEATURES * sizeof *c->cost);
+}
+
 /* Takes chunks of groups from the shared counter; for each group of a chunk a copy of the graph
- * with that group's feature row zeroed, all predicted together. */
+ * with that group's features zeroed, all predicted together. */
 static void *occl_worker(void *arg) {
     struct occl_job *job = arg;
     const int n = job->g->n_groups;
-    size_t nx = (size_t)n * DP_N_FEATURES;
+    size_t nx = (size_t)n * DP_N_FEATURES, nc = job->g->cost ? (size_t)n * DP_N_COST_FEATURES : 0;
     double *x = malloc(nx * OCCL_CHUNK * sizeof *x);
+    double *cost = nc ? malloc(nc * OCCL_CHUNK * sizeof *cost) : NULL;
     struct dp_grouped *copies = malloc(OCCL_CHUNK * sizeof *copies);
     const struct dp_grouped **ptrs = malloc(OCCL_CHUNK * sizeof *ptrs);
     float *out = malloc((size_t)OCCL_CHUNK * DP_N_OUTPUTS * sizeof *out);
-    if (!x || !copies || !ptrs || !out) {
+    if (!x || (nc && !cost) || !copies || !ptrs || !out) {
         pthread_mutex_lock(&job->mu);
         if (job->st == DP_OK)
             job->st = dp_error_set(&job->err, DP_ERR_NOMEM, "explain: out of memory");
@@ -152,8 +164,12 @@ static void *occl_worker(void *arg) {
     }
     for (int c = 0; c < OCCL_CHUNK; c++) {
         memcpy(x + c * nx, job->g->x, nx * sizeof *x);
-        copies[c] = *job->g; /* shallow: only x is replaced */
+        copies[c] = *job->g; /* shallow: only x and cost are replaced */
         copies[c].x = x + c * nx;
+        if (nc) {
+            memcpy(cost + c * nc, job->g->cost, nc * sizeof *cost);
+            copies[c].cost = cost + c * nc;
+        }
         ptrs[c] = &copies[c];
     }
     for (;;) {
@@ -164,14 +180,10 @@ static void *occl_worker(void *arg) {
         pthread_mutex_unlock(&job->mu);
         if (stop || first >= n) break;
         int cnt = n - first < OCCL_CHUNK ? n - first : OCCL_CHUNK;
-        for (int c = 0; c < cnt; c++)
-            memset(copies[c].x + (size_t)(first + c) * DP_N_FEATURES, 0,
-                   DP_N_FEATURES * sizeof *x);
+        for (int c = 0; c < cnt; c++) occl_row(&copies[c], NULL, first + c);
         struct dp_error lerr = {0};
         enum dp_status st = predict_many(job->m, ptrs, cnt, out, &lerr);
-        for (int c = 0; c < cnt; c++)
-            memcpy(copies[c].x + (size_t)(first + c) * DP_N_FEATURES,
-                   job->g->x + (size_t)(first + c) * DP_N_FEATURES, DP_N_FEATURES * sizeof *x);
+        for (int c = 0; c < cnt; c++) occl_row(&copies[c], job->g, first + c);
         if (st != DP_OK) {
             pthread_mutex_lock(&job->mu);
             if (job->st == DP_OK) {
@@ -189,6 +201,7 @@ static void *occl_worker(void *arg) {
     }
 done:
     free(x);
+    free(cost);
     free(copies);
     free(ptrs);
     free(out);

@@ -1,7 +1,8 @@
 /* explain.h: which groups drive a prediction. For one metric (any of the 12 outputs, or the
  * iteration time) each group gets a signed attribution, either gradient x input of its three
- * features back-propagated through the whole inspector, or occlusion (the change when the group's
- * features are zeroed); importances are |attribution| normalised to sum 1 and ranked. A drill-down
+ * published features back-propagated through the whole inspector (an inspector's optional cost
+ * features are held fixed), or occlusion (the change when all the group's features, cost features
+ * included, are zeroed); importances are |attribution| normalised to sum 1 and ranked. A drill-down
  * spreads each group's importance over its member ops and aggregates it by op type. */
 #ifndef DP_EXPLAIN_H
 #define DP_EXPLAIN_H
@@ -46,7 +47,7 @@ struct dp_explain_type {
 
 struct dp_explain_group {
     double attribution;              /* signed, in the metric's unit: grad: sum_f grad_f x_f;
-                                        occlusion: f(x) - f(x with this group's row zeroed) */
+                                        occlusion: f(x) - f(x with this group's features zeroed) */
     double feat_attr[DP_N_FEATURES]; /* grad: grad_f x_f per feature; occlusion: 0 */
     double importance;               /* |attribution| / sum over groups of |attribution| */
     int    rank;                     /* 0 = most important; ties broken by group index */
