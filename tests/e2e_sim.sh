@@ -145,6 +145,9 @@ fails 1 "has no cost features (flops, bytes, param_bytes): build the dataset wit
 ok "$DRIPLE" zoo build alexnet -o "$TMP/alexnet.json"
 ok "$DRIPLE" predict "$TMP/alexnet.json" --inspector "$TMP/mc.json" --json
 contains "$TMP/out" '"metrics"'
+# a grouped graph written without cost features (the published reference case): refused, naming the file
+fails 1 "sparse100.grouped.json: reference-sparse100: the inspector reads the cost features" \
+    "$DRIPLE" predict --grouped ../shared/reference/cases/gcn/sparse100.grouped.json --inspector "$TMP/mc.json"
 ok "$DRIPLE" explain "$TMP/alexnet.json" --inspector "$TMP/mc.json"
 contains "$TMP/out" "the cost features are held fixed: --method occlusion covers them"
 fails 2 "unknown model" "$DRIPLE" dataset build --out "$TMP/ds" --models resnet9000

@@ -263,7 +263,11 @@ int cmd_predict(int argc, char **argv) {
     if (!setting_id[0]) snprintf(setting_id, sizeof setting_id, "%s", dp_inspector_setting(insp));
     float raw[DP_N_OUTPUTS];
     double m[DP_N_OUTPUTS];
-    if (dp_inspector_predict(insp, g, raw, m, &err)) { cli_fail(&err); goto done; }
+    if (dp_inspector_predict(insp, g, raw, m, &err)) {
+        dp_error_prefix(&err, graph ? graph : grouped); /* the engine names the graph */
+        cli_fail(&err);
+        goto done;
+    }
     if (insp_arg) workers = setting_workers(settings_file, setting_id);
     struct derived d;
     derive(m, g->batch, workers, params, epoch_samples, price, &d);
