@@ -149,7 +149,10 @@ contains "$TMP/out" '"metrics"'
 fails 1 "sparse100.grouped.json: reference-sparse100: the inspector reads the cost features" \
     "$DRIPLE" predict --grouped ../shared/reference/cases/gcn/sparse100.grouped.json --inspector "$TMP/mc.json"
 ok "$DRIPLE" explain "$TMP/alexnet.json" --inspector "$TMP/mc.json"
-contains "$TMP/out" "the cost features are held fixed: --method occlusion covers them"
+contains "$TMP/out" "gradient x input (the three features and the three cost features)"
+ok "$DRIPLE" explain "$TMP/alexnet.json" --inspector "$TMP/mc.json" --json
+if grep -qE '"feature_attribution": \[[^],]*(, [^],]*){5}\]' "$TMP/out"; then pass
+else fail "explain --json lacks six feature attributions for a cost-feature inspector"; fi
 fails 2 "unknown model" "$DRIPLE" dataset build --out "$TMP/ds" --models resnet9000
 fails 2 "missing --out" "$DRIPLE" dataset build
 fails 2 "--models: empty list" "$DRIPLE" dataset build --out "$TMP/ds" --models ""

@@ -231,8 +231,9 @@ static void test_occlusion_definition(struct dp_model *m) {
     dp_grouped_free(g);
 }
 
-/* With an inspector that reads the cost features, occluding a group zeroes them too: the
- * attribution is f(x) - f(x with all six of the group's features zeroed). */
+/* With an inspector that reads the cost features, occluding a group zeroes them too (the
+ * attribution is f(x) - f(x with all six of the group's features zeroed)), and gradient x input
+ * attributes all six, each matching finite differences, their sum the group's attribution. */
 static void test_occlusion_cost(void) {
     struct dp_arch a;
     dp_arch_default(&a);
@@ -268,6 +269,32 @@ static void test_occlusion_cost(void) {
                 CHECK_NEAR(e2->groups[i].attribution, e->groups[i].attribution, 1e-9);
             dp_explain_free(e2);
         }
+        dp_explain_free(e);
+    }
+    e = NULL;
+    CHECK(dp_explain_compute(m, NULL, g, 7, DP_EXPLAIN_GRAD, 1, &e, &err) == DP_OK);
+    if (e) {
+        double max_a = 0, max_diff = 0;
+        for (int i = 0; i < 5; i++) {
+            double sum = 0;
+            for (int f = 0; f < DP_N_FEATURES_MAX; f++) {
+                double *v = f < DP_N_FEATURES ? &g->x[i * 3 + f]
+                                              : &g->cost[i * DP_N_COST_FEATURES + f - 3];
+                double x = *v, h = 1e-2 * x;
+                *v = x + h;
+                double up = metric_value(m, g, 7, NULL);
+                *v = x - h;
+                double dn = metric_value(m, g, 7, NULL);
+                *v = x;
+                double fd = (up - dn) / (2 * h) * x, at = e->groups[i].feat_attr[f];
+                if (fabs(at) > max_a) max_a = fabs(at);
+                if (fabs(fd - at) > max_diff) max_diff = fabs(fd - at);
+                sum += at;
+            }
+            CHECK_NEAR(e->groups[i].attribution, sum, 1e-12);
+        }
+        CHECK(max_a > 0);
+        CHECK(max_diff <= 2e-2 * max_a + 1e-6);
         dp_explain_free(e);
     }
 done:

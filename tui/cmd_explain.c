@@ -84,7 +84,7 @@ static void print_types_json(FILE *f, const struct dp_explain_type *t, int n) {
     fputc(']', f);
 }
 
-static void print_json(const struct dp_grouped *g, const struct dp_explain *e,
+static void print_json(const struct dp_grouped *g, const struct dp_explain *e, int n_feat,
                        const char *graph_path, const char *insp_path, const char *setting_id,
                        const char *render_fmt, const char *render_file, const char *unknown) {
     FILE *f = stdout;
@@ -135,14 +135,14 @@ static void print_json(const struct dp_grouped *g, const struct dp_explain *e,
         fprintf(f, ", \"attribution\": ");
         cmd_json_num(f, gr->attribution);
         fprintf(f, ", \"features\": [");
-        for (int k = 0; k < DP_N_FEATURES; k++) {
+        for (int k = 0; k < n_feat; k++) { /* the published three, then any cost features */
             if (k) fputs(", ", f);
-            cmd_json_num(f, g->x[i * DP_N_FEATURES + k]);
+            cmd_json_num(f, dp_grouped_feat(g, i, k));
         }
         fputc(']', f);
         if (e->method == DP_EXPLAIN_GRAD) {
             fprintf(f, ", \"feature_attribution\": [");
-            for (int k = 0; k < DP_N_FEATURES; k++) {
+            for (int k = 0; k < n_feat; k++) {
                 if (k) fputs(", ", f);
                 cmd_json_num(f, gr->feat_attr[k]);
             }
@@ -172,9 +172,8 @@ static void print_text(const struct dp_grouped *g, const struct dp_explain *e,
            dp_metric_unit(e->metric),
            e->metric == DP_METRIC_ITERATION ? " (gpu_util.idle + gpu_util.active)" : "",
            e->method == DP_EXPLAIN_GRAD
-               ? (reads_cost ? "gradient x input (of the three published features; the cost "
-                            "features are held fixed: --method occlusion covers them)"
-                          : "gradient x input")
+               ? (reads_cost ? "gradient x input (the three features and the three cost features)"
+                             : "gradient x input")
                : "occlusion (features zeroed)");
     printf("\n rank  group  importance   effect (%s)   ops  top op types\n",
            dp_metric_unit(e->metric));
@@ -330,12 +329,12 @@ int cmd_explain(int argc, char **argv) {
         struct dp_render_opts ro = {.layout = layout};
         if (dp_render_file(g, e, &ro, fmt, render_file, &err) != DP_OK) goto fail;
     }
+    const int n_feat = dp_model_arch(dp_inspector_model(insp))->n_feat;
     if (json)
-        print_json(g, e, input, insp_path, setting_id, dp_render_format_name(fmt), render_file,
-                   unknown);
+        print_json(g, e, n_feat, input, insp_path, setting_id, dp_render_format_name(fmt),
+                   render_file, unknown);
     else {
-        print_text(g, e, insp_path, setting_id,
-                   dp_model_arch(dp_inspector_model(insp))->n_feat > DP_N_FEATURES, (int)top);
+        print_text(g, e, insp_path, setting_id, n_feat > DP_N_FEATURES, (int)top);
         if (render_file) printf("\nwrote %s (%s)\n", render_file, dp_render_format_name(fmt));
         if (unknown)
             fprintf(stderr, "driple: explain: note: op types without a weight: %s\n", unknown);

@@ -253,8 +253,8 @@ static enum dp_status occlusion(const struct dp_model *m, const struct dp_groupe
 static enum dp_status grad_x_input(const struct dp_model *m, const struct dp_grouped *g,
                                    const float w[DP_N_OUTPUTS], struct dp_explain *e,
                                    struct dp_error *err) {
-    size_t nx = (size_t)g->n_groups * DP_N_FEATURES;
-    double *grad = calloc(nx, sizeof *grad);
+    const int F = dp_model_arch(m)->n_feat;
+    double *grad = calloc((size_t)g->n_groups * F, sizeof *grad);
     if (!grad) return dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
     float out[DP_N_OUTPUTS];
     enum dp_status st = dp_model_input_grad(m, g, w, grad, out, err);
@@ -262,8 +262,8 @@ static enum dp_status grad_x_input(const struct dp_model *m, const struct dp_gro
         e->value = weighted(w, out);
         for (int i = 0; i < g->n_groups; i++) {
             double sum = 0.0;
-            for (int f = 0; f < DP_N_FEATURES; f++) {
-                double a = grad[i * DP_N_FEATURES + f] * g->x[i * DP_N_FEATURES + f];
+            for (int f = 0; f < F; f++) {
+                double a = grad[(size_t)i * F + f] * dp_grouped_feat(g, i, f);
                 e->groups[i].feat_attr[f] = a;
                 sum += a;
             }

@@ -492,9 +492,8 @@ enum dp_status dp_model_input_grad(const struct dp_model *m, const struct dp_gro
     dp_fx_work_free(&wk);
     if (!st) {
         for (int i = 0; i < N; i++)
-            for (int f = 0; f < DP_N_FEATURES; f++)
-                grad[i * DP_N_FEATURES + f] =
-                    dx[i * F + f] * feat_deriv(m, f, g->x[i * DP_N_FEATURES + f]);
+            for (int f = 0; f < F; f++)
+                grad[i * F + f] = dx[i * F + f] * feat_deriv(m, f, dp_grouped_feat(g, i, f));
         if (out) memcpy(out, o, sizeof o);
     }
     free(dx);

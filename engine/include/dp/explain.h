@@ -1,8 +1,8 @@
 /* explain.h: which groups drive a prediction. For one metric (any of the 12 outputs, or the
- * iteration time) each group gets a signed attribution, either gradient x input of its three
- * published features back-propagated through the whole inspector (an inspector's optional cost
- * features are held fixed), or occlusion (the change when all the group's features, cost features
- * included, are zeroed); importances are |attribution| normalised to sum 1 and ranked. A drill-down
+ * iteration time) each group gets a signed attribution, either gradient x input of every feature
+ * the inspector reads (the published three, and the optional cost features) back-propagated
+ * through the whole inspector, or occlusion (the change when all the group's features are
+ * zeroed); importances are |attribution| normalised to sum 1 and ranked. A drill-down
  * spreads each group's importance over its member ops and aggregates it by op type. */
 #ifndef DP_EXPLAIN_H
 #define DP_EXPLAIN_H
@@ -48,7 +48,9 @@ struct dp_explain_type {
 struct dp_explain_group {
     double attribution;              /* signed, in the metric's unit: grad: sum_f grad_f x_f;
                                         occlusion: f(x) - f(x with this group's features zeroed) */
-    double feat_attr[DP_N_FEATURES]; /* grad: grad_f x_f per feature; occlusion: 0 */
+    double feat_attr[DP_N_FEATURES_MAX]; /* grad: grad_f x_f per feature the inspector reads
+                                            (the published three, then any cost features; the
+                                            rest 0); occlusion: 0 */
     double importance;               /* |attribution| / sum over groups of |attribution| */
     int    rank;                     /* 0 = most important; ties broken by group index */
     /* Drill-down, filled by dp_explain_drill (n_ops = 0 before): member ops as graph node
@@ -105,7 +107,8 @@ enum dp_status dp_explain_compute_inspector(const struct dp_inspector *insp,
  * sum_f |a_Gf| s_jf / sum_f |a_Gf| with a_Gf the group's per-feature grad x input (grad method);
  * for occlusion, or when all a_Gf are 0, the plain mean of s_jf over the features used. Grad x
  * input is linear in each feature, so for the grad method this is the exact decomposition of the
- * per-feature attributions. An op type's importance is the sum of group importance x op share
+ * per-feature attributions (of the published three: an inspector's cost-feature attributions are
+ * spread in the same proportions). An op type's importance is the sum of group importance x op share
  * over its ops. w may be NULL (the type-weight feature is then skipped). Fails with
  * DP_ERR_INVALID when g has no members or a member names no op of graph (naming it). */
 enum dp_status dp_explain_drill(struct dp_explain *e, const struct dp_grouped *g,

@@ -125,9 +125,10 @@ enum dp_status dp_model_embed(const struct dp_model *m, const struct dp_grouped 
                               struct dp_error *err);
 void           dp_model_head(const struct dp_model *m, const float *emb, float out[DP_N_OUTPUTS]);
 
-/* Gradient of sum_o w[o] * out[o] with respect to g's three published features (grad: n_groups x
- * DP_N_FEATURES, after the feature transform is undone, i.e. d/d raw feature), through the whole
- * network; the cost features an inspector may also read are not attributed. out may be NULL. */
+/* Gradient of sum_o w[o] * out[o] with respect to every feature m reads (grad: n_groups x
+ * arch.n_feat, row-major: the three published features, then the cost features when n_feat is 6;
+ * after the feature transform is undone, i.e. d/d raw feature), through the whole network. out
+ * may be NULL. */
 enum dp_status dp_model_input_grad(const struct dp_model *m, const struct dp_grouped *g,
                                    const float w[DP_N_OUTPUTS], double *grad,
                                    float out[DP_N_OUTPUTS], struct dp_error *err);
