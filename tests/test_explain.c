@@ -11,14 +11,16 @@
 #include "dp/explain.h"
 #include "test.h"
 
-/* A small GCN inspector (2 layers, GRU, 3 Set2Set steps) with seeded weights. */
-static struct dp_model *small_model(uint64_t seed) {
+/* A small GCN inspector (2 layers, GRU, 3 Set2Set steps) with seeded weights, reading n_feat
+ * features (the published 3, or 6 with the cost features). */
+static struct dp_model *small_model_feat(uint64_t seed, int n_feat) {
     struct dp_arch a;
     dp_arch_default(&a);
     a.hidden = 16;
     a.rule = DP_RULE_FIXED;
     a.n_layers = 2;
     a.set2set_steps = 3;
+    a.n_feat = n_feat;
     struct dp_model *m = NULL;
     struct dp_error err = {0};
     if (dp_model_init(&a, seed, &m, &err) != DP_OK) {
@@ -28,7 +30,9 @@ static struct dp_model *small_model(uint64_t seed) {
     return m;
 }
 
-/* The same on the autograd-tape engine (GAT). */
+static struct dp_model *small_model(uint64_t seed) { return small_model_feat(seed, DP_N_FEATURES); }
+
+/* A small GAT inspector (2 heads), the same otherwise. */
 static struct dp_model *small_gat(uint64_t seed) {
     struct dp_arch a;
     dp_arch_default(&a);
@@ -235,16 +239,9 @@ static void test_occlusion_definition(struct dp_model *m) {
  * attribution is f(x) - f(x with all six of the group's features zeroed)), and gradient x input
  * attributes all six, each matching finite differences, their sum the group's attribution. */
 static void test_occlusion_cost(void) {
-    struct dp_arch a;
-    dp_arch_default(&a);
-    a.hidden = 16;
-    a.rule = DP_RULE_FIXED;
-    a.n_layers = 2;
-    a.set2set_steps = 3;
-    a.n_feat = DP_N_FEATURES_MAX;
-    struct dp_model *m = NULL;
+    struct dp_model *m = small_model_feat(5, DP_N_FEATURES_MAX);
     struct dp_error err = {0};
-    CHECK(dp_model_init(&a, 5, &m, &err) == DP_OK);
+    CHECK(m != NULL);
     struct dp_grouped *g = chain(5);
     CHECK(dp_grouped_add_cost(g));
     if (!m || !g->cost) goto done;
@@ -585,7 +582,7 @@ int main(void) {
         test_view(m);
         dp_model_free(m);
     }
-    /* Both methods through the tape engine: the deciding group and finite differences. */
+    /* Both methods on a GAT inspector: the deciding group and finite differences. */
     m = small_gat(3);
     CHECK(m != NULL);
     if (m) {
