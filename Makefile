@@ -11,18 +11,33 @@ WARN    += -Werror
 endif
 CFLAGS  ?= -O2 -g
 BUILD   ?= build
-DEPCFLAGS := $(shell pkg-config --cflags $(PKGS_ENGINE) $(PKGS_TUI) 2>/dev/null)
+# Per-layer flags: each layer sees only what it may use, so a wrong include fails to compile.
+#   engine: its own headers, cJSON (the JSON loaders); gnn adds OpenBLAS, render adds Graphviz;
+#           never curses.
+#   cli:    the engine's public headers (dp/) and cJSON (JSON output); not engine/src.
+#   tui:    the engine's public headers and ncursesw; not engine/src, not cJSON.
+#   tests:  everything (they reach into *_impl.h where they test internals).
+BASE_CFLAGS   = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) $(CFLAGS) -MMD -MP
+CJSON_CFLAGS  := $(shell pkg-config --cflags libcjson 2>/dev/null)
+BLAS_CFLAGS   := $(shell pkg-config --cflags openblas 2>/dev/null)
+GVC_CFLAGS    := $(shell pkg-config --cflags libgvc 2>/dev/null)
+CURSES_CFLAGS := $(shell pkg-config --cflags ncursesw 2>/dev/null)
+ENGINE_CFLAGS  = $(BASE_CFLAGS) -Iengine/include -Iengine/src $(CJSON_CFLAGS)
+CLI_CFLAGS     = $(BASE_CFLAGS) -Iengine/include $(CJSON_CFLAGS)
+TUI_CFLAGS     = $(BASE_CFLAGS) -Iengine/include -Itui $(CURSES_CFLAGS)
+TEST_CFLAGS    = $(BASE_CFLAGS) -Iengine/include -Iengine/src -Itui $(CJSON_CFLAGS) \
+                 $(BLAS_CFLAGS) $(CURSES_CFLAGS)
 LIBS      := $(shell pkg-config --libs $(PKGS_ENGINE) $(PKGS_TUI) 2>/dev/null) -lm -lpthread -ldl
-ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) $(CFLAGS) -MMD -MP \
-             -Iengine/include -Iengine/src $(DEPCFLAGS)
 
-ENGINE_SRC := $(sort $(wildcard engine/src/*.c))
-TUI_SRC    := $(sort $(wildcard tui/*.c))
+ENGINE_SRC := $(sort $(wildcard engine/src/*/*.c))
+CLI_SRC    := $(sort $(wildcard cli/*.c))
+TUI_SRC    := $(sort $(wildcard tui/*.c tui/views/*.c))
 TEST_SRC   := $(sort $(wildcard tests/test_*.c))
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TUI_OBJ    := $(TUI_SRC:%.c=$(BUILD)/%.o)
-# Tests link the TUI objects too (app, layout, commands), all but main.o.
-TUI_LIB_OBJ := $(filter-out $(BUILD)/tui/main.o,$(TUI_OBJ))
+# Tests link the front ends' objects too (app, layout, commands), all but main.o.
+FRONT_LIB_OBJ := $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) $(TUI_OBJ)
 TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 LIB        := $(BUILD)/libdp.a
 BIN        := $(BUILD)/driple
@@ -34,20 +49,33 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-po
 all: check-deps $(BIN)
 
 Q := $(if $(V),,@)
-$(BUILD)/%.o: %.c
+define compile
 	@mkdir -p $(dir $@)
 	@$(if $(V),,echo "  CC    $<")
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(1) -c $< -o $@
+endef
+$(BUILD)/engine/src/gnn/%.o: engine/src/gnn/%.c
+	$(call compile,$(ENGINE_CFLAGS) $(BLAS_CFLAGS))
+$(BUILD)/engine/src/render/%.o: engine/src/render/%.c
+	$(call compile,$(ENGINE_CFLAGS) $(GVC_CFLAGS))
+$(BUILD)/engine/%.o: engine/%.c
+	$(call compile,$(ENGINE_CFLAGS))
+$(BUILD)/cli/%.o: cli/%.c
+	$(call compile,$(CLI_CFLAGS))
+$(BUILD)/tui/%.o: tui/%.c
+	$(call compile,$(TUI_CFLAGS))
+$(BUILD)/tests/%.o: tests/%.c
+	$(call compile,$(TEST_CFLAGS))
 
 $(LIB): $(ENGINE_OBJ)
 	@rm -f $@
 	$(Q)ar rcs $@ $^
 
-$(BIN): $(TUI_OBJ) $(LIB)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(TUI_OBJ) $(LIB) $(LIBS)
+$(BIN): $(CLI_OBJ) $(TUI_OBJ) $(LIB)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(TUI_OBJ) $(LIB) $(LIBS)
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TUI_LIB_OBJ) $(LIB)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TUI_LIB_OBJ) $(LIB) $(LIBS)
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(FRONT_LIB_OBJ) $(LIB)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(FRONT_LIB_OBJ) $(LIB) $(LIBS)
 
 # Each test binary runs from the repository root; the end-to-end scripts in tests/*.sh after.
 test: check-deps $(BIN) $(TEST_BIN)
@@ -77,7 +105,7 @@ check-deps:
 clean:
 	rm -rf build build-san build-fuzz
 
--include $(ENGINE_OBJ:.o=.d) $(TUI_OBJ:.o=.d) $(TEST_BIN:=.d)
+-include $(ENGINE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TUI_OBJ:.o=.d) $(TEST_BIN:=.d)
 
 # Record tests (H): fake shared libraries that the tests load through dlopen (fake NVML).
 $(BUILD)/tests/libfake_%.so: tests/data/record/fake_%.c

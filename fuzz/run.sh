@@ -13,7 +13,7 @@ OUT=${FUZZ_OUT:-build-fuzz}
 TIMEOUT=${FUZZ_TIMEOUT:-10}
 command -v "$CC" >/dev/null 2>&1 || { echo "fuzz: $CC not found (install clang)" >&2; exit 1; }
 FLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 -fno-omit-frame-pointer \
- -fsanitize=address,undefined -fno-sanitize-recover=all -Iengine/include -Iengine/src \
+ -fsanitize=address,undefined -fno-sanitize-recover=all -Iengine/include -Iengine/src -Itui \
  $(pkg-config --cflags libcjson openblas libgvc 2>/dev/null)"
 LIBS="$(pkg-config --libs libcjson openblas libgvc 2>/dev/null) -lm -lpthread -ldl"
 mkdir -p "$OUT/obj" "$OUT/findings"
@@ -24,7 +24,7 @@ mkdir -p "$OUT/obj" "$OUT/findings"
 # archive, so two runs at once (different targets) do not trip over each other.
 LIBA="$OUT/libdp-fuzz.$$.a"
 trap 'rm -f "$LIBA"' EXIT
-for src in engine/src/*.c; do
+for src in engine/src/*/*.c; do
     base=$(basename "$src" .c); obj="$OUT/obj/$base.o"
     if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find engine/include engine/src -name '*.h' -newer "$obj" 2>/dev/null | head -n 1)" ]; then
         if $CC $FLAGS -fsanitize=fuzzer-no-link -w -c "$src" -o "$obj.$$" 2>"$OUT/obj/$base.log"; then
@@ -35,7 +35,7 @@ for src in engine/src/*.c; do
     fi
 done
 objs=""
-for src in engine/src/*.c; do
+for src in engine/src/*/*.c; do
     obj="$OUT/obj/$(basename "$src" .c).o"; [ -f "$obj" ] && objs="$objs $obj"
 done
 # shellcheck disable=SC2086

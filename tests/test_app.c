@@ -15,8 +15,8 @@
 
 #include "../tui/app.h"
 #include "../tui/keys.h"
-#include "../tui/view_imp.h"
-#include "../tui/view_importance.h"
+#include "../tui/imp.h"
+#include "../tui/views/view_importance.h"
 #include "dp/inspector.h"
 #include "dp/model.h"
 #include "test.h"

@@ -2,12 +2,12 @@
  * group first under both methods; rankings are identical across runs and thread counts;
  * gradient x input matches finite differences of predict; the iteration metric is the sum of
  * gpu_util idle and active; the drill-down follows the documented sharing rule; the explorer's
- * importance pane (tui/view_importance.c) selects, pans, zooms and draws headless. */
+ * importance pane (tui/views/view_importance.c) selects, pans, zooms and draws headless. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tui/view_importance.h"
+#include "../tui/views/view_importance.h"
 #include "dp/explain.h"
 #include "test.h"
 

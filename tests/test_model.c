@@ -11,8 +11,8 @@
 
 #include "dp/grouped.h"
 #include "dp/model.h"
-#include "model_impl.h"
-#include "model_tape.h"
+#include "gnn/model_impl.h"
+#include "gnn/model_tape.h"
 #include "test.h"
 
 static uint64_t rng = 99;

@@ -4,8 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../tui/cmd.h"
-#include "../tui/cmd_util.h"
+#include "../cli/cmd.h"
+#include "../cli/cmd_util.h"
+#include "dp/clock.h"
 #include "test.h"
 
 /* cmd_bench takes mutable argv, as main's: copy the literals. */
@@ -23,9 +24,9 @@ static int run(int argc, const char **argv) {
 /* The largest --synthetic (1e5 groups) took 24 s to de-duplicate its edges pairwise; now
  * a sort. Same seed, same graph; no duplicate or self edge; every group has an edge. */
 static void test_synthetic(void) {
-    double t0 = cmd_now_ms();
+    double t0 = dp_clock_ms();
     struct dp_grouped *g = cmd_synthetic_grouped(100000, 7);
-    double ms = cmd_now_ms() - t0;
+    double ms = dp_clock_ms() - t0;
     CHECK(g != NULL);
     if (!g) return;
     CHECK(ms < 3000);

@@ -7,8 +7,8 @@
 
 #include "dp/grouped.h"
 #include "dp/model.h"
-#include "json_util.h"
-#include "model_impl.h"
+#include "core/json_util.h"
+#include "gnn/model_impl.h"
 #include "test.h"
 
 static double worst_out = 0; /* largest relative output error over all cases (printed) */

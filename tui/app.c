@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dp/clock.h"
 #include "dp/graph_io.h"
 #include "dp/sim.h"
 #include "dp/train.h"
@@ -1080,12 +1081,6 @@ void app_free(struct app *a) {
     memset(a, 0, sizeof *a);
 }
 
-static double mono_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 /* ---- background transfer ------------------------------------------------------------------ */
 
 /* What the worker needs; the graph, partition and weights are borrowed (immutable while the app
@@ -1183,7 +1178,7 @@ static void *xfer_main(void *arg) {
     struct dp_partition *zp = NULL;
     char msg[256];
     enum app_job_state end = APP_JOB_FAILED;
-    double t_start = mono_ms();
+    double t_start = dp_clock_ms();
     dp_dataset_init(&ds, w->target.id);
 
     if (dp_inspector_load(w->base_path, &base, &err) != DP_OK) goto done;
@@ -1243,7 +1238,7 @@ static void *xfer_main(void *arg) {
     snprintf(msg, sizeof msg,
              "transferred %s -> %s in %.1f s; f saves it (%d simulated samples; head only: %d "
              "epochs, %.1f s, best val loss %.3g)", w->base_id, w->target.id,
-             (mono_ms() - t_start) / 1e3, ds.n_samples, res.epochs_run, res.seconds,
+             (dp_clock_ms() - t_start) / 1e3, ds.n_samples, res.epochs_run, res.seconds,
              res.best_val_loss);
     dp_train_result_free(&res);
     end = APP_JOB_DONE;
@@ -1464,19 +1459,19 @@ bool app_pending(const struct app *a) {
 }
 
 bool app_fill_pending(struct app *a, double budget_ms) {
-    double t0 = mono_ms();
+    double t0 = dp_clock_ms();
     bool changed = false, rows = false;
     if (a->pred.sim_pending) {
         pred_apply_sim(a, &a->cur, &a->pred, sim_get(a, &a->cur));
         changed = true;
     }
-    for (int i = 0; i < a->n_rows && mono_ms() - t0 < budget_ms; i++) {
+    for (int i = 0; i < a->n_rows && dp_clock_ms() - t0 < budget_ms; i++) {
         struct app_row *r = &a->rows[i];
         if (r->p.insp_pending) { /* loads the inspector file, then predicts */
             app_predict(a, &r->s, &r->p);
             changed = rows = true;
         }
-        if (r->p.sim_pending && mono_ms() - t0 < budget_ms) {
+        if (r->p.sim_pending && dp_clock_ms() - t0 < budget_ms) {
             pred_apply_sim(a, &r->s, &r->p, sim_get(a, &r->s));
             changed = rows = true;
         }

@@ -228,8 +228,8 @@ struct app {
     struct app_job job;
 };
 
-/* The importance tab is drawn by tui/view_importance.c (helper G) through the glue in
- * tui/view_imp.c, which keeps the pane in step with a->grouped (a->grouped_gen), app_inspector(a)
+/* The importance tab is drawn by tui/views/view_importance.c (helper G) through the glue in
+ * tui/imp.c, which keeps the pane in step with a->grouped (a->grouped_gen), app_inspector(a)
  * and a->metric (dp/explain.h numbering: 0..11 outputs, 12 iteration time). */
 
 struct app_opts {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "view_imp.h"
+#include "imp.h"
 
 #define KEY_TAB     '\t'
 #define KEY_ESC     27

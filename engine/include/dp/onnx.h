@@ -1,6 +1,6 @@
 /* onnx.h: ONNX ModelProto import: nodes, initializers as variables, value_info shapes, a symbolic
  * batch dimension, expanded into a training graph like the zoo's (forward, gradients, optimizer).
- * No protobuf dependency: a bounds-checked wire-format decoder (engine/src/onnx.c).
+ * No protobuf dependency: a bounds-checked wire-format decoder (engine/src/io/onnx.c).
  * Mapping: activations stay NCHW (data_format attrs), conv weights become HWIO variables, ONNX
  * ops become TensorFlow ops (Conv -> Conv2D / DepthwiseConv2dNative, Gemm/MatMul -> MatMul /
  * BatchMatMulV2, BatchNormalization -> FusedBatchNormV3, pools, Relu..., Add -> AddV2, Concat,

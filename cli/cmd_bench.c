@@ -1,0 +1,340 @@
+/* cmd_bench.c: `driple bench predict|train|transfer|coarsen|explain`: times the inspector network
+ * (one prediction; one training step of a batch; a transfer head step on cached embeddings and the
+ * embedding pass) and reports medians, as text or one JSON object. Coarsening and explanation
+ * benchmarks live with their owners (bench_coarsen, bench_explain). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "cmd.h"
+#include "cmd_util.h"
+#include "dp/clock.h"
+#include "dp/grouped.h"
+#include "dp/inspector.h"
+#include "dp/model.h"
+
+#define BENCH_USAGE                                                                          \
+    "driple bench predict|train|transfer (--inspector M.json | --weights W.json |\n"          \
+    "       --random [--layer gcn|gin|gat|mpnn]) [--grouped G.json | --synthetic N]\n"          \
+    "       [--runs R] [--batch B] [--threads T (default 1)] [--json]\n"                        \
+    "       driple bench coarsen [GRAPH [--exported-batch N]] [--ops N] [--groups K]\n"         \
+    "                            [--seed S] [--repeat R] [--json]\n"                            \
+    "       driple bench explain [GRAPH [--exported-batch N] | --grouped FILE] [--inspector M]\n" \
+    "                            [--groups K] [--repeat N] [--threads N] [--json]"
+
+/* CPU time of the whole process (all BLAS threads), for figures less sensitive to other load. */
+static double cpu_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+struct stats {
+    double median, min, mean;
+};
+
+static struct stats summarise(double *ms, int n) {
+    struct stats s = {0, 0, 0};
+    qsort(ms, (size_t)n, sizeof *ms, cmd_cmp_double);
+    for (int i = 0; i < n; i++) s.mean += ms[i] / n;
+    s.median = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+    s.min = ms[0];
+    return s;
+}
+
+struct bench_opts {
+    const char *inspector, *weights, *grouped, *layer;
+    bool        random, json;
+    int64_t     synthetic, runs, batch, threads;
+};
+
+static int load_model(const struct bench_opts *o, struct dp_inspector **insp,
+                      struct dp_model **own, const struct dp_model **m) {
+    struct dp_error err = {0};
+    if (o->inspector) {
+        if (dp_inspector_load(o->inspector, insp, &err)) return cli_fail(&err);
+        *m = dp_inspector_model(*insp);
+    } else if (o->weights) {
+        if (dp_model_load_torch_json_new(o->weights, own, &err)) return cli_fail(&err);
+        *m = *own;
+    } else {
+        struct dp_arch a;
+        dp_arch_default(&a);
+        if (o->layer && !dp_layer_parse(o->layer, &a.layer))
+            return cli_usage("bench", BENCH_USAGE, "unknown --layer '%s' (gcn, gin, gat, mpnn)",
+                             o->layer);
+        if (dp_model_init(&a, 1, own, &err)) return cli_fail(&err);
+        *m = *own;
+    }
+    return 0;
+}
+
+#define BENCH_MAX_BATCH_GROUPS 10000000 /* groups over all graphs of one training batch */
+
+/* The exit status of a benchmark that ran out of memory (sizes come from the options). */
+static int out_of_memory(void) {
+    fprintf(stderr, "driple: bench: out of memory (try a smaller --batch or --synthetic)\n");
+    return 1;
+}
+
+static int load_graph(const struct bench_opts *o, struct dp_grouped **g) {
+    struct dp_error err = {0};
+    if (o->grouped) {
+        if (dp_grouped_load_json(o->grouped, g, &err)) return cli_fail(&err);
+    } else if (!(*g = cmd_synthetic_grouped((int)o->synthetic, 7))) {
+        return out_of_memory();
+    }
+    return 0;
+}
+
+/* The 1-minute load average (other processes inflate wall-clock medians), or -1. */
+static double load_avg(void) {
+    double l = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1) l = -1;
+        fclose(f);
+    }
+    return l;
+}
+
+static void report(const struct bench_opts *o, const char *what, const struct dp_grouped *g,
+                   const struct dp_model *m, struct stats s, struct stats cpu, int runs,
+                   const char *extra_json, const char *extra_text) {
+    const char *src = o->inspector ? o->inspector : o->weights ? o->weights : "random";
+    int layers = dp_arch_n_layers(dp_model_arch(m), g->n_groups);
+    if (o->json) {
+        printf("{\"bench\":\"%s\",\"model\":", what);
+        cmd_json_str(stdout, src);
+        printf(",\"graph\":");
+        cmd_json_str(stdout, o->grouped ? o->grouped : "synthetic");
+        printf(",\"layer\":\"%s\",\"n_groups\":%d,\"n_edges\":%d,\"n_layers\":%d,\"threads\":%d,"
+               "\"runs\":%d,\"median_ms\":%.4f,\"min_ms\":%.4f,\"mean_ms\":%.4f,"
+               "\"cpu_median_ms\":%.4f,\"load_avg\":%.2f%s}\n",
+               dp_layer_name(dp_model_arch(m)->layer), g->n_groups, g->n_edges, layers,
+               dp_blas_threads(0), runs, s.median, s.min, s.mean, cpu.median, load_avg(),
+               extra_json ? extra_json : "");
+    } else {
+        printf("bench %s: %s on %s (%d groups, %d edges, %d layers), %d BLAS thread(s): median "
+               "%.3f ms (CPU %.3f ms), min %.3f ms, mean %.3f ms over %d runs, load average "
+               "%.2f%s\n",
+               what, dp_layer_name(dp_model_arch(m)->layer), o->grouped ? o->grouped : "synthetic",
+               g->n_groups, g->n_edges, layers, dp_blas_threads(0), s.median, cpu.median, s.min,
+               s.mean, runs, load_avg(), extra_text ? extra_text : "");
+    }
+}
+
+/* The published configuration, for which DESIGN.md gives the PyTorch figures. */
+static bool published(const struct dp_model *m, const struct dp_grouped *g) {
+    const struct dp_arch *a = dp_model_arch(m);
+    return a->layer == DP_LAYER_GCN && a->hidden == 64 && a->gru && a->rule == DP_RULE_HALF &&
+           g->n_groups == 100;
+}
+
+static int bench_predict(const struct bench_opts *o, const struct dp_model *m,
+                         const struct dp_grouped *g) {
+    struct dp_error err = {0};
+    float out[DP_N_OUTPUTS];
+    const int R = (int)o->runs;
+    double *ms = calloc((size_t)R * 2, sizeof *ms);
+    if (!ms) return out_of_memory();
+    double *cms = ms + R;
+    for (int w = 0; w < 2; w++)
+        if (dp_model_predict(m, g, out, &err)) {
+            free(ms);
+            return cli_fail(&err);
+        }
+    for (int r = 0; r < R; r++) {
+        double t0 = dp_clock_ms(), c0 = cpu_ms();
+        dp_model_predict(m, g, out, &err);
+        ms[r] = dp_clock_ms() - t0;
+        cms[r] = cpu_ms() - c0;
+    }
+    struct stats s = summarise(ms, R), cs = summarise(cms, R);
+    free(ms);
+    char ej[128] = "", et[128] = "";
+    if (published(m, g)) { /* the baseline is for the published GCN on 100 groups */
+        snprintf(ej, sizeof ej, ",\"pytorch_ms\":190,\"speedup\":%.1f", 190.0 / s.median);
+        snprintf(et, sizeof et, " (PyTorch baseline 190 ms: %.0fx)", 190.0 / s.median);
+    }
+    report(o, "predict", g, m, s, cs, R, ej, et);
+    return 0;
+}
+
+/* B graphs: g with features jittered per copy (seeded), random targets in [0, 1). */
+static struct dp_grouped **batch_of(const struct dp_grouped *g, int B, float *targets) {
+    struct dp_grouped **gs = calloc((size_t)B, sizeof *gs);
+    if (!gs) return NULL;
+    uint64_t s = 12345;
+    for (int k = 0; k < B; k++) {
+        gs[k] = dp_grouped_init(g->graph, g->n_groups, g->n_edges);
+        if (!gs[k]) return gs;
+        memcpy(gs[k]->edges, g->edges, (size_t)g->n_edges * 2 * sizeof *g->edges);
+        for (int i = 0; i < g->n_groups * DP_N_FEATURES; i++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            gs[k]->x[i] = g->x[i] * (0.9 + 0.2 * (double)(s >> 40) / (double)(1ull << 24));
+        }
+        for (int o = 0; o < DP_N_OUTPUTS; o++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            targets[k * DP_N_OUTPUTS + o] = (float)((double)(s >> 40) / (double)(1ull << 24));
+        }
+    }
+    return gs;
+}
+
+static void free_batch(struct dp_grouped **gs, int B) {
+    for (int k = 0; gs && k < B; k++) dp_grouped_free(gs[k]);
+    free(gs);
+}
+
+static int bench_train(const struct bench_opts *o, const struct dp_model *base,
+                       const struct dp_grouped *g, bool transfer) {
+    struct dp_error err = {0};
+    const int B = (int)o->batch, R = (int)o->runs;
+    /* B jittered copies of the graph are made: refuse sizes that would exhaust memory (4096 x
+     * 1e5 groups is ~19 GB) instead of thrashing the machine. */
+    if ((long long)B * g->n_groups > BENCH_MAX_BATCH_GROUPS)
+        return cli_usage("bench", BENCH_USAGE, "--batch %d x %d groups: more than %d groups in "
+                         "one batch", B, g->n_groups, BENCH_MAX_BATCH_GROUPS);
+    float *targets = calloc((size_t)B * DP_N_OUTPUTS, sizeof *targets);
+    struct dp_grouped **gs = targets ? batch_of(g, B, targets) : NULL;
+    struct dp_model *m = dp_model_clone(base);
+    struct dp_trainer *t = NULL;
+    double *ms = calloc((size_t)R, sizeof *ms), *ems = calloc((size_t)R, sizeof *ems);
+    double *cms = calloc((size_t)R, sizeof *cms);
+    float *emb = NULL;
+    int rc = 1;
+    if (!gs || !m || !ms || !ems || !cms || !gs[B - 1]) {
+        rc = out_of_memory();
+        goto done;
+    }
+    struct dp_adam_opts ad;
+    dp_adam_default(&ad);
+    if (dp_trainer_init(m, transfer ? DP_TRAIN_HEAD : DP_TRAIN_FULL, &ad, &t, &err)) {
+        rc = cli_fail(&err);
+        goto done;
+    }
+    float loss = 0;
+    if (!transfer) {
+        for (int r = 0; r < R; r++) {
+            double t0 = dp_clock_ms(), c0 = cpu_ms();
+            if (dp_trainer_step(t, (const struct dp_grouped *const *)gs, B, targets, true, &loss,
+                                &err)) {
+                rc = cli_fail(&err);
+                goto done;
+            }
+            ms[r] = dp_clock_ms() - t0;
+            cms[r] = cpu_ms() - c0;
+        }
+        struct stats s = summarise(ms, R), cs = summarise(cms, R);
+        char ej[160], et[160];
+        snprintf(ej, sizeof ej, ",\"batch\":%d,\"loss\":%.6g", B, loss);
+        snprintf(et, sizeof et, ", batch %d", B);
+        if (published(m, g) && B == 32) {
+            snprintf(ej + strlen(ej), sizeof ej - strlen(ej),
+                     ",\"pytorch_ms\":11000,\"speedup\":%.1f", 11000.0 / s.median);
+            snprintf(et + strlen(et), sizeof et - strlen(et), " (PyTorch baseline 11 s: %.0fx)",
+                     11000.0 / s.median);
+        }
+        report(o, "train", g, m, s, cs, R, ej, et);
+        rc = 0;
+        goto done;
+    }
+    /* transfer: the embedding pass (per graph, once per body) and head steps on the cache */
+    const int E = dp_model_embed_size(m);
+    emb = calloc((size_t)B * E, sizeof *emb);
+    if (!emb) {
+        rc = out_of_memory();
+        goto done;
+    }
+    for (int r = 0; r < R; r++) {
+        double t0 = dp_clock_ms();
+        if (dp_model_embed(m, gs[r % B], emb + (size_t)(r % B) * E, &err)) {
+            rc = cli_fail(&err);
+            goto done;
+        }
+        ems[r] = dp_clock_ms() - t0;
+    }
+    for (int k = 0; k < B; k++)
+        if (dp_model_embed(m, gs[k], emb + (size_t)k * E, &err)) {
+            rc = cli_fail(&err);
+            goto done;
+        }
+    for (int r = 0; r < R; r++) {
+        double t0 = dp_clock_ms(), c0 = cpu_ms();
+        if (dp_trainer_step_head(t, emb, B, targets, true, &loss, &err)) {
+            rc = cli_fail(&err);
+            goto done;
+        }
+        ms[r] = dp_clock_ms() - t0;
+        cms[r] = cpu_ms() - c0;
+    }
+    struct stats s = summarise(ms, R), se = summarise(ems, R), cs = summarise(cms, R);
+    char ej[256], et[256];
+    snprintf(ej, sizeof ej, ",\"batch\":%d,\"embed_median_ms\":%.4f,\"embed_min_ms\":%.4f,"
+             "\"loss\":%.6g", B, se.median, se.min, loss);
+    snprintf(et, sizeof et, ", batch %d head step on cached embeddings; embedding pass per graph "
+             "median %.3f ms", B, se.median);
+    report(o, "transfer", g, m, s, cs, R, ej, et);
+    rc = 0;
+done:
+    dp_trainer_free(t);
+    dp_model_free(m);
+    free_batch(gs, B);
+    free(targets);
+    free(ms);
+    free(ems);
+    free(cms);
+    free(emb);
+    return rc;
+}
+
+int cmd_bench(int argc, char **argv) {
+    if (argc < 1) return cli_usage("bench", BENCH_USAGE, "missing what to benchmark");
+    const char *what = argv[0];
+    if (!strcmp(what, "coarsen")) return bench_coarsen(argc - 1, argv + 1);
+    if (!strcmp(what, "explain")) return bench_explain(argc - 1, argv + 1);
+    bool pred = !strcmp(what, "predict"), train = !strcmp(what, "train");
+    bool transfer = !strcmp(what, "transfer");
+    if (!pred && !train && !transfer)
+        return cli_usage("bench", BENCH_USAGE, "unknown benchmark '%s'", what);
+    struct cli c;
+    struct bench_opts o = {.synthetic = 100, .runs = 0, .batch = 32, .threads = 0};
+    if (!cli_init(&c, argc - 1, argv + 1, pred ? "bench predict" : train ? "bench train"
+                                                                          : "bench transfer"))
+        return 1;
+    o.json = cli_flag(&c, "--json");
+    o.random = cli_flag(&c, "--random");
+    o.inspector = cli_value(&c, "--inspector");
+    o.weights = cli_value(&c, "--weights");
+    o.grouped = cli_value(&c, "--grouped");
+    o.layer = cli_value(&c, "--layer");
+    bool ok = cli_int(&c, "--synthetic", 1, 100000, &o.synthetic) &&
+              cli_int(&c, "--runs", 1, 100000, &o.runs) &&
+              cli_int(&c, "--batch", 1, 4096, &o.batch) &&
+              cli_int(&c, "--threads", 0, 256, &o.threads);
+    ok = ok && cli_check_unused(&c);
+    cli_done(&c);
+    if (!ok) return 2;
+    if (!!o.inspector + !!o.weights + o.random != 1)
+        return cli_usage("bench", BENCH_USAGE,
+                         "give exactly one of --inspector, --weights or --random");
+    if (o.runs == 0) o.runs = pred ? 50 : train ? 5 : 50;
+    /* one BLAS thread unless asked: the published model's GEMMs are small (100 x 64 x 256), and
+     * a second thread only spins on a busy machine (17.7 ms of CPU per prediction against 5.2) */
+    dp_blas_threads(o.threads > 0 ? (int)o.threads : 1);
+    struct dp_inspector *insp = NULL;
+    struct dp_model *own = NULL;
+    const struct dp_model *m = NULL;
+    struct dp_grouped *g = NULL;
+    int rc = load_model(&o, &insp, &own, &m);
+    if (!rc) rc = load_graph(&o, &g);
+    if (!rc) rc = pred ? bench_predict(&o, m, g) : bench_train(&o, m, g, transfer);
+    dp_grouped_free(g);
+    dp_model_free(own);
+    dp_inspector_free(insp);
+    return rc;
+}

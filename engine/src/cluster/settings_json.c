@@ -1,0 +1,364 @@
+/* settings_json.c: reading the GPU catalog ("driple-gpus/1") and reading and writing setting
+ * lists ("driple-settings/1"). Unknown catalog figures are JSON null (or absent) and become NaN
+ * or 0; nothing is filled in. */
+#include "dp/settings.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "core/json_util.h"
+
+#define SETTINGS_MAX_BYTES ((size_t)64 << 20)
+
+/* Removes "dir/../" pairs from a joined path in place ("assets/settings/../inspectors/x" ->
+ * "assets/inspectors/x") so that messages and the explorer show the path a user would type.
+ * Purely lexical: a leading "../" or a pair whose first half is ".." stays. */
+static void collapse_dotdot(char *p) {
+    for (char *q; (q = strstr(p, "/../"));) {
+        char *seg = q;
+        while (seg > p && seg[-1] != '/') seg--;
+        if (q - seg == 2 && seg[0] == '.' && seg[1] == '.') return;
+        if (q == seg) return; /* "//../": leave odd paths alone */
+        memmove(seg, q + 4, strlen(q + 4) + 1);
+    }
+}
+
+/* An optional figure that must lie in [lo, hi] when present; NaN when absent or null. The
+ * bounds are far outside any real GPU's and only stop typos (a unit off by 1e3 and more) from
+ * reaching the simulator, whose times they scale. */
+static enum dp_status opt_fig(const cJSON *obj, const char *key, double lo, double hi,
+                              const char *name, const char *path, double *out,
+                              struct dp_error *err) {
+    double v = NAN;
+    enum dp_status st = dp_json_get_number(obj, key, true, name, path, &v, err);
+    if (st) return st;
+    if (!isnan(v) && !(v >= lo && v <= hi))
+        return dp_error_set(err, DP_ERR_INVALID,
+                            "%s:%s.%s: %g is not in [%g, %g] (null when unknown)", name, path,
+                            key, v, lo, hi);
+    *out = v;
+    return DP_OK;
+}
+
+enum dp_status dp_gpu_catalog_load(const char *path, struct dp_gpu_catalog **out,
+                                   struct dp_error *err) {
+    cJSON *root = NULL;
+    struct dp_gpu_catalog *c = NULL;
+    enum dp_status st = dp_json_load(path, SETTINGS_MAX_BYTES, &root, err);
+    if (st) return st;
+    if ((st = dp_json_check_format(root, "driple-gpus/1", path, err))) goto fail;
+    const cJSON *arr = NULL;
+    if ((st = dp_json_get_array(root, "gpus", false, path, "$", &arr, err))) goto fail;
+    int n = cJSON_GetArraySize(arr);
+    if (!(c = calloc(1, sizeof *c)) || !(c->gpus = calloc((size_t)n + 1, sizeof *c->gpus)) ||
+        !(c->path = strdup(path))) {
+        st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path);
+        goto fail;
+    }
+    const cJSON *g;
+    int i = 0;
+    cJSON_ArrayForEach(g, arr) {
+        char jp[48];
+        snprintf(jp, sizeof jp, "$.gpus[%d]", i);
+        struct dp_gpu *d = &c->gpus[i];
+        if (!cJSON_IsObject(g)) {
+            st = dp_error_set(err, DP_ERR_INVALID, "%s:%s: expected an object", path, jp);
+            goto fail;
+        }
+        if ((st = dp_json_copy_string(g, "name", false, path, jp, d->name, sizeof d->name, err)))
+            goto fail;
+        if (!d->name[0]) {
+            st = dp_error_set(err, DP_ERR_INVALID, "%s:%s.name: empty", path, jp);
+            goto fail;
+        }
+        for (int j = 0; j < i; j++)
+            if (!strcmp(c->gpus[j].name, d->name)) {
+                st = dp_error_set(err, DP_ERR_INVALID, "%s:%s.name: \"%s\" appears twice", path,
+                                  jp, d->name);
+                goto fail;
+            }
+        if ((st = dp_json_copy_string(g, "architecture", true, path, jp, d->architecture,
+                                      sizeof d->architecture, err)) ||
+            (st = dp_json_copy_string(g, "source", true, path, jp, d->source, sizeof d->source,
+                                      err)) ||
+            (st = dp_json_copy_string(g, "notes", true, path, jp, d->notes, sizeof d->notes,
+                                      err)) ||
+            (st = opt_fig(g, "fp32_tflops", 0.001, 1e4, path, jp, &d->fp32_tflops, err)) ||
+            (st = opt_fig(g, "fp16_tflops", 0.001, 1e5, path, jp, &d->fp16_tflops, err)) ||
+            (st = opt_fig(g, "memory_gb", 0.001, 1e5, path, jp, &d->memory_gb, err)) ||
+            (st = opt_fig(g, "bandwidth_gbps", 0.1, 1e6, path, jp, &d->bandwidth_gbps, err)) ||
+            (st = opt_fig(g, "tdp_w", 1, 1e5, path, jp, &d->tdp_w, err)))
+            goto fail;
+        int64_t sm = 0, year = 0;
+        if ((st = dp_json_get_int(g, "sm_count", true, 1, 100000, path, jp, &sm, err)) ||
+            (st = dp_json_get_int(g, "year", true, 1990, 2100, path, jp, &year, err)))
+            goto fail;
+        d->sm_count = (int)sm;
+        d->year = (int)year;
+        i++;
+    }
+    c->n_gpus = i;
+    cJSON_Delete(root);
+    *out = c;
+    return DP_OK;
+fail:
+    cJSON_Delete(root);
+    dp_gpu_catalog_free(c);
+    return st;
+}
+
+/* The directory part of path including the '/', or "" (caller frees). */
+static char *dir_of(const char *path) {
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) + 1 : 0;
+    char *d = malloc(n + 1);
+    if (!d) return NULL;
+    memcpy(d, path, n);
+    d[n] = '\0';
+    return d;
+}
+
+static enum dp_status parse_setting(const cJSON *o, const char *path, const char *jp,
+                                    const char *dir, const struct dp_gpu_catalog *catalog,
+                                    struct dp_setting *s, struct dp_error *err) {
+    enum dp_status st;
+    const char *str = NULL;
+    int64_t v = 0;
+    memset(s, 0, sizeof *s);
+    if (!cJSON_IsObject(o))
+        return dp_error_set(err, DP_ERR_INVALID, "%s:%s: expected an object", path, jp);
+    if ((st = dp_json_copy_string(o, "id", true, path, jp, s->id, sizeof s->id, err)) ||
+        (st = dp_json_copy_string(o, "gpu", false, path, jp, s->gpu, sizeof s->gpu, err)))
+        return st;
+    if (catalog) {
+        const struct dp_gpu *g = dp_gpu_find(catalog, s->gpu);
+        if (!g)
+            return dp_error_set(err, DP_ERR_NOT_FOUND,
+                                "%s:%s.gpu: \"%s\" is not in the GPU catalog", path, jp, s->gpu);
+        strcpy(s->gpu, g->name);
+    }
+    if ((st = dp_json_get_int(o, "ps", false, 1, 64, path, jp, &v, err))) return st;
+    s->ps = (int)v;
+    if ((st = dp_json_get_int(o, "workers", false, 1, 64, path, jp, &v, err))) return st;
+    s->workers = (int)v;
+    str = NULL;
+    if ((st = dp_json_get_string(o, "network", false, path, jp, &str, err))) return st;
+    if (!dp_network_parse(str, &s->network))
+        return dp_error_set(err, DP_ERR_INVALID,
+                            "%s:%s.network: \"%s\" is not one of PCIe NVLink 1GbE 10GbE 25GbE "
+                            "40GbE 100GbE IB-EDR IB-HDR",
+                            path, jp, str);
+    str = "homo";
+    if ((st = dp_json_get_string(o, "placement", true, path, jp, &str, err))) return st;
+    if (!dp_placement_parse(str, &s->placement))
+        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.placement: \"%s\" is not homo or hetero",
+                            path, jp, str);
+    str = "fp32";
+    if ((st = dp_json_get_string(o, "precision", true, path, jp, &str, err))) return st;
+    if (!dp_precision_parse(str, &s->precision))
+        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.precision: \"%s\" is not fp32 or mixed",
+                            path, jp, str);
+    v = 0;
+    if ((st = dp_json_get_int(o, "machines", true, 1, 128, path, jp, &v, err))) return st;
+    s->machines = v ? (int)v : dp_setting_default_machines(s->workers, s->ps, s->network,
+                                                           s->placement);
+    if (!s->id[0]) dp_setting_format_id(s, s->id, sizeof s->id);
+    /* `dataset build` names its output files <id>.json: an id must stay one file name. */
+    if (s->id[0] == '.' || strchr(s->id, '/'))
+        return dp_error_set(err, DP_ERR_INVALID,
+                            "%s:%s.id: \"%s\" cannot name a file (no '/', no leading '.')", path,
+                            jp, s->id);
+    str = NULL;
+    if ((st = dp_json_get_string(o, "inspector", true, path, jp, &str, err))) return st;
+    if (str && *str) {
+        int n = str[0] == '/' ? snprintf(s->inspector, sizeof s->inspector, "%s", str)
+                              : snprintf(s->inspector, sizeof s->inspector, "%s%s", dir, str);
+        if (n < 0 || (size_t)n >= sizeof s->inspector)
+            return dp_error_set(err, DP_ERR_INVALID, "%s:%s.inspector: path too long", path, jp);
+        collapse_dotdot(s->inspector);
+    }
+    st = dp_setting_check(s, err);
+    if (st) {
+        char pre[600];
+        snprintf(pre, sizeof pre, "%s:%s", path, jp);
+        dp_error_prefix(err, pre);
+    }
+    return st;
+}
+
+/* The search path's second place (settings.h): the user directory's inspector for s when the
+ * list names none or its file does not exist. */
+static void use_user_inspector(struct dp_setting *s) {
+    char user[sizeof s->inspector];
+    if (s->inspector[0] && access(s->inspector, F_OK) == 0) return;
+    if (dp_user_inspector_path(s, user, sizeof user) && access(user, R_OK) == 0)
+        memcpy(s->inspector, user, sizeof user);
+}
+
+enum dp_status dp_settings_load(const char *path, const struct dp_gpu_catalog *catalog,
+                                struct dp_settings **out, struct dp_error *err) {
+    cJSON *root = NULL;
+    struct dp_settings *s = NULL;
+    char *dir = NULL;
+    enum dp_status st = dp_json_load(path, SETTINGS_MAX_BYTES, &root, err);
+    if (st) return st;
+    if ((st = dp_json_check_format(root, "driple-settings/1", path, err))) goto fail;
+    const cJSON *arr = NULL;
+    if ((st = dp_json_get_array(root, "settings", false, path, "$", &arr, err))) goto fail;
+    int n = cJSON_GetArraySize(arr);
+    if (!(dir = dir_of(path)) || !(s = calloc(1, sizeof *s)) ||
+        !(s->settings = calloc((size_t)n + 1, sizeof *s->settings)) ||
+        !(s->path = malloc(strlen(path) + 1))) {
+        st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path);
+        goto fail;
+    }
+    strcpy(s->path, path);
+    const cJSON *o;
+    int i = 0;
+    cJSON_ArrayForEach(o, arr) {
+        char jp[48];
+        snprintf(jp, sizeof jp, "$.settings[%d]", i);
+        if ((st = parse_setting(o, path, jp, dir, catalog, &s->settings[i], err))) goto fail;
+        use_user_inspector(&s->settings[i]);
+        /* Ignoring case: --setting matches that way, and the datasets named after the ids
+         * would collide on a case-insensitive file system. */
+        for (int j = 0; j < i; j++)
+            if (!strcasecmp(s->settings[j].id, s->settings[i].id)) {
+                st = dp_error_set(err, DP_ERR_INVALID,
+                                  "%s:%s.id: \"%s\" appears twice (as \"%s\" in $.settings[%d])",
+                                  path, jp, s->settings[i].id, s->settings[j].id, j);
+                goto fail;
+            }
+        i++;
+    }
+    s->n_settings = i;
+    cJSON_Delete(root);
+    free(dir);
+    *out = s;
+    return DP_OK;
+fail:
+    cJSON_Delete(root);
+    free(dir);
+    dp_settings_free(s);
+    return st;
+}
+
+/* The inspector path to write into a list saved at dest so that dp_settings_load, which resolves
+ * it against dest's directory, finds the same file: "../" once per directory of dest when dest
+ * is a plain relative path, else the absolute path. False when it does not fit in n bytes. */
+static bool inspector_for(const char *dest, const char *insp, char *buf, size_t n) {
+    const char *slash = strrchr(dest, '/');
+    if (!insp[0] || insp[0] == '/' || !slash) return (size_t)snprintf(buf, n, "%s", insp) < n;
+    size_t depth = 0, len = (size_t)(slash - dest);
+    bool plain = dest[0] != '/';
+    for (size_t i = 0; i < len && plain; i++) {
+        size_t seg = strcspn(dest + i, "/");
+        if (seg > len - i) seg = len - i;
+        if (seg == 0) continue; /* "a//b" */
+        if ((seg == 1 && dest[i] == '.') || (seg == 2 && dest[i] == '.' && dest[i + 1] == '.'))
+            plain = false;
+        depth++;
+        i += seg;
+    }
+    size_t off = 0;
+    if (plain) {
+        for (size_t d = 0; d < depth; d++) {
+            if (off + 3 >= n) return false;
+            memcpy(buf + off, "../", 3);
+            off += 3;
+        }
+    } else {
+        if (!getcwd(buf, n) || (off = strlen(buf)) + 1 >= n) return false;
+        buf[off++] = '/';
+    }
+    return (size_t)snprintf(buf + off, n - off, "%s", insp) < n - off;
+}
+
+enum dp_status dp_settings_save(const struct dp_settings *s, const char *path,
+                                struct dp_error *err) {
+    enum dp_status st = DP_OK;
+    char insp[PATH_MAX + sizeof s->settings->inspector];
+    cJSON *root = cJSON_CreateObject(), *arr = NULL;
+    if (!root || !cJSON_AddStringToObject(root, "format", "driple-settings/1") ||
+        !(arr = cJSON_AddArrayToObject(root, "settings")))
+        goto nomem;
+    for (int i = 0; i < s->n_settings; i++) {
+        const struct dp_setting *x = &s->settings[i];
+        if (!inspector_for(path, x->inspector, insp, sizeof insp)) {
+            cJSON_Delete(root);
+            return dp_error_set(err, DP_ERR_INVALID, "%s:$.settings[%d].inspector: path too long",
+                                path, i);
+        }
+        cJSON *o = cJSON_CreateObject();
+        if (!o) goto nomem;
+        cJSON_AddItemToArray(arr, o);
+        if (!cJSON_AddStringToObject(o, "id", x->id) ||
+            !cJSON_AddStringToObject(o, "gpu", x->gpu) ||
+            !cJSON_AddNumberToObject(o, "ps", x->ps) ||
+            !cJSON_AddNumberToObject(o, "workers", x->workers) ||
+            !cJSON_AddStringToObject(o, "placement", dp_placement_name(x->placement)) ||
+            !cJSON_AddStringToObject(o, "network", dp_network_name(x->network)) ||
+            !cJSON_AddNumberToObject(o, "machines", x->machines) ||
+            !cJSON_AddStringToObject(o, "precision", dp_precision_name(x->precision)) ||
+            !cJSON_AddStringToObject(o, "inspector", insp))
+            goto nomem;
+    }
+    st = dp_json_save(root, path, true, err);
+    cJSON_Delete(root);
+    return st;
+nomem:
+    cJSON_Delete(root);
+    return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path);
+}
+
+bool dp_asset_path(const char *name, char *buf, size_t n) {
+    char cand[3][PATH_MAX + 64];
+    int k = 0;
+    const char *env = getenv("DRIPLE_ASSETS");
+    if (env && *env) snprintf(cand[k++], sizeof cand[0], "%.*s/%s", PATH_MAX, env, name);
+    snprintf(cand[k++], sizeof cand[0], "assets/%s", name);
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = '\0';
+        snprintf(cand[k++], sizeof cand[0], "%.*s/../assets/%s", PATH_MAX, exe, name);
+    }
+    for (int i = 0; i < k; i++)
+        if (access(cand[i], R_OK) == 0) {
+            snprintf(buf, n, "%s", cand[i]);
+            return true;
+        }
+    snprintf(buf, n, "%s%s%s%s%s", cand[0], k > 1 ? ", " : "", k > 1 ? cand[1] : "",
+             k > 2 ? ", " : "", k > 2 ? cand[2] : "");
+    return false;
+}
+
+enum dp_status dp_gpu_catalog_load_default(const char *path, struct dp_gpu_catalog **out,
+                                           struct dp_error *err) {
+    if (path) return dp_gpu_catalog_load(path, out, err);
+    char p[3 * PATH_MAX + 256];
+    if (!dp_asset_path("gpus.json", p, sizeof p))
+        return dp_error_set(err, DP_ERR_NOT_FOUND,
+                            "gpus.json: not found (tried %.400s; set DRIPLE_ASSETS or pass --gpus)",
+                            p);
+    return dp_gpu_catalog_load(p, out, err);
+}
+
+enum dp_status dp_settings_load_default(const char *path, const struct dp_gpu_catalog *catalog,
+                                        struct dp_settings **out, struct dp_error *err) {
+    if (path) return dp_settings_load(path, catalog, out, err);
+    char p[3 * PATH_MAX + 256];
+    if (!dp_asset_path("settings/default.json", p, sizeof p))
+        return dp_error_set(err, DP_ERR_NOT_FOUND,
+                            "settings/default.json: not found (tried %.400s; set DRIPLE_ASSETS or "
+                            "pass --settings)",
+                            p);
+    return dp_settings_load(p, catalog, out, err);
+}

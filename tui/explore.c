@@ -1,0 +1,436 @@
+/* explore.c: the ncurses explorer's main loop (htop's shape): a getch
+ * with a timeout, KEY_RESIZE -> layout + new windows, key -> action -> reaction flags, one
+ * doupdate per frame, and endwin on every exit path (normal, error, signal). `--bench-keys N`
+ * times N key actions with full redraws into a terminal written to /dev/null, after the
+ * importance tab's first open (its Graphviz layout runs in the background) and its `r` key
+ * (occlusion, computed in the background). */
+#include <curses.h>
+#include <langinfo.h>
+#include <math.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "explore.h"
+
+#include "dp/clock.h"
+#include "keys.h"
+#include "layout.h"
+#include "views/view_common.h"
+#include "imp.h"
+#include "views/view_importance.h"
+
+#define FILL_BUDGET_MS 25 /* simulations run per idle frame while some are pending */
+
+struct wins {
+    WINDOW *header, *tabs, *table, *derived, *strips, *body, *status, *footer, *help;
+};
+
+static volatile sig_atomic_t g_quit_sig;
+static volatile sig_atomic_t g_curses_on;
+
+static void on_quit_signal(int sig) { g_quit_sig = sig; }
+
+/* A crash must not leave the terminal raw: restore it, then die of the same signal. */
+static void on_fatal_signal(int sig) {
+    if (g_curses_on) endwin();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void curses_atexit(void) {
+    if (g_curses_on) endwin();
+    g_curses_on = 0;
+}
+
+static void install_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_quit_signal; /* no SA_RESTART: getch returns and the loop sees the flag */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sa.sa_handler = on_fatal_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+    sigaction(SIGFPE, &sa, NULL);
+    sigaction(SIGABRT, &sa, NULL);
+    sigaction(SIGILL, &sa, NULL);
+    atexit(curses_atexit);
+}
+
+static void wins_free(struct wins *w) {
+    WINDOW **all[] = {&w->header, &w->tabs,   &w->table,  &w->derived, &w->strips,
+                      &w->body,   &w->status, &w->footer, &w->help};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (*all[i]) delwin(*all[i]);
+        *all[i] = NULL;
+    }
+}
+
+static WINDOW *win(struct rect r) {
+    if (r.h <= 0 || r.w <= 0) return NULL;
+    return newwin(r.h, r.w, r.y, r.x);
+}
+
+static void wins_make(struct wins *w, const struct layout *l) {
+    wins_free(w);
+    if (l->too_small) return;
+    w->header = win(l->header);
+    w->tabs = win(l->tabs);
+    w->table = win(l->table);
+    w->derived = win(l->derived);
+    w->strips = win(l->strips);
+    w->body = win(l->body);
+    w->status = win(l->status);
+    w->footer = win(l->footer);
+    w->help = win(l->help);
+    WINDOW *all[] = {w->header, w->tabs, w->table, w->derived, w->strips,
+                     w->body,   w->status, w->footer, w->help};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i]) keypad(all[i], TRUE);
+}
+
+/* One frame: every window of the current tab, then (the caller) one doupdate. */
+static void draw(struct app *a, const struct layout *l, struct wins *w) {
+    if (l->too_small) {
+        view_too_small_draw(l->rows, l->cols, a);
+        return;
+    }
+    view_header_draw(w->header, a);
+    view_tabs_draw(w->tabs, a, l);
+    switch (a->tab) {
+    case APP_TAB_PREDICT:
+        view_table_draw(w->table, a);
+        view_derived_draw(w->derived, a);
+        view_strips_draw(w->strips, a);
+        break;
+    case APP_TAB_COMPARE: view_compare_draw(w->body, a); break;
+    case APP_TAB_GROUPS: view_groups_draw(w->body, a); break;
+    default:
+        imp_sync(a); /* the pane's state follows the app before it is drawn */
+        imp_draw(w->body, a);
+        break;
+    }
+    view_status_draw(w->status, a);
+    view_footer_draw(w->footer, a);
+    if (a->help && w->help) view_help_draw(w->help, a);
+}
+
+static void relayout(struct app *a, struct layout *l, struct wins *w) {
+    *l = layout_compute(LINES, COLS, a);
+    wins_make(w, l);
+    a->page = l->list.h;
+    /* a new layout can hide the selection: keep it in view */
+    if (a->tab == APP_TAB_COMPARE || a->tab == APP_TAB_GROUPS) app_scroll_fit(a, l->list.h);
+    erase();
+    wnoutrefresh(stdscr);
+}
+
+/* Applies one key and redraws the whole screen (what the loop does per key press). */
+static int frame_key(struct app *a, struct layout *l, struct wins *w, int ch) {
+    int r = keys_handle(a, ch);
+    if (a->tab == APP_TAB_COMPARE || a->tab == APP_TAB_GROUPS) app_scroll_fit(a, l->list.h);
+    if (r & R_RELAYOUT) relayout(a, l, w);
+    draw(a, l, w);
+    doupdate();
+    return r;
+}
+
+static const char *bench_key_name(int ch) {
+    static char buf[8];
+    if (ch == '\t') return "Tab";
+    buf[0] = (char)ch;
+    buf[1] = '\0';
+    return buf;
+}
+
+/* Idle frames, as the loop runs them, until the importance pane's background work is in: the
+ * slowest frame (the one taking it in) goes to *adopt_ms. */
+static void bench_imp_wait(struct app *a, struct layout *l, struct wins *w, double *adopt_ms) {
+    struct timespec nap = {0, 1000 * 1000};
+    *adopt_ms = 0;
+    while (imp_busy(a)) {
+        if (!imp_ready(a)) {
+            nanosleep(&nap, NULL);
+            continue;
+        }
+        double f0 = dp_clock_ms();
+        draw(a, l, w);
+        doupdate();
+        *adopt_ms = fmax(*adopt_ms, dp_clock_ms() - f0);
+    }
+}
+
+/* The importance tab's first open, as the loop runs it: the key's frame (open_ms), then idle
+ * frames until the background layout is in: the frame that takes it in (and computes the
+ * importances) costs adopt_ms, the graph shows ready_ms after the key. Back to the predict tab
+ * after. */
+static void bench_importance(struct app *a, struct layout *l, struct wins *w, double *open_ms,
+                             double *adopt_ms, double *ready_ms) {
+    double t0 = dp_clock_ms();
+    frame_key(a, l, w, 'i');
+    *open_ms = dp_clock_ms() - t0;
+    bench_imp_wait(a, l, w, adopt_ms);
+    *ready_ms = dp_clock_ms() - t0;
+    frame_key(a, l, w, '1');
+}
+
+/* `r` on the importance tab (grad -> occlusion), as the loop runs it: the key's frame (key_ms),
+ * the idle frame taking the result in (adopt_ms), the result shown ready_ms after the key; then
+ * `r` back to grad (back_ms, computed in the key's frame) and the predict tab. */
+struct bench_occl {
+    double key_ms, adopt_ms, ready_ms, back_ms;
+};
+
+static void bench_occlusion(struct app *a, struct layout *l, struct wins *w,
+                            struct bench_occl *b) {
+    double ignored;
+    frame_key(a, l, w, 'i');
+    bench_imp_wait(a, l, w, &ignored);
+    double t0 = dp_clock_ms();
+    frame_key(a, l, w, 'r');
+    b->key_ms = dp_clock_ms() - t0;
+    bench_imp_wait(a, l, w, &b->adopt_ms);
+    b->ready_ms = dp_clock_ms() - t0;
+    t0 = dp_clock_ms();
+    frame_key(a, l, w, 'r');
+    b->back_ms = dp_clock_ms() - t0;
+    bench_imp_wait(a, l, w, &ignored);
+    frame_key(a, l, w, '1');
+}
+
+/* --bench-keys N [--bench-seq KEYS] [--rows R --cols C] [--json]: the importance tab's first
+ * open (bench_importance), then N key actions (cycling through a fixed mix, or KEYS), each
+ * followed by a full redraw, into a curses screen whose output goes to /dev/null; prints the
+ * time per key (mean, median, p95, max) and the slowest key. */
+static int cmp_double(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static int bench_keys(struct app *a, long n, int rows, int cols, bool json, const char *keys) {
+    static const int seq_default[] = {'g', 'w', 'p', 'n', '+', 'g', 'W', 'P', '-', 'm', 'G', 'c',
+                                      'g', 's', 'j', '\t', 'g', 'w', 'N', 'm', '1', 'g', 'j', 'k'};
+    int seq_user[64];
+    const int *seq = seq_default;
+    long nseq = (long)(sizeof seq_default / sizeof seq_default[0]);
+    if (keys && *keys) { /* --bench-seq: the keys to cycle through */
+        nseq = 0;
+        for (const char *k = keys; *k && nseq < 64; k++) seq_user[nseq++] = (unsigned char)*k;
+        seq = seq_user;
+    }
+    FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
+    if (!out || !in) {
+        fprintf(stderr, "driple: explore: /dev/null: cannot open\n");
+        if (out) fclose(out);
+        if (in) fclose(in);
+        return 1;
+    }
+    const char *term = getenv("TERM");
+    SCREEN *scr = newterm(term && *term ? term : "xterm-256color", out, in);
+    if (!scr) scr = newterm("xterm", out, in);
+    if (!scr) {
+        fprintf(stderr, "driple: explore: --bench-keys: no usable terminal description\n");
+        fclose(out);
+        fclose(in);
+        return 1;
+    }
+    g_curses_on = 1;
+    resizeterm(rows, cols);
+    view_init_colors(a->color);
+    struct layout l;
+    struct wins w = {0};
+    relayout(a, &l, &w);
+    draw(a, &l, &w);
+    doupdate();
+    double imp_open, imp_adopt, imp_ready_ms;
+    bench_importance(a, &l, &w, &imp_open, &imp_adopt, &imp_ready_ms);
+    struct bench_occl occl;
+    bench_occlusion(a, &l, &w, &occl);
+    double *t = malloc((size_t)n * sizeof *t);
+    if (!t) {
+        endwin();
+        g_curses_on = 0;
+        delscreen(scr);
+        fclose(out);
+        fclose(in);
+        return 1;
+    }
+    double worst = -1, fill_max = 0;
+    int worst_key = 0;
+    long fills = 0;
+    for (long i = 0; i < n; i++) {
+        double t0 = dp_clock_ms();
+        frame_key(a, &l, &w, seq[i % nseq]);
+        t[i] = dp_clock_ms() - t0;
+        if (t[i] > worst) {
+            worst = t[i];
+            worst_key = seq[i % nseq];
+        }
+        /* the idle frames that fill in deferred simulations, as the loop runs them */
+        while (app_pending(a)) {
+            double f0 = dp_clock_ms();
+            app_fill_pending(a, FILL_BUDGET_MS);
+            draw(a, &l, &w);
+            doupdate();
+            fill_max = fmax(fill_max, dp_clock_ms() - f0);
+            fills++;
+        }
+    }
+    wins_free(&w);
+    endwin();
+    g_curses_on = 0;
+    delscreen(scr);
+    fclose(out);
+    fclose(in);
+    double sum = 0;
+    for (long i = 0; i < n; i++) sum += t[i];
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    double p50 = t[n / 2], p95 = t[(long)(0.95 * (double)(n - 1))], mx = t[n - 1];
+    if (json)
+        printf("{\"bench\": \"explore-keys\", \"keys\": %ld, \"rows\": %d, \"cols\": %d, "
+               "\"mean_ms\": %.3f, \"median_ms\": %.3f, \"p95_ms\": %.3f, \"max_ms\": %.3f, "
+               "\"slowest_key\": \"%s\", \"fill_frames\": %ld, \"fill_max_ms\": %.3f, "
+               "\"embed_calls\": %ld, \"sim_calls\": %ld, \"importance_open_ms\": %.3f, "
+               "\"importance_adopt_ms\": %.3f, \"importance_ready_ms\": %.3f, "
+               "\"importance_layout_ms\": %.3f, \"occlusion_key_ms\": %.3f, "
+               "\"occlusion_adopt_ms\": %.3f, \"occlusion_ready_ms\": %.3f, "
+               "\"grad_key_ms\": %.3f}\n",
+               n, rows, cols, sum / (double)n, p50, p95, mx, bench_key_name(worst_key), fills,
+               fill_max, a->n_embed_calls, a->n_sim_calls, imp_open, imp_adopt, imp_ready_ms,
+               imp_layout_ms(a), occl.key_ms, occl.adopt_ms, occl.ready_ms, occl.back_ms);
+    else
+        printf("explore --bench-keys: %ld key actions with full redraws at %dx%d: mean %.2f ms, "
+               "median %.2f ms, p95 %.2f ms, max %.2f ms (key '%s'); %ld idle frames filling in "
+               "simulations, max %.2f ms; GNN passes %ld, simulations %ld; importance tab's "
+               "first open: key to frame %.2f ms (Graphviz layout in the background, %.1f ms; "
+               "the frame taking it in %.2f ms; graph shown %.1f ms after the key); r to "
+               "occlusion: key to frame %.2f ms (computed in the background; the frame taking "
+               "it in %.2f ms; shown %.1f ms after the key); r back to grad: key to frame "
+               "%.2f ms\n",
+               n, cols, rows, sum / (double)n, p50, p95, mx, bench_key_name(worst_key), fills,
+               fill_max, a->n_embed_calls, a->n_sim_calls, imp_open, imp_layout_ms(a), imp_adopt,
+               imp_ready_ms, occl.key_ms, occl.adopt_ms, occl.ready_ms, occl.back_ms);
+    free(t);
+    return 0;
+}
+
+static int run_ui(struct app *a) {
+    install_signals();
+    if (!initscr()) {
+        fprintf(stderr, "driple: explore: cannot initialise the terminal (TERM=%s)\n",
+                getenv("TERM") ? getenv("TERM") : "");
+        return 1;
+    }
+    g_curses_on = 1;
+    cbreak();
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    curs_set(0);
+    set_escdelay(25);
+    mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED, NULL);
+    view_init_colors(a->color);
+    if (a->color) importance_view_init_colors();
+
+    struct layout l;
+    struct wins w = {0};
+    relayout(a, &l, &w);
+    int rc = 0, flags = R_REDRAW;
+    bool prepared = false;
+    for (;;) {
+        if (flags & R_QUIT) break;
+        if (flags & R_RELAYOUT) relayout(a, &l, &w);
+        if (flags & (R_REDRAW | R_RELAYOUT)) {
+            draw(a, &l, &w);
+            doupdate();
+        }
+        if (!prepared) { /* the importance tab's layout, while the user reads the first screen */
+            imp_prepare(a);
+            prepared = true;
+        }
+        flags = R_NONE;
+        if (g_quit_sig) {
+            rc = 128 + (int)g_quit_sig;
+            break;
+        }
+        /* tick fast while a transfer runs (its progress bar), else idle */
+        enum app_job_state js;
+        double prog;
+        char phase[64];
+        app_job_snapshot(a, &js, &prog, phase, sizeof phase);
+        bool pending = app_pending(a);
+        /* the importance pane waits for its background layout: look again soon */
+        bool imp_wait = a->tab == APP_TAB_IMPORTANCE && imp_busy(a);
+        timeout(pending ? 0 : imp_wait ? 10 : js == APP_JOB_RUNNING || a->job.started ? 100 : 1000);
+        int ch = getch();
+        if (ch == ERR) {
+            if (imp_wait && imp_ready(a)) flags |= R_REDRAW; /* the draw takes the layout in */
+            if (pending && app_fill_pending(a, FILL_BUDGET_MS)) flags |= R_REDRAW;
+            if (app_tick(a)) flags |= R_REDRAW;
+            continue;
+        }
+        if (ch == KEY_RESIZE) {
+            flags |= R_RELAYOUT;
+            continue;
+        }
+        if (ch == KEY_MOUSE) {
+            MEVENT ev;
+            if (getmouse(&ev) == OK) flags |= keys_mouse(a, &l, ev.y, ev.x);
+            if (a->tab == APP_TAB_COMPARE || a->tab == APP_TAB_GROUPS)
+                app_scroll_fit(a, l.list.h);
+            flags |= R_REDRAW;
+            continue;
+        }
+        if (l.too_small && ch != 'q' && ch != KEY_F(10) && a->prompt != APP_PROMPT_QUIT) continue;
+        flags |= keys_handle(a, ch);
+        if (a->tab == APP_TAB_COMPARE || a->tab == APP_TAB_GROUPS) app_scroll_fit(a, l.list.h);
+        if (app_tick(a)) flags |= R_REDRAW;
+    }
+    wins_free(&w);
+    endwin();
+    g_curses_on = 0;
+    return rc;
+}
+
+int tui_explore(const struct tui_opts *o) {
+    setlocale(LC_ALL, "");
+    struct app *a = calloc(1, sizeof *a);
+    if (!a) {
+        fprintf(stderr, "driple: explore: out of memory\n");
+        return 1;
+    }
+    struct dp_error err = {0};
+    if (app_init(a, &o->app, &err) != DP_OK) {
+        app_free(a);
+        free(a);
+        fprintf(stderr, "driple: %s\n", err.msg);
+        return 1;
+    }
+    const char *nc = getenv("NO_COLOR");
+    a->color = !o->no_color && !(nc && *nc);
+    a->utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
+    a->defer_sims = true; /* a key answers with the prediction; simulations follow in idle frames */
+
+    int rc;
+    if (o->bench_keys > 0)
+        rc = bench_keys(a, o->bench_keys, o->rows, o->cols, o->json, o->bench_seq);
+    else if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "driple: explore: needs a terminal (stdin and stdout); for scripts see "
+                        "'driple predict' and 'driple compare'\n");
+        rc = 1;
+    } else {
+        rc = run_ui(a);
+    }
+    imp_free(a);
+    app_free(a);
+    free(a);
+    return rc;
+}
