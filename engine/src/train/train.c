@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/rng.h"
 #include "dataset_impl.h"
 #include "dp/clock.h"
 #include "dp/zoo.h" /* dp_zoo_family: hold-out groups */
@@ -107,17 +108,9 @@ void dp_train_result_free(struct dp_train_result *r) {
     if (r) dp_split_free(&r->split);
 }
 
-/* splitmix64: small, seedable, the same on every platform. */
-static uint64_t rng_next(uint64_t *s) {
-    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
 static void shuffle(int *a, int n, uint64_t *rng) {
     for (int i = n - 1; i > 0; i--) {
-        int j = (int)(rng_next(rng) % (uint64_t)(i + 1));
+        int j = (int)(dp_rng_next(rng) % (uint64_t)(i + 1));
         int t = a[i];
         a[i] = a[j];
         a[j] = t;
