@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "zoo_models.h"
 #include "zoo/zoo_layers.h"
 
 #define CLASSES 1000

@@ -1,13 +1,14 @@
 /* zoo_layers.h: the layers the zoo's models and the architecture generator (gen_*.c) share, so a
  * generated transformer or LSTM is built op for op as the zoo's are (private to engine/src/zoo).
- * Each returns a tensor id of the builder (dp/../tfgraph/zoo_builder.h), or -1 once it failed. */
+ * Each returns a tensor id of the builder (tfgraph/tfgraph.h), or -1 once it failed. */
 #ifndef DP_ZOO_LAYERS_H
 #define DP_ZOO_LAYERS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tfgraph/zoo_builder.h"
+#include "dp/zoo.h"
+#include "tfgraph/tfgraph.h"
 
 /* Builds the training graph `name` (framework "tensorflow", batch o->batch) from the forward
  * builder fwd(b, ctx) and the shared training expansion (gradients, optimizer, costs): the body of

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "zoo_models.h"
 #include "zoo/zoo_layers.h"
 
 static int lstm_lm(struct zb *b, int64_t seq, int64_t hidden, const char *name) {
