@@ -9,9 +9,12 @@ int cmd_zoo(int argc, char **argv);       /* cmd_zoo.c: list | build */
 int cmd_simulate(int argc, char **argv);  /* cmd_sim.c */
 int cmd_trace(int argc, char **argv);     /* cmd_sim.c: extract */
 int cmd_calibrate(int argc, char **argv); /* cmd_sim.c */
-int cmd_dataset(int argc, char **argv);   /* cmd_dataset.c: build | eval | add */
+int cmd_dataset(int argc, char **argv);   /* cmd_dataset.c: build | eval | add | sweep | extract */
 int cmd_dataset_add(int argc, char **argv); /* cmd_record.c: dataset add */
+int cmd_dataset_sweep(int argc, char **argv);   /* cmd_sweep.c: dataset sweep */
+int cmd_dataset_extract(int argc, char **argv); /* cmd_sweep.c: dataset extract */
 int cmd_train(int argc, char **argv);     /* cmd_model.c */
+int cmd_train_sa(int argc, char **argv);  /* cmd_sa.c: train --sweep (setting-aware) */
 int cmd_transfer(int argc, char **argv);  /* cmd_model.c */
 int cmd_predict(int argc, char **argv);   /* cmd_model.c */
 int cmd_compare(int argc, char **argv);   /* cmd_model.c */

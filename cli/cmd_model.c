@@ -769,6 +769,9 @@ static const char *cancelled_note(const struct dp_train_result *res) {
 }
 
 int cmd_train(int argc, char **argv) {
+    for (int i = 0; i < argc; i++) /* the setting-aware inspector: cmd_sa.c */
+        if (!strncmp(argv[i], "--sweep", 7) && (!argv[i][7] || argv[i][7] == '='))
+            return cmd_train_sa(argc, argv);
     struct run_cmd r;
     if (!run_init(&r, argc, argv, "train", usage_train)) return 1;
     int rc = 2;

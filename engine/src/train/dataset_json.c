@@ -34,9 +34,9 @@ static enum dp_status get_dup(const cJSON *obj, const char *key, char **dst, con
     return DP_OK;
 }
 
-static enum dp_status read_grouped(const cJSON *obj, const char *gname, int64_t batch,
-                                   const char *name, const char *path, struct dp_grouped **out,
-                                   struct dp_error *err) {
+enum dp_status dp_dataset_read_grouped(const cJSON *obj, const char *gname, int64_t batch,
+                                       const char *name, const char *path,
+                                       struct dp_grouped **out, struct dp_error *err) {
     const cJSON *groups, *edges;
     int64_t seed = -1;
     enum dp_status st;
@@ -172,7 +172,9 @@ static enum dp_status read_sample(const cJSON *o, const char *name, const char *
     }
     if (grouped) {
         snprintf(sub, sizeof sub, "%s.grouped", path);
-        if ((st = read_grouped(grouped, s->graph, s->batch, name, sub, &s->grouped, err))) return st;
+        if ((st = dp_dataset_read_grouped(grouped, s->graph, s->batch, name, sub, &s->grouped,
+                                          err)))
+            return st;
     }
     return DP_OK;
 }
@@ -269,22 +271,23 @@ static bool write_sample(cJSON *arr, const struct dp_sample *s) {
     if (!cJSON_AddStringToObject(src, "kind", s->source.kind) || !add_str(src, "where", s->source.where) ||
         !add_str(src, "when", s->source.when))
         return false;
-    if (s->grouped) {
-        const struct dp_grouped *g = s->grouped;
-        cJSON *go = cJSON_AddObjectToObject(o, "grouped"), *groups, *edges;
-        if (!go) return false;
-        if (g->seed >= 0 && !dp_json_add_number(go, "seed", (double)g->seed)) return false;
-        if (!(groups = cJSON_AddArrayToObject(go, "groups"))) return false;
-        for (int i = 0; i < g->n_groups; i++) {
-            cJSON *t = cJSON_CreateArray();
-            if (!dp_json_append(groups, t)) return false;
-            for (int f = 0; f < (g->cost ? DP_N_FEATURES_MAX : DP_N_FEATURES); f++)
-                if (!dp_json_append(t, dp_json_number(dp_grouped_feat(g, i, f)))) return false;
-        }
-        if (!(edges = cJSON_AddArrayToObject(go, "edges"))) return false;
-        for (int e = 0; e < g->n_edges; e++)
-            if (!dp_json_append(edges, cJSON_CreateIntArray(&g->edges[2 * e], 2))) return false;
+    return !s->grouped || dp_dataset_write_grouped(o, s->grouped);
+}
+
+bool dp_dataset_write_grouped(cJSON *o, const struct dp_grouped *g) {
+    cJSON *go = cJSON_AddObjectToObject(o, "grouped"), *groups, *edges;
+    if (!go) return false;
+    if (g->seed >= 0 && !dp_json_add_number(go, "seed", (double)g->seed)) return false;
+    if (!(groups = cJSON_AddArrayToObject(go, "groups"))) return false;
+    for (int i = 0; i < g->n_groups; i++) {
+        cJSON *t = cJSON_CreateArray();
+        if (!dp_json_append(groups, t)) return false;
+        for (int f = 0; f < (g->cost ? DP_N_FEATURES_MAX : DP_N_FEATURES); f++)
+            if (!dp_json_append(t, dp_json_number(dp_grouped_feat(g, i, f)))) return false;
     }
+    if (!(edges = cJSON_AddArrayToObject(go, "edges"))) return false;
+    for (int e = 0; e < g->n_edges; e++)
+        if (!dp_json_append(edges, cJSON_CreateIntArray(&g->edges[2 * e], 2))) return false;
     return true;
 }
 
