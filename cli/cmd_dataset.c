@@ -158,7 +158,7 @@ static void *run_jobs(void *arg) {
                 fail_with(b, &err);
                 return NULL;
             }
-            memcpy(&b->labels[((size_t)j * b->n_chosen + c) * DP_N_LABELS], r.labels,
+            memcpy(&b->labels[((size_t)j * b->n_chosen + c) * DP_N_OUTPUTS], r.labels,
                    sizeof r.labels);
             b->oom[(size_t)j * b->n_chosen + c] = r.oom;
             dp_sim_result_free(&r);
@@ -392,7 +392,7 @@ static int dataset_build(int argc, char **argv) {
     free(perm);
     b.n_jobs = total;
     if (!(b.grouped = calloc((size_t)b.n_jobs * 2, sizeof *b.grouped)) ||
-        !(b.labels = calloc((size_t)b.n_jobs * b.n_chosen * DP_N_LABELS, sizeof *b.labels)) ||
+        !(b.labels = calloc((size_t)b.n_jobs * b.n_chosen * DP_N_OUTPUTS, sizeof *b.labels)) ||
         !(b.oom = calloc((size_t)b.n_jobs * b.n_chosen, 1))) {
         rc = out_of_memory();
         goto done;
@@ -450,7 +450,7 @@ static int dataset_build(int argc, char **argv) {
                      dp_optimizer_name(jb->opt), (long long)jb->batch);
             snprintf(smp.job.gpu, sizeof smp.job.gpu, "%.31s", s->gpu);
             smp.job.input_size = jb->model->default_input;
-            memcpy(smp.labels, &b.labels[((size_t)j * b.n_chosen + cc) * DP_N_LABELS],
+            memcpy(smp.labels, &b.labels[((size_t)j * b.n_chosen + cc) * DP_N_OUTPUTS],
                    sizeof smp.labels);
             snprintf(smp.source.kind, sizeof smp.source.kind, "simulated");
             snprintf(smp.source.where, sizeof smp.source.where, "driple simulate, seed %lld",

@@ -18,7 +18,10 @@
 #include "dp/dataset.h"
 #include "dp/graph_io.h"
 #include "dp/inspector.h"
+#include "dp/json_out.h"
+#include "dp/metrics.h"
 #include "dp/settings.h"
+#include "dp/shipped.h"
 #include "dp/train.h"
 
 static const char *const usage_predict =
@@ -65,15 +68,10 @@ static const char *const usage_inspector =
 
 /* ---- output helpers ---- */
 
-static const char *const group_names[4] = {"gpu_mem_util", "gpu_util", "net_rx", "net_tx"};
-static const char *const field_names[3] = {"idle", "active", "peak"};
-
-/* The default setting list, found as every shipped file is (dp_asset_path: $DRIPLE_ASSETS,
- * ./assets, next to the binary); when none is readable, assets/settings/default.json, whose
- * load then fails naming it. */
+/* The default setting list, found as every shipped file is (dp_shipped_path); when none is
+ * readable, assets/settings/default.json, whose load then fails naming it. */
 static const char *default_settings(char *buf, size_t n) {
-    if (!dp_asset_path("settings/default.json", buf, n))
-        snprintf(buf, n, "assets/settings/default.json");
+    dp_shipped_path("assets/settings/default.json", NULL, buf, n, NULL);
     return buf;
 }
 
@@ -114,83 +112,27 @@ static int load_input(const char *graph_path, const char *grouped_path,
     return st ? cli_fail(&err) : 0;
 }
 
-/* Derived figures from the 12 metrics and the graph (formulas printed beside them). */
-struct derived {
-    double iteration_ms, throughput, gpu_util_mean, gpu_mem_util_mean;
-    double params, net_mb; /* NaN for a grouped file */
-    double epoch_s, epoch_cost;
-    int    workers;   /* 0: unknown (throughput is per worker) */
-};
-
-/* params: the graph's parameter count (NaN: unknown). A worker moves 2 x params x 4 B per
- * iteration under PS training: every variable pulled, every gradient pushed, fp32 on the wire
- * at either precision (sim.c shards variables at 4 B each). */
-static void derive(const double *m, int64_t batch, int workers, double params,
-                   double epoch_samples, double price, struct derived *d) {
-    memset(d, 0, sizeof *d);
-    d->workers = workers;
-    d->params = params;
-    d->net_mb = 2.0 * params * 4.0 / 1e6;
-    d->iteration_ms = m[3] + m[4];
-    int w = workers > 0 ? workers : 1;
-    d->throughput = d->iteration_ms > 0 && batch > 0 ? (double)batch * w * 1000.0 / d->iteration_ms : NAN;
-    d->gpu_util_mean = m[3] + m[4] > 0 ? m[5] * m[4] / (m[3] + m[4]) : NAN;
-    d->gpu_mem_util_mean = m[0] + m[1] > 0 ? m[2] * m[1] / (m[0] + m[1]) : NAN;
-    d->epoch_s = epoch_samples > 0 && d->throughput > 0 ? epoch_samples / d->throughput : NAN;
-    d->epoch_cost = price > 0 && isfinite(d->epoch_s) ? d->epoch_s / 3600.0 * w * price : NAN;
+/* The raw outputs as a JSON array (member key). */
+static void jw_raw(struct dp_jw *w, const char *key, const float raw[DP_N_OUTPUTS]) {
+    dp_jw_array(w, key);
+    for (int o = 0; o < DP_N_OUTPUTS; o++) dp_jw_float(w, NULL, raw[o]);
+    dp_jw_end(w);
 }
 
-static const char *const derived_help =
-    "  iteration_ms     = gpu_util.idle + gpu_util.active (one compute burst and one gap per iteration)\n"
-    "  throughput       = batch x workers x 1000 / iteration_ms  (samples/s; per worker when the\n"
-    "                     setting's worker count is unknown)\n"
-    "  gpu_util_mean    = gpu_util.peak x active / (idle + active)   (%, likewise gpu_mem_util_mean)\n"
-    "  net_mb_per_iter  = 2 x parameters x 4 B / 1e6  (one worker under PS training: it pulls\n"
-    "                     every variable and pushes every gradient, fp32 on the wire at either\n"
-    "                     precision, as the simulator sends them; exact, from the graph)\n"
-    "  epoch_s          = epoch samples / throughput; epoch_cost = epoch_s / 3600 x workers x price\n";
-
-static void print_metrics_json(FILE *f, const double *m) {
-    fputc('{', f);
-    for (int r = 0; r < 4; r++) {
-        fprintf(f, "%s\"%s\": {", r ? ", " : "", group_names[r]);
-        for (int k = 0; k < 3; k++) {
-            fprintf(f, "%s\"%s\": ", k ? ", " : "", field_names[k]);
-            cmd_json_num(f, m[3 * r + k]);
-        }
-        fputc('}', f);
-    }
-    fputc('}', f);
+/* Prints the document to stdout and frees it; 0, or 1 after saying why. */
+static int jw_emit(struct dp_jw *w) {
+    struct dp_error err = {0};
+    int rc = dp_jw_print(w, stdout, "stdout", &err) ? cli_fail(&err) : 0;
+    dp_jw_free(w);
+    return rc;
 }
 
-static void print_derived_json(FILE *f, const struct derived *d) {
-    fprintf(f, "{\"iteration_ms\": ");
-    cmd_json_num(f, d->iteration_ms);
-    fprintf(f, ", \"throughput\": ");
-    cmd_json_num(f, d->throughput);
-    fprintf(f, ", \"workers\": ");
-    if (d->workers > 0) fprintf(f, "%d", d->workers);
-    else fputs("null", f);
-    fprintf(f, ", \"gpu_util_mean\": ");
-    cmd_json_num(f, d->gpu_util_mean);
-    fprintf(f, ", \"gpu_mem_util_mean\": ");
-    cmd_json_num(f, d->gpu_mem_util_mean);
-    fprintf(f, ", \"parameters\": ");
-    cmd_json_num(f, d->params);
-    fprintf(f, ", \"net_mb_per_iter\": ");
-    cmd_json_num(f, d->net_mb);
-    fprintf(f, ", \"epoch_s\": ");
-    cmd_json_num(f, d->epoch_s);
-    fprintf(f, ", \"epoch_cost\": ");
-    cmd_json_num(f, d->epoch_cost);
-    fprintf(f, ", \"formulas\": {\"iteration_ms\": \"gpu_util.idle + gpu_util.active\", "
-               "\"throughput\": \"batch * workers * 1000 / iteration_ms\", "
-               "\"gpu_util_mean\": \"gpu_util.peak * gpu_util.active / (gpu_util.idle + gpu_util.active)\", "
-               "\"gpu_mem_util_mean\": \"gpu_mem_util.peak * gpu_mem_util.active / (gpu_mem_util.idle + gpu_mem_util.active)\", "
-               "\"net_mb_per_iter\": \"2 * parameters * 4 / 1e6 (one worker: every variable "
-               "pulled, every gradient pushed, fp32 on the wire)\", "
-               "\"epoch_s\": \"epoch_samples / throughput\", "
-               "\"epoch_cost\": \"epoch_s / 3600 * workers * price\"}}");
+/* The derived figures' formulas as text lines. */
+static void print_formulas(void) {
+    printf("formulas:\n");
+    for (int k = 0; k < DP_N_DERIVED; k++)
+        printf("  %-16s = %s  (%s)\n", dp_derived_figures[k].key, dp_derived_figures[k].formula,
+               dp_derived_figures[k].note);
 }
 
 /* Finds a setting's worker count in the list at `file` (NULL: default list); 0 when unknown. */
@@ -223,7 +165,7 @@ int cmd_predict(int argc, char **argv) {
     const char *settings_file = cli_value(&c, "--settings");
     const char *weights = cli_value(&c, "--weights");
     int64_t batch = 0, groups = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED;
-    double epoch_samples = 1281167, price = 0;
+    double epoch_samples = 1281167, price = NAN;
     struct dp_import_opts io;
     struct cmd_cluster cl;
     struct dp_setting st;
@@ -263,64 +205,63 @@ int cmd_predict(int argc, char **argv) {
     if (dp_inspector_load(ipath, &insp, &err)) { cli_fail(&err); goto done; }
     if (!setting_id[0]) snprintf(setting_id, sizeof setting_id, "%s", dp_inspector_setting(insp));
     float raw[DP_N_OUTPUTS];
-    double m[DP_N_OUTPUTS];
+    double m[DP_N_OUTPUTS], d[DP_N_DERIVED];
     if (dp_inspector_predict(insp, g, raw, m, &err)) {
         dp_error_prefix(&err, graph ? graph : grouped); /* the engine names the graph */
         cli_fail(&err);
         goto done;
     }
     if (insp_arg) workers = setting_workers(settings_file, setting_id);
-    struct derived d;
-    derive(m, g->batch, workers, params, epoch_samples, price, &d);
+    struct dp_derive_in facts;
+    dp_derive_in_init(&facts);
+    facts.batch = g->batch;
+    facts.workers = workers;
+    facts.params = params;
+    facts.epoch_samples = epoch_samples;
+    facts.price_per_gpu_hour = price;
+    dp_derive(m, &facts, d);
     if (json) {
-        FILE *f = stdout;
-        fprintf(f, "{\"graph\": ");
-        cmd_json_str(f, g->graph);
-        fprintf(f, ", \"batch\": ");
-        if (g->batch > 0) fprintf(f, "%lld", (long long)g->batch);
-        else fputs("null", f);
-        fprintf(f, ", \"n_groups\": %d, \"setting\": ", g->n_groups);
-        if (setting_id[0]) cmd_json_str(f, setting_id);
-        else fputs("null", f);
-        fprintf(f, ", \"inspector\": ");
-        cmd_json_str(f, ipath);
-        fprintf(f, ", \"data\": ");
-        cmd_json_str(f, dp_inspector_provenance(insp)->data);
-        fprintf(f, ",\n \"metrics\": ");
-        print_metrics_json(f, m);
-        fprintf(f, ",\n \"units\": {\"idle\": \"ms\", \"active\": \"ms\", \"gpu_mem_util.peak\": \"%%\", "
-                   "\"gpu_util.peak\": \"%%\", \"net_rx.peak\": \"MB/s\", \"net_tx.peak\": \"MB/s\"}");
-        fprintf(f, ",\n \"raw\": [");
-        for (int o = 0; o < DP_N_OUTPUTS; o++) {
-            if (o) fputs(", ", f);
-            cmd_json_num(f, raw[o]);
-        }
-        fprintf(f, "],\n \"derived\": ");
-        print_derived_json(f, &d);
-        if (unknown) {
-            fprintf(f, ",\n \"unknown_op_types\": ");
-            cmd_json_str(f, unknown);
-        }
-        fprintf(f, "}\n");
-    } else {
-        printf("graph %s  batch %lld  groups %d  setting %s\ninspector %s (%s%s%s)\n\n", g->graph,
-               (long long)g->batch, g->n_groups, setting_id[0] ? setting_id : "(none)", ipath,
-               dp_inspector_provenance(insp)->origin, dp_inspector_provenance(insp)->data[0] ? ", " : "",
-               dp_inspector_provenance(insp)->data);
-        printf("%-14s %12s %12s %12s\n", "resource", "idle ms", "active ms", "peak");
-        for (int r = 0; r < 4; r++)
-            printf("%-14s %12.4g %12.4g %12.4g %s\n", group_names[r], m[3 * r], m[3 * r + 1],
-                   m[3 * r + 2], r < 2 ? "%" : "MB/s");
-        printf("\niteration %.4g ms   throughput %.4g samples/s%s   mean GPU util %.3g%%\n",
-               d.iteration_ms, d.throughput, workers > 0 ? "" : " per worker", d.gpu_util_mean);
-        if (isfinite(d.net_mb))
-            printf("network per iteration %.4g MB per worker (2 x %.0f parameters x 4 B)\n",
-                   d.net_mb, d.params);
-        if (isfinite(d.epoch_s)) printf("epoch (%.0f samples) %.4g s", epoch_samples, d.epoch_s);
-        if (isfinite(d.epoch_cost)) printf("   cost %.4g USD", d.epoch_cost);
-        printf("\n\nformulas:\n%s", derived_help);
-        if (unknown) printf("unknown op types (weight 0): %s\n", unknown);
+        struct dp_jw *w = dp_jw_new();
+        dp_jw_str(w, "graph", g->graph);
+        if (g->batch > 0) dp_jw_int(w, "batch", g->batch);
+        else dp_jw_null(w, "batch");
+        dp_jw_int(w, "n_groups", g->n_groups);
+        dp_jw_str(w, "setting", setting_id[0] ? setting_id : NULL);
+        dp_jw_str(w, "inspector", ipath);
+        dp_jw_str(w, "data", dp_inspector_provenance(insp)->data);
+        dp_jw_outputs(w, "metrics", m);
+        dp_jw_object(w, "units");
+        dp_jw_str(w, "idle", "ms");
+        dp_jw_str(w, "active", "ms");
+        for (int o = DP_STAT_PEAK; o < DP_N_OUTPUTS; o += DP_N_STATS)
+            dp_jw_str(w, dp_outputs[o].name, dp_outputs[o].unit);
+        dp_jw_end(w);
+        jw_raw(w, "raw", raw);
+        dp_jw_derived(w, "derived", d, &facts);
+        dp_jw_formulas(w, "formulas");
+        if (unknown) dp_jw_str(w, "unknown_op_types", unknown);
+        rc = jw_emit(w);
+        goto done;
     }
+    printf("graph %s  batch %lld  groups %d  setting %s\ninspector %s (%s%s%s)\n\n", g->graph,
+           (long long)g->batch, g->n_groups, setting_id[0] ? setting_id : "(none)", ipath,
+           dp_inspector_provenance(insp)->origin, dp_inspector_provenance(insp)->data[0] ? ", " : "",
+           dp_inspector_provenance(insp)->data);
+    printf("%-14s %12s %12s %12s\n", "resource", "idle ms", "active ms", "peak");
+    for (int r = 0; r < DP_N_RESOURCES; r++)
+        printf("%-14s %12.4g %12.4g %12.4g %s\n", dp_resource_name(r), m[DP_OUTPUT(r, DP_STAT_IDLE)],
+               m[DP_OUTPUT(r, DP_STAT_ACTIVE)], m[DP_OUTPUT(r, DP_STAT_PEAK)], dp_resource_unit(r));
+    printf("\niteration %.4g ms   throughput %.4g samples/s%s   mean GPU util %.3g%%\n",
+           d[DP_D_ITERATION_MS], d[DP_D_THROUGHPUT], workers > 0 ? "" : " per worker",
+           d[DP_D_MEAN_GPU_UTIL]);
+    if (isfinite(d[DP_D_NET_MB_PER_ITER]))
+        printf("network per iteration %.4g MB per worker (2 x %.0f parameters x 4 B)\n",
+               d[DP_D_NET_MB_PER_ITER], params);
+    if (isfinite(d[DP_D_EPOCH_S])) printf("epoch (%.0f samples) %.4g s", epoch_samples, d[DP_D_EPOCH_S]);
+    if (isfinite(d[DP_D_EPOCH_COST])) printf("   cost %.4g USD", d[DP_D_EPOCH_COST]);
+    printf("\n\n");
+    print_formulas();
+    if (unknown) printf("unknown op types (weight 0): %s\n", unknown);
     rc = 0;
 done:
     free(unknown);
@@ -344,6 +285,7 @@ int cmd_compare(int argc, char **argv) {
     struct dp_grouped *g = NULL;
     struct dp_settings *list = NULL;
     struct body_cache *cache = NULL;
+    struct dp_jw *w = NULL;
     int n_cache = 0;
     char *unknown = NULL, sbuf[PATH_MAX + 64];
     const char *grouped = cli_value(&c, "--grouped");
@@ -392,7 +334,7 @@ int cmd_compare(int argc, char **argv) {
         goto done;
     rc = 1;
     dp_blas_threads(1);
-    if (!(cache = calloc((size_t)n_rows + 1, sizeof *cache))) {
+    if (!(cache = calloc((size_t)n_rows + 1, sizeof *cache)) || (json && !(w = dp_jw_new()))) {
         dp_error_set(&err, DP_ERR_NOMEM, "compare: out of memory");
         cli_fail(&err);
         goto done;
@@ -400,14 +342,11 @@ int cmd_compare(int argc, char **argv) {
     double t0 = dp_clock_ms();
     int n_ok = 0, n_gnn = 0;
     if (json) {
-        printf("{\"graph\": ");
-        cmd_json_str(stdout, g->graph);
-        printf(", \"batch\": ");
-        if (g->batch > 0) printf("%lld", (long long)g->batch);
-        else printf("null");
-        printf(", \"settings_file\": ");
-        cmd_json_str(stdout, file);
-        printf(", \"settings\": [");
+        dp_jw_str(w, "graph", g->graph);
+        if (g->batch > 0) dp_jw_int(w, "batch", g->batch);
+        else dp_jw_null(w, "batch");
+        dp_jw_str(w, "settings_file", file);
+        dp_jw_array(w, "settings");
     } else {
         printf("graph %s  batch %lld  groups %d  settings %s\n\n", g->graph, (long long)g->batch,
                g->n_groups, file);
@@ -419,7 +358,7 @@ int cmd_compare(int argc, char **argv) {
         struct dp_inspector *insp = NULL;
         const char *why = NULL;
         char whybuf[600];
-        double m[DP_N_OUTPUTS];
+        double m[DP_N_OUTPUTS], d[DP_N_DERIVED];
         float raw[DP_N_OUTPUTS];
         if (!s->inspector[0]) why = "no inspector";
         else if (access(s->inspector, R_OK) != 0) why = "inspector file missing";
@@ -453,61 +392,59 @@ int cmd_compare(int argc, char **argv) {
                     m[o] = dp_inspector_metric(insp, o, raw[o]);
                     if (!why && !(isfinite(raw[o]) && isfinite(m[o]))) {
                         snprintf(whybuf, sizeof whybuf, "%s: prediction of %s is not finite",
-                                 s->inspector, dp_output_names[o]);
+                                 s->inspector, dp_outputs[o].name);
                         why = whybuf;
                     }
                 }
                 n_ok += !why;
             }
         }
-        struct derived d;
-        if (!why) derive(m, g->batch, s->workers, params, 0, 0, &d);
+        struct dp_derive_in facts;
+        dp_derive_in_init(&facts);
+        facts.batch = g->batch;
+        facts.workers = s->workers;
+        facts.params = params;
+        if (!why) dp_derive(m, &facts, d);
         if (json) {
-            printf("%s\n  {\"id\": ", i ? "," : "");
-            cmd_json_str(stdout, s->id);
-            printf(", \"gpu\": ");
-            cmd_json_str(stdout, s->gpu);
-            printf(", \"workers\": %d, \"ps\": %d, \"inspector\": ", s->workers, s->ps);
-            if (s->inspector[0]) cmd_json_str(stdout, s->inspector);
-            else printf("null");
+            dp_jw_object(w, NULL);
+            dp_jw_str(w, "id", s->id);
+            dp_jw_str(w, "gpu", s->gpu);
+            dp_jw_int(w, "workers", s->workers);
+            dp_jw_int(w, "ps", s->ps);
+            dp_jw_str(w, "inspector", s->inspector[0] ? s->inspector : NULL);
             if (why) {
-                printf(", \"error\": ");
-                cmd_json_str(stdout, why);
-                printf(", \"metrics\": null}");
+                dp_jw_str(w, "error", why);
+                dp_jw_null(w, "metrics");
             } else {
-                printf(", \"data\": ");
-                cmd_json_str(stdout, dp_inspector_provenance(insp)->data);
-                printf(", \"metrics\": ");
-                print_metrics_json(stdout, m);
-                printf(", \"raw\": [");
-                for (int o = 0; o < DP_N_OUTPUTS; o++) {
-                    if (o) printf(", ");
-                    cmd_json_num(stdout, raw[o]);
-                }
-                printf("], \"derived\": ");
-                print_derived_json(stdout, &d);
-                printf("}");
+                dp_jw_str(w, "data", dp_inspector_provenance(insp)->data);
+                dp_jw_outputs(w, "metrics", m);
+                jw_raw(w, "raw", raw);
+                dp_jw_derived(w, "derived", d, &facts);
             }
+            dp_jw_end(w);
         } else if (why) {
             printf("%-28s %10s %12s %9s %9s %10s %10s  (%s)\n", s->id, "-", "-", "-", "-", "-", "-", why);
         } else {
-            printf("%-28s %10.4g %12.4g %9.4g %9.4g %10.4g %10.4g  %s\n", s->id, d.iteration_ms,
-                   d.throughput, m[4], m[5], m[8], m[11], s->inspector);
+            printf("%-28s %10.4g %12.4g %9.4g %9.4g %10.4g %10.4g  %s\n", s->id,
+                   d[DP_D_ITERATION_MS], d[DP_D_THROUGHPUT], m[DP_OUT_GPU_UTIL_ACTIVE],
+                   m[DP_OUT_GPU_UTIL_PEAK], m[DP_OUT_NET_RX_PEAK], m[DP_OUT_NET_TX_PEAK],
+                   s->inspector);
         }
         dp_inspector_free(insp);
     }
     double ms = dp_clock_ms() - t0;
+    double net_mb = 2.0 * params * 4.0 / 1e6;
     if (json) {
-        printf("\n ], \"n_predicted\": %d, \"gnn_passes\": %d, \"ms\": ", n_ok, n_gnn);
-        cmd_json_num(stdout, ms);
-        printf(", \"parameters\": ");
-        cmd_json_num(stdout, params);
-        printf(", \"net_mb_per_iter\": ");
-        cmd_json_num(stdout, 2.0 * params * 4.0 / 1e6);
-        printf(", \"formulas\": {\"iteration_ms\": \"gpu_util.idle + gpu_util.active\", "
-               "\"throughput\": \"batch * workers * 1000 / iteration_ms\", "
-               "\"net_mb_per_iter\": \"2 * parameters * 4 / 1e6 (one worker, every setting: "
-               "every variable pulled, every gradient pushed, fp32 on the wire)\"}}\n");
+        dp_jw_end(w);
+        dp_jw_int(w, "n_predicted", n_ok);
+        dp_jw_int(w, "gnn_passes", n_gnn);
+        dp_jw_num(w, "ms", ms);
+        dp_jw_num(w, "parameters", params);
+        dp_jw_num(w, "net_mb_per_iter", net_mb);
+        dp_jw_formulas(w, "formulas");
+        rc = jw_emit(w);
+        w = NULL;
+        if (rc) goto done;
     } else {
         printf("\n%d of %d settings predicted with %d GNN pass%s (shared bodies) in %.1f ms.\n"
                "GPU act = gpu_util.active (ms), GPU peak = gpu_util.peak (%%); "
@@ -516,7 +453,7 @@ int cmd_compare(int argc, char **argv) {
         if (isfinite(params))
             printf("net per iter = 2 x %.0f parameters x 4 B = %.4g MB per worker in every setting "
                    "(every variable pulled, every gradient pushed, fp32 on the wire).\n",
-                   params, 2.0 * params * 4.0 / 1e6);
+                   params, net_mb);
     }
     rc = 0;
     if (n_ok == 0) { /* a table of dashes is no answer: say so in the exit status */
@@ -525,6 +462,7 @@ int cmd_compare(int argc, char **argv) {
         rc = cli_fail(&err);
     }
 done:
+    dp_jw_free(w);
     for (int k = 0; k < n_cache; k++) free(cache[k].emb);
     free(cache);
     free(unknown);
@@ -587,7 +525,7 @@ static void print_eval_table(FILE *f, const struct dp_provenance *p) {
     fprintf(f, "%-22s %9s %11s %8s   %9s %11s %8s\n", "output", "val MAPE%", "val RMSE", "val R2",
             "test MAPE%", "test RMSE", "test R2");
     for (int o = 0; o < DP_N_OUTPUTS; o++)
-        fprintf(f, "%-22s %9.3g %11.4g %8.3f   %9.3g %11.4g %8.3f\n", dp_output_names[o],
+        fprintf(f, "%-22s %9.3g %11.4g %8.3f   %9.3g %11.4g %8.3f\n", dp_outputs[o].name,
                 p->val.mape[o], p->val.rmse[o], p->val.r2[o], p->test.mape[o], p->test.rmse[o],
                 p->test.r2[o]);
     fprintf(f, "MAPE: mean |pred - label| / |label| over labels >= %g (ms, %%, MB/s); RMSE in the "
@@ -603,46 +541,39 @@ static double mean_finite(const double *v) {
     return n ? s / n : NAN;
 }
 
-static void print_eval_json(FILE *f, const char *key, const struct dp_eval *e) {
+static void jw_eval(struct dp_jw *w, const char *key, const struct dp_eval *e) {
     const char *names[3] = {"mape", "rmse", "r2"};
     const double *vals[3] = {e->mape, e->rmse, e->r2};
-    fprintf(f, "\"%s\": {", key);
+    dp_jw_object(w, key);
     for (int k = 0; k < 3; k++) {
-        fprintf(f, "%s\"%s\": [", k ? ", " : "", names[k]);
-        for (int o = 0; o < DP_N_OUTPUTS; o++) {
-            if (o) fputs(", ", f);
-            cmd_json_num(f, vals[k][o]);
-        }
-        fputc(']', f);
+        dp_jw_array(w, names[k]);
+        for (int o = 0; o < DP_N_OUTPUTS; o++) dp_jw_num(w, NULL, vals[k][o]);
+        dp_jw_end(w);
     }
-    fputc('}', f);
+    dp_jw_end(w);
 }
 
-static void print_run_json(FILE *f, const char *label, const struct dp_inspector *insp,
-                           const struct dp_train_result *r) {
+static void jw_run(struct dp_jw *w, const char *label, const struct dp_inspector *insp,
+                   const struct dp_train_result *r) {
     const struct dp_provenance *p = dp_inspector_provenance(insp);
-    fprintf(f, "\"%s\": {\"origin\": ", label);
-    cmd_json_str(f, p->origin);
-    fprintf(f, ", \"mode\": ");
-    cmd_json_str(f, p->mode);
-    fprintf(f, ", \"seconds\": ");
-    cmd_json_num(f, r->seconds);
-    fprintf(f, ", \"embed_seconds\": ");
-    cmd_json_num(f, r->embed_seconds);
-    fprintf(f, ", \"epochs\": %d, \"best_epoch\": %d, \"cancelled\": %s, \"first_train_loss\": ",
-            r->epochs_run, r->best_epoch, r->cancelled ? "true" : "false");
-    cmd_json_num(f, r->first_train_loss);
-    fprintf(f, ", \"best_val_loss\": ");
-    cmd_json_num(f, r->best_val_loss);
-    fprintf(f, ", \"mape_floor\": %g", DP_MAPE_FLOOR);
-    fprintf(f, ", \"n_train\": %d, \"n_val\": %d, \"n_test\": %d, \"test_mape_mean\": ",
-            r->split.n_train, r->split.n_val, r->split.n_test);
-    cmd_json_num(f, mean_finite(p->test.mape));
-    fprintf(f, ", ");
-    print_eval_json(f, "val", &p->val);
-    fprintf(f, ", ");
-    print_eval_json(f, "test", &p->test);
-    fputc('}', f);
+    dp_jw_object(w, label);
+    dp_jw_str(w, "origin", p->origin);
+    dp_jw_str(w, "mode", p->mode);
+    dp_jw_num(w, "seconds", r->seconds);
+    dp_jw_num(w, "embed_seconds", r->embed_seconds);
+    dp_jw_int(w, "epochs", r->epochs_run);
+    dp_jw_int(w, "best_epoch", r->best_epoch);
+    dp_jw_bool(w, "cancelled", r->cancelled);
+    dp_jw_num(w, "first_train_loss", r->first_train_loss);
+    dp_jw_num(w, "best_val_loss", r->best_val_loss);
+    dp_jw_num(w, "mape_floor", DP_MAPE_FLOOR);
+    dp_jw_int(w, "n_train", r->split.n_train);
+    dp_jw_int(w, "n_val", r->split.n_val);
+    dp_jw_int(w, "n_test", r->split.n_test);
+    dp_jw_num(w, "test_mape_mean", mean_finite(p->test.mape));
+    jw_eval(w, "val", &p->val);
+    jw_eval(w, "test", &p->test);
+    dp_jw_end(w);
 }
 
 /* The state train and transfer share: the command line, the training options (the recipe's
@@ -750,17 +681,15 @@ static void watch_stop(struct run_cmd *r) {
     if (r->ps.tty) fputc('\n', stderr); /* end the bar's line */
 }
 
-/* Opens the --json object of train and transfer: the inspector written, where it came from
- * (src_key "dataset" or "base": src) and the dataset's setting, ending in ", " for the rest. */
-static void print_run_head_json(const struct run_cmd *r, const char *out, const char *src_key,
-                                const char *src) {
-    printf("{\"inspector\": ");
-    cmd_json_str(stdout, out);
-    printf(", \"%s\": ", src_key);
-    cmd_json_str(stdout, src);
-    printf(", \"setting\": ");
-    cmd_json_str(stdout, r->ds.setting);
-    printf(", ");
+/* The --json document of train and transfer, opened with the inspector written, where it came
+ * from (src_key "dataset" or "base": src) and the dataset's setting; NULL when out of memory. */
+static struct dp_jw *jw_run_head(const struct run_cmd *r, const char *out, const char *src_key,
+                                 const char *src) {
+    struct dp_jw *w = dp_jw_new();
+    dp_jw_str(w, "inspector", out);
+    dp_jw_str(w, src_key, src);
+    dp_jw_str(w, "setting", r->ds.setting);
+    return w;
 }
 
 /* The text summary's opening words when Ctrl-C stopped the run. */
@@ -819,30 +748,25 @@ int cmd_train(int argc, char **argv) {
     if (dp_inspector_save(r.insp, out, NULL, NULL, &err)) { cli_fail(&err); goto done; }
     const struct dp_train_opts *o = &r.o;
     if (json) {
-        print_run_head_json(&r, out, "dataset", dataset);
-        printf("\"layer\": ");
-        cmd_json_str(stdout, dp_layer_name(o->layer));
-        printf(", \"features\": ");
-        cmd_json_str(stdout, dp_feat_name(o->feat));
-        printf(", \"n_feat\": %d, \"recipe\": ", o->n_feat);
-        cmd_json_str(stdout, dp_recipe_name(r.recipe));
-        printf(", \"target\": ");
-        cmd_json_str(stdout, dp_target_name(o->target));
-        printf(", \"split\": ");
-        cmd_json_str(stdout, dp_split_name(o->split));
-        printf(", ");
-        print_run_json(stdout, "scratch", r.insp, &r.res);
-        printf("}\n");
-    } else {
-        printf("%s%s: %s (recipe %s, %s features, %s targets) on %s (%s split, %d/%d/%d samples, "
-               "%s labels), %d epochs (best %d), %.2f s\n",
-               cancelled_note(&r.res), out, dp_layer_name(o->layer), dp_recipe_name(r.recipe),
-               dp_feat_name(o->feat), dp_target_name(o->target),
-               r.ds.setting[0] ? r.ds.setting : dataset, dp_split_name(o->split),
-               r.res.split.n_train, r.res.split.n_val, r.res.split.n_test,
-               dp_dataset_data_kind(&r.ds), r.res.epochs_run, r.res.best_epoch, r.res.seconds);
-        print_eval_table(stdout, dp_inspector_provenance(r.insp));
+        struct dp_jw *w = jw_run_head(&r, out, "dataset", dataset);
+        dp_jw_str(w, "layer", dp_layer_name(o->layer));
+        dp_jw_str(w, "features", dp_feat_name(o->feat));
+        dp_jw_int(w, "n_feat", o->n_feat);
+        dp_jw_str(w, "recipe", dp_recipe_name(r.recipe));
+        dp_jw_str(w, "target", dp_target_name(o->target));
+        dp_jw_str(w, "split", dp_split_name(o->split));
+        jw_run(w, "scratch", r.insp, &r.res);
+        rc = jw_emit(w);
+        goto done;
     }
+    printf("%s%s: %s (recipe %s, %s features, %s targets) on %s (%s split, %d/%d/%d samples, "
+           "%s labels), %d epochs (best %d), %.2f s\n",
+           cancelled_note(&r.res), out, dp_layer_name(o->layer), dp_recipe_name(r.recipe),
+           dp_feat_name(o->feat), dp_target_name(o->target),
+           r.ds.setting[0] ? r.ds.setting : dataset, dp_split_name(o->split),
+           r.res.split.n_train, r.res.split.n_val, r.res.split.n_test,
+           dp_dataset_data_kind(&r.ds), r.res.epochs_run, r.res.best_epoch, r.res.seconds);
+    print_eval_table(stdout, dp_inspector_provenance(r.insp));
     rc = 0;
 done:
     run_free(&r);
@@ -903,29 +827,27 @@ int cmd_transfer(int argc, char **argv) {
     if (dp_inspector_save(r.insp, out, base, from, &err)) { cli_fail(&err); goto done; }
     const struct dp_train_result *res = &r.res;
     if (json) {
-        print_run_head_json(&r, out, "base", from);
-        print_run_json(stdout, "transfer", r.insp, res);
+        struct dp_jw *w = jw_run_head(&r, out, "base", from);
+        jw_run(w, "transfer", r.insp, res);
         if (scratch) {
-            printf(", ");
-            print_run_json(stdout, "scratch", scratch, &sres);
-            printf(", \"speedup\": ");
-            cmd_json_num(stdout, res->seconds > 0 ? sres.seconds / res->seconds : NAN);
+            jw_run(w, "scratch", scratch, &sres);
+            dp_jw_num(w, "speedup", res->seconds > 0 ? sres.seconds / res->seconds : NAN);
         }
-        printf("}\n");
-    } else {
-        printf("%s%s: transferred from %s (%s mode) to %s: %d epochs (best %d), %.3f s "
-               "(embeddings %.3f s)\n", cancelled_note(res),
-               out, from, dp_inspector_provenance(r.insp)->mode,
-               r.ds.setting[0] ? r.ds.setting : dataset, res->epochs_run, res->best_epoch,
-               res->seconds, res->embed_seconds);
-        print_eval_table(stdout, dp_inspector_provenance(r.insp));
-        if (scratch)
-            printf("\nfrom scratch on the same split: %.3f s, %d epochs, mean test MAPE %.3g%% "
-                   "(transfer: %.3g%%); transfer is %.1fx faster\n", sres.seconds, sres.epochs_run,
-                   mean_finite(dp_inspector_provenance(scratch)->test.mape),
-                   mean_finite(dp_inspector_provenance(r.insp)->test.mape),
-                   res->seconds > 0 ? sres.seconds / res->seconds : NAN);
+        rc = jw_emit(w);
+        goto done;
     }
+    printf("%s%s: transferred from %s (%s mode) to %s: %d epochs (best %d), %.3f s "
+           "(embeddings %.3f s)\n", cancelled_note(res),
+           out, from, dp_inspector_provenance(r.insp)->mode,
+           r.ds.setting[0] ? r.ds.setting : dataset, res->epochs_run, res->best_epoch,
+           res->seconds, res->embed_seconds);
+    print_eval_table(stdout, dp_inspector_provenance(r.insp));
+    if (scratch)
+        printf("\nfrom scratch on the same split: %.3f s, %d epochs, mean test MAPE %.3g%% "
+               "(transfer: %.3g%%); transfer is %.1fx faster\n", sres.seconds, sres.epochs_run,
+               mean_finite(dp_inspector_provenance(scratch)->test.mape),
+               mean_finite(dp_inspector_provenance(r.insp)->test.mape),
+               res->seconds > 0 ? sres.seconds / res->seconds : NAN);
     rc = 0;
 done:
     dp_train_result_free(&sres);
@@ -955,56 +877,52 @@ static int inspector_info(struct cli *c) {
         n_weights += q.size;
     }
     if (json) {
-        FILE *f = stdout;
-        fprintf(f, "{\"file\": ");
-        cmd_json_str(f, path);
-        fprintf(f, ", \"setting\": ");
-        cmd_json_str(f, dp_inspector_setting(insp));
-        fprintf(f, ", \"architecture\": {\"layer\": ");
-        cmd_json_str(f, dp_layer_name(a->layer));
-        fprintf(f, ", \"hidden\": %d, \"n_feat\": %d, \"n_out\": %d, \"rule\": ", a->hidden, a->n_feat, a->n_out);
-        cmd_json_str(f, dp_layer_rule_name(a->rule));
-        fprintf(f, ", \"gru\": %s, \"features\": ", a->gru ? "true" : "false");
-        cmd_json_str(f, dp_feat_name(a->feat));
-        fprintf(f, ", \"readout\": \"set2set\"}, \"n_params\": %d, \"n_weights\": %zu, \"body_key\": ",
-                dp_model_n_params(m), n_weights);
-        cmd_json_str(f, dp_inspector_body_key(insp));
-        fprintf(f, ", \"outputs\": [");
+        struct dp_jw *w = dp_jw_new();
+        dp_jw_str(w, "file", path);
+        dp_jw_str(w, "setting", dp_inspector_setting(insp));
+        dp_jw_object(w, "architecture");
+        dp_jw_str(w, "layer", dp_layer_name(a->layer));
+        dp_jw_int(w, "hidden", a->hidden);
+        dp_jw_int(w, "n_feat", a->n_feat);
+        dp_jw_int(w, "n_out", a->n_out);
+        dp_jw_str(w, "rule", dp_layer_rule_name(a->rule));
+        dp_jw_bool(w, "gru", a->gru);
+        dp_jw_str(w, "features", dp_feat_name(a->feat));
+        dp_jw_str(w, "readout", "set2set");
+        dp_jw_end(w);
+        dp_jw_int(w, "n_params", dp_model_n_params(m));
+        dp_jw_int(w, "n_weights", (int64_t)n_weights);
+        dp_jw_str(w, "body_key", dp_inspector_body_key(insp));
+        dp_jw_array(w, "outputs");
         for (int o = 0; o < DP_N_OUTPUTS; o++) {
             const struct dp_output_meta *om = dp_inspector_output(insp, o);
-            fprintf(f, "%s{\"name\": ", o ? ", " : "");
-            cmd_json_str(f, om->name);
-            fprintf(f, ", \"unit\": ");
-            cmd_json_str(f, om->unit);
-            fprintf(f, ", \"scale\": ");
-            cmd_json_num(f, om->scale);
-            fprintf(f, ", \"transform\": ");
-            cmd_json_str(f, dp_out_transform_name(om->transform));
-            fprintf(f, ", \"offset\": ");
-            cmd_json_num(f, om->offset);
-            fprintf(f, ", \"span\": ");
-            cmd_json_num(f, om->span);
-            fputc('}', f);
+            dp_jw_object(w, NULL);
+            dp_jw_str(w, "name", om->name);
+            dp_jw_str(w, "unit", om->unit);
+            dp_jw_num(w, "scale", om->scale);
+            dp_jw_str(w, "transform", dp_out_transform_name(om->transform));
+            dp_jw_num(w, "offset", om->offset);
+            dp_jw_num(w, "span", om->span);
+            dp_jw_end(w);
         }
-        fprintf(f, "], \"training\": {\"origin\": ");
-        cmd_json_str(f, p->origin);
-        fprintf(f, ", \"base\": ");
-        cmd_json_str(f, p->base);
-        fprintf(f, ", \"base_id\": ");
-        cmd_json_str(f, p->base_id);
-        fprintf(f, ", \"mode\": ");
-        cmd_json_str(f, p->mode);
-        fprintf(f, ", \"data\": ");
-        cmd_json_str(f, p->data);
-        fprintf(f, ", \"split\": ");
-        cmd_json_str(f, p->split);
-        fprintf(f, ", \"epochs\": %d, \"seconds\": ", p->epochs);
-        cmd_json_num(f, p->seconds);
-        fprintf(f, ", \"n_train\": %d, \"n_val\": %d, \"n_test\": %d, ", p->n_train, p->n_val, p->n_test);
-        print_eval_json(f, "val", &p->val);
-        fprintf(f, ", ");
-        print_eval_json(f, "test", &p->test);
-        fprintf(f, "}}\n");
+        dp_jw_end(w);
+        dp_jw_object(w, "training");
+        dp_jw_str(w, "origin", p->origin);
+        dp_jw_str(w, "base", p->base);
+        dp_jw_str(w, "base_id", p->base_id);
+        dp_jw_str(w, "mode", p->mode);
+        dp_jw_str(w, "data", p->data);
+        dp_jw_str(w, "split", p->split);
+        dp_jw_int(w, "epochs", p->epochs);
+        dp_jw_num(w, "seconds", p->seconds);
+        dp_jw_int(w, "n_train", p->n_train);
+        dp_jw_int(w, "n_val", p->n_val);
+        dp_jw_int(w, "n_test", p->n_test);
+        jw_eval(w, "val", &p->val);
+        jw_eval(w, "test", &p->test);
+        dp_jw_end(w);
+        dp_inspector_free(insp);
+        return jw_emit(w);
     } else {
         printf("%s: inspector for setting %s\n", path, dp_inspector_setting(insp)[0] ? dp_inspector_setting(insp) : "(none)");
         printf("architecture: %s, hidden %d, %d features (%s), layers rule %s, GRU %s, Set2Set, MLP 3\n",
@@ -1106,27 +1024,24 @@ static int inspector_eval(struct cli *c) {
     if (dp_evaluate(insp, &ds, idx, n, &p.test, &err)) { cli_fail(&err); goto done; }
     double secs = (dp_clock_ms() - t0) / 1e3;
     if (json) {
-        printf("{\"inspector\": ");
-        cmd_json_str(stdout, path);
-        printf(", \"dataset\": ");
-        cmd_json_str(stdout, dataset);
-        printf(", \"setting\": ");
-        cmd_json_str(stdout, ds.setting);
-        printf(", \"inspector_setting\": ");
-        cmd_json_str(stdout, dp_inspector_setting(insp));
-        printf(", \"n_samples\": %d, \"seconds\": ", n);
-        cmd_json_num(stdout, secs);
-        printf(", \"mape_floor\": %g, \"mape_mean\": ", DP_MAPE_FLOOR);
-        cmd_json_num(stdout, mean_finite(p.test.mape));
-        printf(", ");
-        print_eval_json(stdout, "eval", &p.test);
-        printf("}\n");
+        struct dp_jw *w = dp_jw_new();
+        dp_jw_str(w, "inspector", path);
+        dp_jw_str(w, "dataset", dataset);
+        dp_jw_str(w, "setting", ds.setting);
+        dp_jw_str(w, "inspector_setting", dp_inspector_setting(insp));
+        dp_jw_int(w, "n_samples", n);
+        dp_jw_num(w, "seconds", secs);
+        dp_jw_num(w, "mape_floor", DP_MAPE_FLOOR);
+        dp_jw_num(w, "mape_mean", mean_finite(p.test.mape));
+        jw_eval(w, "eval", &p.test);
+        rc = jw_emit(w);
+        goto done;
     } else {
         printf("%s on %s (%d samples, setting %s; inspector trained for %s), %.2f s\n", path, dataset,
                n, ds.setting, dp_inspector_setting(insp), secs);
         printf("%-22s %9s %11s %8s\n", "output", "MAPE%", "RMSE", "R2");
         for (int o = 0; o < DP_N_OUTPUTS; o++)
-            printf("%-22s %9.3g %11.4g %8.3f\n", dp_output_names[o], p.test.mape[o], p.test.rmse[o],
+            printf("%-22s %9.3g %11.4g %8.3f\n", dp_outputs[o].name, p.test.mape[o], p.test.rmse[o],
                    p.test.r2[o]);
         printf("mean MAPE %.3g%% (MAPE over labels >= %g: ms, %%, MB/s; R2 = 1 - SSE / SS about "
                "the mean, nan for constant labels)\n", mean_finite(p.test.mape), DP_MAPE_FLOOR);

@@ -415,7 +415,7 @@ int cmd_dataset_add(int argc, char **argv) {
         goto fail;
     }
     if (read_traces(paths, n_traces, t, &err) != DP_OK) goto fail;
-    double lab[DP_N_LABELS];
+    double lab[DP_N_OUTPUTS];
     unsigned missing = 0;
     dp_trace_labels(t, thr, lab, &missing);
     if ((missing & 0xfu) == 0xfu) {
@@ -461,13 +461,9 @@ int cmd_dataset_add(int argc, char **argv) {
     if (optimizer) snprintf(s.job.optimizer, sizeof s.job.optimizer, "%s", optimizer);
     if (precision) snprintf(s.job.precision, sizeof s.job.precision, "%s", precision);
     if (job_name) snprintf(s.job.job_name, sizeof s.job.job_name, "%s", job_name);
-    /* Labels by name, so that the two orders can never drift apart silently. */
-    for (int i = 0; i < DP_N_OUTPUTS; i++) {
-        s.labels[i] = NAN;
-        for (int j = 0; j < DP_N_LABELS; j++)
-            if (!strcmp(dp_output_names[i], dp_label_name(j)))
-                s.labels[i] = (missing >> (j / 3)) & 1u ? NAN : lab[j];
-    }
+    /* a resource the traces did not record has no labels */
+    for (int i = 0; i < DP_N_OUTPUTS; i++)
+        s.labels[i] = (missing >> (i / DP_N_STATS)) & 1u ? NAN : lab[i];
     /* A simulator trace added here stays simulated: never present it as a measurement. */
     snprintf(s.source.kind, sizeof s.source.kind, "%s", t->source);
     if (where) {
@@ -495,8 +491,8 @@ int cmd_dataset_add(int argc, char **argv) {
            dataset, ds.n_samples, ds.setting, graph, (long long)s.batch, grouped->n_groups,
            s.source.kind, s.source.where, s.source.when);
     for (int i = 0; i < DP_N_OUTPUTS; i++) {
-        if (isnan(s.labels[i])) printf("  %-20s missing\n", dp_output_names[i]);
-        else printf("  %-20s %10.3f %s\n", dp_output_names[i], s.labels[i], dp_output_units[i]);
+        if (isnan(s.labels[i])) printf("  %-20s missing\n", dp_outputs[i].name);
+        else printf("  %-20s %10.3f %s\n", dp_outputs[i].name, s.labels[i], dp_outputs[i].unit);
     }
     rc = 0;
     goto done;

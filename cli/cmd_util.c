@@ -3,6 +3,8 @@
  * (an id or the cluster options) the same way. */
 #include "cmd_util.h"
 
+#include "dp/json_out.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
@@ -29,8 +31,9 @@ void cmd_json_str(FILE *f, const char *s) {
 }
 
 void cmd_json_num(FILE *f, double v) {
-    if (isfinite(v)) fprintf(f, "%.9g", v);
-    else fputs("null", f);
+    char buf[32];
+    dp_json_num_text(v, buf, sizeof buf);
+    fputs(buf, f);
 }
 
 int cmd_cmp_double(const void *a, const void *b) {

@@ -20,7 +20,9 @@
 
 /* Writes s (NULL: "") as a JSON string literal: quote, backslash and control characters escaped. */
 void cmd_json_str(FILE *f, const char *s);
-/* Writes v with 9 significant digits, or null when it is NaN or infinite (JSON has neither). */
+/* Writes v in the one number format of every JSON output (dp_json_num_text, dp/json_out.h):
+ * the shortest text that reads back as v, null when it is NaN or infinite. For the printers
+ * not yet on dp/json_out.h (simulate, calibrate, bench). */
 void cmd_json_num(FILE *f, double v);
 /* qsort comparison: doubles in ascending order. */
 int cmd_cmp_double(const void *a, const void *b);

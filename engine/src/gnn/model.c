@@ -12,22 +12,6 @@
 
 #include "model_impl.h"
 
-const char *const dp_output_names[DP_N_OUTPUTS] = {
-    "gpu_mem_util.idle", "gpu_mem_util.active", "gpu_mem_util.peak",
-    "gpu_util.idle",     "gpu_util.active",     "gpu_util.peak",
-    "net_rx.idle",       "net_rx.active",       "net_rx.peak",
-    "net_tx.idle",       "net_tx.active",       "net_tx.peak",
-};
-const char *const dp_output_units[DP_N_OUTPUTS] = {
-    "ms", "ms", "%", "ms", "ms", "%", "ms", "ms", "MB/s", "ms", "ms", "MB/s",
-};
-
-int dp_output_find(const char *name) {
-    for (int i = 0; name && i < DP_N_OUTPUTS; i++)
-        if (!strcmp(name, dp_output_names[i])) return i;
-    return -1;
-}
-
 static const char *const layer_names[] = {"gcn", "gin", "gat", "mpnn"};
 _Static_assert(sizeof layer_names / sizeof layer_names[0] == DP_LAYER_COUNT, "update layer_names");
 static const char *const rule_names[] = {"half", "n", "log2", "fixed"};
