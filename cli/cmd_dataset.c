@@ -18,6 +18,7 @@
 #include "dp/clock.h"
 #include "dp/coarsen.h"
 #include "dp/dataset.h"
+#include "dp/json_out.h"
 #include "dp/settings.h"
 #include "dp/sim.h"
 #include "dp/zoo.h"
@@ -280,9 +281,14 @@ static int dataset_build(int argc, char **argv) {
     struct dp_gpu_catalog *cat = NULL;
     struct dp_settings *list = NULL;
     struct dp_op_weights *w = NULL;
+    struct dp_jw *jw = NULL;
     struct dp_error err = {0};
     int rc = 0;
     double t0 = now_s();
+    if (json && !(jw = dp_jw_new())) {
+        rc = out_of_memory();
+        goto done;
+    }
     if (dp_gpu_catalog_load_default(gpus_path, &cat, &err) ||
         dp_settings_load_default(settings_path, cat, &list, &err) ||
         dp_op_weights_load_default(weights_path, &w, &err)) {
@@ -415,9 +421,11 @@ static int dataset_build(int argc, char **argv) {
     gmtime_r(&tnow, &tmv);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tmv);
     if (json) {
-        printf("{\"simulated\":true,\"out\":");
-        cmd_json_str(stdout, out_dir);
-        printf(",\"jobs\":%d,\"graphs\":%d,\"settings\":[", b.n_jobs, b.n_keys);
+        dp_jw_bool(jw, "simulated", true);
+        dp_jw_str(jw, "out", out_dir);
+        dp_jw_int(jw, "jobs", b.n_jobs);
+        dp_jw_int(jw, "graphs", b.n_keys);
+        dp_jw_array(jw, "settings");
     }
     for (int cc = 0; cc < b.n_chosen; cc++) {
         const struct dp_setting *s = &list->settings[b.chosen[cc]];
@@ -466,15 +474,15 @@ static int dataset_build(int argc, char **argv) {
         dp_dataset_free(&ds);
         if (st) {
             rc = cli_fail(&err);
-            if (json) printf("]}\n");
             goto done;
         }
         if (json) {
-            printf("%s{\"id\":", cc ? "," : "");
-            cmd_json_str(stdout, s->id);
-            printf(",\"file\":");
-            cmd_json_str(stdout, path);
-            printf(",\"samples\":%d,\"skipped_oom\":%d}", n_samples, skipped);
+            dp_jw_object(jw, NULL);
+            dp_jw_str(jw, "id", s->id);
+            dp_jw_str(jw, "file", path);
+            dp_jw_int(jw, "samples", n_samples);
+            dp_jw_int(jw, "skipped_oom", skipped);
+            dp_jw_end(jw);
         } else {
             printf("%-28s %4d samples (simulated) %3d left out (out of memory)  %s%s\n", s->id,
                    n_samples, skipped, path,
@@ -482,14 +490,20 @@ static int dataset_build(int argc, char **argv) {
         }
     }
     double t3 = now_s();
-    if (json)
-        printf("],\"seconds\":{\"coarsen\":%.2f,\"simulate\":%.2f,\"write\":%.2f}}\n", t1 - t0,
-               t2 - t1, t3 - t2);
-    else
+    if (json) {
+        dp_jw_end(jw);
+        dp_jw_object(jw, "seconds");
+        dp_jw_num(jw, "coarsen", t1 - t0);
+        dp_jw_num(jw, "simulate", t2 - t1);
+        dp_jw_num(jw, "write", t3 - t2);
+        dp_jw_end(jw);
+        if (dp_jw_print(jw, stdout, "stdout", &err)) rc = cli_fail(&err);
+    } else
         printf("built in %.1f s (graphs + coarsening %.1f s, features + simulation %.1f s, "
                "writing %.1f s)\n",
                t3 - t0, t1 - t0, t2 - t1, t3 - t2);
 done:
+    dp_jw_free(jw);
     for (int k = 0; k < b.n_keys; k++) {
         dp_partition_free(b.keys[k].part);
         dp_graph_free(b.keys[k].g);

@@ -9,6 +9,7 @@
 #include "cmd_util.h"
 #include "dp/cost.h"
 #include "dp/graph_io.h"
+#include "dp/json_out.h"
 #include "dp/zoo.h"
 
 #define ZOO_USAGE                                                                                 \
@@ -26,41 +27,49 @@ static int zoo_list(int argc, char **argv) {
         return cli_usage("zoo list", ZOO_USAGE, "bad arguments");
     }
     cli_done(&c);
-    if (json) printf("[");
-    else printf("%-17s %-8s %6s %6s %12s %7s  %s\n", "MODEL", "INPUT", "SIZE", "BATCH", "PARAMS",
+    if (!json)
+        printf("%-17s %-8s %6s %6s %12s %7s  %s\n", "MODEL", "INPUT", "SIZE", "BATCH", "PARAMS",
                 "OPS", "DESCRIPTION");
+    struct dp_jw *w = json ? dp_jw_new_array() : NULL;
     for (size_t i = 0; i < dp_zoo_count(); i++) {
         const struct dp_zoo_info *m = dp_zoo_info(i);
         struct dp_graph *g = NULL;
         struct dp_error err = {0};
         if (dp_zoo_build(m->name, NULL, &g, &err)) {
-            if (json) printf("]\n");
+            dp_jw_free(w);
             return cli_fail(&err);
         }
-        long long params = (long long)dp_graph_param_count(g, false);
+        int64_t params = dp_graph_param_count(g, false);
         size_t ops = dp_graph_n_nodes(g);
         dp_graph_free(g);
         if (json) {
-            printf("%s\n  {\"name\": ", i ? "," : "");
-            cmd_json_str(stdout, m->name);
-            printf(", \"family\": ");
-            cmd_json_str(stdout, m->family);
-            printf(", \"description\": ");
-            cmd_json_str(stdout, m->description);
-            printf(", \"input_kind\": \"%s\", \"default_input\": %lld, \"default_batch\": %lld, "
-                   "\"min_input\": %lld, \"max_input\": %lld, \"params\": %lld, \"ops\": %zu}",
-                   m->input_kind, (long long)m->default_input, (long long)m->default_batch,
-                   (long long)m->min_input, (long long)m->max_input, params, ops);
+            dp_jw_object(w, NULL);
+            dp_jw_str(w, "name", m->name);
+            dp_jw_str(w, "family", m->family);
+            dp_jw_str(w, "description", m->description);
+            dp_jw_str(w, "input_kind", m->input_kind);
+            dp_jw_int(w, "default_input", m->default_input);
+            dp_jw_int(w, "default_batch", m->default_batch);
+            dp_jw_int(w, "min_input", m->min_input);
+            dp_jw_int(w, "max_input", m->max_input);
+            dp_jw_int(w, "params", params);
+            dp_jw_int(w, "ops", (int64_t)ops);
+            dp_jw_end(w);
         } else {
             printf("%-17s %-8s %6lld %6lld %12lld %7zu  %s\n", m->name, m->input_kind,
-                   (long long)m->default_input, (long long)m->default_batch, params, ops,
-                   m->description);
+                   (long long)m->default_input, (long long)m->default_batch, (long long)params,
+                   ops, m->description);
         }
     }
-    if (json) printf("\n]\n");
-    else printf("\nparams and ops at the defaults (momentum, fp32); graphs are synthetic "
-                "TensorFlow-1-style training graphs; `--json` also gives each model's family "
-                "(what --split models holds out together).\n");
+    if (json) {
+        struct dp_error err = {0};
+        int rc = dp_jw_print(w, stdout, "stdout", &err) ? cli_fail(&err) : 0;
+        dp_jw_free(w);
+        return rc;
+    }
+    printf("\nparams and ops at the defaults (momentum, fp32); graphs are synthetic "
+           "TensorFlow-1-style training graphs; `--json` also gives each model's family "
+           "(what --split models holds out together).\n");
     return 0;
 }
 

@@ -123,7 +123,7 @@ fails 1 "one.csv:1: column 2 is not \"model\"" "$DRIPLE" calibrate --data "$TMP/
 # a small dataset: two models, one setting, simulated labels
 ok "$DRIPLE" dataset build --setting V100-P1w2he-40GbE --out "$TMP/ds" --models squeezenet,alexnet \
     --graphs 12 --jobs 2 --json
-contains "$TMP/out" '"samples":12'
+contains "$TMP/out" '"samples": 12'
 contains "$TMP/ds/V100-P1w2he-40GbE.json" '"kind":"simulated"'
 contains "$TMP/ds/V100-P1w2he-40GbE.json" '"format":"driple-dataset/1"'
 # the same with one thread: the same samples (only the time stamp may differ)

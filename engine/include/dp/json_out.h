@@ -29,6 +29,8 @@ struct dp_jw;
 /* A new document whose root is an empty object, the current container; owned by the caller
  * (dp_jw_free). NULL when out of memory. */
 struct dp_jw *dp_jw_new(void);
+/* The same with an empty array as the root. */
+struct dp_jw *dp_jw_new_array(void);
 void dp_jw_free(struct dp_jw *w); /* NULL-safe */
 
 /* Each adds one value to the current container: as member `key` of an object (key must not be

@@ -87,16 +87,19 @@ static void shortest_text(double v, bool is_float, char *buf, size_t n) {
 
 void dp_json_num_text(double v, char *buf, size_t n) { shortest_text(v, false, buf, n); }
 
-struct dp_jw *dp_jw_new(void) {
-    struct dp_jw *w = calloc(1, sizeof *w);
-    if (!w) return NULL;
-    if (!(w->root = cJSON_CreateObject())) {
-        free(w);
+static struct dp_jw *jw_new(cJSON *root) {
+    struct dp_jw *w = root ? calloc(1, sizeof *w) : NULL;
+    if (!w) {
+        cJSON_Delete(root);
         return NULL;
     }
-    w->open[0] = w->root;
+    w->root = w->open[0] = root;
     return w;
 }
+
+struct dp_jw *dp_jw_new(void) { return jw_new(cJSON_CreateObject()); }
+
+struct dp_jw *dp_jw_new_array(void) { return jw_new(cJSON_CreateArray()); }
 
 void dp_jw_free(struct dp_jw *w) {
     if (!w) return;
