@@ -661,6 +661,8 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
     struct net net = {0};
     struct iter_state is = {0};
     double *shard = NULL, *vars = NULL;
+    if (s->sync == DP_SYNC_ALLREDUCE)
+        return dp_error_set(err, DP_ERR_INVALID, "%s: all-reduce is not simulated yet", s->id);
     size_t nn = dp_graph_n_nodes(g);
     int64_t batch = opts.batch > 0 ? opts.batch : dp_graph_batch(g);
     if (batch <= 0) batch = 32;
