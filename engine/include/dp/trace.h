@@ -70,6 +70,13 @@ enum dp_status dp_trace_read_sim_worker(const char *path, int worker, struct dp_
 /* Recognises the file by its header (nvidia-smi, network counters, or the simulator's) and
  * reads it. */
 enum dp_status dp_trace_read_any(const char *path, struct dp_trace *t, struct dp_error *err);
+/* One sample's traces from n files (dp_trace_read_any each): a GPU trace and a network trace,
+ * or a simulator trace, appended to t. A resource found in two files, a file with no samples,
+ * and simulated and measured traces mixed fail naming the file. t->source becomes "simulated"
+ * when the traces came from the simulator, else "measured" (so a simulated sample is never
+ * presented as a measurement). */
+enum dp_status dp_trace_read_merged(const char *const *paths, int n, struct dp_trace *t,
+                                    struct dp_error *err);
 /* Writes traces in the simulator's CSV: `# simulated ...` comment line (when comment != NULL;
  * line breaks in it become spaces), header with a `worker` column, then each trace's samples
  * (GPU and network series must share sample times, as the simulator's do). "-" = stdout.
