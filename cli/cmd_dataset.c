@@ -1,8 +1,9 @@
-/* cmd_dataset.c: `driple dataset build` sweeps zoo models x batch sizes x optimizers, coarsens
- * each training graph once (grouping depends only on structure), recomputes the features per
- * batch, simulates every job on every chosen setting (pthreads) and writes one driple-dataset/1
- * per setting, its labels marked simulated. `driple dataset add` appends a measured sample (a
- * graph and the labels of its recorded traces); `dataset eval` is `inspector eval`'s. */
+/* cmd_dataset.c: `driple dataset build` sweeps zoo models x batch sizes x optimizers (and, on
+ * request, generated architectures: dp/zoo_gen.h), coarsens each training graph once (grouping
+ * depends only on structure), recomputes the features per batch, simulates every job on every
+ * chosen setting (pthreads) and writes one driple-dataset/1 per setting, its labels marked
+ * simulated. `driple dataset add` appends a measured sample (a graph and the labels of its
+ * recorded traces); `dataset eval` is `inspector eval`'s. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -26,16 +27,22 @@
 #include "dp/sim.h"
 #include "dp/trace.h"
 #include "dp/zoo.h"
+#include "dp/zoo_gen.h"
 
 #define BUILD_USAGE                                                                             \
     "driple dataset build [--settings FILE] [--setting ID] --out DIR [--graphs N] [--jobs J]\n" \
     "       [--seed S] [--models a,b,...] [--optimizers sgd,momentum,adam] [--groups K]\n"       \
-    "       [--weights FILE] [--gpus FILE] [--cost-features] [--json]\n"                         \
+    "       [--weights FILE] [--gpus FILE] [--cost-features] [--generated N [--gen-seed S]\n"   \
+    "       [--gen-jobs K]] [--json]\n"                                                          \
     "  jobs: zoo models x batch sizes (the model's default x 1/16 .. 6) x optimizers, in a\n"   \
     "  seeded order spread over the models; each setting keeps the first N (default 320) jobs\n" \
     "  that fit in its GPU's memory. Labels are SIMULATED (driple simulate).\n"             \
     "  --cost-features also stores each group's FLOPs, bytes and parameter bytes (for driple\n" \
-    "  train --cost-features)."
+    "  train --cost-features).\n"                                                               \
+    "  --generated N adds generated architectures 0 .. N-1 of seed S (driple zoo generate;\n"     \
+    "  default seed 1), K jobs each (an optimizer and K batch sizes drawn with --seed; default\n"\
+    "  3), every one that fits kept beside the N zoo jobs (they always train under --split\n"  \
+    "  models)."
 #define DATASET_USAGE                                                                           \
     "driple dataset build ... (datasets from the simulator)\n"                                  \
     "       dataset add ... (a measured job: see driple dataset add --help)\n"                    \
@@ -44,8 +51,10 @@
 static const double batch_factors[] = {0.0625, 0.125, 0.25, 0.375, 0.5, 0.75, 1, 1.5, 2, 3, 4, 6};
 #define N_FACTORS ((int)(sizeof batch_factors / sizeof batch_factors[0]))
 #define MAX_GRAPHS 4096
+#define GEN_CHUNK 64 /* generated models whose graphs are held at once */
 
-/* One training graph: a model with an optimizer and a precision, coarsened once. */
+/* One training graph: a model with an optimizer and a precision, coarsened once. A generated
+ * model's info is one of build.gen_info (its architecture the same index of build.gens). */
 struct gkey {
     const struct dp_zoo_info *model;
     enum dp_optimizer         opt;
@@ -74,12 +83,15 @@ struct build {
     struct dp_grouped **grouped;  /* [job][prec] */
     double             *labels;   /* [job][chosen][12] */
     unsigned char      *oom;      /* [job][chosen] */
+    struct dp_gen_arch *gens;     /* generated architectures */
+    struct dp_zoo_info *gen_info; /* their name, default batch and input, family "generated" */
+    int                 n_gen;
     uint64_t            seed;
     int                 groups;
     bool                cost;     /* keep the cost features in the samples' grouped graphs */
     /* work queue */
     pthread_mutex_t     mu;
-    int                 next;
+    int                 next, limit;
     int                 done;
     bool                failed;
     struct dp_error     err;
@@ -105,7 +117,7 @@ static void fail_with(struct build *b, const struct dp_error *err) {
 static void *build_graphs(void *arg) {
     struct build *b = arg;
     int i;
-    while ((i = take(b, b->n_keys)) >= 0) {
+    while ((i = take(b, b->limit)) >= 0) {
         struct gkey *k = &b->keys[i];
         struct dp_error err = {0};
         struct dp_zoo_opts zo;
@@ -113,7 +125,10 @@ static void *build_graphs(void *arg) {
         zo.optimizer = k->opt;
         zo.precision = k->prec;
         struct dp_coarsen_opts co = {b->groups, DP_DEFAULT_SEED, 0};
-        if (dp_zoo_build(k->model->name, &zo, &k->g, &err) ||
+        ptrdiff_t gi = k->model - b->gen_info;
+        bool gen = b->n_gen > 0 && gi >= 0 && gi < b->n_gen;
+        if ((gen ? dp_gen_build(&b->gens[gi], &zo, &k->g, &err)
+                 : dp_zoo_build(k->model->name, &zo, &k->g, &err)) ||
             dp_coarsen(k->g, &co, &k->part, &err)) {
             fail_with(b, &err);
             break;
@@ -136,7 +151,7 @@ static void strip_members(struct dp_grouped *g) {
 static void *run_jobs(void *arg) {
     struct build *b = arg;
     int j;
-    while ((j = take(b, b->n_jobs)) >= 0) {
+    while ((j = take(b, b->limit)) >= 0) {
         struct job *jb = &b->jobs[j];
         struct dp_error err = {0};
         for (int p = 0; p < 2; p++) {
@@ -175,10 +190,12 @@ static void *run_jobs(void *arg) {
     return NULL;
 }
 
-static int run_threads(struct build *b, int n_threads, void *(*fn)(void *)) {
+/* Runs fn on n_threads threads over items [from, limit) of its queue. */
+static int run_threads(struct build *b, int n_threads, void *(*fn)(void *), int from, int limit) {
     pthread_t th[64];
     int started = 0;
-    b->next = 0;
+    b->next = from;
+    b->limit = limit;
     for (int t = 1; t < n_threads && t < 64; t++)
         if (!pthread_create(&th[started], NULL, fn, b)) started++;
     fn(b);
@@ -258,10 +275,14 @@ static int dataset_build(int argc, char **argv) {
     const char *gpus_path = cli_value(&c, "--gpus");
     bool cost = cli_flag(&c, "--cost-features");
     int64_t n_graphs = 320, n_threads = 2, seed = 1, groups = DP_DEFAULT_GROUPS;
+    int64_t n_gen = 0, gen_seed = 1, gen_jobs = 3;
     bool ok = cli_int(&c, "--graphs", 1, MAX_GRAPHS, &n_graphs) &&
               cli_int(&c, "--jobs", 1, 64, &n_threads) &&
               cli_int(&c, "--seed", 0, INT64_MAX, &seed) &&
-              cli_int(&c, "--groups", 1, 100000, &groups);
+              cli_int(&c, "--groups", 1, 100000, &groups) &&
+              cli_int(&c, "--generated", 0, 100000, &n_gen) &&
+              cli_int(&c, "--gen-seed", 0, INT64_MAX, &gen_seed) &&
+              cli_int(&c, "--gen-jobs", 1, N_FACTORS, &gen_jobs);
     ok = ok && cli_check_unused(&c);
     cli_done(&c);
     if (!ok) return 2;
@@ -347,8 +368,11 @@ static int dataset_build(int argc, char **argv) {
         if (in_list(models, dp_zoo_info(i)->name)) mods[n_mod++] = dp_zoo_info(i);
     int per_model = n_opt * N_FACTORS;
     int total = n_mod * per_model; /* the pool: every combination, simulated everywhere */
-    if (!(b.jobs = calloc((size_t)total, sizeof *b.jobs)) ||
-        !(b.keys = calloc((size_t)n_mod * n_opt * 2, sizeof *b.keys))) {
+    b.n_gen = (int)n_gen;
+    if (!(b.jobs = calloc((size_t)total + (size_t)n_gen * gen_jobs, sizeof *b.jobs)) ||
+        !(b.keys = calloc((size_t)(n_mod * n_opt + n_gen) * 2, sizeof *b.keys)) ||
+        (n_gen && (!(b.gens = calloc((size_t)n_gen, sizeof *b.gens)) ||
+                   !(b.gen_info = calloc((size_t)n_gen, sizeof *b.gen_info))))) {
         rc = out_of_memory();
         goto done;
     }
@@ -401,6 +425,41 @@ static int dataset_build(int argc, char **argv) {
     }
     free(perm);
     b.n_jobs = total;
+    int n_zoo_keys = b.n_keys;
+    /* Generated models, one after the other (each one's graphs are freed once its jobs ran):
+     * a drawn optimizer, gen_jobs distinct batch factors. */
+    for (int g = 0; g < b.n_gen; g++) {
+        struct dp_gen_arch *a = &b.gens[g];
+        dp_gen_sample((uint64_t)gen_seed, g, -1, a);
+        struct dp_zoo_info *info = &b.gen_info[g];
+        info->name = a->name;
+        info->family = "generated";
+        info->default_batch = a->batch;
+        info->default_input = a->kind == DP_GEN_CNN ? a->u.cnn.input
+                              : a->kind == DP_GEN_TRANSFORMER ? a->u.tf.seq
+                              : a->kind == DP_GEN_RNN ? a->u.rnn.seq
+                              : a->kind == DP_GEN_MLP ? a->u.mlp.input : a->u.mixer.input;
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        enum dp_optimizer opt = opts[rng % (uint64_t)n_opt];
+        int key[2] = {-1, -1};
+        for (int p = 0; p < 2; p++)
+            if (need[p]) {
+                key[p] = b.n_keys++;
+                b.keys[key[p]] = (struct gkey){info, opt, (enum dp_precision)p, NULL, NULL};
+            }
+        int used = 0; /* bit f: batch factor f taken */
+        for (int k = 0; k < gen_jobs; k++) {
+            int f;
+            do {
+                rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+                f = (int)(rng % N_FACTORS);
+            } while (used & (1 << f));
+            used |= 1 << f;
+            struct job *jb = &b.jobs[b.n_jobs++];
+            double bt = (double)a->batch * batch_factors[f];
+            *jb = (struct job){info, opt, bt < 1 ? 1 : (int64_t)llround(bt), {key[0], key[1]}};
+        }
+    }
     if (!(b.grouped = calloc((size_t)b.n_jobs * 2, sizeof *b.grouped)) ||
         !(b.labels = calloc((size_t)b.n_jobs * b.n_chosen * DP_N_OUTPUTS, sizeof *b.labels)) ||
         !(b.oom = calloc((size_t)b.n_jobs * b.n_chosen, 1))) {
@@ -410,13 +469,29 @@ static int dataset_build(int argc, char **argv) {
 
     if (!json)
         fprintf(stderr, "dataset build: a pool of %d jobs (%d models x %d optimizers x %d batch "
-                        "sizes), %d graphs to coarsen, %d setting(s), %lld thread(s), %lld jobs "
-                        "kept per setting\n",
-                b.n_jobs, n_mod, n_opt, N_FACTORS, b.n_keys, b.n_chosen, (long long)n_threads,
-                (long long)n_graphs);
-    if ((rc = run_threads(&b, (int)n_threads, build_graphs))) goto done;
+                        "sizes; %d generated models x %lld), %d graphs to coarsen, %d "
+                        "setting(s), %lld thread(s), %lld zoo jobs kept per setting\n",
+                b.n_jobs, n_mod, n_opt, N_FACTORS, b.n_gen, (long long)gen_jobs, b.n_keys,
+                b.n_chosen, (long long)n_threads, (long long)n_graphs);
+    if ((rc = run_threads(&b, (int)n_threads, build_graphs, 0, n_zoo_keys))) goto done;
     double t1 = now_s();
-    if ((rc = run_threads(&b, (int)n_threads, run_jobs))) goto done;
+    if ((rc = run_threads(&b, (int)n_threads, run_jobs, 0, total))) goto done;
+    /* Generated models a chunk at a time, their graphs freed after their jobs. */
+    int per_gen = need[0] + need[1];
+    for (int g0 = 0; g0 < b.n_gen; g0 += GEN_CHUNK) {
+        int g1 = g0 + GEN_CHUNK < b.n_gen ? g0 + GEN_CHUNK : b.n_gen;
+        int k0 = n_zoo_keys + g0 * per_gen, k1 = n_zoo_keys + g1 * per_gen;
+        if ((rc = run_threads(&b, (int)n_threads, build_graphs, k0, k1)) ||
+            (rc = run_threads(&b, (int)n_threads, run_jobs, total + g0 * (int)gen_jobs,
+                              total + g1 * (int)gen_jobs)))
+            goto done;
+        for (int k = k0; k < k1; k++) {
+            dp_partition_free(b.keys[k].part);
+            dp_graph_free(b.keys[k].g);
+            b.keys[k].part = NULL;
+            b.keys[k].g = NULL;
+        }
+    }
     double t2 = now_s();
 
     char when[32];
@@ -437,8 +512,10 @@ static int dataset_build(int argc, char **argv) {
         dp_dataset_init(&ds, s->id);
         int skipped = 0;
         enum dp_status st = DP_OK;
-        for (int j = 0; j < b.n_jobs && !st && ds.n_samples < n_graphs; j++) {
+        int n_zoo = 0;
+        for (int j = 0; j < b.n_jobs && !st; j++) {
             const struct job *jb = &b.jobs[j];
+            if (j < total && n_zoo >= n_graphs) continue; /* the zoo's quota is full */
             if (b.oom[(size_t)j * b.n_chosen + cc]) {
                 skipped++;
                 continue;
@@ -446,7 +523,8 @@ static int dataset_build(int argc, char **argv) {
             struct dp_sample smp;
             memset(&smp, 0, sizeof smp);
             char gname[96], model[64];
-            snprintf(gname, sizeof gname, "zoo:%s", jb->model->name);
+            snprintf(gname, sizeof gname, "%s:%s", j < total ? "zoo" : "generated",
+                     jb->model->name);
             snprintf(model, sizeof model, "%s", jb->model->name);
             smp.graph = gname;
             smp.model = model;
@@ -469,6 +547,7 @@ static int dataset_build(int argc, char **argv) {
                      (long long)seed);
             snprintf(smp.source.when, sizeof smp.source.when, "%s", when);
             st = dp_dataset_add_sample(&ds, &smp, &err);
+            n_zoo += j < total;
         }
         char path[1200];
         if (!st && snprintf(path, sizeof path, "%s/%s.json", out_dir, s->id) >= (int)sizeof path)
@@ -490,7 +569,7 @@ static int dataset_build(int argc, char **argv) {
         } else {
             printf("%-28s %4d samples (simulated) %3d left out (out of memory)  %s%s\n", s->id,
                    n_samples, skipped, path,
-                   n_samples < n_graphs ? "  (fewer than asked: the rest do not fit)" : "");
+                   n_zoo < n_graphs ? "  (fewer zoo jobs than asked: the rest do not fit)" : "");
         }
     }
     double t3 = now_s();
@@ -519,6 +598,8 @@ done:
     free(b.oom);
     free(b.jobs);
     free(b.keys);
+    free(b.gens);
+    free(b.gen_info);
     free(b.chosen);
     pthread_mutex_destroy(&b.mu);
     dp_op_weights_free(w);

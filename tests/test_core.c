@@ -150,6 +150,28 @@ static void test_document(void) {
     dp_jw_free(w);
     CHECK(dp_jw_print(NULL, stdout, "stdout", &err) == DP_ERR_NOMEM);
 
+    /* a stream writes each root element as it is complete */
+    f = fopen(path, "w+");
+    CHECK(f != NULL);
+    if (f) {
+        w = dp_jw_new_stream(f, path);
+        dp_jw_object(w, NULL);
+        dp_jw_int(w, "i", 1);
+        dp_jw_end(w);
+        fflush(f);
+        CHECK(ftell(f) == (long)strlen("[{\"i\": 1}"));
+        dp_jw_num(w, NULL, 2.5);
+        dp_jw_array(w, NULL);
+        dp_jw_end(w);
+        CHECK(dp_jw_print(w, f, path, &err) == DP_OK);
+        dp_jw_free(w);
+        rewind(f);
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        text[n] = '\0';
+        fclose(f);
+        CHECK(!strcmp(text, "[{\"i\": 1}, 2.5, []]\n"));
+    }
+
     /* the shapes of outputs and derived figures */
     double m[DP_N_OUTPUTS], d[DP_N_DERIVED];
     for (int o = 0; o < DP_N_OUTPUTS; o++) m[o] = o;

@@ -31,6 +31,11 @@ struct dp_jw;
 struct dp_jw *dp_jw_new(void);
 /* The same with an empty array as the root. */
 struct dp_jw *dp_jw_new_array(void);
+/* A root array written to f element by element (each as soon as it is complete, then freed:
+ * a listing of a million objects holds one at a time); dp_jw_print with the same f closes it.
+ * A failure midway leaves the elements written so far. `name` (for messages) is borrowed. NULL
+ * when out of memory. */
+struct dp_jw *dp_jw_new_stream(FILE *f, const char *name);
 void dp_jw_free(struct dp_jw *w); /* NULL-safe */
 
 /* Each adds one value to the current container: as member `key` of an object (key must not be

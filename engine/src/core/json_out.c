@@ -19,6 +19,9 @@ struct dp_jw {
                                   one that could not be added) */
     int    depth;
     bool   nomem;
+    FILE  *stream;      /* dp_jw_new_stream: where finished root elements go, else NULL */
+    const char *stream_name;
+    bool   streamed;    /* an element was written already */
 };
 
 /* Replaces the locale's decimal point in buf by '.' (JSON's). */
@@ -101,6 +104,29 @@ struct dp_jw *dp_jw_new(void) { return jw_new(cJSON_CreateObject()); }
 
 struct dp_jw *dp_jw_new_array(void) { return jw_new(cJSON_CreateArray()); }
 
+struct dp_jw *dp_jw_new_stream(FILE *f, const char *name) {
+    struct dp_jw *w = dp_jw_new_array();
+    if (!w) return NULL;
+    w->stream = f;
+    w->stream_name = name;
+    fputc('[', f);
+    return w;
+}
+
+static void put_value(FILE *f, const cJSON *v);
+
+/* In a stream, writes the root's finished elements and frees them. */
+static void flush_root(struct dp_jw *w) {
+    if (!w->stream || w->depth > 0) return;
+    cJSON *c;
+    while ((c = w->root->child)) {
+        if (w->streamed) fputs(", ", w->stream);
+        put_value(w->stream, c);
+        w->streamed = true;
+        cJSON_Delete(cJSON_DetachItemViaPointer(w->root, c));
+    }
+}
+
 void dp_jw_free(struct dp_jw *w) {
     if (!w) return;
     cJSON_Delete(w->root);
@@ -121,6 +147,7 @@ static bool add(struct dp_jw *w, const char *key, cJSON *item) {
         cJSON_Delete(item);
         w->nomem = true;
     }
+    if (ok && !cJSON_IsObject(item) && !cJSON_IsArray(item)) flush_root(w);
     return ok;
 }
 
@@ -174,6 +201,7 @@ void dp_jw_end(struct dp_jw *w) {
     if (!w) return;
     DP_ASSERT(w->depth > 0);
     w->depth--;
+    flush_root(w);
 }
 
 static void put_string(FILE *f, const char *s) {
@@ -220,7 +248,12 @@ static void put_value(FILE *f, const cJSON *v) {
 enum dp_status dp_jw_print(const struct dp_jw *w, FILE *f, const char *name,
                            struct dp_error *err) {
     if (!w || w->nomem) return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
-    put_value(f, w->root);
+    if (w->stream) {
+        DP_ASSERT(f == w->stream && w->depth == 0);
+        fputc(']', f);
+    } else {
+        put_value(f, w->root);
+    }
     fputc('\n', f);
     if (fflush(f) != 0 || ferror(f))
         return dp_error_set(err, DP_ERR_IO, "%s: cannot write: %s", name, strerror(errno));
