@@ -23,6 +23,7 @@
 #include "dp/coarsen.h"
 #include "dp/dataset.h"
 #include "dp/json_out.h"
+#include "dp/session.h"
 #include "dp/settings.h"
 #include "dp/sim.h"
 #include "dp/trace.h"
@@ -173,15 +174,15 @@ static void *run_jobs(void *arg) {
             dp_sim_opts_default(&o);
             o.batch = jb->batch;
             o.seed = b->seed * 1000003u + (uint64_t)j * 131u + (uint64_t)c;
-            struct dp_sim_result r;
-            if (dp_simulate(k->g, s, gpu, &o, &r, &err)) {
+            struct dp_sample smp; /* its labels; the sample is made when written */
+            bool fits;
+            if (dp_sample_simulate(k->g, s, gpu, &o, "", &smp, &fits, &err)) {
                 fail_with(b, &err);
                 return NULL;
             }
-            memcpy(&b->labels[((size_t)j * b->n_chosen + c) * DP_N_OUTPUTS], r.labels,
-                   sizeof r.labels);
-            b->oom[(size_t)j * b->n_chosen + c] = r.oom;
-            dp_sim_result_free(&r);
+            memcpy(&b->labels[((size_t)j * b->n_chosen + c) * DP_N_OUTPUTS], smp.labels,
+                   sizeof smp.labels);
+            b->oom[(size_t)j * b->n_chosen + c] = !fits;
         }
         pthread_mutex_lock(&b->mu);
         b->done++;
@@ -531,20 +532,17 @@ static int dataset_build(int argc, char **argv) {
             smp.batch = jb->batch;
             smp.grouped = b.grouped[2 * j + (s->precision == DP_PREC_MIXED)];
             snprintf(smp.job.optimizer, sizeof smp.job.optimizer, "%s", dp_optimizer_name(jb->opt));
-            snprintf(smp.job.precision, sizeof smp.job.precision, "%s",
-                     dp_precision_name(s->precision));
             snprintf(smp.job.data_set, sizeof smp.job.data_set, "synthetic");
             snprintf(smp.job.sync, sizeof smp.job.sync, "sync");
             snprintf(smp.job.hyper, sizeof smp.job.hyper, "batch=%lld", (long long)jb->batch);
             snprintf(smp.job.job_name, sizeof smp.job.job_name, "%s-%s-b%lld", jb->model->name,
                      dp_optimizer_name(jb->opt), (long long)jb->batch);
-            snprintf(smp.job.gpu, sizeof smp.job.gpu, "%.31s", s->gpu);
             smp.job.input_size = jb->model->default_input;
             memcpy(smp.labels, &b.labels[((size_t)j * b.n_chosen + cc) * DP_N_OUTPUTS],
                    sizeof smp.labels);
-            snprintf(smp.source.kind, sizeof smp.source.kind, "simulated");
-            snprintf(smp.source.where, sizeof smp.source.where, "driple simulate, seed %lld",
-                     (long long)seed);
+            char where[64];
+            snprintf(where, sizeof where, "driple simulate, seed %lld", (long long)seed);
+            dp_sample_mark_simulated(&smp, s, where);
             snprintf(smp.source.when, sizeof smp.source.when, "%s", when);
             st = dp_dataset_add_sample(&ds, &smp, &err);
             n_zoo += j < total;
@@ -667,12 +665,11 @@ static int dataset_add(int argc, char **argv) {
     int rc = 2;
     int64_t batch = 0, groups = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED;
     double thr = 0;
-    struct dp_grouped *grouped = NULL;
+    struct dp_session *ss = NULL;
     struct dp_trace *t = NULL;
     struct dp_dataset ds;
     dp_dataset_init(&ds, NULL);
     char (*paths)[PATH_MAX] = NULL;
-    char *unknown = NULL;
     struct dp_error err = {0};
 
     const char *dataset = cli_value(&c, "--dataset");
@@ -767,11 +764,13 @@ static int dataset_add(int argc, char **argv) {
     }
 
     /* The graph, grouped as every other sample. */
-    double params;
-    if ((rc = cmd_load_grouped(graph, NULL, &io, batch, groups, seed, NULL, "dataset add",
-                               add_usage, &grouped, &unknown, &params)))
+    if ((rc = cmd_session_open(NULL, NULL, NULL, &ss)) ||
+        (rc = cmd_session_workload(ss, graph, NULL, &io, batch, groups, seed, "dataset add",
+                                   add_usage)))
         goto done;
     rc = 1;
+    const struct dp_grouped *grouped = dp_session_grouped(ss);
+    const char *unknown = dp_session_unknown_ops(ss);
     if (unknown)
         fprintf(stderr, "driple: dataset add: %s: op types without a weight (counted 0): %s\n",
                 graph, unknown);
@@ -781,7 +780,7 @@ static int dataset_add(int argc, char **argv) {
     s.graph = (char *)(uintptr_t)graph;
     s.model = grouped->graph; /* the graph's name */
     s.batch = batch ? batch : grouped->batch;
-    s.grouped = grouped;
+    s.grouped = (struct dp_grouped *)(uintptr_t)grouped; /* copied by dp_dataset_add_sample */
     if (optimizer) snprintf(s.job.optimizer, sizeof s.job.optimizer, "%s", optimizer);
     if (precision) snprintf(s.job.precision, sizeof s.job.precision, "%s", precision);
     if (job_name) snprintf(s.job.job_name, sizeof s.job.job_name, "%s", job_name);
@@ -823,10 +822,9 @@ static int dataset_add(int argc, char **argv) {
 fail:
     rc = cli_fail(&err);
 done:
-    free(unknown);
+    dp_session_free(ss);
     free(paths);
     dp_trace_free(t);
-    dp_grouped_free(grouped);
     dp_dataset_free(&ds);
     cli_done(&c);
     return rc;

@@ -294,6 +294,8 @@ static int bench_keys(struct app *a, long n, int rows, int cols, bool json, cons
     for (long i = 0; i < n; i++) sum += t[i];
     qsort(t, (size_t)n, sizeof *t, cmp_double);
     double p50 = t[n / 2], p95 = t[(long)(0.95 * (double)(n - 1))], mx = t[n - 1];
+    long n_embed, n_sim;
+    dp_session_counts(a->ss, &n_embed, &n_sim);
     if (json)
         printf("{\"bench\": \"explore-keys\", \"keys\": %ld, \"rows\": %d, \"cols\": %d, "
                "\"mean_ms\": %.3f, \"median_ms\": %.3f, \"p95_ms\": %.3f, \"max_ms\": %.3f, "
@@ -304,7 +306,7 @@ static int bench_keys(struct app *a, long n, int rows, int cols, bool json, cons
                "\"occlusion_adopt_ms\": %.3f, \"occlusion_ready_ms\": %.3f, "
                "\"grad_key_ms\": %.3f}\n",
                n, rows, cols, sum / (double)n, p50, p95, mx, bench_key_name(worst_key), fills,
-               fill_max, a->n_embed_calls, a->n_sim_calls, imp_open, imp_adopt, imp_ready_ms,
+               fill_max, n_embed, n_sim, imp_open, imp_adopt, imp_ready_ms,
                imp_layout_ms(a), occl.key_ms, occl.adopt_ms, occl.ready_ms, occl.back_ms);
     else
         printf("explore --bench-keys: %ld key actions with full redraws at %dx%d: mean %.2f ms, "
@@ -316,7 +318,7 @@ static int bench_keys(struct app *a, long n, int rows, int cols, bool json, cons
                "it in %.2f ms; shown %.1f ms after the key); r back to grad: key to frame "
                "%.2f ms\n",
                n, cols, rows, sum / (double)n, p50, p95, mx, bench_key_name(worst_key), fills,
-               fill_max, a->n_embed_calls, a->n_sim_calls, imp_open, imp_layout_ms(a), imp_adopt,
+               fill_max, n_embed, n_sim, imp_open, imp_layout_ms(a), imp_adopt,
                imp_ready_ms, occl.key_ms, occl.adopt_ms, occl.ready_ms, occl.back_ms);
     free(t);
     return 0;
