@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "dp/clock.h"
+#include "dp/files.h"
 #include "dp/graph_io.h"
 #include "dp/sim.h"
 #include "dp/train.h"
@@ -948,8 +949,10 @@ static void json_pred(FILE *f, const struct app_pred *p) {
 }
 
 enum dp_status app_export_json(const struct app *a, const char *path, struct dp_error *err) {
-    FILE *f = fopen(path, "w");
-    if (!f) return dp_error_set(err, DP_ERR_IO, "%s: %s", path, strerror(errno));
+    struct dp_out *o = NULL;
+    enum dp_status st = dp_out_open(path, &o, err);
+    if (st) return st;
+    FILE *f = dp_out_stream(o);
     fputs("{\"format\": \"driple-explore/1\", \"graph\": ", f);
     json_str(f, dp_graph_name(a->graph));
     fprintf(f, ", \"batch\": %lld, \"setting\": ", (long long)a->batch);
@@ -969,8 +972,7 @@ enum dp_status app_export_json(const struct app *a, const char *path, struct dp_
         fputc('}', f);
     }
     fputs("]}\n", f);
-    if (fclose(f) != 0) return dp_error_set(err, DP_ERR_IO, "%s: %s", path, strerror(errno));
-    return DP_OK;
+    return dp_out_commit(o, err);
 }
 
 /* ---- init / free -------------------------------------------------------------------------- */
