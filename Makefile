@@ -33,12 +33,15 @@ ENGINE_SRC := $(sort $(wildcard engine/src/*/*.c))
 CLI_SRC    := $(sort $(wildcard cli/*.c))
 TUI_SRC    := $(sort $(wildcard tui/*.c tui/views/*.c))
 TEST_SRC   := $(sort $(wildcard tests/test_*.c))
+# The autograd tape: the tests' cross-check of the fast engine, linked only into tests.
+TAPE_SRC   := $(sort $(wildcard tests/tape/*.c))
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TUI_OBJ    := $(TUI_SRC:%.c=$(BUILD)/%.o)
 # Tests link the front ends' objects too (app, layout, commands), all but main.o.
 FRONT_LIB_OBJ := $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) $(TUI_OBJ)
 TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+TAPE_LIB   := $(BUILD)/tests/libtape.a
 LIB        := $(BUILD)/libdp.a
 BIN        := $(BUILD)/driple
 
@@ -74,8 +77,12 @@ $(LIB): $(ENGINE_OBJ)
 $(BIN): $(CLI_OBJ) $(TUI_OBJ) $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(TUI_OBJ) $(LIB) $(LIBS)
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(FRONT_LIB_OBJ) $(LIB)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(FRONT_LIB_OBJ) $(LIB) $(LIBS)
+$(TAPE_LIB): $(TAPE_SRC:%.c=$(BUILD)/%.o)
+	@rm -f $@
+	$(Q)ar rcs $@ $^
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TAPE_LIB) $(FRONT_LIB_OBJ) $(LIB)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TAPE_LIB) $(FRONT_LIB_OBJ) $(LIB) $(LIBS)
 
 # Each test binary runs from the repository root; the end-to-end scripts in tests/*.sh after.
 test: check-deps $(BIN) $(TEST_BIN)
@@ -105,7 +112,8 @@ check-deps:
 clean:
 	rm -rf build build-san build-fuzz
 
--include $(ENGINE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TUI_OBJ:.o=.d) $(TEST_BIN:=.d)
+-include $(ENGINE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TUI_OBJ:.o=.d) $(TEST_BIN:=.d) \
+         $(TAPE_SRC:%.c=$(BUILD)/%.d)
 
 # Record tests (H): fake shared libraries that the tests load through dlopen (fake NVML).
 $(BUILD)/tests/libfake_%.so: tests/data/record/fake_%.c

@@ -20,8 +20,8 @@
 #include "dp/settings.h"
 
 static const char *const usage_explain =
-    "driple explain GRAPH|--grouped FILE (--inspector M | --setting ID | --gpu NAME --ps N\n"
-    "       --workers N --network NET [--placement homo|hetero] [--precision fp32|mixed])\n"
+    "driple explain GRAPH|--grouped FILE (--inspector M | --setting ID | --gpu NAME\n"
+    "       " CMD_CLUSTER_USAGE ")\n"
     "       [--settings FILE] [--gpus FILE]\n"
     "       [--metric NAME] [--method grad|occlusion] [--batch N] [--exported-batch N]\n"
     "       [--groups K] [--seed S] [--weights FILE] [--top N] [--threads N]\n"

@@ -22,8 +22,8 @@
 #include "dp/train.h"
 
 static const char *const usage_predict =
-    "driple predict GRAPH|--grouped FILE (--inspector M | --setting ID | --gpu NAME --ps N\n"
-    "       --workers N --network NET [--placement homo|hetero] [--precision fp32|mixed])\n"
+    "driple predict GRAPH|--grouped FILE (--inspector M | --setting ID | --gpu NAME\n"
+    "       " CMD_CLUSTER_USAGE ")\n"
     "       [--settings FILE] [--gpus FILE] [--batch N] [--exported-batch N] [--groups K]\n"
     "       [--seed S] [--weights FILE] [--epoch-samples N] [--price USD_PER_GPU_HOUR] [--json]\n"
     "  A setting not in the list (an id or the options) takes the list's inspector for the same\n"
@@ -31,9 +31,9 @@ static const char *const usage_predict =
 static const char *const usage_compare =
     "driple compare GRAPH|--grouped FILE [--settings FILE] [--batch N] [--exported-batch N]\n"
     "       [--groups K] [--seed S] [--weights FILE] [--json]\n"
-    "       [--setting ID | --gpu NAME --ps N --workers N --network NET [--placement P]\n"
-    "        [--precision fp32|mixed] [--gpus FILE]]   (one more row: a setting not in the list,\n"
-    "        with its inspector found as predict finds it)";
+    "       [--setting ID | --gpu NAME " CMD_CLUSTER_USAGE "\n"
+    "       [--gpus FILE]]   (one more row: a setting not in the list, with its inspector found\n"
+    "       as predict finds it)";
 static const char *const usage_train =
     "driple train --dataset D.json -o M.json [--recipe driple-c|paper] [--layer gcn|gin|gat|mpnn]\n"
     "       [--hidden 64] [--epochs N] [--patience P] [--seed 1] [--features raw|log]\n"

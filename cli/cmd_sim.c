@@ -21,12 +21,13 @@
 #define DEFAULT_CALIB    "../shared/calibration/throughput_measured.csv"
 
 #define SIM_USAGE                                                                               \
-    "driple simulate GRAPH (--setting ID [--settings FILE] | --gpu NAME --workers W --ps P "  \
-    "--network NET [--machines M] [--placement homo|hetero]) [--batch N] [--exported-batch N] " \
-    "[--precision fp32|mixed] [--seed S] [--iterations N] [--sample-ms MS] "                  \
-    "[--threshold FRAC] [--trace OUT.csv] [--gpus FILE] [--json]\n"                           \
+    "driple simulate GRAPH (--setting ID [--settings FILE] | --gpu NAME " CMD_CLUSTER_USAGE    \
+    ")\n       [--batch N] [--exported-batch N] [--seed S] "                                      \
+    "[--iterations N] [--sample-ms MS]\n       [--threshold FRAC] [--trace OUT.csv] "          \
+    "[--gpus FILE] [--json]\n"                                                                \
     "  GRAPH: a graph file (driple-graph/1, .pbtxt, .onnx) or zoo:MODEL (driple zoo list)\n"  \
-    "  networks: PCIe NVLink 1GbE 10GbE 25GbE 40GbE 100GbE IB-EDR IB-HDR\n"                   \
+    "  networks: PCIe NVLink 1GbE 10GbE 25GbE 40GbE 100GbE IB-EDR IB-HDR (all-reduce: the "  \
+    "network between machines; inside one NCCL uses NVLink or PCIe as the GPU has them)\n"   \
     "  throughput = batch x workers / iteration (samples/s); every figure is simulated"
 #define TRACE_USAGE                                                                             \
     "driple trace extract TRACE.csv [--gpu-index I] [--net NET.csv] [--threshold FRAC] "      \
@@ -136,8 +137,8 @@ int cmd_simulate(int argc, char **argv) {
         return cli_usage("simulate", SIM_USAGE, "give --setting ID or --gpu NAME");
     if (setting_id && cmd_cluster_given(&cl))
         return cli_usage("simulate", SIM_USAGE,
-                         "--setting and --gpu/--workers/--ps/--network/--machines/--placement "
-                         "exclude each other");
+                         "--setting and --gpu/--workers/--ps/--network/--machines/--placement/"
+                         "--sync/--framework exclude each other");
     enum dp_precision prec = DP_PREC_FP32;
     if (cl.precision && !dp_precision_parse(cl.precision, &prec))
         return cli_usage("simulate", SIM_USAGE, "--precision %s: expected fp32 or mixed",
@@ -227,12 +228,13 @@ int cmd_simulate(int argc, char **argv) {
         const struct named_num parts[] = {{"compute", r.compute_ms}, {"pull", r.pull_ms},
                                           {"push", r.push_ms},       {"apply", r.apply_ms},
                                           {"wait", r.wait_ms}};
-        fprintf(f, ",\"workers\":%d,\"ps\":%d,\"machines\":%d,\"placement\":\"%s\","
-                   "\"network\":\"%s\",\"precision\":\"%s\",\"batch\":%lld,\"seed\":%lld,"
-                   "\"iterations\":%d,",
-                s.workers, s.ps, s.machines, dp_placement_name(s.placement),
-                dp_network_name(s.network), dp_precision_name(s.precision), (long long)r.batch,
-                (long long)seed, r.n_iterations);
+        fprintf(f, ",\"sync\":\"%s\",\"workers\":%d,\"ps\":%d,\"machines\":%d,"
+                   "\"placement\":\"%s\",\"network\":\"%s\",\"precision\":\"%s\","
+                   "\"framework\":\"%s\",\"batch\":%lld,\"seed\":%lld,\"iterations\":%d,",
+                dp_sync_name(s.sync), s.workers, s.ps, s.machines, dp_placement_name(s.placement),
+                dp_network_name(s.network), dp_precision_name(s.precision),
+                dp_framework_name(s.framework), (long long)r.batch, (long long)seed,
+                r.n_iterations);
         json_nums(f, timing, 4);
         fprintf(f, ",\"oom\":%s,", r.oom ? "true" : "false");
         json_nums(f, usage, 4);
@@ -247,9 +249,15 @@ int cmd_simulate(int argc, char **argv) {
     } else {
         printf("SIMULATED (not measured): %s on %s, batch %lld per worker, seed %lld\n",
                dp_graph_name(g), s.id, (long long)r.batch, (long long)seed);
-        printf("  GPU %s, %d worker(s), %d PS, %s placement, %s, %d machine(s), %s\n", s.gpu,
-               s.workers, s.ps, dp_placement_name(s.placement), dp_network_name(s.network),
-               s.machines, dp_precision_name(s.precision));
+        if (s.sync == DP_SYNC_ALLREDUCE)
+            printf("  GPU %s, %d worker(s), all-reduce, %s, %d machine(s), %s, %s\n", s.gpu,
+                   s.workers, dp_network_name(s.network), s.machines,
+                   dp_precision_name(s.precision), dp_framework_name(s.framework));
+        else
+            printf("  GPU %s, %d worker(s), %d PS, %s placement, %s, %d machine(s), %s, %s\n",
+                   s.gpu, s.workers, s.ps, dp_placement_name(s.placement),
+                   dp_network_name(s.network), s.machines, dp_precision_name(s.precision),
+                   dp_framework_name(s.framework));
         printf("  iteration     %.2f ms (compute %.2f, pull %.2f, push %.2f, apply %.2f, wait "
                "%.2f; pull/push overlap compute)\n",
                r.iteration_ms, r.compute_ms, r.pull_ms, r.push_ms, r.apply_ms, r.wait_ms);

@@ -35,11 +35,15 @@ struct dp_grouped *cmd_synthetic_grouped(int n, uint64_t seed);
  * the value is malformed or out of range; true when absent or valid. */
 bool cmd_import_opts(struct cli *c, struct dp_import_opts *o);
 
-/* The cluster options as given (NULL / 0: absent): --gpu NAME --ps N --workers N
- * --placement homo|hetero --network NET --machines M --precision fp32|mixed, and --gpus FILE
- * (the catalog; NULL: the shipped one). */
+/* The cluster options as given (NULL / 0: absent): --gpu NAME --sync ps|allreduce --ps N
+ * --workers N --placement homo|hetero --network NET --machines M --precision fp32|mixed
+ * --framework tensorflow|pytorch, and --gpus FILE (the catalog; NULL: the shipped one). */
+/* The cluster options as the usage messages show them (after "--gpu NAME"). */
+#define CMD_CLUSTER_USAGE                                                                        \
+    "--workers N --network NET [--sync ps|allreduce] [--ps N] [--machines M]\n"                 \
+    "       [--placement homo|hetero] [--precision fp32|mixed] [--framework tensorflow|pytorch]"
 struct cmd_cluster {
-    const char *gpu, *network, *placement, *precision, *gpus;
+    const char *gpu, *network, *placement, *precision, *sync, *framework, *gpus;
     int64_t     ps, workers, machines;
 };
 /* Reads the cluster options into *o (query them with the other options, before any
@@ -50,24 +54,16 @@ bool cmd_cluster_opts(struct cli *c, struct cmd_cluster *o);
 bool cmd_cluster_given(const struct cmd_cluster *o);
 /* Builds the setting the options name (the GPU found with dp_gpu_find in cat, machines 0 =
  * dp_setting_default_machines). Returns 0, or the exit status after printing why: 2 (usage of
- * cmd) for a missing option, an unknown GPU, network, placement or precision; 1 when the
- * combination is invalid (dp_setting_make's message). */
+ * cmd) for a missing option (--ps is needed with parameter servers and refused with
+ * all-reduce), an unknown GPU, sync, network, placement, precision or framework; 1 when the
+ * combination is invalid (dp_setting_finish's message: too many GPUs in one machine, ...). */
 int cmd_cluster_setting(const struct cmd_cluster *o, const struct dp_gpu_catalog *cat,
                         const char *cmd, const char *usage, struct dp_setting *out);
-/* Parses a setting id "<GPU>-P<ps>w<workers><ho|he>-<network>[-mixed]" against the catalog
- * (settings.h). GPU is a short name (dp_gpu_short_name: "V100", "4090") that must fit exactly
- * one catalog GPU, or a full catalog name ("V100-SXM2-16GB", as user inspector files are
- * named). Fills *out (dp_setting_make) on success; on failure DP_ERR_INVALID (not of that
- * form, an unknown network, bad counts) or DP_ERR_NOT_FOUND (no such GPU; several: the message
- * lists them) with err->msg saying why, and *out untouched. */
-enum dp_status cmd_setting_parse_id(const char *id, const struct dp_gpu_catalog *cat,
-                                    struct dp_setting *out, struct dp_error *err);
 /* The setting named by --setting ID or by the cluster options o (exactly one; the caller
  * checks) and its inspector file, for predict and explain. ID is looked up in the setting list
  * (settings_file, NULL: the shipped one) first; an ID not in it is parsed against the catalog
- * (cmd_setting_parse_id), as are the options. Such a setting takes the inspector of the list's
- * entry for the same cluster (GPU, PS, workers, placement, network, precision) when that file
- * exists, else the user directory's file (dp_user_inspector_path). Fills *s (the list's entry
+ * (dp_setting_parse_id), as are the options. Such a setting takes the inspector of the list's
+ * entry for the same cluster (dp_setting_same_cluster) when that file exists, else the user directory's file (dp_user_inspector_path). Fills *s (the list's entry
  * when there is one) and path (n bytes). Returns 0, or the exit status after printing why: 2
  * for a bad option (cmd_cluster_setting), 1 otherwise (an unknown or ambiguous id, no inspector
  * file: the message names the file looked for and how to make one). */

@@ -161,7 +161,8 @@ done
 if [ -n "$gpu_after" ] && [ "$gpu_after" != "$gpu_before" ]; then pass; else fail "g did not change the GPU ($gpu_before)"; fi
 if [ $changed -eq 1 ]; then pass; else fail "g ($presses presses) did not change the numbers"; cat "$TMP/screen" >&2; fi
 
-# compare: every GPU of the catalog
+# compare: every GPU of the catalog (35: a window tall enough to hold them)
+tm resize-window -t e2e -x 100 -y 46
 tm send-keys -t e2e c
 expect "Compare every GPU"
 sleep 0.3; tm capture-pane -p -t e2e >"$TMP/screen"
@@ -170,6 +171,7 @@ for g in $(grep -o '"name": *"[^"]*"' assets/gpus.json | sed 's/.*"\([^"]*\)"$/\
     grep -qF -- "$(printf '%.22s' "$g")" "$TMP/screen" || missing="$missing $g"
 done
 if [ -z "$missing" ]; then pass; else fail "compare lacks:$missing"; cat "$TMP/screen" >&2; fi
+tm resize-window -t e2e -x 100 -y 30
 tm send-keys -t e2e s
 expect "sorted by pred. iteration"
 

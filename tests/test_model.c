@@ -12,7 +12,7 @@
 #include "dp/grouped.h"
 #include "dp/model.h"
 #include "gnn/model_impl.h"
-#include "gnn/model_tape.h"
+#include "tape/model_tape.h"
 #include "test.h"
 
 static uint64_t rng = 99;

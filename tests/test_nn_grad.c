@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dp/nn.h"
+#include "tape/nn.h"
 #include "dp/status.h"
 #include "test.h"
 

@@ -30,7 +30,8 @@ int dp_output_find(const char *name);
  *       y = LeakyReLU_0.01(lin [u^1 | ... | u^T])
  *       conv_layers.k.towers.t.{pre, post}.linear.{weight, bias}, conv_layers.k.lin.linear.*
  * All four run on a hand-written fast engine: GCN and GIN with published parity; GAT and MPNN,
- * whose names and semantics are ours (no reference), checked against the autograd tape (nn.h). */
+ * whose names and semantics are ours (no reference), checked against the autograd tape of the
+ * tests (tests/tape/). */
 enum dp_layer { DP_LAYER_GCN, DP_LAYER_GIN, DP_LAYER_GAT, DP_LAYER_MPNN, DP_LAYER_COUNT };
 /* How many graph layers for N groups: max(1, N/2) (published), N, log2 N, or a fixed count.
  * Layer 0 is its own; every later layer reuses the middle layer (published behaviour). */

@@ -10,8 +10,7 @@
 #include <string.h>
 
 #include "model_impl.h"
-#include "nn_impl.h" /* dp_nn_gemm */
-#include "nn_math.h"
+#include "kernels.h"
 
 #define LEAKY_SLOPE 0.01f
 /* A graph aggregates densely (one GEMM) when it has at least DENSE_MIN_NODES groups and at least
@@ -181,7 +180,7 @@ enum dp_status dp_fx_batch_build(const struct dp_model *m, const struct dp_group
         for (int i = 0; i < gk->n_groups; i++) {
             b->graph_of[off + i] = k;
             for (int f = 0; f < F; f++)
-                b->x[(size_t)(off + i) * F + f] = dp_model_feat(m, f, dp_grouped_feat(gk, i, f));
+                b->x[(size_t)(off + i) * F + f] = dp_arch_feat(&m->arch, f, dp_grouped_feat(gk, i, f));
         }
         for (int e = 0; e < gk->n_edges; e++) {
             b->row_ptr[off + gk->edges[2 * e] + 1]++;
@@ -258,7 +257,7 @@ static void csr_agg(const struct dp_fx_batch *b, const float *val, const float *
         if (b->dense_off[k] >= 0) {
             const int nk = i1 - i0, lda = nk;
             const float *A = (val ? b->dense_gcn : b->dense_one) + b->dense_off[k];
-            dp_nn_gemm(false, false, nk, w, nk, A, lda, in + (size_t)i0 * ldi, ldi, 1.0f,
+            dp_kn_gemm(false, false, nk, w, nk, A, lda, in + (size_t)i0 * ldi, ldi, 1.0f,
                        out + (size_t)i0 * ldo, ldo);
             continue;
         }
@@ -379,7 +378,7 @@ void dp_fx_head(const struct dp_model *m, int B, const float *emb, float *out, f
         const float *W = dp_model_pdata(m, m->mlp_w[k]), *bb = dp_model_pdata(m, m->mlp_b[k]);
         float *r = res[k];
         for (int i = 0; i < B; i++) memcpy(r + (size_t)i * dout[k], bb, (size_t)dout[k] * sizeof *r);
-        dp_nn_gemm(false, true, B, dout[k], din[k], in[k], din[k], W, din[k], 1.0f, r, dout[k]);
+        dp_kn_gemm(false, true, B, dout[k], din[k], in[k], din[k], W, din[k], 1.0f, r, dout[k]);
         if (k < 2)
             for (size_t i = 0; i < (size_t)B * dout[k]; i++) r[i] = r[i] > 0 ? r[i] : 0.0f;
     }
@@ -402,17 +401,17 @@ enum dp_status dp_fx_head_backward(const struct dp_model *m, int B, const float 
         float *dr = dres[k];
         const float *W = dp_model_pdata(m, m->mlp_w[k]);
         if (grads && grads[m->mlp_w[k]])
-            dp_nn_gemm(true, false, dd[k], din[k], B, dr, dd[k], in[k], din[k], 1.0f,
+            dp_kn_gemm(true, false, dd[k], din[k], B, dr, dd[k], in[k], din[k], 1.0f,
                        grads[m->mlp_w[k]], din[k]);
         if (grads && grads[m->mlp_b[k]]) colsum_add(B, dd[k], dr, dd[k], grads[m->mlp_b[k]]);
         if (k > 0) {
             float *dprev = dres[k - 1];
             const float *prev = in[k];
-            dp_nn_gemm(false, false, B, din[k], dd[k], dr, dd[k], W, din[k], 0.0f, dprev, din[k]);
+            dp_kn_gemm(false, false, B, din[k], dd[k], dr, dd[k], W, din[k], 0.0f, dprev, din[k]);
             for (size_t i = 0; i < (size_t)B * din[k]; i++)
                 if (!(prev[i] > 0)) dprev[i] = 0.0f;
         } else if (demb) {
-            dp_nn_gemm(false, false, B, din[0], dd[0], dr, dd[0], W, din[0], 0.0f, demb, din[0]);
+            dp_kn_gemm(false, false, B, din[0], dd[0], dr, dd[0], W, din[0], 0.0f, demb, din[0]);
         }
     }
     free(d);
@@ -476,9 +475,9 @@ enum dp_status dp_fx_forward(const struct dp_model *m, const struct dp_fx_batch 
             const float *W = dp_model_pdata(m, cv->W), *bb = dp_model_pdata(m, cv->b);
             if (gru) {
                 if (l <= 1) pack_gcn(k, H, W, wih, wpack);
-                dp_nn_gemm(false, false, M, ldp, k, in, ldin, wpack, ldp, 0.0f, P, ldp);
+                dp_kn_gemm(false, false, M, ldp, k, in, ldin, wpack, ldp, 0.0f, P, ldp);
             } else {
-                dp_nn_gemm(false, false, M, H, k, in, ldin, W, H, 0.0f, P, ldp);
+                dp_kn_gemm(false, false, M, H, k, in, ldin, W, H, 0.0f, P, ldp);
             }
             if (a->layer == DP_LAYER_GCN) {
                 csr_agg(b, b->gcn_val, b->gcn_self, 0.0f, H, P, ldp, y, H);
@@ -496,7 +495,7 @@ enum dp_status dp_fx_forward(const struct dp_model *m, const struct dp_fx_batch 
             /* P = in [pre (both halves) | post (node half) | W_ih^T] in one GEMM */
             const int ldp = dp_fx_pack_width(m);
             if (l <= 1) dp_fx_mpnn_pack(m, c, wpack);
-            dp_nn_gemm(false, false, M, ldp, k, in, ldin, wpack, ldp, 0.0f, P, ldp);
+            dp_kn_gemm(false, false, M, ldp, k, in, ldin, wpack, ldp, 0.0f, P, ldp);
             dp_fx_mpnn(m, b, c, P, ldp, wpack, y, sv + 5 * MH, sv + 6 * MH);
             const float *bb = dp_model_pdata(m, cv->lin_b);
             for (int i = 0; i < M; i++) bias_act_row(H, bb, y + (size_t)i * H, LEAKY_SLOPE);
@@ -510,19 +509,19 @@ enum dp_status dp_fx_forward(const struct dp_model *m, const struct dp_fx_batch 
             csr_agg(b, NULL, NULL, 1.0f + eps, k, in, ldin, agg, k);
             const float *W0 = dp_model_pdata(m, cv->fc_w[0]), *b0 = dp_model_pdata(m, cv->fc_b[0]);
             const float *W1 = dp_model_pdata(m, cv->fc_w[1]), *b1 = dp_model_pdata(m, cv->fc_b[1]);
-            dp_nn_gemm(false, true, M, mid, k, agg, k, W0, k, 0.0f, h1, mid);
+            dp_kn_gemm(false, true, M, mid, k, agg, k, W0, k, 0.0f, h1, mid);
             for (int i = 0; i < M; i++) bias_act_row(mid, b0, h1 + (size_t)i * mid, 0.0f);
-            dp_nn_gemm(false, true, M, H, mid, h1, mid, W1, mid, 0.0f, y, H);
+            dp_kn_gemm(false, true, M, H, mid, h1, mid, W1, mid, 0.0f, y, H);
             for (int i = 0; i < M; i++) bias_act_row(H, b1, y + (size_t)i * H, 0.0f);
             if (gru) {
                 /* input gates from the (zero-padded) previous state: W_ih[:, :k] */
-                dp_nn_gemm(false, true, M, 3 * H, k, in, ldin, wih, H, 0.0f, P, 3 * H);
+                dp_kn_gemm(false, true, M, 3 * H, k, in, ldin, wih, H, 0.0f, P, 3 * H);
                 gi = P;
                 ldgi = 3 * H;
             }
         }
         if (gru) {
-            dp_nn_gemm(false, true, M, 3 * H, H, y, H, whh, H, 0.0f, GH, 3 * H);
+            dp_kn_gemm(false, true, M, 3 * H, H, y, H, whh, H, 0.0f, GH, 3 * H);
             gru_gates(M, H, gi, ldgi, GH, bih, bhh, y, xo, sr, sz, sn, sg);
         } else {
             memcpy(xo, y, MH * sizeof *xo);
@@ -554,7 +553,7 @@ enum dp_status dp_fx_forward(const struct dp_model *m, const struct dp_fx_batch 
         const float *cprev = t == 0 ? NULL : w->s2s + (size_t)(save ? t - 1 : (t - 1) % 2) *
                                                               lo.s2s_step + (size_t)B * (I3 + G4);
         for (int i = 0; i < B; i++) memcpy(G + (size_t)i * G4, bl, (size_t)G4 * sizeof *G);
-        dp_nn_gemm(false, true, B, G4, I3, inp, I3, wl, I3, 1.0f, G, G4);
+        dp_kn_gemm(false, true, B, G4, I3, inp, I3, wl, I3, 1.0f, G, G4);
         for (int i = 0; i < B; i++) {
             const float *g = G + (size_t)i * G4;
             float *ac = act + (size_t)i * G4, *c = cc + (size_t)i * H, *th = tc + (size_t)i * H;
@@ -700,8 +699,8 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
         if (t > 0) {
             /* W_l = [W_ih | W_hh]: dq*_{t-1} = dG W_ih, dh_{t-1} = dG W_hh */
             const float *sih = dp_model_pdata(m, m->s2s_wih), *shh = dp_model_pdata(m, m->s2s_whh);
-            dp_nn_gemm(false, false, B, 2 * H, G4, dG, G4, sih, 2 * H, 0.0f, dq, I3);
-            dp_nn_gemm(false, false, B, H, G4, dG, G4, shh, H, 0.0f, dhrec, H);
+            dp_kn_gemm(false, false, B, 2 * H, G4, dG, G4, sih, 2 * H, 0.0f, dq, I3);
+            dp_kn_gemm(false, false, B, H, G4, dG, G4, shh, H, 0.0f, dhrec, H);
         }
     }
     /* parameter gradients of the LSTM over all steps at once */
@@ -711,7 +710,7 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
         if (gw || gh) {
             for (int t = 0; t < T; t++) {
                 const float *inp = inp0 + (size_t)t * lo.s2s_step;
-                dp_nn_gemm(true, false, G4, I3, B, dGall + (size_t)t * B * G4, G4, inp, I3, 1.0f,
+                dp_kn_gemm(true, false, G4, I3, B, dGall + (size_t)t * B * G4, G4, inp, I3, 1.0f,
                            dWl, I3);
             }
             for (int r = 0; r < G4; r++) {
@@ -753,11 +752,11 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
                 gru_back_row(H, dS + q, y + q, sr + q, sz + q, sn + q, sg + q, dy + q, gi,
                              gi + H, gi + 2 * H, gh, gh + H, gh + 2 * H);
             }
-            if (GRAD(m->gru_whh)) dp_nn_gemm(true, false, 3 * H, H, M, dGH, 3 * H, y, H, 1.0f,
+            if (GRAD(m->gru_whh)) dp_kn_gemm(true, false, 3 * H, H, M, dGH, 3 * H, y, H, 1.0f,
                                              GRAD(m->gru_whh), H);
             if (GRAD(m->gru_bhh)) colsum_add(M, 3 * H, dGH, 3 * H, GRAD(m->gru_bhh));
             if (GRAD(m->gru_bih)) colsum_add(M, 3 * H, dGI, ldp, GRAD(m->gru_bih));
-            dp_nn_gemm(false, false, M, H, 3 * H, dGH, 3 * H, whh, H, 1.0f, dy, H);
+            dp_kn_gemm(false, false, M, H, 3 * H, dGH, 3 * H, whh, H, 1.0f, dy, H);
         } else {
             memcpy(dy, dS, MH * sizeof *dy);
         }
@@ -776,27 +775,27 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
                                     sv + 6 * MH, dy, dP, ldp, grads, cscr);
             /* dWcat += in^T dP ; d in = dP Wcat^T */
             float *dWc = l == 0 ? dWc0 : dWc1;
-            if (grads) dp_nn_gemm(true, false, k, ldp, M, in, ldin, dP, ldp, 1.0f, dWc, ldp);
+            if (grads) dp_kn_gemm(true, false, k, ldp, M, in, ldin, dP, ldp, 1.0f, dWc, ldp);
             const float *wcat = gru || mpnn ? (l == 0 ? wpack0 : wpack1) : dp_model_pdata(m, cv->W);
             float *dst = l == 0 ? (dx ? dx : NULL) : dsin;
-            if (dst) dp_nn_gemm(false, true, M, k, ldp, dP, ldp, wcat, ldp, 0.0f, dst, k);
+            if (dst) dp_kn_gemm(false, true, M, k, ldp, dP, ldp, wcat, ldp, 0.0f, dst, k);
         } else {
             const float eps = *dp_model_pdata(m, cv->eps);
             const float *agg = sv + 5 * MH, *h1 = sv + 6 * MH;
             const int mid = (int)m->p[cv->fc_w[0]].shape[0];
             const float *W0 = dp_model_pdata(m, cv->fc_w[0]), *W1 = dp_model_pdata(m, cv->fc_w[1]);
             act_back(MH, y, dy, 0.0f);
-            if (GRAD(cv->fc_w[1])) dp_nn_gemm(true, false, H, mid, M, dy, H, h1, mid, 1.0f,
+            if (GRAD(cv->fc_w[1])) dp_kn_gemm(true, false, H, mid, M, dy, H, h1, mid, 1.0f,
                                               GRAD(cv->fc_w[1]), mid);
             if (GRAD(cv->fc_b[1])) colsum_add(M, H, dy, H, GRAD(cv->fc_b[1]));
             float *dh1 = dGH; /* free now: M x mid <= M x 3H */
-            dp_nn_gemm(false, false, M, mid, H, dy, H, W1, mid, 0.0f, dh1, mid);
+            dp_kn_gemm(false, false, M, mid, H, dy, H, W1, mid, 0.0f, dh1, mid);
             act_back((size_t)M * mid, h1, dh1, 0.0f);
-            if (GRAD(cv->fc_w[0])) dp_nn_gemm(true, false, mid, k, M, dh1, mid, agg, k, 1.0f,
+            if (GRAD(cv->fc_w[0])) dp_kn_gemm(true, false, mid, k, M, dh1, mid, agg, k, 1.0f,
                                               GRAD(cv->fc_w[0]), k);
             if (GRAD(cv->fc_b[0])) colsum_add(M, mid, dh1, mid, GRAD(cv->fc_b[0]));
             float *dagg = dy; /* M x k */
-            dp_nn_gemm(false, false, M, k, mid, dh1, mid, W0, k, 0.0f, dagg, k);
+            dp_kn_gemm(false, false, M, k, mid, dh1, mid, W0, k, 0.0f, dagg, k);
             if (GRAD(cv->eps)) {
                 double s = 0;
                 for (int i = 0; i < M; i++)
@@ -809,12 +808,12 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
                 csr_agg(b, NULL, NULL, 1.0f + eps, k, dagg, k, dst, k);
                 if (gru) {
                     if (GRAD(m->gru_wih))
-                        dp_nn_gemm(true, false, 3 * H, k, M, dGI, ldp, in, ldin, 1.0f,
+                        dp_kn_gemm(true, false, 3 * H, k, M, dGI, ldp, in, ldin, 1.0f,
                                    GRAD(m->gru_wih), H);
-                    dp_nn_gemm(false, false, M, k, 3 * H, dGI, ldp, wih, H, 1.0f, dst, k);
+                    dp_kn_gemm(false, false, M, k, 3 * H, dGI, ldp, wih, H, 1.0f, dst, k);
                 }
             } else if (gru && GRAD(m->gru_wih)) {
-                dp_nn_gemm(true, false, 3 * H, k, M, dGI, ldp, in, ldin, 1.0f, GRAD(m->gru_wih), H);
+                dp_kn_gemm(true, false, 3 * H, k, M, dGI, ldp, in, ldin, 1.0f, GRAD(m->gru_wih), H);
             }
         }
         if (dnext) memcpy(dS, dsin, MH * sizeof *dS);
@@ -839,9 +838,4 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
     }
 #undef GRAD
     return DP_OK;
-}
-
-int dp_blas_threads(int n) {
-    if (n > 0) openblas_set_num_threads(n);
-    return openblas_get_num_threads();
 }

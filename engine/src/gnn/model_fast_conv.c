@@ -1,15 +1,14 @@
 /* model_fast_conv.c: the GAT and MPNN graph layers of the fast engine (model_fast.c), forward
  * and hand-written backward: they continue from the layer's input transforms (one GEMM over the
  * stacked nodes, P) over the batch's block-diagonal CSR adjacency, visiting neighbours in the
- * autograd tape's order (model_tape.c, nn_forward.c), so that both paths agree to float rounding.
+ * autograd tape's order (tests/tape/), so that both paths agree to float rounding.
  * MPNN's message pre-transform of [x_i | x_j] is split into x_i and x_j halves, computed once
  * per node instead of once per edge. */
 #include <math.h>
 #include <string.h>
 
 #include "model_impl.h"
-#include "nn_impl.h" /* dp_nn_gemm */
-#include "nn_math.h"
+#include "kernels.h"
 
 #define GAT_SLOPE 0.2f /* LeakyReLU of the attention scores (PyG's GATConv) */
 
@@ -301,10 +300,10 @@ void dp_fx_mpnn(const struct dp_model *m, const struct dp_fx_batch *b, int c, co
             u[(size_t)i * H + j] = P[(size_t)i * ldp + 2 * H + j] + bpost[j];
     for (int t = 0; t < T; t++) {
         const float *post = dp_model_pdata(m, cv->post_w[t]);
-        dp_nn_gemm(false, true, M, Ft, Ft, agg + t * Ft, H, post + k, k + Ft, 1.0f, u + t * Ft, H);
+        dp_kn_gemm(false, true, M, Ft, Ft, agg + t * Ft, H, post + k, k + Ft, 1.0f, u + t * Ft, H);
     }
     /* the towers' mixing linear (its bias and activation are the caller's) */
-    dp_nn_gemm(false, true, M, H, H, u, H, dp_model_pdata(m, cv->lin_w), H, 0.0f, y, H);
+    dp_kn_gemm(false, true, M, H, H, u, H, dp_model_pdata(m, cv->lin_w), H, 0.0f, y, H);
 }
 
 void dp_fx_mpnn_backward(const struct dp_model *m, const struct dp_fx_batch *b, int c,
@@ -316,22 +315,22 @@ void dp_fx_mpnn_backward(const struct dp_model *m, const struct dp_fx_batch *b, 
     const float *bpre = pack + (size_t)k * ldp;
 #define GRAD(i) (grads ? grads[i] : NULL)
     /* y = u W_lin^T (+ b): du = dy W_lin into the node half of dP (d post's node half) */
-    if (GRAD(cv->lin_w)) dp_nn_gemm(true, false, H, H, M, dy, H, u, H, 1.0f, GRAD(cv->lin_w), H);
+    if (GRAD(cv->lin_w)) dp_kn_gemm(true, false, H, H, M, dy, H, u, H, 1.0f, GRAD(cv->lin_w), H);
     float *du = dP + 2 * H, *dagg = scr, *AB = scr + (size_t)M * H;
-    dp_nn_gemm(false, false, M, H, H, dy, H, dp_model_pdata(m, cv->lin_w), H, 0.0f, du, ldp);
+    dp_kn_gemm(false, false, M, H, H, dy, H, dp_model_pdata(m, cv->lin_w), H, 0.0f, du, ldp);
     for (int t = 0; t < T; t++) {
         const float *post = dp_model_pdata(m, cv->post_w[t]);
         float *gp = GRAD(cv->post_w[t]), *gb = GRAD(cv->post_b[t]);
-        if (gp) dp_nn_gemm(true, false, Ft, Ft, M, du + t * Ft, ldp, agg + t * Ft, H, 1.0f, gp + k,
+        if (gp) dp_kn_gemm(true, false, Ft, Ft, M, du + t * Ft, ldp, agg + t * Ft, H, 1.0f, gp + k,
                            k + Ft);
         if (gb)
             for (int i = 0; i < M; i++)
                 for (int f = 0; f < Ft; f++) gb[f] += du[(size_t)i * ldp + t * Ft + f];
-        dp_nn_gemm(false, false, M, Ft, Ft, du + t * Ft, ldp, post + k, k + Ft, 0.0f,
+        dp_kn_gemm(false, false, M, Ft, Ft, du + t * Ft, ldp, post + k, k + Ft, 0.0f,
                    dagg + t * Ft, H);
     }
     /* messages: relu(A_i + B_j + b) with [A | B] recomputed from the input */
-    dp_nn_gemm(false, false, M, 2 * H, k, in, ldin, pack, ldp, 0.0f, AB, 2 * H);
+    dp_kn_gemm(false, false, M, 2 * H, k, in, ldin, pack, ldp, 0.0f, AB, 2 * H);
     for (int i = 0; i < M; i++) memset(dP + (size_t)i * ldp, 0, (size_t)2 * H * sizeof *dP);
     for (int i = 0; i < M; i++) {
         const float *ai = AB + (size_t)i * 2 * H, *dg = dagg + (size_t)i * H;

@@ -1,6 +1,7 @@
 /* model_impl.h: the private layout of struct dp_model (parameter table and the index of each
  * parameter's role) and the fast batched engine shared by model.c, model_fast.c, model_train.c
- * and model_json.c. Only nn/model files include this (and BLAS). */
+ * and model_json.c. Dependencies point one way: arch.c and kernels.c at the bottom, then the
+ * fast engine (model_fast*.c), then the model's entry points, training and loaders. */
 #ifndef DP_MODEL_IMPL_H
 #define DP_MODEL_IMPL_H
 
@@ -52,8 +53,10 @@ static inline float *dp_model_pdata(const struct dp_model *m, int i) {
     return i < 0 ? NULL : m->data + m->p[i].off;
 }
 
-/* Feature transform of one raw value of feature column f. */
-float dp_model_feat(const struct dp_model *m, int f, double raw);
+/* Feature transform of one raw value of feature column f (arch.c), and its derivative d
+ * transformed / d raw at raw (for gradients with respect to the raw input). */
+float  dp_arch_feat(const struct dp_arch *a, int f, double raw);
+double dp_arch_feat_deriv(const struct dp_arch *a, int f, double raw);
 
 /* ---- the fast batched engine (model_fast.c) ----
  * A batch stacks graphs of equal layer count and Set2Set steps: their nodes are concatenated and

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "dp/nn.h"
+#include "nn.h"
 
 struct block;
 
@@ -26,10 +26,6 @@ void *dp_nn_alloc(struct dp_ctx *ctx, size_t bytes);
 /* Floats of scratch the GAT kernels need after the scores in t->aux (forward: 2 n heads for the
  * per-node source and destination terms; backward: those gradients plus one row's entries). */
 size_t dp_nn_gat_scratch(const struct dp_nn_adj *adj, int heads);
-
-/* C = op(A) op(B) + beta C, row-major (cblas_sgemm with named dimensions). */
-void dp_nn_gemm(bool ta, bool tb, int m, int n, int k, const float *a, int lda, const float *b,
-                int ldb, float beta, float *c, int ldc);
 
 /* The GCN or GIN aggregation of node t (DP_OP_AGG_*) applied to x (rows x cols), written to o,
  * or added into o when add: the forward of t, and (the matrix being symmetric) its backward. */

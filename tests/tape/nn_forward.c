@@ -1,23 +1,12 @@
-/* nn_forward.c: the tape's forward kernels, one case per op (OpenBLAS for the products), and
- * dp_nn_forward, which runs them in recording order. */
-#include <cblas.h>
+/* nn_forward.c: the tape's forward kernels, one case per op (the engine's dense products,
+ * gnn/kernels.h, which tests check on their own), and dp_nn_forward, which runs them in
+ * recording order. */
 #include <math.h>
 #include <string.h>
 
 #include "dp/status.h"
+#include "gnn/kernels.h"
 #include "nn_impl.h"
-
-void dp_nn_gemm(bool ta, bool tb, int m, int n, int k, const float *a, int lda, const float *b,
-                int ldb, float beta, float *c, int ldc) {
-    if (m <= 0 || n <= 0) return;
-    if (k <= 0) {
-        for (int i = 0; i < m; i++)
-            for (int j = 0; j < n; j++) c[(size_t)i * ldc + j] *= beta;
-        return;
-    }
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
-                n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
-}
 
 void dp_nn_aggregate(const struct dp_tensor *t, const float *x, float *o, bool add) {
     const struct dp_nn_adj *adj = t->adj;
@@ -101,7 +90,7 @@ static void forward_node(struct dp_tensor *t) {
     case DP_OP_MATMUL: {
         const int m = a->rows, k = a->cols, nn = t->cols;
         const int lda = a->cols, ldb = b->cols, ldc = t->cols;
-        dp_nn_gemm(false, t->iparam[0], m, nn, k, a->data, lda, b->data, ldb, 0.0f, o, ldc);
+        dp_kn_gemm(false, t->iparam[0], m, nn, k, a->data, lda, b->data, ldb, 0.0f, o, ldc);
         break;
     }
     case DP_OP_ADD:

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dp/nn.h"
+#include "nn.h"
 #include "dp/status.h"
 #include "nn_impl.h"
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dp/nn.h"
-#include "model_impl.h"
+#include "nn.h"
+#include "gnn/model_impl.h"
 #include "model_tape.h"
 
 #define LEAKY_SLOPE 0.01f

@@ -1,10 +1,12 @@
-/* nn_math.h: branch-free float activations that the compiler can vectorise (a Cephes-style
- * expf: Cody-Waite range reduction, degree-6 polynomial, 2^n through the exponent bits; about
- * 2 ulp, inputs clamped to [-87, 88]), shared by the NN kernels (private). */
-#ifndef DP_NN_MATH_H
-#define DP_NN_MATH_H
+/* kernels.h: the inspector network's compute kernels (private to gnn/): dense products and
+ * branch-free float activations that the compiler can vectorise (a Cephes-style expf: Cody-Waite
+ * range reduction, degree-6 polynomial, 2^n through the exponent bits; about 2 ulp, inputs
+ * clamped to [-87, 88]). */
+#ifndef DP_GNN_KERNELS_H
+#define DP_GNN_KERNELS_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 static inline float dp_expf(float x) {
@@ -38,5 +40,9 @@ static inline float dp_tanhf(float x) { return 1.0f - 2.0f / (1.0f + dp_expf(2.0
 #define DP_SIMD
 #endif
 #define DP_VBLOCK 16
+
+/* C = op(A) op(B) + beta C, row-major, op = transpose when ta / tb; m, n or k may be 0. */
+void dp_kn_gemm(bool ta, bool tb, int m, int n, int k, const float *a, int lda, const float *b,
+                int ldb, float beta, float *c, int ldc);
 
 #endif
