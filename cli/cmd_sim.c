@@ -309,17 +309,17 @@ static int trace_extract(int argc, char **argv) {
         rc = cli_fail(&err);
         goto done;
     }
-    double labels[DP_N_LABELS];
+    double labels[DP_N_OUTPUTS];
     unsigned missing = 0;
     dp_trace_labels(t, threshold, labels, &missing);
     /* A simulator trace holds every worker: the labels are the mean over them, as simulate's. */
     int n_workers = tf.n_traces;
     for (int w = 1; w < n_workers; w++) {
-        double lw[DP_N_LABELS];
+        double lw[DP_N_OUTPUTS];
         dp_trace_labels(tf.traces[w], threshold, lw, NULL);
-        for (int i = 0; i < DP_N_LABELS; i++) labels[i] += lw[i];
+        for (int i = 0; i < DP_N_OUTPUTS; i++) labels[i] += lw[i];
     }
-    for (int i = 0; i < DP_N_LABELS; i++) labels[i] /= n_workers;
+    for (int i = 0; i < DP_N_OUTPUTS; i++) labels[i] /= n_workers;
     if (csv_out) {
         struct dp_dataset ds;
         struct dp_sample smp;
@@ -334,7 +334,7 @@ static int trace_extract(int argc, char **argv) {
         if (batch) snprintf(smp.job.hyper, sizeof smp.job.hyper, "batch=%lld", (long long)batch);
         snprintf(smp.source.kind, sizeof smp.source.kind, "%s", t->source);
         snprintf(smp.source.where, sizeof smp.source.where, "%s", path);
-        for (int i = 0; i < DP_N_LABELS; i++)
+        for (int i = 0; i < DP_N_OUTPUTS; i++)
             smp.labels[i] = (missing >> (i / 3)) & 1u ? NAN : labels[i];
         enum dp_status st = dp_dataset_add_sample(&ds, &smp, &err);
         if (!st) st = dp_dataset_save_csv(&ds, csv_out, &err);

@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     struct dp_trace *t = dp_trace_init("measured");
     struct dp_error err;
     if (t && dp_trace_read_any(path, t, &err) == DP_OK) {
-        double labels[DP_N_LABELS];
+        double labels[DP_N_OUTPUTS];
         dp_trace_labels(t, 0.1, labels, NULL);
     }
     dp_trace_free(t);

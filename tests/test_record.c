@@ -273,7 +273,7 @@ static void test_run_scripted(void) {
         struct dp_trace *t = dp_trace_init("measured");
         CHECK(dp_trace_read_smi(gpu, t, &err) == DP_OK);
         CHECK(dp_trace_read_net(net, t, &err) == DP_OK);
-        double lab[DP_N_LABELS];
+        double lab[DP_N_OUTPUTS];
         unsigned missing = 0;
         dp_trace_labels(t, 0, lab, &missing);
         CHECK(missing == 0);

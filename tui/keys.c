@@ -373,8 +373,9 @@ int keys_help_lines(const char **lines, char (*buf)[128], int max) {
     n += imp_help_lines(lines + n, max - n);
     if (n < max) lines[n++] = "";
     if (n < max) lines[n++] = "Derived figures (predicted from the 12 metrics; simulated ones from the simulator):";
-    for (int k = 0; k < APP_D_COUNT && n < max; k++) {
-        snprintf(buf[n], sizeof buf[n], "  %s", app_derived_help[k]);
+    for (int k = 0; k < DP_N_DERIVED && n < max; k++) {
+        const struct dp_derived_info *f = &dp_derived_figures[k];
+        snprintf(buf[n], sizeof buf[n], "  %s = %s (%s)", f->label, f->formula, f->note);
         lines[n] = buf[n];
         n++;
     }

@@ -10,27 +10,23 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "dp/metrics.h" /* the labels are the outputs: dp_outputs, DP_N_OUTPUTS */
 #include "dp/status.h"
 
-/* Series kinds; the first four are the labelled resources, in label order. */
+/* Series kinds; the first four are the labelled resources (enum dp_resource), in label order. */
 enum dp_series_kind {
-    DP_SERIES_GPU_MEM_UTIL = 0, /* nvidia-smi utilization.memory, % */
-    DP_SERIES_GPU_UTIL,         /* utilization.gpu, % */
-    DP_SERIES_NET_RX,           /* MB/s (1e6 bytes per second) */
-    DP_SERIES_NET_TX,           /* MB/s */
-    DP_SERIES_MEM_USED,         /* memory.used, MiB (not labelled) */
+    DP_SERIES_GPU_MEM_UTIL = DP_RES_GPU_MEM_UTIL, /* nvidia-smi utilization.memory, % */
+    DP_SERIES_GPU_UTIL = DP_RES_GPU_UTIL,         /* utilization.gpu, % */
+    DP_SERIES_NET_RX = DP_RES_NET_RX,             /* MB/s (1e6 bytes per second) */
+    DP_SERIES_NET_TX = DP_RES_NET_TX,             /* MB/s */
+    DP_SERIES_MEM_USED = DP_N_RESOURCES,          /* memory.used, MiB (not labelled) */
     DP_SERIES_COUNT
 };
-#define DP_N_RESOURCES 4
-#define DP_N_LABELS    12 /* DP_N_RESOURCES x {idle, active, peak} */
 
 /* "gpu_mem_util", "gpu_util", "net_rx", "net_tx", "mem_used". */
 const char *dp_series_name(enum dp_series_kind k);
 /* Unit of the peak of resource k: "%" or "MB/s" ("MiB" for mem_used). */
 const char *dp_series_unit(enum dp_series_kind k);
-/* Label i (0..11) as "gpu_util.active"; its unit ("ms" for idle/active). */
-const char *dp_label_name(int i);
-const char *dp_label_unit(int i);
 
 /* One series: samples at increasing times (ms from an arbitrary origin). */
 struct dp_series {
@@ -72,6 +68,13 @@ enum dp_status dp_trace_read_sim(const char *path, struct dp_trace *t, struct dp
 /* Recognises the file by its header (nvidia-smi, network counters, or the simulator's) and
  * reads it as above. */
 enum dp_status dp_trace_read_any(const char *path, struct dp_trace *t, struct dp_error *err);
+/* One sample's traces from n files (dp_trace_read_any each): a GPU trace and a network trace,
+ * or a simulator trace, appended to t. A resource found in two files, a file with no samples,
+ * and simulated and measured traces mixed fail naming the file. t->source becomes "simulated"
+ * when the traces came from the simulator, else "measured" (so a simulated sample is never
+ * presented as a measurement). */
+enum dp_status dp_trace_read_merged(const char *const *paths, int n, struct dp_trace *t,
+                                    struct dp_error *err);
 
 /* A trace file read once, whole. */
 #define DP_TRACE_MAX_WORKERS 1024 /* worker numbers of a simulator trace: 0 .. 1023 */
@@ -120,7 +123,7 @@ void dp_series_bursts(const struct dp_series *s, double threshold_frac, struct d
  * DP_TRACE_THRESHOLD). Resources with no samples give 0 and are flagged in *missing (bit k for
  * series k; may be NULL). */
 #define DP_TRACE_THRESHOLD 0.10
-void dp_trace_labels(const struct dp_trace *t, double threshold_frac, double labels[DP_N_LABELS],
+void dp_trace_labels(const struct dp_trace *t, double threshold_frac, double labels[DP_N_OUTPUTS],
                      unsigned *missing);
 
 #endif

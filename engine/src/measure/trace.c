@@ -15,28 +15,14 @@
 
 #define TRACE_MAX_COLS 32
 
-static const char *const series_names[DP_SERIES_COUNT] = {"gpu_mem_util", "gpu_util", "net_rx",
-                                                          "net_tx", "mem_used"};
-static const char *const series_units[DP_SERIES_COUNT] = {"%", "%", "MB/s", "MB/s", "MiB"};
-static const char *const label_names[DP_N_LABELS] = {
-    "gpu_mem_util.idle", "gpu_mem_util.active", "gpu_mem_util.peak",
-    "gpu_util.idle",     "gpu_util.active",     "gpu_util.peak",
-    "net_rx.idle",       "net_rx.active",       "net_rx.peak",
-    "net_tx.idle",       "net_tx.active",       "net_tx.peak"};
-
 const char *dp_series_name(enum dp_series_kind k) {
-    return (unsigned)k < DP_SERIES_COUNT ? series_names[k] : "?";
+    if (k == DP_SERIES_MEM_USED) return "mem_used";
+    return dp_resource_name((enum dp_resource)k);
 }
 
 const char *dp_series_unit(enum dp_series_kind k) {
-    return (unsigned)k < DP_SERIES_COUNT ? series_units[k] : "?";
-}
-
-const char *dp_label_name(int i) { return i >= 0 && i < DP_N_LABELS ? label_names[i] : "?"; }
-
-const char *dp_label_unit(int i) {
-    if (i < 0 || i >= DP_N_LABELS) return "?";
-    return i % 3 == 2 ? series_units[i / 3] : "ms";
+    if (k == DP_SERIES_MEM_USED) return "MiB";
+    return dp_resource_unit((enum dp_resource)k);
 }
 
 /* --- traces --- */
@@ -63,11 +49,11 @@ enum dp_status dp_trace_push(struct dp_trace *t, enum dp_series_kind k, double t
     struct dp_series *s = &t->s[k];
     if (!isfinite(t_ms) || !isfinite(v))
         return dp_error_set(err, DP_ERR_INVALID, "trace: %s sample is not a finite number",
-                            series_names[k]);
+                            dp_series_name(k));
     if (s->n && t_ms < s->t_ms[s->n - 1])
         return dp_error_set(err, DP_ERR_INVALID,
                             "trace: %s sample at %.3f ms goes back in time (previous %.3f ms)",
-                            series_names[k], t_ms, s->t_ms[s->n - 1]);
+                            dp_series_name(k), t_ms, s->t_ms[s->n - 1]);
     if (s->n == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 256;
         double *nt = realloc(s->t_ms, cap * sizeof *nt);
@@ -157,7 +143,7 @@ void dp_series_bursts(const struct dp_series *s, double threshold_frac, struct d
     if (out->idle_ms < 0) out->idle_ms = 0;
 }
 
-void dp_trace_labels(const struct dp_trace *t, double threshold_frac, double labels[DP_N_LABELS],
+void dp_trace_labels(const struct dp_trace *t, double threshold_frac, double labels[DP_N_OUTPUTS],
                      unsigned *missing) {
     if (!(threshold_frac > 0)) threshold_frac = DP_TRACE_THRESHOLD;
     unsigned miss = 0;
