@@ -33,7 +33,8 @@ static const char *const usage_explain =
     "  (= gpu_util.idle + gpu_util.active, ms). Importance = |attribution| / sum of |attribution|:\n"
     "  grad: sum over the 3 features of d metric / d feature x feature; occlusion: metric minus\n"
     "  the metric with the group's features zeroed. An op type's share: each group's importance\n"
-    "  spread over its ops by their share of the group's features (see dp/explain.h).";
+    "  spread over its ops by their share of the group's features (see dp/explain.h).\n"
+    "  --svg/--png/--dot -: the drawing alone on stdout.";
 
 static const char *const usage_bench =
     "driple bench explain [GRAPH [--exported-batch N]|--grouped FILE] [--inspector M]\n"
@@ -258,6 +259,12 @@ int cmd_explain(int argc, char **argv) {
         rc = cli_usage("explain", usage_explain, "give one of --svg, --png and --dot");
         goto done;
     }
+    if (json && ((svg && !strcmp(svg, "-")) || (png && !strcmp(png, "-")) ||
+                 (dot && !strcmp(dot, "-")))) {
+        rc = cli_usage("explain", usage_explain, "--json and a drawing to \"-\" would both go to "
+                       "stdout");
+        goto done;
+    }
     rc = 1;
 
     if ((rc = cmd_session_open(settings_file, cl.gpus, weights_path, &ss))) goto done;
@@ -306,6 +313,10 @@ int cmd_explain(int argc, char **argv) {
         if (dp_render_file(g, e, &ro, fmt, render_file, &err) != DP_OK) goto fail;
     }
     const int n_feat = dp_model_arch(dp_inspector_model(insp))->n_feat;
+    if (render_file && !strcmp(render_file, "-")) { /* the drawing is the output, alone */
+        rc = 0;
+        goto done;
+    }
     if (json) {
         rc = print_json(g, e, n_feat, input, insp_path, setting_id, dp_render_format_name(fmt),
                         render_file, unknown);

@@ -16,7 +16,7 @@ static atomic_int interrupted; /* lock-free, so a signal handler may set it */
 static void on_sigint(int sig) {
     (void)sig;
     interrupted = 1;
-    signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends the process */
+    signal(SIGINT, cli_die_of_signal); /* a second Ctrl-C ends the process */
 }
 
 

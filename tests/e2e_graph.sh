@@ -97,7 +97,7 @@ fails 2 "unexpected argument '--frob'" "$DRIPLE" graph info $D/small.json --frob
 fails 2 "missing GRAPH" "$DRIPLE" graph info
 fails 2 "missing GRAPH" "$DRIPLE" graph weights -o "$TMP/w.json"
 # A directory, a repeated NodeDef name, a graph without GPU ops: named, not crashed on.
-fails 1 "tests/data: cannot read: Is a directory" "$DRIPLE" graph info tests/data
+fails 1 "tests/data: is a directory" "$DRIPLE" graph info tests/data
 printf 'node { name: "a" name: "b" op: "MatMul" }\n' >"$TMP/twice.pbtxt"
 fails 1 "twice.pbtxt:1:18: name: given twice in one node" "$DRIPLE" graph info "$TMP/twice.pbtxt"
 fails 1 "$D/nogpu.json: nogpu: no op is placed on a GPU" "$DRIPLE" bench coarsen $D/nogpu.json

@@ -111,7 +111,7 @@ fails 1 "gpus.json:\$.gpus[0]: X1 has no known fp32_tflops" "$DRIPLE" dataset bu
 # one sample has no duration
 printf 'timestamp, utilization.gpu [%%]\n2024/01/31 12:00:00.000, 50 %%\n' >"$TMP/one.csv"
 fails 1 "one.csv:2: only one sample" "$DRIPLE" trace extract "$TMP/one.csv"
-fails 1 "read error: Is a directory" "$DRIPLE" trace extract "$TMP"
+fails 1 "$TMP: is a directory" "$DRIPLE" trace extract "$TMP"
 
 # calibration: every published row, summary line
 ok "$DRIPLE" calibrate --json

@@ -245,7 +245,9 @@ static int prompt_commit(struct app *a) {
     case APP_PROMPT_EXPORT: {
         struct dp_error err = {0};
         if (!a->input[0]) break;
-        if (a->tab == APP_TAB_IMPORTANCE) {
+        if (!strcmp(a->input, "-")) { /* stdout is this screen */
+            app_status(a, true, "export: '-' (stdout) is the screen here; give a file name");
+        } else if (a->tab == APP_TAB_IMPORTANCE) {
             if (imp_export_svg(a, a->input, &err) != DP_OK)
                 app_status(a, true, "%s", err.msg);
             else app_status(a, false, "importance written to %s (SVG)", a->input);

@@ -59,7 +59,8 @@ void dp_jw_end(struct dp_jw *w);
  * when a member could not be added, DP_ERR_IO when the stream fails. */
 enum dp_status dp_jw_print(const struct dp_jw *w, FILE *f, const char *name,
                            struct dp_error *err);
-/* The same into the file at path (created or replaced); DP_ERR_IO naming path on failure. */
+/* The same into the file at path, atomically (dp_out_open: created or replaced whole; "-" is
+ * stdout); DP_ERR_IO naming path on failure. */
 enum dp_status dp_jw_save(const struct dp_jw *w, const char *path, struct dp_error *err);
 
 /* The number format above, into buf (at least 32 bytes): "null", "0.1", "1e+21", "-3". */

@@ -15,6 +15,8 @@
 #include "core/json_util.h"
 
 #define SETTINGS_MAX_BYTES ((size_t)64 << 20)
+static const struct dp_read_spec catalog_spec = {"GPU catalog", SETTINGS_MAX_BYTES, true, NULL};
+static const struct dp_read_spec settings_spec = {"setting list", SETTINGS_MAX_BYTES, true, NULL};
 
 /* Removes "dir/../" pairs from a joined path in place ("assets/settings/../inspectors/x" ->
  * "assets/inspectors/x") so that messages and the explorer show the path a user would type.
@@ -50,7 +52,7 @@ enum dp_status dp_gpu_catalog_load(const char *path, struct dp_gpu_catalog **out
                                    struct dp_error *err) {
     cJSON *root = NULL;
     struct dp_gpu_catalog *c = NULL;
-    enum dp_status st = dp_json_load(path, SETTINGS_MAX_BYTES, &root, err);
+    enum dp_status st = dp_json_load(path, &catalog_spec, &root, err);
     if (st) return st;
     if ((st = dp_json_check_format(root, "driple-gpus/1", path, err))) goto fail;
     const cJSON *arr = NULL;
@@ -268,7 +270,7 @@ enum dp_status dp_settings_load(const char *path, const struct dp_gpu_catalog *c
     cJSON *root = NULL;
     struct dp_settings *s = NULL;
     char *dir = NULL;
-    enum dp_status st = dp_json_load(path, SETTINGS_MAX_BYTES, &root, err);
+    enum dp_status st = dp_json_load(path, &settings_spec, &root, err);
     if (st) return st;
     if ((st = dp_json_check_format(root, "driple-settings/1", path, err))) goto fail;
     const cJSON *arr = NULL;

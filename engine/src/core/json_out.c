@@ -11,6 +11,8 @@
 
 #include <cJSON.h>
 
+#include "dp/files.h"
+
 #define JW_MAX_DEPTH 32
 
 struct dp_jw {
@@ -262,10 +264,12 @@ enum dp_status dp_jw_print(const struct dp_jw *w, FILE *f, const char *name,
 
 enum dp_status dp_jw_save(const struct dp_jw *w, const char *path, struct dp_error *err) {
     if (!w || w->nomem) return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path);
-    FILE *f = fopen(path, "w");
-    if (!f) return dp_error_set(err, DP_ERR_IO, "%s: %s", path, strerror(errno));
-    enum dp_status st = dp_jw_print(w, f, path, err);
-    if (fclose(f) != 0 && st == DP_OK)
-        st = dp_error_set(err, DP_ERR_IO, "%s: %s", path, strerror(errno));
-    return st;
+    struct dp_out *o = NULL;
+    enum dp_status st = dp_out_open(path, &o, err);
+    if (st) return st;
+    if ((st = dp_jw_print(w, dp_out_stream(o), path, err))) {
+        dp_out_discard(o);
+        return st;
+    }
+    return dp_out_commit(o, err);
 }

@@ -13,6 +13,8 @@
 #include "core/json_util.h"
 
 #define WEIGHTS_MAX_BYTES ((size_t)1 << 26)
+static const struct dp_read_spec weights_spec = {"op-type weights file", WEIGHTS_MAX_BYTES, true,
+                                                 NULL};
 
 struct dp_op_weights {
     char   *source;
@@ -157,7 +159,7 @@ enum dp_status dp_op_weights_parse(const char *text, size_t len, const char *nam
 enum dp_status dp_op_weights_load(const char *path, struct dp_op_weights **out,
                                   struct dp_error *err) {
     cJSON *root = NULL;
-    enum dp_status st = dp_json_load(path, WEIGHTS_MAX_BYTES, &root, err);
+    enum dp_status st = dp_json_load(path, &weights_spec, &root, err);
     if (st) return st;
     st = from_json(root, path, out, err);
     cJSON_Delete(root);

@@ -11,7 +11,8 @@
 #include "dataset_impl.h"
 #include "core/json_util.h"
 
-#define DATASET_MAX_BYTES ((size_t)1 << 31)
+#define DATASET_MAX_BYTES ((size_t)1 << 30)
+static const struct dp_read_spec dataset_spec = {"dataset", DATASET_MAX_BYTES, true, NULL};
 #define DATASET_MAX_GROUPS 1000000
 
 static const char *const feature_keys[DP_N_FEATURES_MAX] = {
@@ -232,7 +233,7 @@ enum dp_status dp_dataset_parse_json(const char *text, size_t len, const char *n
 enum dp_status dp_dataset_load_json(const char *path, struct dp_dataset *ds, struct dp_error *err) {
     cJSON *root = NULL;
     dp_dataset_init(ds, NULL);
-    enum dp_status st = dp_json_load(path, DATASET_MAX_BYTES, &root, err);
+    enum dp_status st = dp_json_load(path, &dataset_spec, &root, err);
     if (st) return st;
     st = from_json(root, path, ds, err);
     cJSON_Delete(root);
