@@ -2,8 +2,10 @@
  * request, generated architectures: dp/zoo_gen.h), coarsens each training graph once (grouping
  * depends only on structure), recomputes the features per batch, simulates every job on every
  * chosen setting (pthreads) and writes one driple-dataset/1 per setting, its labels marked
- * simulated. (`dataset add` is cmd_record.c's.) */
+ * simulated. `driple dataset add` appends a measured sample (a graph and the labels of its
+ * recorded traces); `dataset eval` is `inspector eval`'s. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmd.h"
@@ -19,8 +22,11 @@
 #include "dp/clock.h"
 #include "dp/coarsen.h"
 #include "dp/dataset.h"
+#include "dp/json_out.h"
+#include "dp/session.h"
 #include "dp/settings.h"
 #include "dp/sim.h"
+#include "dp/trace.h"
 #include "dp/zoo.h"
 #include "dp/zoo_gen.h"
 
@@ -170,15 +176,15 @@ static void *run_jobs(void *arg) {
             dp_sim_opts_default(&o);
             o.batch = jb->batch;
             o.seed = b->seed * 1000003u + (uint64_t)j * 131u + (uint64_t)c;
-            struct dp_sim_result r;
-            if (dp_simulate(k->g, s, gpu, &o, &r, &err)) {
+            struct dp_sample smp; /* its labels; the sample is made when written */
+            bool fits;
+            if (dp_sample_simulate(k->g, s, gpu, &o, "", &smp, &fits, &err)) {
                 fail_with(b, &err);
                 return NULL;
             }
-            memcpy(&b->labels[((size_t)j * b->n_chosen + c) * DP_N_LABELS], r.labels,
-                   sizeof r.labels);
-            b->oom[(size_t)j * b->n_chosen + c] = r.oom;
-            dp_sim_result_free(&r);
+            memcpy(&b->labels[((size_t)j * b->n_chosen + c) * DP_N_OUTPUTS], smp.labels,
+                   sizeof smp.labels);
+            b->oom[(size_t)j * b->n_chosen + c] = !fits;
         }
         pthread_mutex_lock(&b->mu);
         b->done++;
@@ -303,9 +309,14 @@ static int dataset_build(int argc, char **argv) {
     struct dp_gpu_catalog *cat = NULL;
     struct dp_settings *list = NULL;
     struct dp_op_weights *w = NULL;
+    struct dp_jw *jw = NULL;
     struct dp_error err = {0};
     int rc = 0;
     double t0 = now_s();
+    if (json && !(jw = dp_jw_new())) {
+        rc = out_of_memory();
+        goto done;
+    }
     if (dp_gpu_catalog_load_default(gpus_path, &cat, &err) ||
         dp_settings_load_default(settings_path, cat, &list, &err) ||
         dp_op_weights_load_default(weights_path, &w, &err)) {
@@ -453,7 +464,7 @@ static int dataset_build(int argc, char **argv) {
         }
     }
     if (!(b.grouped = calloc((size_t)b.n_jobs * 2, sizeof *b.grouped)) ||
-        !(b.labels = calloc((size_t)b.n_jobs * b.n_chosen * DP_N_LABELS, sizeof *b.labels)) ||
+        !(b.labels = calloc((size_t)b.n_jobs * b.n_chosen * DP_N_OUTPUTS, sizeof *b.labels)) ||
         !(b.oom = calloc((size_t)b.n_jobs * b.n_chosen, 1))) {
         rc = out_of_memory();
         goto done;
@@ -492,9 +503,11 @@ static int dataset_build(int argc, char **argv) {
     gmtime_r(&tnow, &tmv);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tmv);
     if (json) {
-        printf("{\"simulated\":true,\"out\":");
-        cmd_json_str(stdout, out_dir);
-        printf(",\"jobs\":%d,\"graphs\":%d,\"settings\":[", b.n_jobs, b.n_keys);
+        dp_jw_bool(jw, "simulated", true);
+        dp_jw_str(jw, "out", out_dir);
+        dp_jw_int(jw, "jobs", b.n_jobs);
+        dp_jw_int(jw, "graphs", b.n_keys);
+        dp_jw_array(jw, "settings");
     }
     for (int cc = 0; cc < b.n_chosen; cc++) {
         const struct dp_setting *s = &list->settings[b.chosen[cc]];
@@ -521,20 +534,17 @@ static int dataset_build(int argc, char **argv) {
             smp.batch = jb->batch;
             smp.grouped = b.grouped[2 * j + (s->precision == DP_PREC_MIXED)];
             snprintf(smp.job.optimizer, sizeof smp.job.optimizer, "%s", dp_optimizer_name(jb->opt));
-            snprintf(smp.job.precision, sizeof smp.job.precision, "%s",
-                     dp_precision_name(s->precision));
             snprintf(smp.job.data_set, sizeof smp.job.data_set, "synthetic");
             snprintf(smp.job.sync, sizeof smp.job.sync, "sync");
             snprintf(smp.job.hyper, sizeof smp.job.hyper, "batch=%lld", (long long)jb->batch);
             snprintf(smp.job.job_name, sizeof smp.job.job_name, "%s-%s-b%lld", jb->model->name,
                      dp_optimizer_name(jb->opt), (long long)jb->batch);
-            snprintf(smp.job.gpu, sizeof smp.job.gpu, "%.31s", s->gpu);
             smp.job.input_size = jb->model->default_input;
-            memcpy(smp.labels, &b.labels[((size_t)j * b.n_chosen + cc) * DP_N_LABELS],
+            memcpy(smp.labels, &b.labels[((size_t)j * b.n_chosen + cc) * DP_N_OUTPUTS],
                    sizeof smp.labels);
-            snprintf(smp.source.kind, sizeof smp.source.kind, "simulated");
-            snprintf(smp.source.where, sizeof smp.source.where, "driple simulate, seed %lld",
-                     (long long)seed);
+            char where[64];
+            snprintf(where, sizeof where, "driple simulate, seed %lld", (long long)seed);
+            dp_sample_mark_simulated(&smp, s, where);
             snprintf(smp.source.when, sizeof smp.source.when, "%s", when);
             st = dp_dataset_add_sample(&ds, &smp, &err);
             n_zoo += j < total;
@@ -547,15 +557,15 @@ static int dataset_build(int argc, char **argv) {
         dp_dataset_free(&ds);
         if (st) {
             rc = cli_fail(&err);
-            if (json) printf("]}\n");
             goto done;
         }
         if (json) {
-            printf("%s{\"id\":", cc ? "," : "");
-            cmd_json_str(stdout, s->id);
-            printf(",\"file\":");
-            cmd_json_str(stdout, path);
-            printf(",\"samples\":%d,\"skipped_oom\":%d}", n_samples, skipped);
+            dp_jw_object(jw, NULL);
+            dp_jw_str(jw, "id", s->id);
+            dp_jw_str(jw, "file", path);
+            dp_jw_int(jw, "samples", n_samples);
+            dp_jw_int(jw, "skipped_oom", skipped);
+            dp_jw_end(jw);
         } else {
             printf("%-28s %4d samples (simulated) %3d left out (out of memory)  %s%s\n", s->id,
                    n_samples, skipped, path,
@@ -563,14 +573,20 @@ static int dataset_build(int argc, char **argv) {
         }
     }
     double t3 = now_s();
-    if (json)
-        printf("],\"seconds\":{\"coarsen\":%.2f,\"simulate\":%.2f,\"write\":%.2f}}\n", t1 - t0,
-               t2 - t1, t3 - t2);
-    else
+    if (json) {
+        dp_jw_end(jw);
+        dp_jw_object(jw, "seconds");
+        dp_jw_num(jw, "coarsen", t1 - t0);
+        dp_jw_num(jw, "simulate", t2 - t1);
+        dp_jw_num(jw, "write", t3 - t2);
+        dp_jw_end(jw);
+        if (dp_jw_print(jw, stdout, "stdout", &err)) rc = cli_fail(&err);
+    } else
         printf("built in %.1f s (graphs + coarsening %.1f s, features + simulation %.1f s, "
                "writing %.1f s)\n",
                t3 - t0, t1 - t0, t2 - t1, t3 - t2);
 done:
+    dp_jw_free(jw);
     for (int k = 0; k < b.n_keys; k++) {
         dp_partition_free(b.keys[k].part);
         dp_graph_free(b.keys[k].g);
@@ -592,10 +608,234 @@ done:
     return rc;
 }
 
+/* ---- driple dataset add ------------------------------------------------------------------- */
+
+static const char add_usage[] =
+    "driple dataset add --dataset D.json --graph G --setting ID [--batch N] [--threshold F]\n"
+    "                     [--exported-batch N] [--groups K] [--seed S] [--optimizer O]\n"
+    "                     [--precision P] [--job-name N] [--where TEXT] [--when ISO8601] TRACE...\n"
+    "  Appends a measured sample: G coarsened (K groups, seed S; defaults 100 and 42) with its\n"
+    "  features at batch N (default: the graph's), and the 12 labels of the traces (an\n"
+    "  nvidia-smi GPU CSV and/or a network counter CSV, or a `driple record` PREFIX for both).\n"
+    "  The dataset is created for ID when it does not exist. Source: \"measured\", where = this\n"
+    "  host's name, when = the first trace's modification time (UTC), unless given.";
+
+/* Expands a `driple record` prefix into its traces; other arguments stay as they are. */
+static int expand_traces(struct cli *c, char paths[][PATH_MAX], int cap) {
+    int n = 0;
+    for (int i = 0; cli_positional(c, i); i++) {
+        const char *a = cli_positional(c, i);
+        struct stat sb;
+        if (stat(a, &sb) == 0 || n >= cap) {
+            if (n < cap) snprintf(paths[n++], PATH_MAX, "%s", a);
+            continue;
+        }
+        char g[PATH_MAX], ne[PATH_MAX];
+        snprintf(g, sizeof g, "%.*s.gpu.csv", PATH_MAX - 9, a);
+        snprintf(ne, sizeof ne, "%.*s.net.csv", PATH_MAX - 9, a);
+        bool hg = stat(g, &sb) == 0, hn = stat(ne, &sb) == 0;
+        if (!hg && !hn) {
+            snprintf(paths[n++], PATH_MAX, "%s", a); /* let the reader report it */
+            continue;
+        }
+        if (hg && n < cap) snprintf(paths[n++], PATH_MAX, "%s", g);
+        if (hn && n < cap) snprintf(paths[n++], PATH_MAX, "%s", ne);
+    }
+    return n;
+}
+
+/* "YYYY-MM-DDTHH:MM:SSZ", digits where the pattern has them (sscanf's %d would also take signs
+ * and spaces, letting "2026-01-01T-1:00:00Z" through), fields in range. */
+static bool valid_iso_utc(const char *s) {
+    static const char pattern[] = "dddd-dd-ddTdd:dd:ddZ";
+    if (strlen(s) != sizeof pattern - 1) return false;
+    for (size_t i = 0; pattern[i]; i++)
+        if (pattern[i] == 'd' ? !(s[i] >= '0' && s[i] <= '9') : s[i] != pattern[i]) return false;
+    int mo = atoi(s + 5), d = atoi(s + 8), h = atoi(s + 11), mi = atoi(s + 14),
+        se = atoi(s + 17);
+    return mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h <= 23 && mi <= 59 && se <= 60;
+}
+
+static int dataset_add(int argc, char **argv) {
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: %s\n", add_usage);
+            return 0;
+        }
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "dataset add")) return 1;
+    int rc = 2;
+    int64_t batch = 0, groups = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED;
+    double thr = 0;
+    struct dp_session *ss = NULL;
+    struct dp_trace *t = NULL;
+    struct dp_dataset ds;
+    dp_dataset_init(&ds, NULL);
+    char (*paths)[PATH_MAX] = NULL;
+    struct dp_error err = {0};
+
+    const char *dataset = cli_value(&c, "--dataset");
+    const char *graph = cli_value(&c, "--graph");
+    const char *setting = cli_value(&c, "--setting");
+    const char *optimizer = cli_value(&c, "--optimizer");
+    const char *precision = cli_value(&c, "--precision");
+    const char *job_name = cli_value(&c, "--job-name");
+    const char *where = cli_value(&c, "--where");
+    const char *when = cli_value(&c, "--when");
+    struct dp_import_opts io;
+    bool ok = cmd_import_opts(&c, &io);
+    ok = cli_int(&c, "--batch", 1, 1 << 20, &batch) && ok;
+    ok = cli_int(&c, "--groups", 1, 100000, &groups) && ok;
+    ok = cli_int(&c, "--seed", INT64_MIN, INT64_MAX, &seed) && ok;
+    ok = cli_double(&c, "--threshold", 1e-6, 0.999999, &thr) && ok;
+    if (!ok || c.bad) goto done;
+    if (!dataset || !graph || !setting) {
+        rc = cli_usage("dataset add", add_usage, "--dataset, --graph and --setting are required");
+        goto done;
+    }
+    if (!*setting || strlen(setting) >= sizeof ds.setting) {
+        rc = cli_usage("dataset add", add_usage, "--setting '%s': not a setting id", setting);
+        goto done;
+    }
+    struct {
+        const char *name, *val;
+        size_t cap;
+    } fields[] = {{"--optimizer", optimizer, sizeof ds.samples->job.optimizer},
+                  {"--precision", precision, sizeof ds.samples->job.precision},
+                  {"--job-name", job_name, sizeof ds.samples->job.job_name},
+                  {"--where", where, sizeof ds.samples->source.where}};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (fields[i].val && strlen(fields[i].val) >= fields[i].cap) {
+            rc = cli_usage("dataset add", add_usage, "%s: longer than %zu characters",
+                           fields[i].name, fields[i].cap - 1);
+            goto done;
+        }
+    if (when && !valid_iso_utc(when)) {
+        rc = cli_usage("dataset add", add_usage, "--when '%s': expected YYYY-MM-DDTHH:MM:SSZ",
+                       when);
+        goto done;
+    }
+    enum { MAX_TRACES = 8 };
+    if (!(paths = calloc(MAX_TRACES + 1, sizeof *paths))) {
+        dp_error_set(&err, DP_ERR_NOMEM, "dataset add: out of memory");
+        goto fail;
+    }
+    int n_traces = expand_traces(&c, paths, MAX_TRACES + 1);
+    if (!cli_check_unused(&c)) goto done;
+    if (n_traces == 0) {
+        rc = cli_usage("dataset add", add_usage, "no TRACE given");
+        goto done;
+    }
+    if (n_traces > MAX_TRACES) {
+        rc = cli_usage("dataset add", add_usage, "more than %d traces", MAX_TRACES);
+        goto done;
+    }
+    rc = 1;
+
+    /* The traces first: they are the point, and the cheapest to get wrong. */
+    if (!(t = dp_trace_init("measured"))) {
+        dp_error_set(&err, DP_ERR_NOMEM, "dataset add: out of memory");
+        goto fail;
+    }
+    const char *tr[MAX_TRACES];
+    for (int i = 0; i < n_traces; i++) tr[i] = paths[i];
+    if (dp_trace_read_merged(tr, n_traces, t, &err) != DP_OK) goto fail;
+    double lab[DP_N_OUTPUTS];
+    unsigned missing = 0;
+    dp_trace_labels(t, thr, lab, &missing);
+    if ((missing & 0xfu) == 0xfu) {
+        dp_error_set(&err, DP_ERR_INVALID, "%s: no GPU or network samples", paths[0]);
+        goto fail;
+    }
+
+    /* The dataset: appended to when it exists, created for the setting otherwise. */
+    struct stat sb;
+    if (stat(dataset, &sb) == 0) {
+        if (dp_dataset_load_json(dataset, &ds, &err) != DP_OK) goto fail;
+        if (ds.setting[0] && strcmp(ds.setting, setting)) {
+            dp_error_set(&err, DP_ERR_INVALID, "%s: the dataset is for setting '%s', not '%s'",
+                         dataset, ds.setting, setting);
+            goto fail;
+        }
+        if (!ds.setting[0]) snprintf(ds.setting, sizeof ds.setting, "%s", setting);
+    } else if (errno == ENOENT) {
+        dp_dataset_init(&ds, setting);
+    } else {
+        dp_error_set(&err, DP_ERR_IO, "%s: %s", dataset, strerror(errno));
+        goto fail;
+    }
+
+    /* The graph, grouped as every other sample. */
+    if ((rc = cmd_session_open(NULL, NULL, NULL, &ss)) ||
+        (rc = cmd_session_workload(ss, graph, NULL, &io, batch, groups, seed, "dataset add",
+                                   add_usage)))
+        goto done;
+    rc = 1;
+    const struct dp_grouped *grouped = dp_session_grouped(ss);
+    const char *unknown = dp_session_unknown_ops(ss);
+    if (unknown)
+        fprintf(stderr, "driple: dataset add: %s: op types without a weight (counted 0): %s\n",
+                graph, unknown);
+
+    struct dp_sample s;
+    memset(&s, 0, sizeof s);
+    s.graph = (char *)(uintptr_t)graph;
+    s.model = grouped->graph; /* the graph's name */
+    s.batch = batch ? batch : grouped->batch;
+    s.grouped = (struct dp_grouped *)(uintptr_t)grouped; /* copied by dp_dataset_add_sample */
+    if (optimizer) snprintf(s.job.optimizer, sizeof s.job.optimizer, "%s", optimizer);
+    if (precision) snprintf(s.job.precision, sizeof s.job.precision, "%s", precision);
+    if (job_name) snprintf(s.job.job_name, sizeof s.job.job_name, "%s", job_name);
+    /* a resource the traces did not record has no labels */
+    for (int i = 0; i < DP_N_OUTPUTS; i++)
+        s.labels[i] = (missing >> (i / DP_N_STATS)) & 1u ? NAN : lab[i];
+    /* A simulator trace added here stays simulated: never present it as a measurement. */
+    snprintf(s.source.kind, sizeof s.source.kind, "%s", t->source);
+    if (where) {
+        snprintf(s.source.where, sizeof s.source.where, "%s", where);
+    } else {
+        char host[64] = "unknown host";
+        if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown host");
+        host[sizeof host - 1] = '\0';
+        const char *base = strrchr(paths[0], '/');
+        snprintf(s.source.where, sizeof s.source.where, "host %.58s, %.60s", host,
+                 base ? base + 1 : paths[0]);
+    }
+    if (when) {
+        snprintf(s.source.when, sizeof s.source.when, "%s", when);
+    } else {
+        time_t tt = stat(paths[0], &sb) == 0 ? sb.st_mtime : time(NULL);
+        struct tm tm;
+        gmtime_r(&tt, &tm);
+        strftime(s.source.when, sizeof s.source.when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    }
+    if (dp_dataset_add_sample(&ds, &s, &err) != DP_OK) goto fail;
+    if (dp_dataset_save_json(&ds, dataset, &err) != DP_OK) goto fail;
+
+    printf("%s: sample %d added (setting %s, graph %s, batch %lld, %d groups; %s, %s, %s)\n",
+           dataset, ds.n_samples, ds.setting, graph, (long long)s.batch, grouped->n_groups,
+           s.source.kind, s.source.where, s.source.when);
+    for (int i = 0; i < DP_N_OUTPUTS; i++) {
+        if (isnan(s.labels[i])) printf("  %-20s missing\n", dp_outputs[i].name);
+        else printf("  %-20s %10.3f %s\n", dp_outputs[i].name, s.labels[i], dp_outputs[i].unit);
+    }
+    rc = 0;
+    goto done;
+fail:
+    rc = cli_fail(&err);
+done:
+    dp_session_free(ss);
+    free(paths);
+    dp_trace_free(t);
+    dp_dataset_free(&ds);
+    cli_done(&c);
+    return rc;
+}
+
 int cmd_dataset(int argc, char **argv) {
     if (argc < 1) return cli_usage("dataset", DATASET_USAGE, "missing subcommand");
     if (!strcmp(argv[0], "build")) return dataset_build(argc - 1, argv + 1);
-    if (!strcmp(argv[0], "add")) return cmd_dataset_add(argc - 1, argv + 1);
+    if (!strcmp(argv[0], "add")) return dataset_add(argc - 1, argv + 1);
     if (!strcmp(argv[0], "sweep")) return cmd_dataset_sweep(argc - 1, argv + 1);
     if (!strcmp(argv[0], "extract")) return cmd_dataset_extract(argc - 1, argv + 1);
     /* One evaluation, two doors: `inspector eval` owns it. */

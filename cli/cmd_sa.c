@@ -138,7 +138,7 @@ int cmd_train_sa(int argc, char **argv) {
         printf(", \"epochs\": %d, \"n_train\": %d, \"n_val\": %d, \"n_test\": %d, \"outputs\": [",
                p->epochs, p->n_train, p->n_val, p->n_test);
         for (int k = 0; k < DP_SA_N_OUT; k++) {
-            printf("%s{\"name\": \"%s\", \"mape\": ", k ? ", " : "", dp_sa_output_names[k]);
+            printf("%s{\"name\": \"%s\", \"mape\": ", k ? ", " : "", dp_sa_output_name(k));
             cmd_json_num(stdout, e->mape[k]);
             printf(", \"r2\": ");
             cmd_json_num(stdout, e->r2[k]);
@@ -159,7 +159,7 @@ int cmd_train_sa(int argc, char **argv) {
                e->held, p->n_train, p->n_val, p->n_test, p->seconds, p->data);
         printf("%-22s %9s %7s %9s\n", "output", "MAPE %", "R^2", "in 80% %");
         for (int k = 0; k < DP_SA_N_OUT; k++)
-            printf("%-22s %9.1f %7.3f %9.1f\n", dp_sa_output_names[k], e->mape[k], e->r2[k],
+            printf("%-22s %9.1f %7.3f %9.1f\n", dp_sa_output_name(k), e->mape[k], e->r2[k],
                    e->coverage[k]);
         printf("12 metrics: mean MAPE %.1f%%, median %.1f%%; iteration %.1f%%; memory %.1f%%; "
                "median coverage of the 80%% interval %.1f%%\n",

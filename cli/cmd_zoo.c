@@ -10,6 +10,7 @@
 #include "cmd_util.h"
 #include "dp/cost.h"
 #include "dp/graph_io.h"
+#include "dp/json_out.h"
 #include "dp/zoo.h"
 #include "dp/zoo_gen.h"
 
@@ -33,41 +34,49 @@ static int zoo_list(int argc, char **argv) {
         return cli_usage("zoo list", ZOO_USAGE, "bad arguments");
     }
     cli_done(&c);
-    if (json) printf("[");
-    else printf("%-17s %-8s %6s %6s %12s %7s  %s\n", "MODEL", "INPUT", "SIZE", "BATCH", "PARAMS",
+    if (!json)
+        printf("%-17s %-8s %6s %6s %12s %7s  %s\n", "MODEL", "INPUT", "SIZE", "BATCH", "PARAMS",
                 "OPS", "DESCRIPTION");
+    struct dp_jw *w = json ? dp_jw_new_array() : NULL;
     for (size_t i = 0; i < dp_zoo_count(); i++) {
         const struct dp_zoo_info *m = dp_zoo_info(i);
         struct dp_graph *g = NULL;
         struct dp_error err = {0};
         if (dp_zoo_build(m->name, NULL, &g, &err)) {
-            if (json) printf("]\n");
+            dp_jw_free(w);
             return cli_fail(&err);
         }
-        long long params = (long long)dp_graph_param_count(g, false);
+        int64_t params = dp_graph_param_count(g, false);
         size_t ops = dp_graph_n_nodes(g);
         dp_graph_free(g);
         if (json) {
-            printf("%s\n  {\"name\": ", i ? "," : "");
-            cmd_json_str(stdout, m->name);
-            printf(", \"family\": ");
-            cmd_json_str(stdout, m->family);
-            printf(", \"description\": ");
-            cmd_json_str(stdout, m->description);
-            printf(", \"input_kind\": \"%s\", \"default_input\": %lld, \"default_batch\": %lld, "
-                   "\"min_input\": %lld, \"max_input\": %lld, \"params\": %lld, \"ops\": %zu}",
-                   m->input_kind, (long long)m->default_input, (long long)m->default_batch,
-                   (long long)m->min_input, (long long)m->max_input, params, ops);
+            dp_jw_object(w, NULL);
+            dp_jw_str(w, "name", m->name);
+            dp_jw_str(w, "family", m->family);
+            dp_jw_str(w, "description", m->description);
+            dp_jw_str(w, "input_kind", m->input_kind);
+            dp_jw_int(w, "default_input", m->default_input);
+            dp_jw_int(w, "default_batch", m->default_batch);
+            dp_jw_int(w, "min_input", m->min_input);
+            dp_jw_int(w, "max_input", m->max_input);
+            dp_jw_int(w, "params", params);
+            dp_jw_int(w, "ops", (int64_t)ops);
+            dp_jw_end(w);
         } else {
             printf("%-17s %-8s %6lld %6lld %12lld %7zu  %s\n", m->name, m->input_kind,
-                   (long long)m->default_input, (long long)m->default_batch, params, ops,
-                   m->description);
+                   (long long)m->default_input, (long long)m->default_batch, (long long)params,
+                   ops, m->description);
         }
     }
-    if (json) printf("\n]\n");
-    else printf("\nparams and ops at the defaults (momentum, fp32); graphs are synthetic "
-                "TensorFlow-1-style training graphs; `--json` also gives each model's family "
-                "(what --split models holds out together).\n");
+    if (json) {
+        struct dp_error err = {0};
+        int rc = dp_jw_print(w, stdout, "stdout", &err) ? cli_fail(&err) : 0;
+        dp_jw_free(w);
+        return rc;
+    }
+    printf("\nparams and ops at the defaults (momentum, fp32); graphs are synthetic "
+           "TensorFlow-1-style training graphs; `--json` also gives each model's family "
+           "(what --split models holds out together).\n");
     return 0;
 }
 
@@ -148,27 +157,30 @@ done:
     return rc;
 }
 
-/* One generated architecture as a listing row or a JSON object. */
-static void gen_row(const struct dp_gen_arch *a, const struct dp_graph *g, bool json, bool first) {
+/* One generated architecture as a listing row, or a JSON object in w (when not NULL). */
+static void gen_row(const struct dp_gen_arch *a, const struct dp_graph *g, struct dp_jw *w) {
     char desc[512];
     dp_gen_describe(a, desc, sizeof desc);
-    long long params = (long long)dp_graph_param_count(g, true);
+    int64_t params = dp_graph_param_count(g, true);
     double flops = dp_cost_total_flops(g, dp_graph_batch(g));
-    if (!json) {
+    if (!w) {
         printf("%-26s %-11s %6lld %12lld %10.1f %7zu  %s\n", a->name, dp_gen_kind_name(a->kind),
-               (long long)dp_graph_batch(g), params, flops / 1e9, dp_graph_n_nodes(g), desc);
+               (long long)dp_graph_batch(g), (long long)params, flops / 1e9, dp_graph_n_nodes(g),
+               desc);
         return;
     }
-    printf("%s\n  {\"name\": ", first ? "" : ",");
-    cmd_json_str(stdout, a->name);
-    printf(", \"kind\": \"%s\", \"seed\": %llu, \"index\": %lld, \"batch\": %lld, "
-           "\"params\": %lld, \"closed_form_params\": %lld, \"flops\": ",
-           dp_gen_kind_name(a->kind), (unsigned long long)a->seed, (long long)a->index,
-           (long long)dp_graph_batch(g), params, (long long)dp_gen_params(a));
-    cmd_json_num(stdout, flops);
-    printf(", \"ops\": %zu, \"description\": ", dp_graph_n_nodes(g));
-    cmd_json_str(stdout, desc);
-    printf("}");
+    dp_jw_object(w, NULL);
+    dp_jw_str(w, "name", a->name);
+    dp_jw_str(w, "kind", dp_gen_kind_name(a->kind));
+    dp_jw_int(w, "seed", (int64_t)a->seed); /* <= INT64_MAX: --seed */
+    dp_jw_int(w, "index", a->index);
+    dp_jw_int(w, "batch", dp_graph_batch(g));
+    dp_jw_int(w, "params", params);
+    dp_jw_int(w, "closed_form_params", dp_gen_params(a));
+    dp_jw_num(w, "flops", flops);
+    dp_jw_int(w, "ops", (int64_t)dp_graph_n_nodes(g));
+    dp_jw_str(w, "description", desc);
+    dp_jw_end(w);
 }
 
 static int zoo_generate(int argc, char **argv) {
@@ -187,6 +199,7 @@ static int zoo_generate(int argc, char **argv) {
     bool json = cli_flag(&c, "--json");
     int rc = 0, kind = -1;
     enum dp_gen_kind k;
+    struct dp_jw *w = NULL;
     if (c.bad || !cli_check_unused(&c)) {
         rc = cli_usage("zoo generate", ZOO_USAGE, "bad arguments");
         goto done;
@@ -208,16 +221,20 @@ static int zoo_generate(int argc, char **argv) {
         rc = cli_usage("zoo generate", ZOO_USAGE, "--optimizer or --precision: unknown value");
         goto done;
     }
-    if (json) printf("[");
-    else printf("%-26s %-11s %6s %12s %10s %7s  %s\n", "NAME", "KIND", "BATCH", "PARAMS",
-                "GFLOP/STEP", "OPS", "ARCHITECTURE");
+    if (json && !(w = dp_jw_new_stream(stdout, "stdout"))) {
+        fprintf(stderr, "driple: zoo generate: out of memory\n");
+        rc = 1;
+        goto done;
+    }
+    if (!json)
+        printf("%-26s %-11s %6s %12s %10s %7s  %s\n", "NAME", "KIND", "BATCH", "PARAMS",
+               "GFLOP/STEP", "OPS", "ARCHITECTURE");
     for (int64_t i = 0; i < count; i++) {
         struct dp_gen_arch a;
         dp_gen_sample((uint64_t)seed, start + i, kind, &a);
         struct dp_graph *g = NULL;
         struct dp_error err = {0};
         if (dp_gen_build(&a, &o, &g, &err)) {
-            if (json) printf("]\n");
             rc = cli_fail(&err);
             goto done;
         }
@@ -226,18 +243,23 @@ static int zoo_generate(int argc, char **argv) {
             snprintf(path, sizeof path, "%s/%s.json", dir, a.name);
             if (dp_graph_save_json(g, path, &err)) {
                 dp_graph_free(g);
-                if (json) printf("]\n");
                 rc = cli_fail(&err);
                 goto done;
             }
         }
-        gen_row(&a, g, json, i == 0);
+        gen_row(&a, g, w);
         dp_graph_free(g);
     }
-    if (json) printf("\n]\n");
+    if (json) rc = cmd_json_emit(w);
     else printf("\nparams: trainable; GFLOP/STEP: one training step (forward, backward, update) "
                 "at the batch; graphs are synthetic (generated architectures, seeded).\n");
+    w = NULL;
 done:
+    if (w) { /* stopped midway: close the array written so far */
+        struct dp_error err = {0};
+        dp_jw_print(w, stdout, "stdout", &err);
+        dp_jw_free(w);
+    }
     cli_done(&c);
     return rc;
 }

@@ -111,7 +111,7 @@ fails 1 "gpus.json:\$.gpus[0]: X1 has no known fp32_tflops" "$DRIPLE" dataset bu
 # one sample has no duration
 printf 'timestamp, utilization.gpu [%%]\n2024/01/31 12:00:00.000, 50 %%\n' >"$TMP/one.csv"
 fails 1 "one.csv:2: only one sample" "$DRIPLE" trace extract "$TMP/one.csv"
-fails 1 "read error: Is a directory" "$DRIPLE" trace extract "$TMP"
+fails 1 "$TMP: is a directory" "$DRIPLE" trace extract "$TMP"
 
 # calibration: every published row, summary line
 ok "$DRIPLE" calibrate --json
@@ -123,7 +123,7 @@ fails 1 "one.csv:1: column 2 is not \"model\"" "$DRIPLE" calibrate --data "$TMP/
 # a small dataset: two models, one setting, simulated labels
 ok "$DRIPLE" dataset build --setting V100-P1w2he-40GbE --out "$TMP/ds" --models squeezenet,alexnet \
     --graphs 12 --jobs 2 --json
-contains "$TMP/out" '"samples":12'
+contains "$TMP/out" '"samples": 12'
 contains "$TMP/ds/V100-P1w2he-40GbE.json" '"kind":"simulated"'
 contains "$TMP/ds/V100-P1w2he-40GbE.json" '"format":"driple-dataset/1"'
 # the same with one thread: the same samples (only the time stamp may differ)

@@ -466,7 +466,7 @@ static void test_cost_features(void) {
     CHECK(a->n_feat == DP_N_FEATURES_MAX && r.epochs_run == 3);
     CHECK(a->feat_mean[3] > 20 && a->feat_std[3] > 0 && a->feat_std[5] > 0);
     CHECK(r.last_train_loss < r.first_train_loss);
-    const char *path = "build/tests/train_cost.json";
+    const char *path = test_path("train_cost.json");
     CHECK(dp_inspector_save(insp, path, NULL, NULL, &err) == DP_OK);
     CHECK(dp_inspector_load(path, &back, &err) == DP_OK);
     if (back) {

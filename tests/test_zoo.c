@@ -241,10 +241,7 @@ static void test_determinism_and_roundtrip(void) {
     struct dp_graph *b = build("inception3", DP_OPT_MOMENTUM, DP_PREC_FP32, 32, 0);
     if (!a || !b) { CHECK(0); dp_graph_free(a); dp_graph_free(b); return; }
     size_t la = 0, lb = 0;
-    const char *dir = getenv("BUILD") ? getenv("BUILD") : "build"; /* set by make test */
-    char pa[512], pb[512];
-    snprintf(pa, sizeof pa, "%s/test_zoo_a.json", dir);
-    snprintf(pb, sizeof pb, "%s/test_zoo_b.json", dir);
+    const char *pa = test_path("test_zoo_a.json"), *pb = test_path("test_zoo_b.json");
     char *sa = save_to_string(a, pa, &la);
     char *sb = save_to_string(b, pb, &lb);
     CHECK(sa && sb && la == lb && !memcmp(sa, sb, la));

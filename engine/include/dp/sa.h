@@ -44,8 +44,10 @@ void dp_sa_cross_vector(const struct dp_profile *p, const struct dp_setting *s,
 #define DP_SA_ITERATION DP_N_OUTPUTS
 #define DP_SA_MEMORY    (DP_N_OUTPUTS + 1)
 #define DP_SA_N_OUT     (DP_N_OUTPUTS + 2)
-extern const char *const dp_sa_output_names[DP_SA_N_OUT]; /* ..., "iteration_ms", "memory_gb" */
-extern const char *const dp_sa_output_units[DP_SA_N_OUT]; /* ..., "ms", "GB" */
+/* Output o's name and unit: dp_outputs' (dp/metrics.h), then the derived figures' keys and units
+ * ("iteration_ms" ms, "memory_gb" GB); "?" out of range. */
+const char *dp_sa_output_name(int o);
+const char *dp_sa_output_unit(int o);
 
 /* Error of an inspector on one evaluation (a split's test part): per output, MAPE (%, labels
  * >= DP_MAPE_FLOOR), R^2, and the share of labels inside the predicted 80% interval (%); NaN when

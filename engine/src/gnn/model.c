@@ -13,22 +13,6 @@
 #include "core/rng.h"
 #include "model_impl.h"
 
-const char *const dp_output_names[DP_N_OUTPUTS] = {
-    "gpu_mem_util.idle", "gpu_mem_util.active", "gpu_mem_util.peak",
-    "gpu_util.idle",     "gpu_util.active",     "gpu_util.peak",
-    "net_rx.idle",       "net_rx.active",       "net_rx.peak",
-    "net_tx.idle",       "net_tx.active",       "net_tx.peak",
-};
-const char *const dp_output_units[DP_N_OUTPUTS] = {
-    "ms", "ms", "%", "ms", "ms", "%", "ms", "ms", "MB/s", "ms", "ms", "MB/s",
-};
-
-int dp_output_find(const char *name) {
-    for (int i = 0; name && i < DP_N_OUTPUTS; i++)
-        if (!strcmp(name, dp_output_names[i])) return i;
-    return -1;
-}
-
 /* ---- parameter table ---- */
 
 enum init_kind { INIT_ZERO, INIT_UNIFORM_FANIN, INIT_UNIFORM_HIDDEN, INIT_GLOROT };

@@ -12,18 +12,20 @@
 #include <string.h>
 
 #include "core/rng.h"
+#include "dp/metrics.h"
 #include "kernels.h"
 
-const char *const dp_sa_output_names[DP_SA_N_OUT] = {
-    "gpu_mem_util.idle", "gpu_mem_util.active", "gpu_mem_util.peak",
-    "gpu_util.idle",     "gpu_util.active",     "gpu_util.peak",
-    "net_rx.idle",       "net_rx.active",       "net_rx.peak",
-    "net_tx.idle",       "net_tx.active",       "net_tx.peak",
-    "iteration_ms",      "memory_gb",
-};
-const char *const dp_sa_output_units[DP_SA_N_OUT] = {
-    "ms", "ms", "%", "ms", "ms", "%", "ms", "ms", "MB/s", "ms", "ms", "MB/s", "ms", "GB",
-};
+const char *dp_sa_output_name(int o) {
+    if (o >= 0 && o < DP_N_OUTPUTS) return dp_outputs[o].name;
+    if (o == DP_SA_ITERATION) return dp_derived_figures[DP_D_ITERATION_MS].key;
+    return o == DP_SA_MEMORY ? dp_derived_figures[DP_D_MEMORY_GB].key : "?";
+}
+
+const char *dp_sa_output_unit(int o) {
+    if (o >= 0 && o < DP_N_OUTPUTS) return dp_outputs[o].unit;
+    if (o == DP_SA_ITERATION) return dp_derived_figures[DP_D_ITERATION_MS].unit;
+    return o == DP_SA_MEMORY ? dp_derived_figures[DP_D_MEMORY_GB].unit : "?";
+}
 
 #define H1(sa) ((sa)->arch.hidden1)
 #define H2(sa) ((sa)->arch.hidden2)
@@ -348,7 +350,7 @@ enum dp_status dp_sa_predict(const struct dp_sa_inspector *sa, const struct dp_s
             double t = y[(size_t)i * NO + o], s = sp[(size_t)i * NO + o];
             if (!isfinite(t)) {
                 st = dp_error_set(err, DP_ERR_INVALID, "setting-aware inspector: %s: %s is not "
-                                  "finite", settings[i].id, dp_sa_output_names[o]);
+                                  "finite", settings[i].id, dp_sa_output_name(o));
                 goto done;
             }
             double half = sa->q[o] * (s + sa->s0[o]);

@@ -16,6 +16,8 @@
 #define SA_MAX_BYTES ((size_t)1 << 30)
 #define SA_MAX_REF   100000
 
+static const struct dp_read_spec sa_spec = {"setting-aware inspector", SA_MAX_BYTES, true, NULL};
+
 /* Reads exactly n finite numbers of array key into out. */
 static enum dp_status read_numbers(const cJSON *o, const char *key, int n, const char *name,
                                    const char *path, double *out, bool positive,
@@ -206,7 +208,7 @@ fail:
 
 enum dp_status dp_sa_load(const char *path, struct dp_sa_inspector **out, struct dp_error *err) {
     cJSON *root = NULL;
-    enum dp_status st = dp_json_load(path, SA_MAX_BYTES, &root, err);
+    enum dp_status st = dp_json_load(path, &sa_spec, &root, err);
     if (st) return st;
     st = from_json(root, path, out, err);
     cJSON_Delete(root);
@@ -258,8 +260,8 @@ enum dp_status dp_sa_save(const struct dp_sa_inspector *sa, const char *path,
     if (!(outs = cJSON_AddArrayToObject(root, "outputs"))) goto oom;
     for (int o = 0; o < DP_SA_N_OUT; o++) {
         cJSON *x = cJSON_CreateObject();
-        if (!dp_json_append(outs, x) || !cJSON_AddStringToObject(x, "name", dp_sa_output_names[o]) ||
-            !cJSON_AddStringToObject(x, "unit", dp_sa_output_units[o]))
+        if (!dp_json_append(outs, x) || !cJSON_AddStringToObject(x, "name", dp_sa_output_name(o)) ||
+            !cJSON_AddStringToObject(x, "unit", dp_sa_output_unit(o)))
             goto oom;
     }
     if (!(norm = cJSON_AddObjectToObject(root, "normalisation")) ||

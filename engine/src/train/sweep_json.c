@@ -9,9 +9,12 @@
 #include <string.h>
 
 #include "core/json_util.h"
+#include "dp/metrics.h"
 #include "dataset_impl.h"
 
 #define SWEEP_MAX_BYTES ((size_t)1 << 31)
+
+static const struct dp_read_spec sweep_spec = {"sweep", SWEEP_MAX_BYTES, true, NULL};
 
 static const char *const profile_keys[] = {"winograd_flops", "params", "param_bytes",
                                            "activation_bytes", "ops", "kernels", "variables"};
@@ -120,7 +123,7 @@ static enum dp_status read_row(const cJSON *o, const char *name, const char *pat
     for (int k = 0; k < DP_N_OUTPUTS; k++)
         if (!nonneg(cJSON_GetArrayItem(labels, k), &r->labels[k]))
             return dp_error_set(err, DP_ERR_INVALID, "%s:%s[2][%d]: expected a number >= 0 (%s)",
-                                name, path, k, dp_output_names[k]);
+                                name, path, k, dp_outputs[k].name);
     if (!nonneg(cJSON_GetArrayItem(o, 3), &r->iteration_ms) || !(r->iteration_ms > 0))
         return dp_error_set(err, DP_ERR_INVALID, "%s:%s[3]: iteration_ms must be > 0", name, path);
     if (!nonneg(cJSON_GetArrayItem(o, 4), &r->memory_gb))
@@ -156,9 +159,9 @@ static enum dp_status from_json(const cJSON *root, const char *name,
         return dp_error_set(err, DP_ERR_INVALID, "%s:$.outputs: expected the %d outputs", name,
                             DP_N_OUTPUTS);
     cJSON_ArrayForEach(v, outputs) {
-        if (!cJSON_IsString(v) || strcmp(v->valuestring, dp_output_names[i]))
+        if (!cJSON_IsString(v) || strcmp(v->valuestring, dp_outputs[i].name))
             return dp_error_set(err, DP_ERR_INVALID, "%s:$.outputs[%d]: expected \"%s\"", name,
-                                i, dp_output_names[i]);
+                                i, dp_outputs[i].name);
         i++;
     }
     int ng = cJSON_GetArraySize(graphs), nr = cJSON_GetArraySize(rows);
@@ -196,7 +199,7 @@ enum dp_status dp_sweep_load(const char *path, const struct dp_gpu_catalog *cat,
                              struct dp_sweep *out, struct dp_error *err) {
     cJSON *root = NULL;
     memset(out, 0, sizeof *out);
-    enum dp_status st = dp_json_load(path, SWEEP_MAX_BYTES, &root, err);
+    enum dp_status st = dp_json_load(path, &sweep_spec, &root, err);
     if (st) return st;
     if ((st = from_json(root, path, cat, out, err))) dp_sweep_free(out);
     cJSON_Delete(root);
@@ -246,7 +249,7 @@ enum dp_status dp_sweep_save(const struct dp_sweep *s, const char *path, struct 
         !(outputs = cJSON_AddArrayToObject(root, "outputs")))
         goto fail;
     for (int k = 0; k < DP_N_OUTPUTS; k++)
-        if (!dp_json_append(outputs, cJSON_CreateString(dp_output_names[k]))) goto fail;
+        if (!dp_json_append(outputs, cJSON_CreateString(dp_outputs[k].name))) goto fail;
     if (!(graphs = cJSON_AddArrayToObject(root, "graphs"))) goto fail;
     for (int i = 0; i < s->n_graphs; i++)
         if (!write_graph(graphs, &s->graphs[i])) goto fail;

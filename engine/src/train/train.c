@@ -494,7 +494,7 @@ static enum dp_status make_targets(struct dp_inspector *insp, const struct dp_da
         if (st)
             return dp_error_set(err, DP_ERR_INVALID,
                                 "train: output %s: labels give no usable %s transform",
-                                dp_output_names[o], dp_target_name(kind));
+                                dp_outputs[o].name, dp_target_name(kind));
     }
     float *t = calloc((size_t)ds->n_samples * DP_N_OUTPUTS + 1, sizeof *t);
     if (!t) return dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
