@@ -34,6 +34,7 @@ int cmd_compare(int argc, char **argv) {
     const char *grouped = cli_value(&c, "--grouped");
     const char *settings_file = cli_value(&c, "--settings");
     const char *weights = cli_value(&c, "--weights");
+    const char *sa_file = cli_value(&c, "--setting-aware");
     const char *setting = cli_value(&c, "--setting");
     int64_t batch = 0, groups = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED;
     struct dp_import_opts io;
@@ -51,7 +52,7 @@ int cmd_compare(int argc, char **argv) {
         rc = cli_usage("compare", usage_compare, "give --setting ID or --gpu NAME ..., not both");
         goto done;
     }
-    if ((rc = cmd_session_open(settings_file, cl.gpus, weights, &ss))) goto done;
+    if ((rc = cmd_session_open(settings_file, cl.gpus, weights, sa_file, &ss))) goto done;
     const struct dp_settings *list = dp_session_settings(ss);
     /* The extra row: the named setting, unless the list has its cluster already. */
     struct dp_setting extra;

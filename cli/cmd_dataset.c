@@ -766,7 +766,7 @@ static int dataset_add(int argc, char **argv) {
     }
 
     /* The graph, grouped as every other sample. */
-    if ((rc = cmd_session_open(NULL, NULL, NULL, &ss)) ||
+    if ((rc = cmd_session_open(NULL, NULL, NULL, "none", &ss)) ||
         (rc = cmd_session_workload(ss, graph, NULL, &io, batch, groups, seed, "dataset add",
                                    add_usage)))
         goto done;

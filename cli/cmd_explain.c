@@ -267,7 +267,7 @@ int cmd_explain(int argc, char **argv) {
     }
     rc = 1;
 
-    if ((rc = cmd_session_open(settings_file, cl.gpus, weights_path, &ss))) goto done;
+    if ((rc = cmd_session_open(settings_file, cl.gpus, weights_path, "none", &ss))) goto done;
     /* The inspector first: a missing one is the commonest mistake and costs nothing to find. */
     struct dp_resolution r;
     int i_insp;
@@ -375,7 +375,7 @@ int bench_explain(int argc, char **argv) {
         m = model;
         model_desc = "published GCN architecture, seeded random weights";
     }
-    if ((rc = cmd_session_open(NULL, NULL, NULL, &ss))) goto done;
+    if ((rc = cmd_session_open(NULL, NULL, NULL, "none", &ss))) goto done;
     if (grouped_path || graph_path) {
         if ((rc = cmd_session_workload(ss, graph_path, grouped_path, &io, 0, k, DP_DEFAULT_SEED,
                                        "bench explain", usage_bench)))

@@ -180,9 +180,10 @@ int cmd_cluster_setting(const struct cmd_cluster *o, const struct dp_gpu_catalog
 /* ---- the session: settings, inspectors, the workload ---- */
 
 int cmd_session_open(const char *settings, const char *gpus, const char *weights,
-                     struct dp_session **out) {
+                     const char *sa, struct dp_session **out) {
     struct dp_error err = {0};
-    struct dp_session_opts o = {.gpus = gpus, .settings = settings, .weights = weights};
+    struct dp_session_opts o = {.gpus = gpus, .settings = settings, .weights = weights,
+                                .sa = sa && !strcmp(sa, "none") ? "" : sa};
     return dp_session_open(&o, out, &err) ? cli_fail(&err) : 0;
 }
 

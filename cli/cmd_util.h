@@ -66,9 +66,10 @@ bool cmd_cluster_given(const struct cmd_cluster *o);
 int cmd_cluster_setting(const struct cmd_cluster *o, const struct dp_gpu_catalog *cat,
                         const char *cmd, const char *usage, struct dp_setting *out);
 /* ---- the session (dp/session.h) that predict, compare, explain and dataset add open ---- */
-/* Opens it on the setting list (--settings), catalog (--gpus) and op weights (--weights); NULL:
- * the shipped ones. Returns 0, or 1 after saying why. */
-int cmd_session_open(const char *settings, const char *gpus, const char *weights,
+/* Opens it on the setting list (--settings), catalog (--gpus), op weights (--weights) and
+ * setting-aware inspector (--setting-aware FILE, "none": without one); NULL: the shipped ones.
+ * Returns 0, or 1 after saying why. */
+int cmd_session_open(const char *settings, const char *gpus, const char *weights, const char *sa,
                      struct dp_session **out);
 /* The setting named by --setting ID (the list's, else the id parsed against the catalog) or by
  * the cluster options o (exactly one; the caller checks) into *s. Returns 0, or the exit status

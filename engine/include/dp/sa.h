@@ -106,11 +106,12 @@ struct dp_sa_graph {
     struct dp_profile profile;
     double            ood_score;
 };
-/* Embeds g (its three published features; the body's n_feat) and scores it. Fails like
+/* Embeds g (its three published features; the body's n_feat) and scores it; with emb not NULL
+ * (the body's embedding of g, computed elsewhere: a cache) g is not read. Fails like
  * dp_model_embed. Free with dp_sa_graph_free. */
 enum dp_status dp_sa_graph_init(const struct dp_sa_inspector *sa, const struct dp_grouped *g,
-                                const struct dp_profile *p, struct dp_sa_graph *out,
-                                struct dp_error *err);
+                                const float *emb, const struct dp_profile *p,
+                                struct dp_sa_graph *out, struct dp_error *err);
 void dp_sa_graph_free(struct dp_sa_graph *g); /* NULL-safe; leaves it zeroed */
 
 /* Predicts g on n settings (gpus[i] is settings[i]'s catalog GPU), one pass of the head over all

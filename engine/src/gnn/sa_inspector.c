@@ -269,8 +269,8 @@ void dp_sa_head(const struct dp_sa_inspector *sa, int m, const float *x, int B, 
 /* ---- graphs and predictions ---- */
 
 enum dp_status dp_sa_graph_init(const struct dp_sa_inspector *sa, const struct dp_grouped *g,
-                                const struct dp_profile *p, struct dp_sa_graph *out,
-                                struct dp_error *err) {
+                                const float *given, const struct dp_profile *p,
+                                struct dp_sa_graph *out, struct dp_error *err) {
     memset(out, 0, sizeof *out);
     int dims = dp_sa_ood_dims(sa);
     float *emb = malloc((size_t)sa->n_emb * sizeof *emb);
@@ -281,7 +281,8 @@ enum dp_status dp_sa_graph_init(const struct dp_sa_inspector *sa, const struct d
         st = dp_error_set(err, DP_ERR_NOMEM, "setting-aware inspector: out of memory");
         goto done;
     }
-    if ((st = dp_model_embed(dp_inspector_model(sa->body), g, emb, err))) goto done;
+    if (given) memcpy(emb, given, (size_t)sa->n_emb * sizeof *emb);
+    else if ((st = dp_model_embed(dp_inspector_model(sa->body), g, emb, err))) goto done;
     for (int i = 0; i < sa->n_emb; i++) raw[i] = emb[i];
     dp_profile_vector(p, raw + sa->n_emb);
     for (int i = 0; i < dims; i++) x[i] = (float)((raw[i] - sa->in_mean[i]) / sa->in_std[i]);
