@@ -35,6 +35,7 @@ int cmd_compare(int argc, char **argv) {
     int rc = 2;
     struct dp_grouped *g = NULL;
     struct dp_settings *list = NULL;
+    struct dp_gpu_catalog *cat = NULL;
     struct body_cache *cache = NULL;
     struct dp_jw *w = NULL;
     int n_cache = 0;
@@ -62,7 +63,12 @@ int cmd_compare(int argc, char **argv) {
     struct dp_error err = {0};
     const char *file = settings_file ? settings_file : cmd_default_settings(sbuf, sizeof sbuf);
     rc = 1;
-    if (dp_settings_load(file, NULL, &list, &err)) { cli_fail(&err); goto done; }
+    /* read against the catalog, as simulate does: an unknown GPU is refused with its path */
+    if (dp_gpu_catalog_load_default(cl.gpus, &cat, &err) ||
+        dp_settings_load(file, cat, &list, &err)) {
+        cli_fail(&err);
+        goto done;
+    }
     /* The extra row: the named setting, unless the list has it already. */
     struct dp_setting extra;
     int n_rows = list->n_settings;
@@ -218,6 +224,7 @@ done:
     free(cache);
     free(unknown);
     dp_settings_free(list);
+    dp_gpu_catalog_free(cat);
     dp_grouped_free(g);
     cli_done(&c);
     return rc;

@@ -83,7 +83,9 @@ int cmd_predict(int argc, char **argv) {
         cli_fail(&err);
         goto done;
     }
-    if (insp_arg) workers = cmd_setting_workers(settings_file, setting_id);
+    if (insp_arg && (rc = cmd_setting_workers(settings_file, cl.gpus, setting_id, &workers)))
+        goto done;
+    rc = 1;
     struct dp_derive_in facts;
     dp_derive_in_init(&facts);
     facts.batch = g->batch;

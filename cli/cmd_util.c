@@ -224,7 +224,10 @@ int cmd_setting_resolve(const char *id, const struct cmd_cluster *o, const char 
     struct dp_gpu_catalog *cat = NULL;
     struct dp_error err = {0};
     int rc = 1;
-    if (dp_settings_load_default(settings_file, NULL, &list, &err)) {
+    /* The list is read against the catalog, as simulate and the explorer read it: a setting on
+     * an unknown GPU is refused naming its JSON path. */
+    if (dp_gpu_catalog_load_default(o ? o->gpus : NULL, &cat, &err) ||
+        dp_settings_load_default(settings_file, cat, &list, &err)) {
         cli_fail(&err);
         goto done;
     }
@@ -246,10 +249,6 @@ int cmd_setting_resolve(const char *id, const struct cmd_cluster *o, const char 
         }
         snprintf(path, n, "%s", f->inspector);
         rc = 0;
-        goto done;
-    }
-    if (dp_gpu_catalog_load_default(o ? o->gpus : NULL, &cat, &err)) {
-        cli_fail(&err);
         goto done;
     }
     if (id) {
@@ -333,14 +332,21 @@ void cmd_print_formulas(void) {
                dp_derived_figures[k].note);
 }
 
-int cmd_setting_workers(const char *file, const char *id) {
+int cmd_setting_workers(const char *file, const char *gpus, const char *id, int *workers) {
+    *workers = 0;
     if (!id || !id[0]) return 0;
     char buf[PATH_MAX + 64];
     struct dp_settings *list = NULL;
+    struct dp_gpu_catalog *cat = NULL;
     struct dp_error err = {0};
-    if (dp_settings_load(file ? file : cmd_default_settings(buf, sizeof buf), NULL, &list, &err)) return 0;
+    if (dp_gpu_catalog_load_default(gpus, &cat, &err) ||
+        dp_settings_load(file ? file : cmd_default_settings(buf, sizeof buf), cat, &list, &err)) {
+        dp_gpu_catalog_free(cat);
+        return file ? cli_fail(&err) : 0; /* the default list may be absent: then no count */
+    }
     const struct dp_setting *s = dp_settings_find(list, id);
-    int w = s ? s->workers : 0;
+    *workers = s ? s->workers : 0;
     dp_settings_free(list);
-    return w;
+    dp_gpu_catalog_free(cat);
+    return 0;
 }

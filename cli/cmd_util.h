@@ -91,8 +91,10 @@ int cmd_load_grouped(const char *graph_path, const char *grouped_path,
                      const struct dp_import_opts *io, int64_t batch, int64_t groups, int64_t seed,
                      const char *weights, const char *cmd, const char *usage,
                      struct dp_grouped **out, char **unknown, double *params);
-/* A setting's worker count in the list at `file` (NULL: the default list); 0 when unknown. */
-int cmd_setting_workers(const char *file, const char *id);
+/* A setting's worker count in the list at `file` (NULL: the default list), read against the GPU
+ * catalog at `gpus` (NULL: the shipped one) into *workers (0 when the list lacks it). Returns 0,
+ * or 1 after printing why a list the user named does not load (an unknown GPU, ...). */
+int cmd_setting_workers(const char *file, const char *gpus, const char *id, int *workers);
 /* The 12 raw outputs as a JSON array, member key of w. */
 void cmd_jw_raw(struct dp_jw *w, const char *key, const float raw[DP_N_OUTPUTS]);
 /* Prints the derived figures' formulas, one line each. */
