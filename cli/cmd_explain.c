@@ -19,6 +19,7 @@
 #include "dp/json_out.h"
 #include "dp/metrics.h"
 #include "dp/render.h"
+#include "dp/session.h"
 #include "dp/settings.h"
 
 static const char *const usage_explain =
@@ -42,25 +43,6 @@ static const char *const usage_bench =
     "       weights)";
 
 /* ---- small helpers ---- */
-
-/* The grouped graph to explain: read from grouped_path, or graph_path (read with io) coarsened
- * into k groups (op weights from weights_path or the shipped ones; *graph and *w are kept for the
- * drill-down; *unknown, when not NULL, lists op types without a weight). All outputs are owned by
- * the caller, also on failure. */
-static enum dp_status load_grouped(const char *graph_path, const char *grouped_path,
-                                   const struct dp_import_opts *io, const char *weights_path,
-                                   int k, int64_t seed, int64_t batch, struct dp_graph **graph,
-                                   struct dp_op_weights **w, struct dp_grouped **g,
-                                   char **unknown, struct dp_error *err) {
-    if (grouped_path) return dp_grouped_load_json(grouped_path, g, err);
-    enum dp_status st = dp_graph_load(graph_path, io, graph, err);
-    if (st == DP_OK) st = dp_op_weights_load_default(weights_path, w, err);
-    if (st != DP_OK) return st;
-    struct dp_coarsen_opts co = {.k = k, .seed = seed};
-    if ((st = dp_graph_group(*graph, &co, *w, batch, g, unknown, err)) != DP_OK)
-        dp_error_prefix(err, graph_path);
-    return st;
-}
 
 static void list_metrics(FILE *f) {
     fprintf(f, "known metrics:");
@@ -199,12 +181,8 @@ int cmd_explain(int argc, char **argv) {
     if (!cli_init(&c, argc, argv, "explain")) return 1;
     int rc = 2;
     struct dp_error err = {0};
-    struct dp_graph *graph = NULL;
-    struct dp_grouped *g = NULL;
-    struct dp_op_weights *w = NULL;
-    struct dp_inspector *insp = NULL;
+    struct dp_session *ss = NULL;
     struct dp_explain *e = NULL;
-    char *unknown = NULL;
 
     if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
         printf("usage: %s\n", usage_explain);
@@ -289,31 +267,41 @@ int cmd_explain(int argc, char **argv) {
     }
     rc = 1;
 
+    if ((rc = cmd_session_open(settings_file, cl.gpus, weights_path, &ss))) goto done;
     /* The inspector first: a missing one is the commonest mistake and costs nothing to find. */
-    char insp_path[PATH_MAX + 64], setting_id[DP_NAME_MAX] = "";
+    struct dp_resolution r;
+    int i_insp;
     if (insp_opt) {
-        snprintf(insp_path, sizeof insp_path, "%s", insp_opt);
+        rc = 1;
+        if ((i_insp = dp_session_use_file(ss, insp_opt, &err)) < 0) goto fail;
+        snprintf(r.path, sizeof r.path, "%s", insp_opt);
+        r.setting_id[0] = '\0';
     } else {
         struct dp_setting st;
-        if ((rc = cmd_setting_resolve(setting, &cl, settings_file, "explain", usage_explain, &st,
-                                      insp_path, sizeof insp_path)))
+        if ((rc = cmd_session_setting(ss, setting, &cl, "explain", usage_explain, &st)) ||
+            (rc = cmd_session_inspector(ss, &st, &r)))
             goto done;
-        rc = 1;
-        snprintf(setting_id, sizeof setting_id, "%s", st.id);
+        snprintf(r.setting_id, sizeof r.setting_id, "%s", st.id);
+        i_insp = r.inspector;
     }
-    if (dp_inspector_load(insp_path, &insp, &err) != DP_OK) goto fail;
-    if (!setting_id[0]) snprintf(setting_id, sizeof setting_id, "%s", dp_inspector_setting(insp));
-
-    if (load_grouped(graph_path, grouped_path, &io, weights_path, (int)k, seed, batch, &graph, &w,
-                     &g, &unknown, &err) != DP_OK)
-        goto fail;
+    const struct dp_inspector *insp = dp_session_inspector(ss, i_insp);
+    const char *insp_path = r.path, *setting_id = r.setting_id[0] ? r.setting_id
+                                                                     : dp_inspector_setting(insp);
+    if ((rc = cmd_session_workload(ss, graph_path, grouped_path, &io, batch, k, seed, "explain",
+                                   usage_explain)))
+        goto done;
+    rc = 1;
+    const struct dp_grouped *g = dp_session_grouped(ss);
+    const struct dp_graph *graph = dp_session_graph(ss);
+    const char *unknown = dp_session_unknown_ops(ss);
 
     /* One prediction's GEMMs are small: BLAS on one thread, the CPUs for occlusion workers. */
     dp_blas_threads(1);
     /* The engine names the group; the file is ours to add. */
     const char *input = graph_path ? graph_path : grouped_path;
     if (dp_explain_compute_inspector(insp, g, metric, method, (int)threads, &e, &err) != DP_OK ||
-        (graph && g->member_start && dp_explain_drill(e, g, graph, w, &err) != DP_OK)) {
+        (graph && g->member_start &&
+         dp_explain_drill(e, g, graph, dp_session_weights(ss), &err) != DP_OK)) {
         dp_error_prefix(&err, input);
         goto fail;
     }
@@ -342,12 +330,8 @@ int cmd_explain(int argc, char **argv) {
 fail:
     rc = cli_fail(&err);
 done:
-    free(unknown);
     dp_explain_free(e);
-    dp_inspector_free(insp);
-    dp_op_weights_free(w);
-    dp_grouped_free(g);
-    dp_graph_free(graph);
+    dp_session_free(ss);
     cli_done(&c);
     return rc;
 }
@@ -359,9 +343,7 @@ int bench_explain(int argc, char **argv) {
     if (!cli_init(&c, argc, argv, "bench explain")) return 1;
     int rc = 2;
     struct dp_error err = {0};
-    struct dp_graph *graph = NULL;
-    struct dp_grouped *g = NULL;
-    struct dp_op_weights *w = NULL;
+    struct dp_session *ss = NULL;
     struct dp_inspector *insp = NULL;
     struct dp_model *model = NULL;
     const char *grouped_path = cli_value(&c, "--grouped");
@@ -393,14 +375,16 @@ int bench_explain(int argc, char **argv) {
         m = model;
         model_desc = "published GCN architecture, seeded random weights";
     }
+    if ((rc = cmd_session_open(NULL, NULL, NULL, &ss))) goto done;
     if (grouped_path || graph_path) {
-        if (load_grouped(graph_path, grouped_path, &io, NULL, (int)k, DP_DEFAULT_SEED, 0, &graph,
-                         &w, &g, NULL, &err) != DP_OK)
-            goto fail;
-    } else if (!(g = cmd_synthetic_grouped((int)k, 1))) {
-        dp_error_set(&err, DP_ERR_NOMEM, "bench explain: out of memory");
+        if ((rc = cmd_session_workload(ss, graph_path, grouped_path, &io, 0, k, DP_DEFAULT_SEED,
+                                       "bench explain", usage_bench)))
+            goto done;
+    } else if (dp_session_set_grouped(ss, cmd_synthetic_grouped((int)k, 1), "synthetic", &err)) {
         goto fail;
     }
+    rc = 1;
+    const struct dp_grouped *g = dp_session_grouped(ss);
 
     double *t = calloc((size_t)repeat, sizeof *t);
     if (!t) {
@@ -470,9 +454,7 @@ fail:
 done:
     dp_model_free(model);
     dp_inspector_free(insp);
-    dp_op_weights_free(w);
-    dp_grouped_free(g);
-    dp_graph_free(graph);
+    dp_session_free(ss);
     cli_done(&c);
     return rc;
 }
