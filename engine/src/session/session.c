@@ -237,7 +237,9 @@ static enum dp_pred_source source_of(const struct dp_inspector *insp) {
 static bool readable(const char *path) { return path[0] && access(path, R_OK) == 0; }
 
 /* Takes file path (for setting id) as out's inspector: loaded now, or pending under
- * DP_RESOLVE_DEFER when not loaded yet. False (err set) when it fails to load. */
+ * DP_RESOLVE_DEFER when not loaded yet. False (err set) when it fails to load; a file the
+ * setting list names is then named by its place there too ("<list>:$.settings[k].inspector:
+ * <file>: <what>"), the file alone being a stranger's to the reader. */
 static bool take_file(struct dp_session *ss, const char *path, const char *id, unsigned flags,
                       struct dp_resolution *out, struct dp_error *err) {
     sess_copy(out->path, sizeof out->path, path);
@@ -247,7 +249,16 @@ static bool take_file(struct dp_session *ss, const char *path, const char *id, u
         return true;
     }
     int i = insp_get(ss, path, id, err);
-    if (i < 0) return false;
+    if (i < 0) {
+        for (int k = 0; k < ss->list->n_settings; k++)
+            if (!strcmp(ss->list->settings[k].inspector, path)) {
+                char where[PATH_MAX + 64];
+                snprintf(where, sizeof where, "%s:$.settings[%d].inspector", ss->list->path, k);
+                dp_error_prefix(err, where);
+                break;
+            }
+        return false;
+    }
     out->inspector = i;
     return true;
 }
