@@ -13,6 +13,7 @@ int cmd_calibrate(int argc, char **argv); /* cmd_sim.c */
 int cmd_dataset(int argc, char **argv);   /* cmd_dataset.c: build | eval | add | sweep | extract */
 int cmd_dataset_sweep(int argc, char **argv);   /* cmd_sweep.c: dataset sweep */
 int cmd_dataset_extract(int argc, char **argv); /* cmd_sweep.c: dataset extract */
+int cmd_dataset_build(int argc, char **argv); /* cmd_dataset_build.c: dataset build */
 int cmd_train(int argc, char **argv);     /* cmd_train.c */
 int cmd_train_sa(int argc, char **argv);  /* cmd_sa.c: train --sweep (setting-aware) */
 int cmd_transfer(int argc, char **argv);  /* cmd_transfer.c */
