@@ -16,9 +16,22 @@
 #include "dp/sweep.h"
 #include "dp/train.h"
 #include "dp/zoo.h"
+#include "gnn/inspector_impl.h" /* dp_b64_floats: hostile sweep blobs */
 #include "test.h"
 
 static struct dp_gpu_catalog *cat;
+
+/* A sweep of one graph of 2 groups and 1 edge, its blobs left to fill (%s %s). */
+#define SWEEP_DOC "{\"format\":\"driple-sweep/1\",\"source\":{\"kind\":\"simulated\"}," \
+    "\"outputs\":[\"gpu_mem_util.idle\",\"gpu_mem_util.active\"," \
+    "\"gpu_mem_util.peak\",\"gpu_util.idle\",\"gpu_util.active\"," \
+    "\"gpu_util.peak\",\"net_rx.idle\",\"net_rx.active\",\"net_rx.peak\"," \
+    "\"net_tx.idle\",\"net_tx.active\",\"net_tx.peak\"],\"graphs\":[{\"graph\":" \
+    "\"g\",\"model\":\"m\",\"optimizer\":\"sgd\",\"precision\":\"fp32\"," \
+    "\"batch\":8,\"profile\":{\"flops\":[0,1,0,0,0,0,0],\"bytes\":[0,1,0,0,0,0,0]," \
+    "\"winograd_flops\":0,\"params\":1,\"param_bytes\":4,\"activation_bytes\":8," \
+    "\"ops\":3,\"kernels\":2,\"variables\":1},\"grouped\":{\"n_groups\":2," \
+    "\"n_edges\":1,\"features\":\"%s\",\"edges\":\"%s\"}}],\"rows\":[]}"
 
 /* x [B, 3] . w [3, 4] -> Relu: the FLOPs and bytes by hand. */
 static void test_profile(void) {
@@ -195,6 +208,32 @@ static void test_sweep(struct dp_sweep *sw) {
         CHECK_CONTAINS(err.msg, "bad.json");
         CHECK_CONTAINS(err.msg, files[k].want);
     }
+    /* A graph whose blobs are bad: an edge out of range, a negative feature, not base64. */
+    float feat[12] = {1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6}, edges[2] = {0, 5};
+    char *fb = dp_b64_floats(feat, 12), *eb = dp_b64_floats(edges, 2);
+    feat[3] = -1;
+    char *nb = dp_b64_floats(feat, 12);
+    struct { const char *f, *e, *want; } blobs[] = {
+        {fb, eb, "edge 0 (0, 5)"}, {nb, eb, "group 0 feature 3"}, {"!!!!", eb, "$.graphs[0].grouped.features"}};
+    for (size_t k = 0; fb && eb && nb && k < sizeof blobs / sizeof blobs[0]; k++) {
+        char doc[4096];
+        snprintf(doc, sizeof doc, SWEEP_DOC, blobs[k].f, blobs[k].e);
+        CHECK(dp_sweep_parse(doc, strlen(doc), "blob.json", cat, &bad, &err) != DP_OK);
+        CHECK_CONTAINS(err.msg, blobs[k].want);
+    }
+    edges[1] = 1; /* and a good one */
+    free(eb);
+    eb = dp_b64_floats(edges, 2);
+    if (fb && eb) {
+        char doc[4096];
+        snprintf(doc, sizeof doc, SWEEP_DOC, fb, eb);
+        CHECK(dp_sweep_parse(doc, strlen(doc), "ok.json", cat, &bad, &err) == DP_OK);
+        CHECK(bad.n_graphs == 1 && bad.graphs[0].grouped->n_edges == 1);
+        dp_sweep_free(&bad);
+    }
+    free(fb);
+    free(eb);
+    free(nb);
     /* A row naming an unknown setting or graph. */
     char *text = NULL;
     FILE *f = fopen(path, "rb");

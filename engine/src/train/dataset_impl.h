@@ -14,13 +14,14 @@ bool dp_dataset_source_ok(const char *kind);
 /* A grouped graph and 12 finite labels. */
 bool dp_dataset_sample_trainable(const struct dp_sample *s);
 
-/* The compact grouped graph of datasets and sweeps, {seed, groups: [[3 or 6 features]], edges:
- * [[i, j]]}: read from obj (the graph's name and batch given; failures name "<name>:<path>..."),
- * and written as member "grouped" of o (false when out of memory). Only *_json.c call these. */
+/* A graph's profile as JSON ({flops: [per op class], bytes: [...], winograd_flops, params,
+ * param_bytes, activation_bytes, ops, kernels, variables}; datasets and sweeps): read from o
+ * (the batch given; failures name "<name>:<path>...") and written as member key of o (false when
+ * out of memory). Only *_json.c call these. */
 struct cJSON;
-enum dp_status dp_dataset_read_grouped(const struct cJSON *obj, const char *gname, int64_t batch,
-                                       const char *name, const char *path,
-                                       struct dp_grouped **out, struct dp_error *err);
-bool dp_dataset_write_grouped(struct cJSON *o, const struct dp_grouped *g);
+enum dp_status dp_profile_read_json(const struct cJSON *o, int64_t batch, const char *name,
+                                    const char *path, struct dp_profile *p,
+                                    struct dp_error *err);
+bool dp_profile_write_json(struct cJSON *o, const char *key, const struct dp_profile *p);
 
 #endif

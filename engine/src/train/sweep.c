@@ -451,6 +451,10 @@ enum dp_status dp_sweep_dataset(const struct dp_sweep *sw, const struct dp_setti
                  sg->optimizer, (long long)sg->batch);
         snprintf(smp.job.gpu, sizeof smp.job.gpu, "%.31s", s->gpu);
         memcpy(smp.labels, row->labels, sizeof smp.labels);
+        smp.iteration_ms = row->iteration_ms;
+        smp.memory_gb = row->memory_gb;
+        smp.has_profile = true;
+        smp.profile = sg->profile;
         smp.source = sw->source;
         enum dp_status st = dp_dataset_add_sample(ds, &smp, err);
         dp_grouped_free(gr);

@@ -1,6 +1,8 @@
 /* sweep_json.c: the driple-sweep/1 reader and writer. Graphs carry their profile (raw fields)
- * and grouped graph in the datasets' compact form; rows are compact arrays [graph, setting id,
- * [12 labels], iteration_ms, memory_gb, oom], the id parsed against the GPU catalog. */
+ * and grouped graph as blobs (the six features per group and the edge pairs as little-endian
+ * float32 in base64: a sweep of ten thousand graphs stays under the JSON readers' value cap);
+ * rows are compact arrays [graph, setting id, [12 labels], iteration_ms, memory_gb, oom], the id
+ * parsed against the GPU catalog. */
 #include "dp/sweep.h"
 
 #include <math.h>
@@ -11,21 +13,11 @@
 #include "core/json_util.h"
 #include "dp/metrics.h"
 #include "dataset_impl.h"
+#include "gnn/inspector_impl.h" /* dp_b64_floats */
 
 #define SWEEP_MAX_BYTES ((size_t)1 << 31)
 
 static const struct dp_read_spec sweep_spec = {"sweep", SWEEP_MAX_BYTES, true, NULL};
-
-static const char *const profile_keys[] = {"winograd_flops", "params", "param_bytes",
-                                           "activation_bytes", "ops", "kernels", "variables"};
-#define N_PROFILE_KEYS ((int)(sizeof profile_keys / sizeof profile_keys[0]))
-
-static double *profile_field(struct dp_profile *p, int k) {
-    double *f[N_PROFILE_KEYS] = {&p->winograd_flops, &p->params, &p->param_bytes,
-                                 &p->activation_bytes, &p->n_ops, &p->n_kernels,
-                                 &p->n_variables};
-    return f[k];
-}
 
 /* A finite number >= 0 read from v into *out; false otherwise. */
 static bool nonneg(const cJSON *v, double *out) {
@@ -34,31 +26,89 @@ static bool nonneg(const cJSON *v, double *out) {
     return true;
 }
 
-static enum dp_status read_profile(const cJSON *o, const char *name, const char *path,
-                                   struct dp_profile *p, struct dp_error *err) {
-    const cJSON *arr[2];
-    enum dp_status st;
-    if ((st = dp_json_get_array(o, "flops", false, name, path, &arr[0], err)) ||
-        (st = dp_json_get_array(o, "bytes", false, name, path, &arr[1], err)))
-        return st;
-    for (int a = 0; a < 2; a++) {
-        if (cJSON_GetArraySize(arr[a]) != DP_OPCLASS_COUNT)
-            return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: expected %d numbers (one per op "
-                                "class)", name, path, a ? "bytes" : "flops", DP_OPCLASS_COUNT);
-        for (int c = 0; c < DP_OPCLASS_COUNT; c++)
-            if (!nonneg(cJSON_GetArrayItem(arr[a], c), a ? &p->bytes[c] : &p->flops[c]))
-                return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s[%d]: expected a number >= 0",
-                                    name, path, a ? "bytes" : "flops", c);
-    }
-    for (int k = 0; k < N_PROFILE_KEYS; k++) {
-        double v = -1;
-        if ((st = dp_json_get_number(o, profile_keys[k], false, name, path, &v, err))) return st;
-        if (!(v >= 0 && isfinite(v)))
-            return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: expected a number >= 0", name,
-                                path, profile_keys[k]);
-        *profile_field(p, k) = v;
-    }
+/* A base64 float32 blob of exactly n values (n >= 0) into out. */
+static enum dp_status read_blob(const cJSON *o, const char *key, size_t n, const char *name,
+                                const char *path, float *out, struct dp_error *err) {
+    const char *s = NULL;
+    enum dp_status st = dp_json_get_string(o, key, false, name, path, &s, err);
+    if (st) return st;
+    long bad = dp_b64_read_floats(s, out, n);
+    if (bad == -2) return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
+    if (bad >= 0)
+        return dp_error_set(err, DP_ERR_PARSE, "%s:%s.%s: not %zu float32 values in base64 (at "
+                            "character %ld)", name, path, key, n, bad);
     return DP_OK;
+}
+
+static int cmp_edge(const void *a, const void *b) {
+    const int *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* {seed, n_groups, n_edges, features: blob n_groups x 6, edges: blob 2 x n_edges}: features
+ * finite >= 0, edges in range, no self loops (sorted and de-duplicated). */
+static enum dp_status read_grouped(const cJSON *o, struct dp_sweep_graph *sg, const char *name,
+                                   const char *path, struct dp_error *err) {
+    int64_t seed = -1, n = 0, m = 0;
+    enum dp_status st;
+    if ((st = dp_json_get_int(o, "seed", true, -1, INT64_C(1) << 53, name, path, &seed, err)) ||
+        (st = dp_json_get_int(o, "n_groups", false, 1, 1000000, name, path, &n, err)) ||
+        (st = dp_json_get_int(o, "n_edges", false, 0, 100000000, name, path, &m, err)))
+        return st;
+    struct dp_grouped *g = dp_grouped_init(sg->graph, (int)n, (int)m);
+    float *f = malloc(((size_t)n * DP_N_FEATURES_MAX + 2 * (size_t)m + 1) * sizeof *f);
+    if (!g || !f || !dp_grouped_add_cost(g)) {
+        st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
+        goto done;
+    }
+    g->batch = sg->batch;
+    g->seed = seed;
+    if ((st = read_blob(o, "features", (size_t)n * DP_N_FEATURES_MAX, name, path, f, err)))
+        goto done;
+    for (int64_t i = 0; i < n * DP_N_FEATURES_MAX; i++) {
+        double v = f[i];
+        if (!(v >= 0 && isfinite(v))) {
+            st = dp_error_set(err, DP_ERR_INVALID, "%s:%s.features: group %lld feature %lld is "
+                              "not a finite number >= 0", name, path, (long long)(i / DP_N_FEATURES_MAX),
+                              (long long)(i % DP_N_FEATURES_MAX));
+            goto done;
+        }
+        int64_t r = i / DP_N_FEATURES_MAX, k = i % DP_N_FEATURES_MAX;
+        if (k < DP_N_FEATURES) g->x[r * DP_N_FEATURES + k] = v;
+        else g->cost[r * DP_N_COST_FEATURES + (k - DP_N_FEATURES)] = v;
+    }
+    if ((st = read_blob(o, "edges", 2 * (size_t)m, name, path, f, err))) goto done;
+    int kept = 0;
+    for (int64_t e = 0; e < m; e++) {
+        float a = f[2 * e], b = f[2 * e + 1];
+        if (!(a >= 0 && b >= 0 && a < n && b < n && a != b && a == floorf(a) && b == floorf(b))) {
+            st = dp_error_set(err, DP_ERR_INVALID, "%s:%s.edges: edge %lld (%g, %g) is not a pair "
+                              "of distinct groups in [0, %lld)", name, path, (long long)e, a, b,
+                              (long long)n);
+            goto done;
+        }
+        int i = (int)a, j = (int)b;
+        g->edges[2 * kept] = i < j ? i : j;
+        g->edges[2 * kept + 1] = i < j ? j : i;
+        kept++;
+    }
+    /* sorted and unique, as every grouped graph keeps them */
+    qsort(g->edges, (size_t)kept, 2 * sizeof *g->edges, cmp_edge);
+    int uniq = 0;
+    for (int e = 0; e < kept; e++)
+        if (!uniq || g->edges[2 * e] != g->edges[2 * uniq - 2] ||
+            g->edges[2 * e + 1] != g->edges[2 * uniq - 1]) {
+            g->edges[2 * uniq] = g->edges[2 * e];
+            g->edges[2 * uniq + 1] = g->edges[2 * e + 1];
+            uniq++;
+        }
+    g->n_edges = uniq;
+    sg->grouped = g;
+    g = NULL;
+done:
+    dp_grouped_free(g);
+    free(f);
+    return st;
 }
 
 static enum dp_status read_graph(const cJSON *o, const char *name, const char *path,
@@ -85,15 +135,9 @@ static enum dp_status read_graph(const cJSON *o, const char *name, const char *p
     if (!(g->graph = strdup(graph)) || !(g->model = strdup(model)))
         return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
     snprintf(sub, sizeof sub, "%s.profile", path);
-    if ((st = read_profile(prof, name, sub, &g->profile, err))) return st;
-    g->profile.batch = g->batch;
+    if ((st = dp_profile_read_json(prof, g->batch, name, sub, &g->profile, err))) return st;
     snprintf(sub, sizeof sub, "%s.grouped", path);
-    if ((st = dp_dataset_read_grouped(grouped, g->graph, g->batch, name, sub, &g->grouped, err)))
-        return st;
-    if (!g->grouped->cost)
-        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.groups: expected the cost features (6 "
-                            "numbers per group)", name, sub);
-    return DP_OK;
+    return read_grouped(grouped, g, name, sub, err);
 }
 
 static enum dp_status read_row(const cJSON *o, const char *name, const char *path,
@@ -207,23 +251,37 @@ enum dp_status dp_sweep_load(const char *path, const struct dp_gpu_catalog *cat,
 }
 
 static bool write_graph(cJSON *arr, const struct dp_sweep_graph *g) {
-    cJSON *o = cJSON_CreateObject(), *p, *a;
+    cJSON *o = cJSON_CreateObject();
     if (!dp_json_append(arr, o) || !cJSON_AddStringToObject(o, "graph", g->graph) ||
         !cJSON_AddStringToObject(o, "model", g->model) ||
         !cJSON_AddStringToObject(o, "optimizer", g->optimizer) ||
         !cJSON_AddStringToObject(o, "precision", dp_precision_name(g->precision)) ||
         !dp_json_add_number(o, "batch", (double)g->batch) ||
-        !(p = cJSON_AddObjectToObject(o, "profile")))
+        !dp_profile_write_json(o, "profile", &g->profile))
         return false;
-    struct dp_profile prof = g->profile;
-    for (int k = 0; k < 2; k++) {
-        if (!(a = cJSON_AddArrayToObject(p, k ? "bytes" : "flops"))) return false;
-        for (int c = 0; c < DP_OPCLASS_COUNT; c++)
-            if (!dp_json_append(a, dp_json_number(k ? prof.bytes[c] : prof.flops[c]))) return false;
+    const struct dp_grouped *gr = g->grouped;
+    cJSON *go = cJSON_AddObjectToObject(o, "grouped");
+    float *f = malloc(((size_t)gr->n_groups * DP_N_FEATURES_MAX + 2 * (size_t)gr->n_edges + 1) *
+                      sizeof *f);
+    bool ok = go && f && dp_json_add_number(go, "seed", (double)gr->seed) &&
+              dp_json_add_number(go, "n_groups", gr->n_groups) &&
+              dp_json_add_number(go, "n_edges", gr->n_edges);
+    if (ok) {
+        for (int i = 0; i < gr->n_groups; i++)
+            for (int k = 0; k < DP_N_FEATURES_MAX; k++)
+                f[(size_t)i * DP_N_FEATURES_MAX + k] = (float)dp_grouped_feat(gr, i, k);
+        char *b = dp_b64_floats(f, (size_t)gr->n_groups * DP_N_FEATURES_MAX);
+        ok = b && cJSON_AddStringToObject(go, "features", b);
+        free(b);
     }
-    for (int k = 0; k < N_PROFILE_KEYS; k++)
-        if (!dp_json_add_number(p, profile_keys[k], *profile_field(&prof, k))) return false;
-    return dp_dataset_write_grouped(o, g->grouped);
+    if (ok) {
+        for (int e = 0; e < 2 * gr->n_edges; e++) f[e] = (float)gr->edges[e];
+        char *b = dp_b64_floats(f, 2 * (size_t)gr->n_edges);
+        ok = b && cJSON_AddStringToObject(go, "edges", b);
+        free(b);
+    }
+    free(f);
+    return ok;
 }
 
 static bool write_row(cJSON *arr, const struct dp_sweep_row *r) {
