@@ -8,7 +8,7 @@ int cmd_graph(int argc, char **argv);     /* cmd_graph.c: info | import | coarse
 int cmd_zoo(int argc, char **argv);       /* cmd_zoo.c: list | build */
 int cmd_simulate(int argc, char **argv);  /* cmd_sim.c */
 int cmd_trace(int argc, char **argv);     /* cmd_sim.c: extract */
-int cmd_calibrate(int argc, char **argv); /* cmd_sim.c */
+int cmd_calibrate(int argc, char **argv); /* cmd_calibrate.c */
 int cmd_dataset(int argc, char **argv);   /* cmd_dataset.c: build | eval | add */
 int cmd_dataset_add(int argc, char **argv); /* cmd_record.c: dataset add */
 int cmd_train(int argc, char **argv);     /* cmd_model.c */

@@ -34,26 +34,6 @@ enum dp_graph_format dp_graph_detect_format(const unsigned char *head, size_t le
     return DP_GRAPH_FORMAT_UNKNOWN;
 }
 
-int dp_graph_resolve_input(const struct dp_graph *g, const char *ref, bool *control) {
-    *control = ref[0] == '^';
-    if (*control) ref++;
-    int i = dp_graph_find(g, ref);
-    if (i >= 0) return i;
-    const char *colon = strrchr(ref, ':');
-    if (!colon || colon == ref || !colon[1]) return -1;
-    for (const char *p = colon + 1; *p; p++)
-        if (*p < '0' || *p > '9') return -1;
-    size_t n = (size_t)(colon - ref);
-    char buf[256];
-    char *name = n < sizeof buf ? buf : malloc(n + 1);
-    if (!name) return -1;
-    memcpy(name, ref, n);
-    name[n] = '\0';
-    i = dp_graph_find(g, name);
-    if (name != buf) free(name);
-    return i;
-}
-
 enum dp_status dp_graph_load(const char *path, const struct dp_import_opts *opts,
                              struct dp_graph **out, struct dp_error *err) {
     return dp_graph_load_ex(path, opts, out, NULL, err);

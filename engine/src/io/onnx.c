@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tfgraph/zoo_builder.h"
+#include "tfgraph/tfgraph.h"
 
 #define ONNX_MAX_FILE  ((size_t)1 << 31)
 #define ONNX_MAX_VALS  16 /* small integer tensors kept (Reshape shapes, axes) */
@@ -1164,9 +1164,8 @@ static enum dp_status build_training(struct ctx *c, struct o_graph *g,
         oom(c);
         return c->st;
     }
-    struct dp_zoo_opts zo;
-    dp_zoo_opts_default(&zo);
-    zo.nchw = true; /* ONNX activations are NCHW */
+    /* ONNX activations are NCHW; PyTorch's usual SGD with momentum. */
+    struct zb_opts zo = {DP_OPT_MOMENTUM, DP_PREC_FP32, true};
     if (!(dg = dp_graph_init(gname)) || dp_graph_set_framework(dg, "onnx") ||
         !(im.b = zb_init(dg, &zo))) {
         oom(c);

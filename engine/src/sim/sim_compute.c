@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp/ops.h"
 #include "sim/sim_impl.h"
 
 /* --- the workload --- */
@@ -27,18 +28,6 @@ static const struct dp_node *conv_filter(const struct dp_graph *g, const struct 
         return dp_graph_node(g, (size_t)n->inputs[1]);
     if (!strcmp(n->op, "Conv2DBackpropFilter")) return n;
     return NULL;
-}
-
-/* True for a convolution with a 3x3 kernel and unit strides: cuDNN runs those with Winograd
- * kernels on CUDA cores, doing fewer multiplications than the direct count. */
-static bool winograd_eligible(const struct dp_graph *g, const struct dp_node *n) {
-    const struct dp_node *filt = conv_filter(g, n);
-    if (!filt || filt->n_dims != 4 || filt->dims[0] != 3 || filt->dims[1] != 3) return false;
-    const char *st = dp_node_attr(n, "strides");
-    if (!st) return true;
-    for (const char *p = st; *p; p++)
-        if (*p >= '2' && *p <= '9') return false;
-    return true;
 }
 
 /* A conv/matmul output as a GEMM: rows (every leading dimension at the batch) and columns (the
@@ -79,18 +68,6 @@ static int var_of(const struct dp_graph *g, int idx) {
         idx = n->inputs[0];
     }
     return -1;
-}
-
-/* Parameter-sized slots an Apply op keeps per variable (TF's optimizers): Adam m and v,
- * RMSProp ms and mom (+ mg centered), Adadelta and Ftrl two accumulators, Momentum and Adagrad
- * one, plain gradient descent none. */
-static int optimizer_slots(const char *op) {
-    if (contains(op, "CenteredRMSProp")) return 3;
-    if (contains(op, "Adam") || contains(op, "RMSProp") || contains(op, "Adadelta") ||
-        contains(op, "Ftrl"))
-        return 2;
-    if (contains(op, "Momentum") || contains(op, "Adagrad")) return 1;
-    return 0;
 }
 
 static int cmp_desc(const void *a, const void *b) {
@@ -152,7 +129,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
         }
         enum dp_op_class cls = dp_op_class(n->op);
         if (cls == DP_OPCLASS_OPTIMIZER) {
-            int sl = optimizer_slots(n->op);
+            int sl = dp_op_optimizer_slots(n->op);
             if (sl > w->slots) w->slots = sl;
         }
         if (cls == DP_OPCLASS_NONE || cls == DP_OPCLASS_INPUT || cls == DP_OPCLASS_OPTIMIZER)
@@ -171,7 +148,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
         if (cls == DP_OPCLASS_MATMUL) {
             double red;
             gemm_shape(g, n, batch, &o->m, &o->n, &red);
-            o->wino = winograd_eligible(g, n);
+            o->wino = dp_op_winograd_eligible(g, n);
             o->tc = red >= 8 && o->n >= 8;
         }
         if (o->back) {

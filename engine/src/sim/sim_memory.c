@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp/ops.h"
 #include "sim/sim_impl.h"
 
 static bool contains(const char *s, const char *sub) { return s && strstr(s, sub) != NULL; }
@@ -14,15 +15,6 @@ static bool contains(const char *s, const char *sub) { return s && strstr(s, sub
 /* TF's default cuDNN workspace limit (TF_CUDNN_WORKSPACE_LIMIT_IN_MB, 4 GiB in TF 1.x): the
  * autotuner never picks an algorithm that needs more. */
 #define SIM_WORKSPACE_CAP 4294967296.0
-
-/* Ops whose output is a view of their first input (no buffer of their own). */
-static bool is_alias_op(const char *op) {
-    static const char *const names[] = {"Identity", "Reshape", "Squeeze", "ExpandDims",
-                                        "Snapshot", "StopGradient", "PreventGradient"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(op, names[i])) return true;
-    return false;
-}
 
 /* A read of node src by node dst that does not keep src's (first) output alive: a fused batch
  * norm's gradient and its moving-average update read its per-channel statistics (outputs 1 to
@@ -175,7 +167,7 @@ enum dp_status dp_sim_activation_bytes(const struct dp_graph *g, int64_t batch, 
         double ws = 0;
         if (size[i] > 0 && (runs[i] || worker_read)) {
             int b = -1;
-            if (runs[i] && d->n_inputs > 0 && is_alias_op(d->op)) {
+            if (runs[i] && d->n_inputs > 0 && dp_op_is_alias(d->op)) {
                 b = buf[d->inputs[0]];
                 if (b >= 0 && end[b] < p) b = -1; /* freed already: only after a cycle */
             } else if (runs[i] && dp_op_class(d->op) == DP_OPCLASS_ELEMWISE) {

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "tfgraph/zoo_builder.h"
+#include "zoo_models.h"
 
 struct entry {
     struct dp_zoo_info info;
@@ -105,21 +105,6 @@ static const struct entry models[] = {
 
 #define N_MODELS (sizeof models / sizeof models[0])
 
-const char *dp_optimizer_name(enum dp_optimizer o) {
-    static const char *const names[] = {"sgd", "momentum", "adam"};
-    _Static_assert(sizeof names / sizeof names[0] == DP_OPT_COUNT, "update names");
-    return (unsigned)o < DP_OPT_COUNT ? names[o] : "sgd";
-}
-
-bool dp_optimizer_parse(const char *s, enum dp_optimizer *out) {
-    for (int i = 0; s && i < DP_OPT_COUNT; i++)
-        if (!strcmp(s, dp_optimizer_name((enum dp_optimizer)i))) {
-            *out = (enum dp_optimizer)i;
-            return true;
-        }
-    return false;
-}
-
 void dp_zoo_opts_default(struct dp_zoo_opts *opts) {
     memset(opts, 0, sizeof *opts);
     opts->optimizer = DP_OPT_MOMENTUM;
@@ -168,9 +153,10 @@ enum dp_status dp_zoo_build(const char *name, const struct dp_zoo_opts *opts,
 
     enum dp_status st;
     struct zb *b = NULL;
+    struct zb_opts bo = {o.optimizer, o.precision, o.nchw};
     struct dp_graph *g = dp_graph_init(name);
     if (!g || dp_graph_set_framework(g, "tensorflow") ||
-        dp_graph_set_batch(g, o.batch, "driple zoo build --batch") || !(b = zb_init(g, &o))) {
+        dp_graph_set_batch(g, o.batch, "driple zoo build --batch") || !(b = zb_init(g, &bo))) {
         st = dp_error_set(err, DP_ERR_NOMEM, "zoo: %s: out of memory", name);
         goto fail;
     }

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tfgraph/zoo_builder.h"
+#include "zoo_models.h"
 
 #define CLASSES 1000
 

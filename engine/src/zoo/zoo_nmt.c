@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "tfgraph/zoo_builder.h"
+#include "zoo_models.h"
 
 #define MAX_STEPS 512
 

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "tfgraph/zoo_builder.h"
+#include "zoo_models.h"
 
 /* Token ids [B, T] from the input pipeline; *labels [B, T]. */
 static int token_input(struct zb *b, int64_t seq, int *labels) {
