@@ -39,27 +39,135 @@ static const char *row_field(const struct dp_calib_row *r, enum group_by by) {
 
 static void print_stats(const char *label, const struct dp_calib_stats *a,
                         const struct dp_calib_stats *l) {
-    printf("  %-34s %4d  median %5.1f%%  p90 %6.1f%%  signed %+6.1f%%", label, a->n, a->median,
+    printf("  %-30s %4d  median %5.1f%%  p90 %6.1f%%  signed %+6.1f%%", label, a->n, a->median,
            a->p90, a->median_signed);
     if (l) printf("   LOGO median %5.1f%%  p90 %6.1f%%", l->median, l->p90);
     printf("\n");
+}
+
+static void json_stats(const char *key, const struct dp_calib_stats *a) {
+    printf("\"%s\":{\"n\":%d,\"median_abs_error_pct\":", key, a->n);
+    cmd_json_num(stdout, a->median);
+    printf(",\"p90_abs_error_pct\":");
+    cmd_json_num(stdout, a->p90);
+    printf(",\"worst_abs_error_pct\":");
+    cmd_json_num(stdout, a->worst);
+    printf(",\"median_error_pct\":");
+    cmd_json_num(stdout, a->median_signed);
+    printf(",\"mean_abs_log_ratio\":");
+    cmd_json_num(stdout, a->mean_abs_log);
+    printf("}");
+}
+
+/* The figures of the rows in use: with the built-in constants and (logo) left out. */
+static void report(const struct dp_calib *cb, const bool *use, bool logo, bool json,
+                   const char *label) {
+    struct dp_calib_stats a, l;
+    dp_calib_stats(cb, use, false, &a);
+    dp_calib_stats(cb, use, true, &l);
+    if (json) {
+        json_stats("all", &a);
+        if (logo) {
+            printf(",");
+            json_stats("logo", &l);
+        }
+    } else {
+        print_stats(label, &a, logo ? &l : NULL);
+    }
+}
+
+static void json_constants(const struct dp_sim_constants *k) {
+    const struct { const char *key; double v; } c[] = {
+        {"eff_cuda", k->eff_cuda},     {"eff_tensor", k->eff_tensor}, {"winograd", k->winograd},
+        {"eff_mem", k->eff_mem},       {"gap_us", k->gap_us},         {"host_tf_us", k->host_tf_us},
+        {"host_pt_us", k->host_pt_us}, {"fuse_tf", k->fuse_tf},       {"fuse_pt", k->fuse_pt},
+        {"net_eff", k->net_eff},       {"ps_host_gbps", k->ps_host_gbps},
+        {"jitter", k->jitter},         {"context_gb", k->context_gb}};
+    printf("{");
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        printf("%s\"%s\":", i ? "," : "", c[i].key);
+        cmd_json_num(stdout, c[i].v);
+    }
+    printf(",\"gen_scale\":{");
+    for (int g = 1; g < DP_GEN_COUNT; g++) {
+        printf("%s\"%s\":", g > 1 ? "," : "", dp_gpu_gen_name((enum dp_gpu_gen)g));
+        cmd_json_num(stdout, k->gen_scale[g]);
+    }
+    printf("}}");
+}
+
+static void text_constants(const char *what, const struct dp_sim_constants *k) {
+    printf("%s: eff_cuda %.3g, eff_tensor %.3g, winograd %.3g, eff_mem %.3g, gap %.3g us, "
+           "host TF %.3g us, PyTorch %.3g us, fuse TF %.3g, PyTorch %.3g, net_eff %.3g; "
+           "generation scales", what, k->eff_cuda, k->eff_tensor, k->winograd, k->eff_mem,
+           k->gap_us, k->host_tf_us, k->host_pt_us, k->fuse_tf, k->fuse_pt, k->net_eff);
+    for (int g = 1; g < DP_GEN_COUNT; g++)
+        printf(" %s %.3g", dp_gpu_gen_name((enum dp_gpu_gen)g), k->gen_scale[g]);
+    printf("\n");
+}
+
+static void json_row(const struct dp_calib_row *r, bool logo) {
+    printf("{\"file\":");
+    cmd_json_str(stdout, r->file);
+    printf(",\"line\":%d,\"model\":", r->line);
+    cmd_json_str(stdout, r->model);
+    printf(",\"zoo\":");
+    cmd_json_str(stdout, r->zoo);
+    printf(",\"gpu\":");
+    cmd_json_str(stdout, r->gpu);
+    printf(",\"catalog\":");
+    cmd_json_str(stdout, r->catalog);
+    printf(",\"setting\":");
+    cmd_json_str(stdout, r->setting.id);
+    printf(",\"framework\":\"%s\",\"sync\":\"%s\",\"precision\":\"%s\",\"network\":\"%s\","
+           "\"gpus\":%d,\"batch\":%d,\"real_data\":%s,\"unit\":",
+           dp_framework_name(r->setting.framework), dp_sync_name(r->setting.sync),
+           dp_precision_name(r->setting.precision), dp_network_name(r->setting.network),
+           r->gpus, r->batch, r->real_data ? "true" : "false");
+    cmd_json_str(stdout, r->unit);
+    printf(",\"optimizer\":\"%s\",\"tokens_per_sample\":", dp_optimizer_name(r->optimizer));
+    cmd_json_num(stdout, r->tokens > 0 ? r->tokens : NAN);
+    printf(",\"measured\":");
+    cmd_json_num(stdout, r->measured);
+    printf(",\"predicted\":");
+    cmd_json_num(stdout, r->predicted);
+    printf(",\"error_pct\":");
+    cmd_json_num(stdout, (r->predicted / r->measured - 1) * 100);
+    printf(",\"predicted_logo\":");
+    cmd_json_num(stdout, logo ? r->predicted_logo : NAN);
+    printf(",\"logo_error_pct\":");
+    cmd_json_num(stdout, logo ? (r->predicted_logo / r->measured - 1) * 100 : NAN);
+    printf(",\"memory_gb\":");
+    cmd_json_num(stdout, r->memory_gb);
+    printf(",\"gpu_memory_gb\":");
+    cmd_json_num(stdout, r->gpu_memory_gb);
+    printf(",\"oom\":%s}", r->oom ? "true" : "false");
 }
 
 int cmd_calibrate(int argc, char **argv) {
     struct cli c;
     if (!cli_init(&c, argc, argv, "calibrate")) return 1;
     bool json = cli_flag(&c, "--json"), fit = cli_flag(&c, "--fit");
-    bool no_logo = cli_flag(&c, "--no-logo"), rows = cli_flag(&c, "--rows");
+    bool logo = !cli_flag(&c, "--no-logo"), rows = cli_flag(&c, "--rows");
     const char *gpus_path = cli_value(&c, "--gpus");
     const char *data = cli_value(&c, "--data");
     int64_t threads = 2;
     bool ok = cli_int(&c, "--threads", 1, 16, &threads) && cli_check_unused(&c);
     cli_done(&c);
     if (!ok) return 2;
-    const char *paths[2] = {CALIB_DIR "throughput_measured.csv",
+    char buf[2048];
+    const char *paths[8] = {CALIB_DIR "throughput_measured.csv",
                             CALIB_DIR "throughput_published.csv"};
     int n_paths = 2;
-    if (data) paths[0] = data, n_paths = 1;
+    if (data) { /* FILE[,FILE...] */
+        if (strlen(data) >= sizeof buf)
+            return cli_usage("calibrate", CALIB_USAGE, "--data: too long");
+        strcpy(buf, data);
+        n_paths = 0;
+        for (char *tok = strtok(buf, ","); tok && n_paths < 8; tok = strtok(NULL, ","))
+            paths[n_paths++] = tok;
+        if (!n_paths) return cli_usage("calibrate", CALIB_USAGE, "--data: no file named");
+    }
     struct dp_gpu_catalog *cat = NULL;
     struct dp_calib *cb = NULL;
     struct dp_error err = {0};
@@ -74,17 +182,9 @@ int cmd_calibrate(int argc, char **argv) {
     dp_sim_constants_default(&k);
     fitted = k;
     int n = dp_calib_n_rows(cb);
-    double obj = 0;
-    if (!no_logo && dp_calib_logo(cb, &k, &fitted, (int)threads, &err)) {
-        rc = cli_fail(&err);
-        goto done;
-    }
-    if (fit && no_logo && dp_calib_fit(cb, NULL, &fitted, &obj, (int)threads, &err)) {
-        rc = cli_fail(&err);
-        goto done;
-    }
-    /* The reported per-row figures: the built-in constants. */
-    if (dp_calib_predict(cb, &k, (int)threads, &err)) {
+    if ((logo && dp_calib_logo(cb, &k, &fitted, (int)threads, &err)) ||
+        (fit && !logo && dp_calib_fit(cb, NULL, &fitted, NULL, (int)threads, &err)) ||
+        dp_calib_predict(cb, &k, (int)threads, &err)) { /* rows: the built-in constants */
         rc = cli_fail(&err);
         goto done;
     }
@@ -92,30 +192,59 @@ int cmd_calibrate(int argc, char **argv) {
         fprintf(stderr, "driple: calibrate: out of memory\n");
         goto done;
     }
-    (void)json;
-    if (rows)
-        for (int i = 0; i < n; i++) {
-            const struct dp_calib_row *r = dp_calib_row(cb, i);
-            printf("%-18s %-16s %-10s %-9s %-5s %2d %5d %11.1f %11.1f %+7.1f%% %+7.1f%% %6.1f/%4.0f GB%s%s\n",
-                   r->model, r->catalog, dp_framework_name(r->setting.framework),
-                   dp_sync_name(r->setting.sync), dp_precision_name(r->setting.precision), r->gpus,
-                   r->batch, r->measured, r->predicted, (r->predicted / r->measured - 1) * 100,
-                   (r->predicted_logo / r->measured - 1) * 100, r->memory_gb, r->gpu_memory_gb,
-                   r->oom ? " OOM" : "", r->real_data ? " real-data" : "");
+    int n_oom = 0;
+    for (int i = 0; i < n; i++) n_oom += dp_calib_row(cb, i)->oom;
+    if (json) {
+        printf("{\"simulated\":true,\"tables\":[");
+        for (int i = 0; i < n_paths; i++) {
+            if (i) printf(",");
+            cmd_json_str(stdout, paths[i]);
         }
-    struct dp_calib_stats a, l;
-    dp_calib_stats(cb, NULL, false, &a);
-    dp_calib_stats(cb, NULL, true, &l);
-    printf("calibration: SIMULATED vs measured throughput, %d rows\n", n);
-    print_stats("all rows", &a, no_logo ? NULL : &l);
+        printf("],\"n\":%d,\"oom_rows\":%d,\"constants\":", n, n_oom);
+        json_constants(&k);
+        printf(",\"fitted\":");
+        if (logo || fit) json_constants(&fitted);
+        else printf("null");
+        printf(",");
+        report(cb, NULL, logo, true, NULL);
+    } else {
+        if (rows) {
+            printf("%-18s %-15s %-10s %-9s %-5s %4s %5s %11s %11s %8s %8s %s\n", "model", "gpu",
+                   "framework", "sync", "prec", "gpus", "batch", "measured", "simulated", "error",
+                   "LOGO", "memory / GPU");
+            for (int i = 0; i < n; i++) {
+                const struct dp_calib_row *r = dp_calib_row(cb, i);
+                printf("%-18s %-15s %-10s %-9s %-5s %4d %5d %11.1f %11.1f %+7.1f%% ", r->model,
+                       r->catalog, dp_framework_name(r->setting.framework),
+                       dp_sync_name(r->setting.sync), dp_precision_name(r->setting.precision),
+                       r->gpus, r->batch, r->measured, r->predicted,
+                       (r->predicted / r->measured - 1) * 100);
+                if (logo) printf("%+7.1f%% ", (r->predicted_logo / r->measured - 1) * 100);
+                else printf("%8s ", "-");
+                printf("%5.1f / %4.0f GB%s%s\n", r->memory_gb, r->gpu_memory_gb,
+                       r->oom ? " OOM" : "", r->real_data ? " (real data)" : "");
+            }
+        }
+        printf("calibration: SIMULATED vs measured throughput over %d published rows (|error| "
+               "of the built-in constants%s)\n", n,
+               logo ? "; LOGO: leave-one-GPU-out, refitted without the GPU's rows" : "");
+        report(cb, NULL, logo, false, "all rows");
+    }
+    static const char *const count_name[2] = {"one_gpu", "multi_gpu"};
     for (int multi = 0; multi < 2; multi++) {
         for (int i = 0; i < n; i++) use[i] = (dp_calib_row(cb, i)->gpus > 1) == multi;
-        dp_calib_stats(cb, use, false, &a);
-        dp_calib_stats(cb, use, true, &l);
-        print_stats(multi ? "multi-GPU rows" : "one-GPU rows", &a, no_logo ? NULL : &l);
+        if (json) printf(",\"%s\":{", count_name[multi]);
+        report(cb, use, logo, json, multi ? "multi-GPU rows" : "one-GPU rows");
+        if (json) printf("}");
     }
+    for (int i = 0; i < n; i++) use[i] = !dp_calib_row(cb, i)->real_data;
+    if (json) printf(",\"synthetic_data\":{");
+    report(cb, use, logo, json, "synthetic-data rows");
+    if (json) printf("},\"groups\":{");
     for (int by = 0; by < BY_COUNT; by++) {
-        printf(" by %s:\n", by_name[by]);
+        if (json) printf("%s\"%s\":[", by ? "," : "", by_name[by]);
+        else printf(" by %s:\n", by_name[by]);
+        int k_out = 0;
         for (int i = 0; i < n; i++) {
             const char *v = row_field(dp_calib_row(cb, i), (enum group_by)by);
             bool seen = false;
@@ -124,19 +253,29 @@ int cmd_calibrate(int argc, char **argv) {
             if (seen) continue;
             for (int j = 0; j < n; j++)
                 use[j] = !strcmp(row_field(dp_calib_row(cb, j), (enum group_by)by), v);
-            dp_calib_stats(cb, use, false, &a);
-            dp_calib_stats(cb, use, true, &l);
-            print_stats(v, &a, no_logo ? NULL : &l);
+            if (json) {
+                printf("%s{\"value\":", k_out++ ? "," : "");
+                cmd_json_str(stdout, v);
+                printf(",");
+            }
+            report(cb, use, logo, json, v);
+            if (json) printf("}");
         }
+        if (json) printf("]");
     }
-    int n_oom = 0;
-    for (int i = 0; i < n; i++) n_oom += dp_calib_row(cb, i)->oom;
-    printf("memory: %d of %d rows fit the simulated footprint in the GPU's memory\n", n - n_oom,
-           n);
-    printf("fitted over every row: eff_cuda %.3g eff_tensor %.3g winograd %.3g eff_mem %.3g "
-           "gap %.3g us host TF %.3g us host PT %.3g us fuse TF %.3g fuse PT %.3g net_eff %.3g\n",
-           fitted.eff_cuda, fitted.eff_tensor, fitted.winograd, fitted.eff_mem, fitted.gap_us,
-           fitted.host_tf_us, fitted.host_pt_us, fitted.fuse_tf, fitted.fuse_pt, fitted.net_eff);
+    if (json) {
+        printf("},\"rows\":[");
+        for (int i = 0; i < n; i++) {
+            if (i) printf(",");
+            json_row(dp_calib_row(cb, i), logo);
+        }
+        printf("]}\n");
+    } else {
+        printf("memory: %d of %d rows fit the simulated footprint in the GPU's memory (every "
+               "row ran, so all should)\n", n - n_oom, n);
+        text_constants("built-in constants", &k);
+        if (logo || fit) text_constants("fitted over every row now", &fitted);
+    }
     rc = 0;
 done:
     free(use);

@@ -33,6 +33,31 @@ void cmd_json_num(FILE *f, double v) {
     else fputs("null", f);
 }
 
+void cmd_json_labels(FILE *f, const double *labels) {
+    fputc('{', f);
+    for (int r = 0; r < DP_N_RESOURCES; r++) {
+        static const char *const part[3] = {"idle", "active", "peak"};
+        if (r) fputc(',', f);
+        cmd_json_str(f, dp_series_name((enum dp_series_kind)r));
+        fputc(':', f);
+        fputc('{', f);
+        for (int k = 0; k < 3; k++) {
+            fprintf(f, "%s\"%s\":", k ? "," : "", part[k]);
+            cmd_json_num(f, labels[3 * r + k]);
+        }
+        fputc('}', f);
+    }
+    fputc('}', f);
+}
+
+void cmd_text_labels(const double *labels) {
+    printf("  %-13s %12s %12s %12s\n", "resource", "idle (ms)", "active (ms)", "peak");
+    for (int r = 0; r < DP_N_RESOURCES; r++)
+        printf("  %-13s %12.2f %12.2f %12.2f %s\n", dp_series_name((enum dp_series_kind)r),
+               labels[3 * r], labels[3 * r + 1], labels[3 * r + 2],
+               dp_series_unit((enum dp_series_kind)r));
+}
+
 int cmd_cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);

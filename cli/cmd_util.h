@@ -17,11 +17,16 @@
 #include "dp/graph_io.h"
 #include "dp/grouped.h"
 #include "dp/settings.h"
+#include "dp/trace.h"
 
 /* Writes s (NULL: "") as a JSON string literal: quote, backslash and control characters escaped. */
 void cmd_json_str(FILE *f, const char *s);
 /* Writes v with 9 significant digits, or null when it is NaN or infinite (JSON has neither). */
 void cmd_json_num(FILE *f, double v);
+/* Writes the 12 labels as {"gpu_mem_util": {"idle": .., "active": .., "peak": ..}, ...}. */
+void cmd_json_labels(FILE *f, const double *labels);
+/* Prints the 12 labels as a table (resource, idle, active, peak and its unit). */
+void cmd_text_labels(const double *labels);
 /* qsort comparison: doubles in ascending order. */
 int cmd_cmp_double(const void *a, const void *b);
 /* A seeded random connected grouped graph of n >= 1 groups (a random spanning tree plus about

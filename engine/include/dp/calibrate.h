@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dp/optimizer.h"
 #include "dp/settings.h"
 #include "dp/sim.h"
 
@@ -25,6 +26,7 @@ struct dp_calib_row {
     int     gpus;          /* workers, one machine */
     int     batch;         /* per GPU */
     double  tokens;        /* tokens per sample for tokens/sec rows, else 0 */
+    enum dp_optimizer optimizer; /* the zoo graph's */
     double  measured;      /* as published, in unit, over all GPUs */
     struct dp_setting setting;
     /* filled by dp_calib_predict / dp_calib_logo */

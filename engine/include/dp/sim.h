@@ -17,11 +17,15 @@
 #include "dp/settings.h"
 #include "dp/trace.h"
 
-/* The simulator's free constants: physical, shared by every model, GPU and row (none is per
- * GPU model or per generation). notes/calibration.md gives each one's meaning and fit. */
+/* The simulator's free constants: physical, shared by every model, GPU and row, a few per
+ * architecture generation (none per GPU model). notes/calibration.md gives each one's meaning
+ * and fit. */
 struct dp_sim_constants {
     double eff_cuda;     /* fraction of the FP32 CUDA-core peak conv/matmul kernels reach */
     double eff_tensor;   /* fraction of the tensor-core peak (FP16, TF32) they reach */
+    double gen_scale[DP_GEN_COUNT]; /* both fractions scaled per architecture generation (its
+                                       cuDNN / cuBLAS kernels); 1 where the calibration holds
+                                       fewer than two GPUs of a generation */
     double winograd;     /* speed-up of 3x3 stride-1 convolutions on CUDA cores (cuDNN's
                             Winograd kernels) over their direct FLOP count */
     double eff_mem;      /* fraction of memory bandwidth memory-bound kernels reach */

@@ -6,6 +6,7 @@
 
 #include "dp/calibrate.h"
 #include "dp/zoo.h"
+#include "sim/sim_impl.h"
 
 struct calib_work {
     char                    zoo[32];
@@ -17,6 +18,8 @@ struct calib_work {
 
 struct calib_key {
     int                  work;
+    int                  prof;       /* keys of one workload, GPU, precision and framework share
+                                        their compute profiles */
     const struct dp_gpu *gpu;
     struct dp_setting    setting;
     double               throughput; /* samples/s, the last prediction */
@@ -32,6 +35,9 @@ struct dp_calib {
     struct calib_work   *work;
     int                  n_keys, cap_keys;
     struct calib_key    *keys;
+    int                  n_prof;
+    struct sim_profiles *prof;       /* per profile class, the last prediction's */
+    int                 *prof_owner; /* per class, the first wanted key (it makes them) */
 };
 
 #endif

@@ -52,6 +52,8 @@ void dp_calib_free(struct dp_calib *c) {
     for (int i = 0; i < c->n_work; i++) dp_sim_workload_free(c->work[i].w);
     free(c->work);
     free(c->keys);
+    free(c->prof);
+    free(c->prof_owner);
     free(c->rows);
     free(c);
 }
@@ -149,6 +151,14 @@ static int key_of(struct dp_calib *c, int work, const struct dp_gpu *gpu,
     k->work = work;
     k->gpu = gpu;
     k->setting = *s;
+    k->prof = -1;
+    for (int i = 0; i < c->n_keys && k->prof < 0; i++) {
+        const struct calib_key *o = &c->keys[i];
+        if (o->work == work && o->gpu == gpu && o->setting.precision == s->precision &&
+            o->setting.framework == s->framework)
+            k->prof = o->prof;
+    }
+    if (k->prof < 0) k->prof = c->n_prof++;
     return c->n_keys++;
 }
 
@@ -246,6 +256,7 @@ static enum dp_status read_table(struct dp_calib *c, const char *path, struct dp
         enum dp_optimizer opt = r->setting.framework == DP_FW_TENSORFLOW ? DP_OPT_SGD
                                 : images                                 ? DP_OPT_MOMENTUM
                                                                          : DP_OPT_ADAM;
+        r->optimizer = opt;
         int work = workload_of(c, r->zoo, r->setting.precision, opt, r->batch, err);
         if (work < 0 || (r->key = key_of(c, work, g, &r->setting, err)) < 0) {
             char pre[300];
@@ -275,6 +286,9 @@ enum dp_status dp_calib_load(const char *const *paths, int n_paths,
     for (int i = 0; i < n_paths && !st; i++) st = read_table(c, paths[i], err);
     if (!st && !c->n)
         st = dp_error_set(err, DP_ERR_INVALID, "%s: no rows", n_paths ? paths[0] : "calibrate");
+    if (!st && (!(c->prof = calloc((size_t)c->n_prof, sizeof *c->prof)) ||
+                !(c->prof_owner = calloc((size_t)c->n_prof, sizeof *c->prof_owner))))
+        st = dp_error_set(err, DP_ERR_NOMEM, "calibrate: out of memory");
     if (st) {
         dp_calib_free(c);
         return st;

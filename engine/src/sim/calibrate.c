@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #include "sim/calib_impl.h"
 
@@ -15,24 +16,32 @@ struct predict_job {
     struct dp_calib               *c;
     const struct dp_sim_constants *k;
     const unsigned char           *want; /* per key; NULL: all */
-    int                            from, step;
+    int                            pass, from, step;
     enum dp_status                 st;
     struct dp_error                err;
 };
 
+/* Pass 0: the compute profiles of the wanted keys' classes (each class by the thread of its
+ * first key); pass 1: the keys. */
 static void *predict_run(void *arg) {
     struct predict_job *j = arg;
+    struct dp_calib *c = j->c;
     struct dp_sim_opts o;
     dp_sim_opts_default(&o);
     o.constants = j->k;
     o.min_run_ms = 1;
     o.throughput_only = true;
-    for (int i = j->from; i < j->c->n_keys && !j->st; i += j->step) {
-        struct calib_key *key = &j->c->keys[i];
-        if (j->want && !j->want[i]) continue;
+    for (int i = j->from; i < c->n_keys && !j->st; i += j->step) {
+        struct calib_key *key = &c->keys[i];
+        if ((j->want && !j->want[i]) || j->pass == 0) {
+            if (j->pass == 0 && (!j->want || j->want[i]) && c->prof_owner[key->prof] == i)
+                j->st = sim_profiles_init(c->work[key->work].w, &key->setting, key->gpu, j->k,
+                                          &c->prof[key->prof], &j->err);
+            continue;
+        }
         struct dp_sim_result r;
-        j->st = dp_simulate_workload(j->c->work[key->work].w, &key->setting, key->gpu, &o, &r,
-                                     &j->err);
+        j->st = sim_run(c->work[key->work].w, &key->setting, key->gpu, &o, &c->prof[key->prof],
+                        &r, &j->err);
         if (j->st) break;
         key->throughput = r.throughput;
         key->memory_gb = r.memory_gb;
@@ -51,19 +60,25 @@ static enum dp_status predict_keys(struct dp_calib *c, const struct dp_sim_const
     bool started[CALIB_MAX_THREADS] = {false};
     if (threads < 1) threads = 1;
     if (threads > CALIB_MAX_THREADS) threads = CALIB_MAX_THREADS;
-    for (int t = 0; t < threads; t++) {
-        jobs[t] = (struct predict_job){c, k, want, t, threads, DP_OK, {0}};
-        if (t > 0 && !pthread_create(&tid[t], NULL, predict_run, &jobs[t])) started[t] = true;
-    }
-    for (int t = 1; t < threads; t++) /* a thread that did not start: its share runs here */
-        if (!started[t]) predict_run(&jobs[t]);
-    predict_run(&jobs[0]);
     enum dp_status st = DP_OK;
-    for (int t = 0; t < threads; t++) {
-        if (started[t]) pthread_join(tid[t], NULL);
-        if (jobs[t].st && !st) {
-            st = jobs[t].st;
-            if (err) *err = jobs[t].err;
+    for (int i = 0; i < c->n_prof; i++) c->prof_owner[i] = -1;
+    for (int i = 0; i < c->n_keys; i++)
+        if ((!want || want[i]) && c->prof_owner[c->keys[i].prof] < 0)
+            c->prof_owner[c->keys[i].prof] = i;
+    for (int pass = 0; pass < 2 && !st; pass++) {
+        for (int t = 0; t < threads; t++) {
+            jobs[t] = (struct predict_job){c, k, want, pass, t, threads, DP_OK, {0}};
+            started[t] = t > 0 && !pthread_create(&tid[t], NULL, predict_run, &jobs[t]);
+        }
+        for (int t = 1; t < threads; t++) /* a thread that did not start: its share runs here */
+            if (!started[t]) predict_run(&jobs[t]);
+        predict_run(&jobs[0]);
+        for (int t = 0; t < threads; t++) {
+            if (started[t]) pthread_join(tid[t], NULL);
+            if (jobs[t].st && !st) {
+                st = jobs[t].st;
+                if (err) *err = jobs[t].err;
+            }
         }
     }
     return st;
@@ -95,12 +110,14 @@ enum dp_status dp_calib_predict(struct dp_calib *c, const struct dp_sim_constant
 
 /* --- the fit --- */
 
-/* The fitted constants, their physical bounds, and whether they move on a log scale. */
-static const struct {
+/* The fitted constants, their physical bounds, and whether they move on a log scale; then a
+ * generation's scale when the fitted rows hold two GPUs of it or more. */
+struct axis_def {
     size_t off;
     double lo, hi;
     bool   log;
-} axes[] = {
+};
+static const struct axis_def base_axes[] = {
     {offsetof(struct dp_sim_constants, eff_cuda), 0.1, 1.0, false},
     {offsetof(struct dp_sim_constants, eff_tensor), 0.05, 1.0, false},
     {offsetof(struct dp_sim_constants, winograd), 1.0, 2.25, false},
@@ -112,34 +129,81 @@ static const struct {
     {offsetof(struct dp_sim_constants, fuse_pt), 0.0, 1.0, false},
     {offsetof(struct dp_sim_constants, net_eff), 0.2, 1.0, false},
 };
-#define N_AXES ((int)(sizeof axes / sizeof axes[0]))
-
-static double *axis(struct dp_sim_constants *k, int a) {
-    return (double *)((char *)k + axes[a].off);
-}
-
-/* Axis a's position in [0, 1] and back. */
-static double to_unit(int a, double v) {
-    if (axes[a].log) return log(v / axes[a].lo) / log(axes[a].hi / axes[a].lo);
-    return (v - axes[a].lo) / (axes[a].hi - axes[a].lo);
-}
-static double from_unit(int a, double u) {
-    if (u < 0) u = 0;
-    if (u > 1) u = 1;
-    if (axes[a].log) return axes[a].lo * pow(axes[a].hi / axes[a].lo, u);
-    return axes[a].lo + u * (axes[a].hi - axes[a].lo);
-}
+#define N_BASE_AXES ((int)(sizeof base_axes / sizeof base_axes[0]))
+#define MAX_AXES    (N_BASE_AXES + DP_GEN_COUNT)
 
 struct fit_ctx {
     struct dp_calib *c;
     const bool      *use;
     unsigned char   *want;
     int              threads;
+    int              n_axes;
+    struct axis_def  axes[MAX_AXES];
 };
 
-/* The mean |log(predicted / measured)| over the used rows at constants k. */
-static enum dp_status objective(struct fit_ctx *f, const struct dp_sim_constants *k,
-                                double *out, struct dp_error *err) {
+static double *axis(const struct fit_ctx *f, struct dp_sim_constants *k, int a) {
+    return (double *)((char *)k + f->axes[a].off);
+}
+
+/* Axis a's position in [0, 1] and back. */
+static double to_unit(const struct fit_ctx *f, int a, double v) {
+    const struct axis_def *x = &f->axes[a];
+    if (x->log) return log(v / x->lo) / log(x->hi / x->lo);
+    return (v - x->lo) / (x->hi - x->lo);
+}
+static double from_unit(const struct fit_ctx *f, int a, double u) {
+    const struct axis_def *x = &f->axes[a];
+    if (u < 0) u = 0;
+    if (u > 1) u = 1;
+    if (x->log) return x->lo * pow(x->hi / x->lo, u);
+    return x->lo + u * (x->hi - x->lo);
+}
+
+/* The axes of a fit over the used rows: the base ones, and the scale of every generation
+ * with two GPUs or more among them. */
+static void set_axes(struct fit_ctx *f) {
+    f->n_axes = 0;
+    for (int a = 0; a < N_BASE_AXES; a++) f->axes[f->n_axes++] = base_axes[a];
+    for (int g = 1; g < DP_GEN_COUNT; g++) {
+        const char *first = NULL;
+        bool two = false;
+        for (int i = 0; i < f->c->n && !two; i++) {
+            const struct dp_calib_row *r = &f->c->rows[i];
+            if ((f->use && !f->use[i]) || (int)dp_gpu_generation(f->c->keys[r->key].gpu) != g)
+                continue;
+            if (!first) first = r->catalog;
+            else two = strcmp(first, r->catalog) != 0;
+        }
+        if (two)
+            f->axes[f->n_axes++] = (struct axis_def){
+                offsetof(struct dp_sim_constants, gen_scale) + (size_t)g * sizeof(double), 0.3,
+                3.0, true};
+    }
+}
+
+/* A generation the fit has no axis for gets the geometric mean of the fitted generations'
+ * scales (1 when none is fitted): an unseen generation behaves like the average one. */
+static void unfitted_scales(const struct fit_ctx *f, struct dp_sim_constants *k) {
+    bool fitted[DP_GEN_COUNT] = {false};
+    double sum = 0;
+    int n = 0;
+    for (int a = N_BASE_AXES; a < f->n_axes; a++) {
+        int g = (int)((f->axes[a].off - offsetof(struct dp_sim_constants, gen_scale)) /
+                      sizeof(double));
+        fitted[g] = true;
+        sum += log(k->gen_scale[g]);
+        n++;
+    }
+    for (int g = 0; g < DP_GEN_COUNT; g++)
+        if (!fitted[g]) k->gen_scale[g] = n ? exp(sum / n) : 1.0;
+}
+
+/* The mean |log(predicted / measured)| over the used rows at constants k (its unfitted
+ * generations' scales set first). */
+static enum dp_status objective(struct fit_ctx *f, struct dp_sim_constants *k, double *out,
+                                struct dp_error *err) {
+    static int n_eval; if (getenv("DP_COUNT")) fprintf(stderr, "eval %d\n", ++n_eval);
+    unfitted_scales(f, k);
     enum dp_status st = predict_keys(f->c, k, f->want, f->threads, err);
     if (st) return st;
     double sum = 0;
@@ -154,37 +218,45 @@ static enum dp_status objective(struct fit_ctx *f, const struct dp_sim_constants
     return DP_OK;
 }
 
-/* Pattern search from *k with initial step `step` (unit scale) down to 1/256 of the range. */
-static enum dp_status search(struct fit_ctx *f, struct dp_sim_constants *k, double step,
+/* Compass search from *k: each axis has its own step (unit scale), tried both ways; a step
+ * that improves the objective is kept and doubled, one that does not is halved; it stops when
+ * every step is below 1/128 of its range. */
+static enum dp_status search(struct fit_ctx *f, struct dp_sim_constants *k, double step0,
                              double *best, struct dp_error *err) {
+    double step[MAX_AXES];
+    for (int a = 0; a < f->n_axes; a++) step[a] = step0;
     enum dp_status st = objective(f, k, best, err);
-    while (!st && step >= 1.0 / 256) {
-        bool moved = false;
-        for (int a = 0; a < N_AXES && !st; a++) {
-            for (int dir = -1; dir <= 1 && !st; dir += 2) {
+    for (bool active = true; active && !st;) {
+        active = false;
+        for (int a = 0; a < f->n_axes && !st; a++) {
+            if (step[a] < 1.0 / 128) continue;
+            active = true;
+            bool moved = false;
+            for (int dir = -1; dir <= 1 && !st && !moved; dir += 2) {
                 struct dp_sim_constants t = *k;
-                double u = to_unit(a, *axis(k, a)) + dir * step;
+                double u = to_unit(f, a, *axis(f, k, a)) + dir * step[a];
                 if (u < -1e-9 || u > 1 + 1e-9) continue;
-                *axis(&t, a) = from_unit(a, u);
+                *axis(f, &t, a) = from_unit(f, a, u);
                 double e;
                 if ((st = objective(f, &t, &e, err))) break;
                 if (e < *best - 1e-9) {
                     *best = e;
                     *k = t;
                     moved = true;
-                    break;
                 }
             }
+            step[a] = moved ? (step[a] * 2 > 0.5 ? 0.5 : step[a] * 2) : step[a] / 2;
         }
-        if (!moved) step /= 2;
     }
+    if (!st) unfitted_scales(f, k);
     return st;
 }
 
 static enum dp_status fit(struct dp_calib *c, const bool *use, struct dp_sim_constants *k,
                           double step, double *obj, int threads, struct dp_error *err) {
-    struct fit_ctx f = {c, use, calloc((size_t)c->n_keys + 1, 1), threads};
+    struct fit_ctx f = {c, use, calloc((size_t)c->n_keys + 1, 1), threads, 0, {{0}}};
     if (!f.want) return dp_error_set(err, DP_ERR_NOMEM, "calibrate: out of memory");
+    set_axes(&f);
     for (int i = 0; i < c->n; i++)
         if (!use || use[i]) f.want[c->rows[i].key] = 1;
     double best = 0;

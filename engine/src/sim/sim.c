@@ -22,18 +22,28 @@
 #define DDP_FIRST_BUCKET_BYTES 1048576.0
 
 void dp_sim_constants_default(struct dp_sim_constants *c) {
-    /* Fitted by `driple calibrate --fit` over ../shared/calibration (notes/calibration.md);
-     * ps_host_gbps, jitter and context_gb are typical figures, not fitted. */
-    c->eff_cuda = 0.50;
-    c->eff_tensor = 0.30;
-    c->winograd = 2.0;
-    c->eff_mem = 0.60;
-    c->gap_us = 3.0;
-    c->host_tf_us = 8.0;
-    c->host_pt_us = 8.0;
-    c->fuse_tf = 0.0;
-    c->fuse_pt = 0.0;
-    c->net_eff = 0.70;
+    /* Fitted by `driple calibrate --fit` over the 834 rows of ../shared/calibration
+     * (notes/calibration.md); ps_host_gbps, jitter and context_gb are typical figures, not
+     * fitted. A generation without two GPUs in the data (Kepler, Maxwell, Ada, Hopper,
+     * Blackwell) takes the geometric mean of the fitted generations' scales. */
+    static const double gen[DP_GEN_COUNT] = {
+        [DP_GEN_PASCAL] = 0.931, [DP_GEN_VOLTA] = 1.15, [DP_GEN_TURING] = 1.07,
+        [DP_GEN_AMPERE] = 1.06};
+    double mean = 0;
+    int n = 0;
+    for (int g = 0; g < DP_GEN_COUNT; g++)
+        if (gen[g] > 0) mean += log(gen[g]), n++;
+    for (int g = 0; g < DP_GEN_COUNT; g++) c->gen_scale[g] = gen[g] > 0 ? gen[g] : exp(mean / n);
+    c->eff_cuda = 0.711;
+    c->eff_tensor = 0.627;
+    c->winograd = 2.07;
+    c->eff_mem = 0.45;
+    c->gap_us = 10.1;
+    c->host_tf_us = 2.53;
+    c->host_pt_us = 25.3;
+    c->fuse_tf = 0.742;
+    c->fuse_pt = 1.0;
+    c->net_eff = 0.35;
     c->ps_host_gbps = 20.0;
     c->jitter = 0.03;
     c->context_gb = 0.4;
@@ -106,37 +116,32 @@ static void make_buckets(const struct dp_setting *s, const struct sim_allreduce 
     }
 }
 
-/* One iteration under all-reduce: every worker's backward pass (factor jit[w]) makes the
- * buckets ready; a bucket's collective starts when every worker has it and the previous one
- * is done; then each worker updates. Fills the bucket spans of iteration q and returns the
- * slowest worker's end. */
+/* One iteration under all-reduce: every worker's backward pass (factor jit[w]; under
+ * all-reduce nothing waits inside the compute, so a chunk ends at jit[w] x the profile's
+ * running sum) makes the buckets ready; a bucket's collective starts when every worker has it
+ * and the previous one is done; then each worker updates. Fills the bucket spans of iteration
+ * q and returns the slowest worker's end. */
 static double allreduce_iteration(struct iter_state *st, int q, const double *jit) {
     double *s0 = &st->ar_start[(size_t)q * st->n_buckets];
     double *e0 = &st->ar_end[(size_t)q * st->n_buckets];
-    struct timeline tl;
-    for (int b = 0; b < st->n_buckets; b++) s0[b] = 0;
-    double slow_bend = 0;
-    for (int w = 0; w < st->n_workers; w++) {
-        sim_timeline(st, w, -1, jit[w], &tl);
-        for (int b = 0; b < st->n_buckets; b++) {
-            int c = st->bucket_chunk[b];
-            double ready = tl.bs[c] + jit[w] * st->bw.c[c].t;
-            if (ready > s0[b]) s0[b] = ready;
-        }
-        if (tl.bend > slow_bend) slow_bend = tl.bend;
-    }
-    double prev = 0;
+    double jmax = 0;
+    for (int w = 0; w < st->n_workers; w++)
+        if (jit[w] > jmax) jmax = jit[w];
+    double prev = 0, cum = st->fw.total;
+    int c = 0;
     for (int b = 0; b < st->n_buckets; b++) {
-        if (s0[b] < prev) s0[b] = prev;
+        for (; c <= st->bucket_chunk[b]; c++) cum += st->bw.c[c].t;
+        s0[b] = jmax * cum > prev ? jmax * cum : prev;
         e0[b] = s0[b] + st->bucket_ms[b];
         prev = e0[b];
     }
     double slow = 0;
     for (int w = 0; w < st->n_workers; w++) {
-        sim_timeline(st, w, q, jit[w], &tl);
-        if (tl.end > slow) slow = tl.end;
+        double bend = jit[w] * (st->fw.total + st->bw.total);
+        double end = (bend > prev ? bend : prev) + jit[w] * st->update_ms;
+        if (end > slow) slow = end;
     }
-    return slow > slow_bend ? slow : slow_bend;
+    return slow;
 }
 
 static void iter_state_free(struct iter_state *is) {
@@ -152,25 +157,46 @@ static void iter_state_free(struct iter_state *is) {
     free(is->T);
 }
 
+enum dp_status sim_profiles_init(const struct dp_sim_workload *w, const struct dp_setting *s,
+                                 const struct dp_gpu *gpu, const struct dp_sim_constants *k,
+                                 struct sim_profiles *p, struct dp_error *err) {
+    enum dp_status st = sim_device_init(gpu, &p->dev, err);
+    if (st) {
+        dp_error_prefix(err, s->id);
+        return st;
+    }
+    return sim_compute(w, &p->dev, s, k, &p->fw, &p->bw, &p->update_ms, err);
+}
+
 enum dp_status dp_simulate_workload(const struct dp_sim_workload *w, const struct dp_setting *s,
-                                    const struct dp_gpu *gpu, const struct dp_sim_opts *opts_in,
+                                    const struct dp_gpu *gpu, const struct dp_sim_opts *opts,
                                     struct dp_sim_result *out, struct dp_error *err) {
+    struct dp_sim_constants k;
+    struct sim_profiles *p = malloc(sizeof *p);
+    if (!p) return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", s->id);
+    if (opts && opts->constants) k = *opts->constants;
+    else dp_sim_constants_default(&k);
+    enum dp_status st = dp_setting_check(s, err);
+    if (!st) st = sim_profiles_init(w, s, gpu, &k, p, err);
+    if (!st) st = sim_run(w, s, gpu, opts, p, out, err);
+    free(p);
+    return st;
+}
+
+enum dp_status sim_run(const struct dp_sim_workload *w, const struct dp_setting *s,
+                       const struct dp_gpu *gpu, const struct dp_sim_opts *opts_in,
+                       const struct sim_profiles *prof, struct dp_sim_result *out,
+                       struct dp_error *err) {
     struct dp_sim_opts opts;
     struct dp_sim_constants cst;
-    struct sim_device dev;
+    const struct sim_device dev = prof->dev;
     if (opts_in) opts = *opts_in;
     else dp_sim_opts_default(&opts);
     if (opts.constants) cst = *opts.constants;
     else dp_sim_constants_default(&cst);
     if (opts.iterations <= 0) opts.iterations = 20;
     if (!(opts.threshold > 0)) opts.threshold = DP_TRACE_THRESHOLD;
-
-    enum dp_status st = dp_setting_check(s, err);
-    if (st) return st;
-    if ((st = sim_device_init(gpu, &dev, err))) {
-        dp_error_prefix(err, s->id);
-        return st;
-    }
+    enum dp_status st = DP_OK;
     if (s->network == DP_NET_NVLINK && !(dev.nvlink > 0))
         return dp_error_set(err, DP_ERR_INVALID,
                             "%s: GPU %s has no NVLink in the catalog (nvlink_gbps unknown); "
@@ -185,7 +211,9 @@ enum dp_status dp_simulate_workload(const struct dp_sim_workload *w, const struc
     bool ar = s->sync == DP_SYNC_ALLREDUCE, mixed = s->precision == DP_PREC_MIXED;
     is.allreduce = ar;
     is.n_workers = W;
-    if ((st = sim_compute(w, &dev, s, &cst, &is.fw, &is.bw, &is.update_ms, err))) goto fail;
+    is.fw = prof->fw;
+    is.bw = prof->bw;
+    is.update_ms = prof->update_ms;
     if (!(shard = calloc((size_t)NP + 1, sizeof *shard)) ||
         !(is.P = calloc((size_t)W, sizeof(double))) ||
         !(is.Q = calloc((size_t)W, sizeof(double))) ||
@@ -241,7 +269,9 @@ enum dp_status dp_simulate_workload(const struct dp_sim_workload *w, const struc
 
     /* Memory footprint of one worker. */
     double byte_scale = mixed && !w->graph_f16 ? 0.5 : 1.0;
-    is.act_bytes = w->act_bytes * byte_scale;
+    /* A fusing framework keeps the fused chains' inputs, not their outputs. */
+    double fuse = s->framework == DP_FW_PYTORCH ? cst.fuse_pt : cst.fuse_tf;
+    is.act_bytes = (w->act_bytes - fuse * (w->act_bytes - w->act_fused)) * byte_scale;
     is.base_bytes = sim_base_bytes(w, s, &cst, shard, NP);
     out->memory_gb = (is.base_bytes + is.act_bytes) / 1e9;
     out->oom = !isnan(dev.memory_gb) && out->memory_gb > dev.memory_gb;

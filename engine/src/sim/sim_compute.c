@@ -31,18 +31,26 @@ static const struct dp_node *conv_filter(const struct dp_graph *g, const struct 
 }
 
 /* A conv/matmul output as a GEMM: rows (every leading dimension at the batch) and columns (the
- * last); a filter gradient [kh, kw, cin, cout] is kh*kw*cin x cout. The reduction width, for
- * tensor-core eligibility: the filter's kh*kw*cin (convolutions) or the first operand's last
- * dimension (matmuls). */
+ * last), for the wave quantisation; 0 x 0 for a weight gradient (an output without the batch
+ * dimension: the reduction runs over the batch, and cuBLAS / cuDNN split it over the SMs). The
+ * reduction and output widths, for tensor-core eligibility: the filter's kh*kw*cin (kh*kw*cout
+ * for the input gradient) or the first operand's last dimension (matmuls), and the output's
+ * last dimension. */
 static void gemm_shape(const struct dp_graph *g, const struct dp_node *n, int64_t batch,
-                       double *m, double *cols, double *red) {
-    *m = *cols = *red = 0;
+                       double *m, double *cols, double *red, double *width) {
+    *m = *cols = *red = *width = 0;
     if (n->n_dims < 2) return;
+    *width = n->dims[n->n_dims - 1] > 0 ? (double)n->dims[n->n_dims - 1] : 0;
     double rows = 1;
-    for (int d = 0; d < n->n_dims - 1; d++)
+    bool has_batch = false;
+    for (int d = 0; d < n->n_dims - 1; d++) {
+        has_batch |= n->dims[d] == DP_DIM_BATCH;
         rows *= n->dims[d] == DP_DIM_BATCH ? (double)batch : n->dims[d] > 0 ? n->dims[d] : 0;
-    *m = rows;
-    *cols = n->dims[n->n_dims - 1] > 0 ? (double)n->dims[n->n_dims - 1] : 0;
+    }
+    if (has_batch) {
+        *m = rows;
+        *cols = *width;
+    }
     const struct dp_node *filt = conv_filter(g, n);
     if (filt && filt->n_dims == 4) {
         *red = (double)filt->dims[0] * filt->dims[1] * filt->dims[2];
@@ -83,6 +91,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
     double *need = NULL;      /* per node: parameters a forward op reads first / a grad op makes */
     unsigned char *claimed = NULL; /* per variable: a forward op already needs it */
     int *readers = NULL, *worker_idx = NULL;
+    unsigned char *elem = NULL; /* per worker op: element-wise (fusable) */
     if (!w) goto fail;
     snprintf(w->name, sizeof w->name, "%s", dp_graph_name(g));
     if (batch <= 0) batch = dp_graph_batch(g);
@@ -92,7 +101,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
     if (!(w->ops = calloc(nn + 1, sizeof *w->ops)) || !(w->vars = calloc(nn + 1, sizeof *w->vars)) ||
         !(need = calloc(nn + 1, sizeof *need)) || !(claimed = calloc(nn + 1, 1)) ||
         !(readers = calloc(nn + 1, sizeof *readers)) ||
-        !(worker_idx = malloc((nn + 1) * sizeof *worker_idx)))
+        !(worker_idx = malloc((nn + 1) * sizeof *worker_idx)) || !(elem = calloc(nn + 1, 1)))
         goto fail;
     /* Which ops run on the worker GPU: those placed on a GPU; when the graph names no device
      * at all, every op with a kernel. */
@@ -143,13 +152,15 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
             o->bytes = n->bytes > 0 ? n->bytes * r : 0;
         }
         flops_total += o->flops;
-        o->cls = (unsigned char)cls;
+        o->mm = cls == DP_OPCLASS_MATMUL;
+        o->launches = 1;
         o->back = is_backward(n);
-        if (cls == DP_OPCLASS_MATMUL) {
-            double red;
-            gemm_shape(g, n, batch, &o->m, &o->n, &red);
+        elem[w->n_ops] = cls == DP_OPCLASS_ELEMWISE;
+        if (o->mm) {
+            double red, width;
+            gemm_shape(g, n, batch, &o->m, &o->n, &red, &width);
             o->wino = dp_op_winograd_eligible(g, n);
-            o->tc = red >= 8 && o->n >= 8;
+            o->tc = red >= 8 && width >= 8;
         }
         if (o->back) {
             o->pneed = need[i];
@@ -175,10 +186,10 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
     for (size_t i = 0; i < nn; i++) {
         const struct dp_node *n = dp_graph_node(g, i);
         int wi = worker_idx[i];
-        if (wi < 0 || w->ops[wi].cls != DP_OPCLASS_ELEMWISE) continue;
+        if (wi < 0 || !elem[wi]) continue;
         for (int k = 0; k < n->n_inputs; k++) {
             int src = n->inputs[k], ws = worker_idx[src];
-            if (ws < 0 || w->ops[ws].cls != DP_OPCLASS_ELEMWISE || readers[src] != 1) continue;
+            if (ws < 0 || !elem[ws] || readers[src] != 1) continue;
             const struct dp_node *sn = dp_graph_node(g, (size_t)src);
             int es = dp_dtype_size(sn->dtype);
             w->ops[ws].absorbed = 1;
@@ -193,11 +204,40 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
         }
     qsort(w->vars, (size_t)w->n_vars, sizeof *w->vars, cmp_desc);
     w->gflops = flops_total / 1e9;
-    if ((st = dp_sim_activation_bytes(g, batch, &w->act_bytes, err))) goto fail;
+    /* Forward records first, each phase in graph order, consecutive memory-bound ops merged. */
+    struct sim_op *sorted = malloc((size_t)w->n_ops * sizeof *sorted);
+    if (!sorted) goto fail;
+    int k = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < w->n_ops; i++) {
+            const struct sim_op *o = &w->ops[i];
+            if (o->back != pass) continue;
+            struct sim_op *last = k && (pass ? k > w->n_fw : true) ? &sorted[k - 1] : NULL;
+            if (!o->mm && last && !last->mm) {
+                last->bytes += o->bytes;
+                last->fused += o->fused;
+                last->launches += 1;
+                last->absorbed += o->absorbed;
+                last->pneed += o->pneed;
+                continue;
+            }
+            sorted[k] = *o;
+            if (!o->mm) sorted[k].flops = 0;
+            k++;
+        }
+        if (!pass) w->n_fw = k;
+    }
+    free(w->ops);
+    w->ops = sorted;
+    w->n_ops = k;
+    if ((st = dp_sim_activation_bytes(g, batch, &w->act_bytes, err)) ||
+        (st = sim_activation_fused(g, batch, &w->act_fused, err)))
+        goto fail;
     free(need);
     free(claimed);
     free(readers);
     free(worker_idx);
+    free(elem);
     *out = w;
     return DP_OK;
 fail:
@@ -207,6 +247,7 @@ fail:
     free(claimed);
     free(readers);
     free(worker_idx);
+    free(elem);
     dp_sim_workload_free(w);
     return st;
 }
@@ -358,27 +399,23 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
     double byte_scale = mixed && !w->graph_f16 ? 0.5 : 1.0;
     double fuse = pt ? k->fuse_pt : k->fuse_tf;
     double host = (pt ? k->host_pt_us : k->host_tf_us) / 1000, gap = k->gap_us / 1000;
-    double mem_rate = d->bw * k->eff_mem;
+    double mem_rate = d->bw * k->eff_mem, gs = k->gen_scale[d->gen];
+    double e_cuda = k->eff_cuda * gs, e_tensor = k->eff_tensor * gs;
     struct oprec *rec = malloc(((size_t)w->n_ops + 1) * sizeof *rec);
     if (!rec) return dp_error_set(err, DP_ERR_NOMEM, "out of memory simulating %s", w->name);
     for (int pass = 0; pass < 2; pass++) {
-        int n = 0;
-        for (int i = 0; i < w->n_ops; i++) {
+        int n = 0, from = pass ? w->n_fw : 0, to = pass ? w->n_ops : w->n_fw;
+        for (int i = from; i < to; i++) {
             const struct sim_op *o = &w->ops[i];
-            if (o->back != pass) continue;
-            double bytes = o->bytes * byte_scale, launches = 1;
-            if (o->cls == DP_OPCLASS_ELEMWISE) {
+            double bytes = o->bytes * byte_scale, launches = o->launches, tf = 0;
+            if (o->mm) {
+                double q = wave_efficiency(o->m, o->n, d->sms);
+                if (tc > 0 && o->tc) tf = o->flops / (tc * e_tensor * q);
+                else tf = o->flops / ((o->wino ? k->winograd : 1) * d->fp32 * e_cuda * q);
+            } else {
                 bytes -= fuse * o->fused * byte_scale;
                 if (bytes < 0) bytes = 0;
-                if (o->absorbed) launches = 1 - fuse;
-            }
-            double tf = 0;
-            if (o->cls == DP_OPCLASS_MATMUL) {
-                double q = wave_efficiency(o->m, o->n, d->sms);
-                if (tc > 0 && o->tc) tf = o->flops / (tc * k->eff_tensor * q);
-                else tf = o->flops / ((o->wino ? k->winograd : 1) * d->fp32 * k->eff_cuda * q);
-            } else {
-                tf = o->flops / (d->fp32 * k->eff_cuda);
+                launches -= fuse * o->absorbed;
             }
             double tm = bytes / mem_rate, kern = tf > tm ? tf : tm;
             rec[n++] = (struct oprec){kern, tm < kern ? tm : kern, launches, o->pneed};

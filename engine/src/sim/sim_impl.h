@@ -14,31 +14,37 @@
 
 #define BYTES_PER_MS(gbps) ((gbps) * 1e6) /* GB/s -> bytes per ms */
 
-/* One op a worker runs per step, costed at the workload's batch. */
+/* What a worker runs per step, costed at the workload's batch: one convolution or matmul, or a
+ * run of consecutive memory-bound ops (element-wise, reductions, copies: on every GPU their
+ * FLOPs per byte sit far below the GPU's, so their time is their bytes over the bandwidth). */
 struct sim_op {
-    double flops, bytes; /* bytes at the graph's dtypes */
-    double m, n;         /* convolutions and matmuls: the output as a GEMM, rows x columns */
+    double flops;        /* conv/matmul: its FLOPs; a run: 0 */
+    double bytes;        /* at the graph's dtypes (a run: its ops' sum) */
+    double fused;        /* bytes a fused kernel saves: element-wise ops reading an element-wise
+                            op's output that nothing else reads (neither written nor read) */
+    double launches;     /* kernels: 1, or a run's ops */
+    double absorbed;     /* of a run's ops, those a fused kernel takes in (an element-wise op
+                            whose only reader is element-wise) */
+    double m, n;         /* conv/matmul as a GEMM, rows x columns (wave quantisation) */
     double pneed;        /* forward: parameters first read here; backward: gradients made here */
-    double fused;        /* element-wise ops: the bytes a fused kernel saves (inputs made by an
-                            element-wise op that nothing else reads: neither written nor read) */
-    unsigned char cls;   /* enum dp_op_class */
+    unsigned char mm;    /* a convolution or matmul */
     unsigned char back;  /* in the backward pass */
     unsigned char wino;  /* a 3x3 stride-1 convolution (cuDNN's Winograd on CUDA cores) */
     unsigned char tc;    /* tensor cores can run it (reduction and output widths >= 8) */
-    unsigned char absorbed; /* element-wise, its output read only by one element-wise op: a
-                               fused kernel does its work (no launch of its own) */
 };
 
 struct dp_sim_workload {
     char           name[128]; /* the graph's */
     int64_t        batch;
-    int            n_ops;
-    struct sim_op *ops;       /* forward then backward ops in graph order */
+    int            n_ops, n_fw;
+    struct sim_op *ops;       /* the n_fw forward records, then the backward ones, each in
+                                 graph order */
     int            n_vars;
     double        *vars;      /* parameters per variable, largest first */
     double         params;
     int            slots;     /* optimizer slots per parameter (Momentum 1, Adam 2, ...) */
     double         act_bytes; /* activation peak of the liveness sweep, at the graph's dtypes */
+    double         act_fused; /* the same with element-wise chains fused (sim_activation_fused) */
     bool           graph_f16; /* the graph computes in fp16 (a mixed-precision export) */
     double         gflops;    /* forward + backward, one worker */
 };
@@ -79,6 +85,23 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
                            const struct dp_setting *s, const struct dp_sim_constants *k,
                            struct phase_prof *fw, struct phase_prof *bw, double *update_ms,
                            struct dp_error *err);
+
+/* The device and compute profiles of a workload under a setting: what sim_run needs besides
+ * the synchronisation; depends on the GPU, precision and framework, not on the cluster. */
+struct sim_profiles {
+    struct sim_device dev;
+    struct phase_prof fw, bw;
+    double            update_ms;
+};
+enum dp_status sim_profiles_init(const struct dp_sim_workload *w, const struct dp_setting *s,
+                                 const struct dp_gpu *gpu, const struct dp_sim_constants *k,
+                                 struct sim_profiles *p, struct dp_error *err);
+/* dp_simulate_workload with the profiles made (s already checked; opts->constants must be
+ * those of the profiles). */
+enum dp_status sim_run(const struct dp_sim_workload *w, const struct dp_setting *s,
+                       const struct dp_gpu *gpu, const struct dp_sim_opts *opts,
+                       const struct sim_profiles *prof, struct dp_sim_result *out,
+                       struct dp_error *err);
 
 /* --- network --- */
 /* Parameter-server flows over per-GPU links, per-machine NICs and the PS hosts. */
@@ -155,9 +178,13 @@ enum dp_status sim_sample_worker(const struct iter_state *st, int w, double dt, 
                                  struct dp_trace *tr, double *busy_total, struct dp_error *err);
 
 /* --- memory --- */
+/* dp_sim_activation_bytes with the element-wise ops of the forward pass whose forward readers
+ * are all element-wise fused into their consumers' kernels: not kept, recomputed for the
+ * backward pass from the fused kernel's inputs, which stay alive instead. */
+enum dp_status sim_activation_fused(const struct dp_graph *g, int64_t batch, double *peak,
+                                    struct dp_error *err);
 /* Per-worker bytes besides activations: the CUDA context, weights (fp16 copies under mixed
- * precision), gradients, optimizer slots where the update runs on the worker, and under
- * PyTorch DDP its gradient buckets. */
+ * precision), gradients, optimizer slots where the update runs on the worker. */
 double sim_base_bytes(const struct dp_sim_workload *w, const struct dp_setting *s,
                       const struct dp_sim_constants *k, const double *shard, int n_ps);
 

@@ -56,8 +56,11 @@ static int heap_pop(int *h, int *n) {
     return top;
 }
 
-enum dp_status dp_sim_activation_bytes(const struct dp_graph *g, int64_t batch, double *peak,
-                                       struct dp_error *err) {
+/* The sweep; fused: element-wise forward ops whose forward readers are all element-wise run
+ * inside a fused kernel and are recomputed for the backward pass, so their outputs take no
+ * buffer and their inputs stay alive for the backward readers instead. */
+static enum dp_status sweep(const struct dp_graph *g, int64_t batch, bool fused, double *peak,
+                            struct dp_error *err) {
     size_t nn = dp_graph_n_nodes(g);
     int n = (int)nn;
     enum dp_status st = DP_ERR_NOMEM;
@@ -150,6 +153,24 @@ enum dp_status dp_sim_activation_bytes(const struct dp_graph *g, int64_t batch, 
             if (pos[i] > last[src]) last[src] = pos[i];
         }
     }
+    for (int p = n - 1; fused && p >= 0; p--) { /* consumers first: last[] flows to inputs */
+        int i = order[p];
+        const struct dp_node *d = dp_graph_node(g, (size_t)i);
+        if (!runs[i] || size[i] <= 0 || dp_node_phase(d) != DP_PHASE_FORWARD ||
+            dp_op_class(d->op) != DP_OPCLASS_ELEMWISE || dp_op_is_alias(d->op))
+            continue;
+        bool inner = false;
+        for (int e = radj_start[i]; e < radj_start[i + 1]; e++) {
+            const struct dp_node *r = dp_graph_node(g, (size_t)radj[e]);
+            if (dp_node_phase(r) != DP_PHASE_FORWARD) continue;
+            inner = dp_op_class(r->op) == DP_OPCLASS_ELEMWISE;
+            if (!inner) break;
+        }
+        if (!inner) continue;
+        size[i] = 0;
+        for (int k = 0; k < d->n_inputs; k++)
+            if (last[i] > last[d->inputs[k]]) last[d->inputs[k]] = last[i];
+    }
     /* The sweep: a tensor takes a buffer when made (an alias shares its input's; an
      * element-wise op takes over the buffer of a same-sized input it is the last reader of, as
      * TF's forward_input_or_allocate_output does), the buffer is freed after its last reader.
@@ -190,7 +211,7 @@ enum dp_status dp_sim_activation_bytes(const struct dp_graph *g, int64_t batch, 
             ent_next[n_ent] = head[end[b]];
             head[end[b]] = n_ent++;
         }
-        if (runs[i] && dp_op_class(d->op) == DP_OPCLASS_MATMUL) {
+        if (runs[i] && dp_op_class(d->op) == DP_OPCLASS_MATMUL && !strncmp(d->op, "Conv", 4)) {
             ws = size[i];
             for (int k = 0; k < d->n_inputs; k++)
                 if (size[d->inputs[k]] > ws) ws = size[d->inputs[k]];
@@ -229,6 +250,16 @@ done:
 }
 
 
+enum dp_status dp_sim_activation_bytes(const struct dp_graph *g, int64_t batch, double *peak,
+                                       struct dp_error *err) {
+    return sweep(g, batch, false, peak, err);
+}
+
+enum dp_status sim_activation_fused(const struct dp_graph *g, int64_t batch, double *peak,
+                                    struct dp_error *err) {
+    return sweep(g, batch, true, peak, err);
+}
+
 double sim_base_bytes(const struct dp_sim_workload *w, const struct dp_setting *s,
                       const struct dp_sim_constants *k, const double *shard, int n_ps) {
     bool mixed = s->precision == DP_PREC_MIXED, pt = s->framework == DP_FW_PYTORCH;
@@ -245,7 +276,6 @@ double sim_base_bytes(const struct dp_sim_workload *w, const struct dp_setting *
     else if (s->network == DP_NET_NVLINK)
         for (int p = 0; p < n_ps; p++)
             if (w->slots * shard[p] > slots) slots = w->slots * shard[p];
-    /* PyTorch DDP copies the gradients into its buckets */
-    double buckets = ar && pt && s->workers > 1 ? w->params * 4.0 : 0;
-    return k->context_gb * 1e9 + weights + grads + slots + buckets;
+    /* (PyTorch DDP's buckets are views of the gradients: nothing more) */
+    return k->context_gb * 1e9 + weights + grads + slots;
 }

@@ -1,8 +1,7 @@
-/* cmd_sim.c: `driple simulate` (the PS training simulator on one graph and setting),
- * `driple trace extract` (labels from measured or simulated traces) and `driple calibrate`
- * (the simulator against published tf_cnn_benchmarks throughput). Simulated figures are
- * labelled "simulated" in every output. */
-#include <errno.h>
+/* cmd_simulate.c: `driple simulate`: the training simulator on one graph and setting (an id
+ * of the list or any cluster the options name): timings, throughput (tokens/s too for the
+ * zoo's sequence models), memory, the breakdown of an iteration, the 12 labels, and the
+ * per-worker traces on request. Every figure is labelled simulated. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,33 +10,22 @@
 #include "cli.h"
 #include "cmd.h"
 #include "cmd_util.h"
-#include "dp/dataset.h"
 #include "dp/graph_io.h"
 #include "dp/settings.h"
 #include "dp/sim.h"
 #include "dp/trace.h"
 #include "dp/zoo.h"
 
-
 #define SIM_USAGE                                                                               \
     "driple simulate GRAPH (--setting ID [--settings FILE] | --gpu NAME " CMD_CLUSTER_USAGE    \
-    ")\n       [--batch N] [--exported-batch N] [--seed S] "                                      \
+    ")\n       [--batch N] [--exported-batch N] [--seq N | --input N] [--optimizer O] [--seed S] " \
     "[--iterations N] [--sample-ms MS]\n       [--threshold FRAC] [--trace OUT.csv] "          \
     "[--gpus FILE] [--json]\n"                                                                \
-    "  GRAPH: a graph file (driple-graph/1, .pbtxt, .onnx) or zoo:MODEL (driple zoo list)\n"  \
+    "  GRAPH: a graph file (driple-graph/1, .pbtxt, .onnx) or zoo:MODEL (driple zoo list;\n" \
+    "  --seq/--input and --optimizer sgd|momentum|adam build it)\n"                          \
     "  networks: PCIe NVLink 1GbE 10GbE 25GbE 40GbE 100GbE IB-EDR IB-HDR (all-reduce: the "  \
     "network between machines; inside one NCCL uses NVLink or PCIe as the GPU has them)\n"   \
     "  throughput = batch x workers / iteration (samples/s); every figure is simulated"
-#define TRACE_USAGE                                                                             \
-    "driple trace extract TRACE.csv [--net NET.csv] [--threshold FRAC] [--json] "             \
-    "[--driple-csv OUT.csv [--gpu G] [--model M] [--job J] [--batch N]]\n"                    \
-    "  TRACE.csv: nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.memory,"       \
-    "memory.used --format=csv -lms 100, a timestamp,rx_bytes,tx_bytes counter CSV, or a "     \
-    "driple simulate --trace file\n"                                                          \
-    "  a burst is a maximal run of samples above FRAC x the resource's maximum (default 0.1); " \
-    "idle/active = mean gap/burst length (ms), peak = mean of each burst's largest sample"
-/* --- JSON and text printers --- */
-
 struct named_num {
     const char *key;
     double      v;
@@ -51,28 +39,6 @@ static void json_nums(FILE *f, const struct named_num *v, int n) {
     }
 }
 
-static void json_labels(FILE *f, const double *labels) {
-    fputc('{', f);
-    for (int r = 0; r < DP_N_RESOURCES; r++) {
-        const struct named_num l[3] = {
-            {"idle", labels[3 * r]}, {"active", labels[3 * r + 1]}, {"peak", labels[3 * r + 2]}};
-        if (r) fputc(',', f);
-        cmd_json_str(f, dp_series_name((enum dp_series_kind)r));
-        fputs(":{", f);
-        json_nums(f, l, 3);
-        fputc('}', f);
-    }
-    fputc('}', f);
-}
-
-static void text_labels(const double *labels) {
-    printf("  %-13s %12s %12s %12s\n", "resource", "idle (ms)", "active (ms)", "peak");
-    for (int r = 0; r < DP_N_RESOURCES; r++)
-        printf("  %-13s %12.2f %12.2f %12.2f %s\n", dp_series_name((enum dp_series_kind)r),
-               labels[3 * r], labels[3 * r + 1], labels[3 * r + 2],
-               dp_series_unit((enum dp_series_kind)r));
-}
-
 /* --- loading --- */
 
 static int load_catalog(const char *path, struct dp_gpu_catalog **out) {
@@ -81,22 +47,26 @@ static int load_catalog(const char *path, struct dp_gpu_catalog **out) {
     return 0;
 }
 
-/* GRAPH: a file (read with io), or zoo:MODEL built at the given batch (0 = the model's
- * default). */
-static int load_graph(const char *spec, int64_t batch, enum dp_precision prec,
-                      const struct dp_import_opts *io, struct dp_graph **out) {
+/* GRAPH: a file (read with io), or zoo:MODEL built with zo (its batch, precision, input or
+ * sequence length and optimizer); *tokens gets a zoo sequence model's tokens per sample (0
+ * otherwise). zoo_given: an option only zoo:MODEL takes was given. */
+static int load_graph(const char *spec, struct dp_zoo_opts *zo, bool zoo_given,
+                      const struct dp_import_opts *io, struct dp_graph **out, double *tokens) {
     struct dp_error err = {0};
+    *tokens = 0;
     if (!strncmp(spec, "zoo:", 4)) {
         if (io && io->exported_batch)
             return cli_usage("simulate", SIM_USAGE,
                              "--exported-batch needs a graph file (zoo:MODEL is built at --batch)");
-        struct dp_zoo_opts zo;
-        dp_zoo_opts_default(&zo);
-        zo.batch = batch;
-        zo.precision = prec;
-        if (dp_zoo_build(spec + 4, &zo, out, &err)) return cli_fail(&err);
+        if (dp_zoo_build(spec + 4, zo, out, &err)) return cli_fail(&err);
+        const struct dp_zoo_info *zi = dp_zoo_find(spec + 4);
+        if (zi && zi->token_streams)
+            *tokens = (double)zi->token_streams * (zo->input ? zo->input : zi->default_input);
         return 0;
     }
+    if (zoo_given)
+        return cli_usage("simulate", SIM_USAGE,
+                         "--seq, --input and --optimizer build zoo:MODEL; %s is a graph file", spec);
     if (dp_graph_load(spec, io, out, &err)) return cli_fail(&err);
     return 0;
 }
@@ -110,12 +80,16 @@ int cmd_simulate(int argc, char **argv) {
     const char *setting_id = cli_value(&c, "--setting");
     const char *settings_path = cli_value(&c, "--settings");
     const char *trace_out = cli_value(&c, "--trace");
-    int64_t batch = 0, seed = 1, iters = 0;
+    const char *optimizer = cli_value(&c, "--optimizer");
+    int64_t batch = 0, seed = 1, iters = 0, seq = 0, input = 0;
     double sample_ms = 0, threshold = DP_TRACE_THRESHOLD;
     struct dp_import_opts io;
     struct cmd_cluster cl;
+    struct dp_zoo_opts zo;
+    dp_zoo_opts_default(&zo);
     bool ok = cmd_import_opts(&c, &io) && cmd_cluster_opts(&c, &cl) &&
               cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) &&
+              cli_int(&c, "--seq", 1, 1 << 16, &seq) && cli_int(&c, "--input", 1, 1 << 16, &input) &&
               cli_int(&c, "--seed", 0, INT64_MAX, &seed) &&
               cli_int(&c, "--iterations", 1, 5000, &iters) &&
               cli_double(&c, "--sample-ms", 0.01, 60000, &sample_ms) &&
@@ -135,6 +109,13 @@ int cmd_simulate(int argc, char **argv) {
     if (cl.precision && !dp_precision_parse(cl.precision, &prec))
         return cli_usage("simulate", SIM_USAGE, "--precision %s: expected fp32 or mixed",
                          cl.precision);
+    if (optimizer && !dp_optimizer_parse(optimizer, &zo.optimizer))
+        return cli_usage("simulate", SIM_USAGE, "--optimizer %s: expected sgd, momentum or adam",
+                         optimizer);
+    if (seq && input)
+        return cli_usage("simulate", SIM_USAGE, "--seq and --input exclude each other");
+    zo.input = seq ? seq : input;
+    zo.batch = batch;
 
     struct dp_gpu_catalog *cat = NULL;
     struct dp_settings *list = NULL;
@@ -150,14 +131,18 @@ int cmd_simulate(int argc, char **argv) {
             rc = cli_fail(&err);
             goto done;
         }
+        /* A setting of the list, else any cluster the id names. */
         const struct dp_setting *f = dp_settings_find(list, setting_id);
-        if (!f) {
-            fprintf(stderr, "driple: %s: no setting \"%s\" (%d settings; see driple compare)\n",
-                    list->path, setting_id, list->n_settings);
-            rc = 1;
+        if (f) {
+            s = *f;
+        } else if (dp_setting_parse_id(setting_id, cat, &s, &err)) {
+            char why[sizeof err.msg];
+            snprintf(why, sizeof why, "%s", err.msg);
+            dp_error_set(&err, err.status, "%s: no setting '%s' (%d settings), and as an id for "
+                         "any cluster: %.400s", list->path, setting_id, list->n_settings, why);
+            rc = cli_fail(&err);
             goto done;
         }
-        s = *f;
         if (cl.precision && prec != s.precision) {
             s.precision = prec;
             dp_setting_format_id(&s, s.id, sizeof s.id);
@@ -176,7 +161,10 @@ int cmd_simulate(int argc, char **argv) {
         rc = cli_fail(&err);
         goto done;
     }
-    if ((rc = load_graph(graph_path, batch, s.precision, &io, &g))) goto done;
+    zo.precision = s.precision;
+    double tokens = 0;
+    if ((rc = load_graph(graph_path, &zo, seq || input || optimizer, &io, &g, &tokens)))
+        goto done;
 
     struct dp_sim_opts o;
     dp_sim_opts_default(&o);
@@ -219,7 +207,7 @@ int cmd_simulate(int argc, char **argv) {
                                           {"gflops_per_iter", r.gflops_per_iter}};
         const struct named_num parts[] = {{"compute", r.compute_ms}, {"pull", r.pull_ms},
                                           {"push", r.push_ms},       {"apply", r.apply_ms},
-                                          {"wait", r.wait_ms}};
+                                          {"wait", r.wait_ms},       {"allreduce", r.allreduce_ms}};
         fprintf(f, ",\"sync\":\"%s\",\"workers\":%d,\"ps\":%d,\"machines\":%d,"
                    "\"placement\":\"%s\",\"network\":\"%s\",\"precision\":\"%s\","
                    "\"framework\":\"%s\",\"batch\":%lld,\"seed\":%lld,\"iterations\":%d,",
@@ -228,12 +216,20 @@ int cmd_simulate(int argc, char **argv) {
                 dp_framework_name(s.framework), (long long)r.batch, (long long)seed,
                 r.n_iterations);
         json_nums(f, timing, 4);
+        fputs(",\"tokens_per_sample\":", f);
+        cmd_json_num(f, tokens > 0 ? tokens : NAN);
+        fputs(",\"tokens_per_s\":", f);
+        cmd_json_num(f, tokens > 0 ? tokens * r.throughput : NAN);
         fprintf(f, ",\"oom\":%s,", r.oom ? "true" : "false");
         json_nums(f, usage, 4);
+        fputs(",\"grad_bytes\":", f);
+        cmd_json_num(f, r.grad_bytes);
+        fputs(",\"notes\":", f);
+        cmd_json_str(f, r.notes);
         fputs(",\"breakdown_ms\":{", f);
-        json_nums(f, parts, 5);
+        json_nums(f, parts, 6);
         fputs("},\"labels\":", f);
-        json_labels(f, r.labels);
+        cmd_json_labels(f, r.labels);
         fputs(",\"trace\":", f);
         if (trace_out) cmd_json_str(f, trace_out);
         else fputs("null", f);
@@ -250,17 +246,27 @@ int cmd_simulate(int argc, char **argv) {
                    s.gpu, s.workers, s.ps, dp_placement_name(s.placement),
                    dp_network_name(s.network), s.machines, dp_precision_name(s.precision),
                    dp_framework_name(s.framework));
-        printf("  iteration     %.2f ms (compute %.2f, pull %.2f, push %.2f, apply %.2f, wait "
-               "%.2f; pull/push overlap compute)\n",
-               r.iteration_ms, r.compute_ms, r.pull_ms, r.push_ms, r.apply_ms, r.wait_ms);
-        printf("  throughput    %.1f samples/s (= batch x workers / iteration)\n", r.throughput);
+        if (s.sync == DP_SYNC_ALLREDUCE)
+            printf("  iteration     %.2f ms (compute %.2f, all-reduce %.2f%s, update %.2f, wait "
+                   "%.2f)\n", r.iteration_ms, r.compute_ms, r.allreduce_ms,
+                   s.framework == DP_FW_PYTORCH ? " in buckets overlapping the backward pass"
+                                                : " after the backward pass",
+                   r.apply_ms, r.wait_ms);
+        else
+            printf("  iteration     %.2f ms (compute %.2f, pull %.2f, push %.2f, apply %.2f, "
+                   "wait %.2f; pull/push overlap compute)\n",
+                   r.iteration_ms, r.compute_ms, r.pull_ms, r.push_ms, r.apply_ms, r.wait_ms);
+        printf("  throughput    %.1f samples/s (= batch x workers / iteration)", r.throughput);
+        if (tokens > 0) printf(", %.0f tokens/s (%.0f tokens a sample)", r.throughput * tokens, tokens);
+        printf("\n");
+        if (r.notes[0]) printf("  GPU figures   %s\n", r.notes);
         printf("  GPU memory    %.2f GB per worker%s\n", r.memory_gb,
                r.oom ? "  OUT OF MEMORY on this GPU" : "");
         printf("  mean GPU util %.1f %%   network %.1f MB per iteration   %.3g parameters\n",
                r.mean_gpu_util, r.bytes_per_iter / 1e6, r.params);
         printf("  labels (simulated; mean over the workers; %.3g ms samples, %d iterations):\n",
                r.sample_ms, r.n_iterations);
-        text_labels(r.labels);
+        cmd_text_labels(r.labels);
         if (trace_out) printf("  traces written to %s (simulated)\n", trace_out);
     }
 done:
@@ -269,131 +275,5 @@ done:
     dp_settings_free(list);
     dp_gpu_catalog_free(cat);
     return rc;
-}
-
-/* --- trace extract --- */
-
-static int trace_extract(int argc, char **argv) {
-    struct cli c;
-    if (!cli_init(&c, argc, argv, "trace extract")) return 1;
-    bool json = cli_flag(&c, "--json");
-    const char *net = cli_value(&c, "--net");
-    const char *csv_out = cli_value(&c, "--driple-csv");
-    const char *gpu = cli_value(&c, "--gpu");
-    const char *model = cli_value(&c, "--model");
-    const char *job = cli_value(&c, "--job");
-    double threshold = DP_TRACE_THRESHOLD;
-    int64_t batch = 0;
-    bool ok = cli_double(&c, "--threshold", 1e-6, 0.999999, &threshold) &&
-              cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch);
-    const char *path = cli_positional(&c, 0);
-    ok = ok && cli_check_unused(&c);
-    cli_done(&c);
-    if (!ok) return 2;
-    if (!path) return cli_usage("trace extract", TRACE_USAGE, "missing TRACE.csv");
-    struct dp_error err = {0};
-    struct dp_trace *t = dp_trace_init("measured");
-    if (!t) {
-        fprintf(stderr, "driple: trace extract: out of memory\n");
-        return 1;
-    }
-    int rc = 0;
-    if (dp_trace_read_any(path, t, &err) || (net && dp_trace_read_net(net, t, &err))) {
-        rc = cli_fail(&err);
-        goto done;
-    }
-    double labels[DP_N_LABELS];
-    unsigned missing = 0;
-    dp_trace_labels(t, threshold, labels, &missing);
-    /* A simulator trace holds every worker: the labels are the mean over them, as simulate's. */
-    int n_workers = 1;
-    if (!strcmp(t->source, "simulated")) {
-        for (int w = 1;; w++) {
-            struct dp_trace *tw = dp_trace_init("simulated");
-            if (!tw) { /* a mean over fewer workers would pass for the answer */
-                fprintf(stderr, "driple: %s: out of memory reading worker %d\n", path, w);
-                rc = 1;
-                goto done;
-            }
-            enum dp_status st = dp_trace_read_sim_worker(path, w, tw, &err);
-            if (st) {
-                dp_trace_free(tw);
-                if (st == DP_ERR_NOT_FOUND) break;
-                rc = cli_fail(&err);
-                goto done;
-            }
-            double lw[DP_N_LABELS];
-            dp_trace_labels(tw, threshold, lw, NULL);
-            for (int i = 0; i < DP_N_LABELS; i++) labels[i] += lw[i];
-            n_workers++;
-            dp_trace_free(tw);
-        }
-        for (int i = 0; i < DP_N_LABELS; i++) labels[i] /= n_workers;
-    }
-    if (csv_out) {
-        struct dp_dataset ds;
-        struct dp_sample smp;
-        dp_dataset_init(&ds, NULL);
-        memset(&smp, 0, sizeof smp);
-        smp.model = (char *)(model ? model : "");
-        smp.graph = smp.model;
-        smp.batch = batch;
-        snprintf(smp.job.gpu, sizeof smp.job.gpu, "%s", gpu ? gpu : "");
-        snprintf(smp.job.job_name, sizeof smp.job.job_name, "%s", job ? job : path);
-        snprintf(smp.job.sync, sizeof smp.job.sync, "sync");
-        if (batch) snprintf(smp.job.hyper, sizeof smp.job.hyper, "batch=%lld", (long long)batch);
-        snprintf(smp.source.kind, sizeof smp.source.kind, "%s", t->source);
-        snprintf(smp.source.where, sizeof smp.source.where, "%s", path);
-        for (int i = 0; i < DP_N_LABELS; i++)
-            smp.labels[i] = (missing >> (i / 3)) & 1u ? NAN : labels[i];
-        enum dp_status st = dp_dataset_add_sample(&ds, &smp, &err);
-        if (!st) st = dp_dataset_save_csv(&ds, csv_out, &err);
-        dp_dataset_free(&ds);
-        if (st) {
-            rc = cli_fail(&err);
-            goto done;
-        }
-    }
-    if (json) {
-        printf("{\"trace\":");
-        cmd_json_str(stdout, path);
-        printf(",\"net\":");
-        if (net) cmd_json_str(stdout, net);
-        else printf("null");
-        printf(",\"source\":");
-        cmd_json_str(stdout, t->source);
-        printf(",\"simulated\":%s,\"workers\":%d,\"threshold\":",
-               strcmp(t->source, "simulated") ? "false" : "true", n_workers);
-        cmd_json_num(stdout, threshold);
-        printf(",\"samples\":{");
-        for (int k = 0; k < DP_SERIES_COUNT; k++)
-            printf("%s\"%s\":%zu", k ? "," : "", dp_series_name((enum dp_series_kind)k),
-                   t->s[k].n);
-        printf("},\"missing\":[");
-        for (int k = 0, n = 0; k < DP_N_RESOURCES; k++)
-            if ((missing >> k) & 1u)
-                printf("%s\"%s\"", n++ ? "," : "", dp_series_name((enum dp_series_kind)k));
-        printf("],\"labels\":");
-        json_labels(stdout, labels);
-        printf("}\n");
-    } else {
-        printf("labels from %s%s%s (%s%s), threshold %.3g x each resource's max\n", path,
-               net ? " + " : "", net ? net : "", t->source,
-               n_workers > 1 ? "; mean over the workers" : "", threshold);
-        text_labels(labels);
-        for (int k = 0; k < DP_N_RESOURCES; k++)
-            if ((missing >> k) & 1u)
-                printf("  (%s: not in the trace; reported as 0)\n",
-                       dp_series_name((enum dp_series_kind)k));
-    }
-done:
-    dp_trace_free(t);
-    return rc;
-}
-
-int cmd_trace(int argc, char **argv) {
-    if (argc < 1) return cli_usage("trace", TRACE_USAGE, "missing subcommand");
-    if (!strcmp(argv[0], "extract")) return trace_extract(argc - 1, argv + 1);
-    return cli_usage("trace", TRACE_USAGE, "unknown subcommand \"%s\"", argv[0]);
 }
 
