@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "cmd_util.h"
 #include "dp/calibrate.h"
+#include "dp/json_out.h"
 #include "dp/settings.h"
 
 #define CALIB_DIR "../shared/calibration/"
@@ -45,55 +46,46 @@ static void print_stats(const char *label, const struct dp_calib_stats *a,
     printf("\n");
 }
 
-static void json_stats(const char *key, const struct dp_calib_stats *a) {
-    printf("\"%s\":{\"n\":%d,\"median_abs_error_pct\":", key, a->n);
-    cmd_json_num(stdout, a->median);
-    printf(",\"p90_abs_error_pct\":");
-    cmd_json_num(stdout, a->p90);
-    printf(",\"worst_abs_error_pct\":");
-    cmd_json_num(stdout, a->worst);
-    printf(",\"median_error_pct\":");
-    cmd_json_num(stdout, a->median_signed);
-    printf(",\"mean_abs_log_ratio\":");
-    cmd_json_num(stdout, a->mean_abs_log);
-    printf("}");
+static void jw_stats(struct dp_jw *w, const char *key, const struct dp_calib_stats *a) {
+    dp_jw_object(w, key);
+    dp_jw_int(w, "n", a->n);
+    dp_jw_num(w, "median_abs_error_pct", a->median);
+    dp_jw_num(w, "p90_abs_error_pct", a->p90);
+    dp_jw_num(w, "worst_abs_error_pct", a->worst);
+    dp_jw_num(w, "median_error_pct", a->median_signed);
+    dp_jw_num(w, "mean_abs_log_ratio", a->mean_abs_log);
+    dp_jw_end(w);
 }
 
-/* The figures of the rows in use: with the built-in constants and (logo) left out. */
-static void report(const struct dp_calib *cb, const bool *use, bool logo, bool json,
+/* The figures of the rows in use, with the built-in constants and (logo) left out: as members
+ * "all" and "logo" of w, or a text line when w is NULL. */
+static void report(const struct dp_calib *cb, const bool *use, bool logo, struct dp_jw *w,
                    const char *label) {
     struct dp_calib_stats a, l;
     dp_calib_stats(cb, use, false, &a);
     dp_calib_stats(cb, use, true, &l);
-    if (json) {
-        json_stats("all", &a);
-        if (logo) {
-            printf(",");
-            json_stats("logo", &l);
-        }
-    } else {
+    if (!w) {
         print_stats(label, &a, logo ? &l : NULL);
+        return;
     }
+    jw_stats(w, "all", &a);
+    if (logo) jw_stats(w, "logo", &l);
 }
 
-static void json_constants(const struct dp_sim_constants *k) {
+static void jw_constants(struct dp_jw *w, const char *key, const struct dp_sim_constants *k) {
     const struct { const char *key; double v; } c[] = {
         {"eff_cuda", k->eff_cuda},     {"eff_tensor", k->eff_tensor}, {"winograd", k->winograd},
         {"eff_mem", k->eff_mem},       {"gap_us", k->gap_us},         {"host_tf_us", k->host_tf_us},
         {"host_pt_us", k->host_pt_us}, {"fuse_tf", k->fuse_tf},       {"fuse_pt", k->fuse_pt},
         {"net_eff", k->net_eff},       {"ps_host_gbps", k->ps_host_gbps},
         {"jitter", k->jitter},         {"context_gb", k->context_gb}};
-    printf("{");
-    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-        printf("%s\"%s\":", i ? "," : "", c[i].key);
-        cmd_json_num(stdout, c[i].v);
-    }
-    printf(",\"gen_scale\":{");
-    for (int g = 1; g < DP_GEN_COUNT; g++) {
-        printf("%s\"%s\":", g > 1 ? "," : "", dp_gpu_gen_name((enum dp_gpu_gen)g));
-        cmd_json_num(stdout, k->gen_scale[g]);
-    }
-    printf("}}");
+    dp_jw_object(w, key);
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) dp_jw_num(w, c[i].key, c[i].v);
+    dp_jw_object(w, "gen_scale");
+    for (int g = 1; g < DP_GEN_COUNT; g++)
+        dp_jw_num(w, dp_gpu_gen_name((enum dp_gpu_gen)g), k->gen_scale[g]);
+    dp_jw_end(w);
+    dp_jw_end(w);
 }
 
 static void text_constants(const char *what, const struct dp_sim_constants *k) {
@@ -106,42 +98,34 @@ static void text_constants(const char *what, const struct dp_sim_constants *k) {
     printf("\n");
 }
 
-static void json_row(const struct dp_calib_row *r, bool logo) {
-    printf("{\"file\":");
-    cmd_json_str(stdout, r->file);
-    printf(",\"line\":%d,\"model\":", r->line);
-    cmd_json_str(stdout, r->model);
-    printf(",\"zoo\":");
-    cmd_json_str(stdout, r->zoo);
-    printf(",\"gpu\":");
-    cmd_json_str(stdout, r->gpu);
-    printf(",\"catalog\":");
-    cmd_json_str(stdout, r->catalog);
-    printf(",\"setting\":");
-    cmd_json_str(stdout, r->setting.id);
-    printf(",\"framework\":\"%s\",\"sync\":\"%s\",\"precision\":\"%s\",\"network\":\"%s\","
-           "\"gpus\":%d,\"batch\":%d,\"real_data\":%s,\"unit\":",
-           dp_framework_name(r->setting.framework), dp_sync_name(r->setting.sync),
-           dp_precision_name(r->setting.precision), dp_network_name(r->setting.network),
-           r->gpus, r->batch, r->real_data ? "true" : "false");
-    cmd_json_str(stdout, r->unit);
-    printf(",\"optimizer\":\"%s\",\"tokens_per_sample\":", dp_optimizer_name(r->optimizer));
-    cmd_json_num(stdout, r->tokens > 0 ? r->tokens : NAN);
-    printf(",\"measured\":");
-    cmd_json_num(stdout, r->measured);
-    printf(",\"predicted\":");
-    cmd_json_num(stdout, r->predicted);
-    printf(",\"error_pct\":");
-    cmd_json_num(stdout, (r->predicted / r->measured - 1) * 100);
-    printf(",\"predicted_logo\":");
-    cmd_json_num(stdout, logo ? r->predicted_logo : NAN);
-    printf(",\"logo_error_pct\":");
-    cmd_json_num(stdout, logo ? (r->predicted_logo / r->measured - 1) * 100 : NAN);
-    printf(",\"memory_gb\":");
-    cmd_json_num(stdout, r->memory_gb);
-    printf(",\"gpu_memory_gb\":");
-    cmd_json_num(stdout, r->gpu_memory_gb);
-    printf(",\"oom\":%s}", r->oom ? "true" : "false");
+static void jw_row(struct dp_jw *w, const struct dp_calib_row *r, bool logo) {
+    dp_jw_object(w, NULL);
+    dp_jw_str(w, "file", r->file);
+    dp_jw_int(w, "line", r->line);
+    dp_jw_str(w, "model", r->model);
+    dp_jw_str(w, "zoo", r->zoo);
+    dp_jw_str(w, "gpu", r->gpu);
+    dp_jw_str(w, "catalog", r->catalog);
+    dp_jw_str(w, "setting", r->setting.id);
+    dp_jw_str(w, "framework", dp_framework_name(r->setting.framework));
+    dp_jw_str(w, "sync", dp_sync_name(r->setting.sync));
+    dp_jw_str(w, "precision", dp_precision_name(r->setting.precision));
+    dp_jw_str(w, "network", dp_network_name(r->setting.network));
+    dp_jw_int(w, "gpus", r->gpus);
+    dp_jw_int(w, "batch", r->batch);
+    dp_jw_bool(w, "real_data", r->real_data);
+    dp_jw_str(w, "optimizer", dp_optimizer_name(r->optimizer));
+    dp_jw_str(w, "unit", r->unit);
+    dp_jw_num(w, "tokens_per_sample", r->tokens > 0 ? r->tokens : NAN);
+    dp_jw_num(w, "measured", r->measured);
+    dp_jw_num(w, "predicted", r->predicted);
+    dp_jw_num(w, "error_pct", (r->predicted / r->measured - 1) * 100);
+    dp_jw_num(w, "predicted_logo", logo ? r->predicted_logo : NAN);
+    dp_jw_num(w, "logo_error_pct", logo ? (r->predicted_logo / r->measured - 1) * 100 : NAN);
+    dp_jw_num(w, "memory_gb", r->memory_gb);
+    dp_jw_num(w, "gpu_memory_gb", r->gpu_memory_gb);
+    dp_jw_bool(w, "oom", r->oom);
+    dp_jw_end(w);
 }
 
 int cmd_calibrate(int argc, char **argv) {
@@ -194,19 +178,19 @@ int cmd_calibrate(int argc, char **argv) {
     }
     int n_oom = 0;
     for (int i = 0; i < n; i++) n_oom += dp_calib_row(cb, i)->oom;
+    struct dp_jw *w = NULL;
     if (json) {
-        printf("{\"simulated\":true,\"tables\":[");
-        for (int i = 0; i < n_paths; i++) {
-            if (i) printf(",");
-            cmd_json_str(stdout, paths[i]);
-        }
-        printf("],\"n\":%d,\"oom_rows\":%d,\"constants\":", n, n_oom);
-        json_constants(&k);
-        printf(",\"fitted\":");
-        if (logo || fit) json_constants(&fitted);
-        else printf("null");
-        printf(",");
-        report(cb, NULL, logo, true, NULL);
+        w = dp_jw_new();
+        dp_jw_bool(w, "simulated", true);
+        dp_jw_array(w, "tables");
+        for (int i = 0; i < n_paths; i++) dp_jw_str(w, NULL, paths[i]);
+        dp_jw_end(w);
+        dp_jw_int(w, "n", n);
+        dp_jw_int(w, "oom_rows", n_oom);
+        jw_constants(w, "constants", &k);
+        if (logo || fit) jw_constants(w, "fitted", &fitted);
+        else dp_jw_null(w, "fitted");
+        report(cb, NULL, logo, w, NULL);
     } else {
         if (rows) {
             printf("%-18s %-15s %-10s %-9s %-5s %4s %5s %11s %11s %8s %8s %s\n", "model", "gpu",
@@ -228,23 +212,23 @@ int cmd_calibrate(int argc, char **argv) {
         printf("calibration: SIMULATED vs measured throughput over %d published rows (|error| "
                "of the built-in constants%s)\n", n,
                logo ? "; LOGO: leave-one-GPU-out, refitted without the GPU's rows" : "");
-        report(cb, NULL, logo, false, "all rows");
+        report(cb, NULL, logo, NULL, "all rows");
     }
     static const char *const count_name[2] = {"one_gpu", "multi_gpu"};
     for (int multi = 0; multi < 2; multi++) {
         for (int i = 0; i < n; i++) use[i] = (dp_calib_row(cb, i)->gpus > 1) == multi;
-        if (json) printf(",\"%s\":{", count_name[multi]);
-        report(cb, use, logo, json, multi ? "multi-GPU rows" : "one-GPU rows");
-        if (json) printf("}");
+        dp_jw_object(w, count_name[multi]);
+        report(cb, use, logo, w, multi ? "multi-GPU rows" : "one-GPU rows");
+        dp_jw_end(w);
     }
     for (int i = 0; i < n; i++) use[i] = !dp_calib_row(cb, i)->real_data;
-    if (json) printf(",\"synthetic_data\":{");
-    report(cb, use, logo, json, "synthetic-data rows");
-    if (json) printf("},\"groups\":{");
+    dp_jw_object(w, "synthetic_data");
+    report(cb, use, logo, w, "synthetic-data rows");
+    dp_jw_end(w);
+    dp_jw_object(w, "groups");
     for (int by = 0; by < BY_COUNT; by++) {
-        if (json) printf("%s\"%s\":[", by ? "," : "", by_name[by]);
-        else printf(" by %s:\n", by_name[by]);
-        int k_out = 0;
+        dp_jw_array(w, by_name[by]);
+        if (!json) printf(" by %s:\n", by_name[by]);
         for (int i = 0; i < n; i++) {
             const char *v = row_field(dp_calib_row(cb, i), (enum group_by)by);
             bool seen = false;
@@ -253,23 +237,20 @@ int cmd_calibrate(int argc, char **argv) {
             if (seen) continue;
             for (int j = 0; j < n; j++)
                 use[j] = !strcmp(row_field(dp_calib_row(cb, j), (enum group_by)by), v);
-            if (json) {
-                printf("%s{\"value\":", k_out++ ? "," : "");
-                cmd_json_str(stdout, v);
-                printf(",");
-            }
-            report(cb, use, logo, json, v);
-            if (json) printf("}");
+            dp_jw_object(w, NULL);
+            dp_jw_str(w, "value", v);
+            report(cb, use, logo, w, v);
+            dp_jw_end(w);
         }
-        if (json) printf("]");
+        dp_jw_end(w);
     }
+    dp_jw_end(w);
     if (json) {
-        printf("},\"rows\":[");
-        for (int i = 0; i < n; i++) {
-            if (i) printf(",");
-            json_row(dp_calib_row(cb, i), logo);
-        }
-        printf("]}\n");
+        dp_jw_array(w, "rows");
+        for (int i = 0; i < n; i++) jw_row(w, dp_calib_row(cb, i), logo);
+        dp_jw_end(w);
+        rc = cmd_json_emit(w);
+        goto done;
     } else {
         printf("memory: %d of %d rows fit the simulated footprint in the GPU's memory (every "
                "row ran, so all should)\n", n - n_oom, n);

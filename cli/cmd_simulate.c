@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "cmd_util.h"
 #include "dp/graph_io.h"
+#include "dp/json_out.h"
 #include "dp/settings.h"
 #include "dp/sim.h"
 #include "dp/trace.h"
@@ -30,14 +31,6 @@ struct named_num {
     const char *key;
     double      v;
 };
-
-/* Writes "key":v pairs separated by commas (no braces). */
-static void json_nums(FILE *f, const struct named_num *v, int n) {
-    for (int i = 0; i < n; i++) {
-        fprintf(f, "%s\"%s\":", i ? "," : "", v[i].key);
-        cmd_json_num(f, v[i].v);
-    }
-}
 
 /* --- loading --- */
 
@@ -190,50 +183,45 @@ int cmd_simulate(int argc, char **argv) {
         }
     }
     if (json) {
-        FILE *f = stdout;
-        fputs("{\"simulated\":true,\"graph\":", f);
-        cmd_json_str(f, dp_graph_name(g));
-        fputs(",\"setting\":", f);
-        cmd_json_str(f, s.id);
-        fputs(",\"gpu\":", f);
-        cmd_json_str(f, s.gpu);
-        const struct named_num timing[] = {{"sample_ms", r.sample_ms},
-                                           {"iteration_ms", r.iteration_ms},
-                                           {"throughput", r.throughput},
-                                           {"memory_gb", r.memory_gb}};
-        const struct named_num usage[] = {{"mean_gpu_util", r.mean_gpu_util},
-                                          {"bytes_per_iter", r.bytes_per_iter},
-                                          {"params", r.params},
-                                          {"gflops_per_iter", r.gflops_per_iter}};
+        struct dp_jw *w = dp_jw_new();
+        dp_jw_bool(w, "simulated", true);
+        dp_jw_str(w, "graph", dp_graph_name(g));
+        dp_jw_str(w, "setting", s.id);
+        dp_jw_str(w, "gpu", s.gpu);
+        dp_jw_str(w, "sync", dp_sync_name(s.sync));
+        dp_jw_int(w, "workers", s.workers);
+        dp_jw_int(w, "ps", s.ps);
+        dp_jw_int(w, "machines", s.machines);
+        dp_jw_str(w, "placement", dp_placement_name(s.placement));
+        dp_jw_str(w, "network", dp_network_name(s.network));
+        dp_jw_str(w, "precision", dp_precision_name(s.precision));
+        dp_jw_str(w, "framework", dp_framework_name(s.framework));
+        dp_jw_int(w, "batch", r.batch);
+        dp_jw_int(w, "seed", seed);
+        dp_jw_int(w, "iterations", r.n_iterations);
+        dp_jw_num(w, "sample_ms", r.sample_ms);
+        dp_jw_num(w, "iteration_ms", r.iteration_ms);
+        dp_jw_num(w, "throughput", r.throughput);
+        dp_jw_num(w, "tokens_per_sample", tokens > 0 ? tokens : NAN);
+        dp_jw_num(w, "tokens_per_s", tokens > 0 ? tokens * r.throughput : NAN);
+        dp_jw_num(w, "memory_gb", r.memory_gb);
+        dp_jw_bool(w, "oom", r.oom);
+        dp_jw_num(w, "mean_gpu_util", r.mean_gpu_util);
+        dp_jw_num(w, "bytes_per_iter", r.bytes_per_iter);
+        dp_jw_num(w, "grad_bytes", r.grad_bytes);
+        dp_jw_num(w, "params", r.params);
+        dp_jw_num(w, "gflops_per_iter", r.gflops_per_iter);
+        dp_jw_str(w, "notes", r.notes);
+        dp_jw_object(w, "breakdown_ms");
         const struct named_num parts[] = {{"compute", r.compute_ms}, {"pull", r.pull_ms},
                                           {"push", r.push_ms},       {"apply", r.apply_ms},
                                           {"wait", r.wait_ms},       {"allreduce", r.allreduce_ms}};
-        fprintf(f, ",\"sync\":\"%s\",\"workers\":%d,\"ps\":%d,\"machines\":%d,"
-                   "\"placement\":\"%s\",\"network\":\"%s\",\"precision\":\"%s\","
-                   "\"framework\":\"%s\",\"batch\":%lld,\"seed\":%lld,\"iterations\":%d,",
-                dp_sync_name(s.sync), s.workers, s.ps, s.machines, dp_placement_name(s.placement),
-                dp_network_name(s.network), dp_precision_name(s.precision),
-                dp_framework_name(s.framework), (long long)r.batch, (long long)seed,
-                r.n_iterations);
-        json_nums(f, timing, 4);
-        fputs(",\"tokens_per_sample\":", f);
-        cmd_json_num(f, tokens > 0 ? tokens : NAN);
-        fputs(",\"tokens_per_s\":", f);
-        cmd_json_num(f, tokens > 0 ? tokens * r.throughput : NAN);
-        fprintf(f, ",\"oom\":%s,", r.oom ? "true" : "false");
-        json_nums(f, usage, 4);
-        fputs(",\"grad_bytes\":", f);
-        cmd_json_num(f, r.grad_bytes);
-        fputs(",\"notes\":", f);
-        cmd_json_str(f, r.notes);
-        fputs(",\"breakdown_ms\":{", f);
-        json_nums(f, parts, 6);
-        fputs("},\"labels\":", f);
-        cmd_json_labels(f, r.labels);
-        fputs(",\"trace\":", f);
-        if (trace_out) cmd_json_str(f, trace_out);
-        else fputs("null", f);
-        fputs("}\n", f);
+        for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+            dp_jw_num(w, parts[i].key, parts[i].v);
+        dp_jw_end(w);
+        cmd_jw_labels(w, "labels", r.labels);
+        dp_jw_str(w, "trace", trace_out);
+        if ((rc = cmd_json_emit(w))) goto done;
     } else {
         printf("SIMULATED (not measured): %s on %s, batch %lld per worker, seed %lld\n",
                dp_graph_name(g), s.id, (long long)r.batch, (long long)seed);

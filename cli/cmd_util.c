@@ -1,15 +1,20 @@
-/* cmd_util.c: the helpers of cmd_util.h, kept in one place so that every command writes JSON
- * strings, times runs, builds its benchmark graph, reads --exported-batch and names a setting
- * (an id or the cluster options) the same way. */
+/* cmd_util.c: the helpers of cmd_util.h, kept in one place so that every command writes JSON,
+ * builds its benchmark graph, reads --exported-batch, names a setting (an id or the cluster
+ * options) and reads its workload the same way. */
 #include "cmd_util.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "dp/coarsen.h"
+#include "dp/json_out.h"
+#include "dp/shipped.h"
 
 void cmd_json_str(FILE *f, const char *s) {
     fputc('"', f);
@@ -29,25 +34,20 @@ void cmd_json_str(FILE *f, const char *s) {
 }
 
 void cmd_json_num(FILE *f, double v) {
-    if (isfinite(v)) fprintf(f, "%.9g", v);
-    else fputs("null", f);
+    char buf[32];
+    dp_json_num_text(v, buf, sizeof buf);
+    fputs(buf, f);
 }
 
-void cmd_json_labels(FILE *f, const double *labels) {
-    fputc('{', f);
+void cmd_jw_labels(struct dp_jw *w, const char *key, const double *labels) {
+    static const char *const part[3] = {"idle", "active", "peak"};
+    dp_jw_object(w, key);
     for (int r = 0; r < DP_N_RESOURCES; r++) {
-        static const char *const part[3] = {"idle", "active", "peak"};
-        if (r) fputc(',', f);
-        cmd_json_str(f, dp_series_name((enum dp_series_kind)r));
-        fputc(':', f);
-        fputc('{', f);
-        for (int k = 0; k < 3; k++) {
-            fprintf(f, "%s\"%s\":", k ? "," : "", part[k]);
-            cmd_json_num(f, labels[3 * r + k]);
-        }
-        fputc('}', f);
+        dp_jw_object(w, dp_series_name((enum dp_series_kind)r));
+        for (int k = 0; k < 3; k++) dp_jw_num(w, part[k], labels[3 * r + k]);
+        dp_jw_end(w);
     }
-    fputc('}', f);
+    dp_jw_end(w);
 }
 
 void cmd_text_labels(const double *labels) {
@@ -289,4 +289,77 @@ done:
     dp_gpu_catalog_free(cat);
     dp_settings_free(list);
     return rc;
+}
+
+/* ---- reading the workload, writing results ---- */
+
+const char *cmd_default_settings(char *buf, size_t n) {
+    dp_shipped_path("assets/settings/default.json", NULL, buf, n, NULL);
+    return buf;
+}
+
+int cmd_load_grouped(const char *graph_path, const char *grouped_path,
+                      const struct dp_import_opts *io, int64_t batch, int64_t groups, int64_t seed,
+                      const char *weights, const char *cmd, const char *usage,
+                      struct dp_grouped **out, char **unknown, double *params) {
+    struct dp_error err = {0};
+    *unknown = NULL;
+    *params = NAN;
+    if (!!graph_path == !!grouped_path)
+        return cli_usage(cmd, usage, "give one GRAPH or --grouped FILE");
+    if (grouped_path) {
+        if (batch > 0)
+            return cli_usage(cmd, usage, "--batch needs a GRAPH (a grouped file's features are fixed)");
+        if (io->exported_batch > 0)
+            return cli_usage(cmd, usage, "--exported-batch needs a GRAPH (not --grouped FILE)");
+        if (dp_grouped_load_json(grouped_path, out, &err)) return cli_fail(&err);
+        return 0;
+    }
+    struct dp_graph *g = NULL;
+    struct dp_op_weights *w = NULL;
+    if (dp_graph_load(graph_path, io, &g, &err)) return cli_fail(&err);
+    *params = 0;
+    for (size_t i = 0; i < dp_graph_n_nodes(g); i++) *params += (double)dp_graph_node(g, i)->params;
+    if (dp_op_weights_load_default(weights, &w, &err)) {
+        dp_graph_free(g);
+        return cli_fail(&err);
+    }
+    struct dp_coarsen_opts opts = {(int)groups, seed, 0};
+    enum dp_status st = dp_graph_group(g, &opts, w, batch, out, unknown, &err);
+    dp_op_weights_free(w);
+    dp_graph_free(g);
+    if (st) dp_error_prefix(&err, graph_path); /* the engine names the graph; name the file */
+    return st ? cli_fail(&err) : 0;
+}
+
+void cmd_jw_raw(struct dp_jw *w, const char *key, const float raw[DP_N_OUTPUTS]) {
+    dp_jw_array(w, key);
+    for (int o = 0; o < DP_N_OUTPUTS; o++) dp_jw_float(w, NULL, raw[o]);
+    dp_jw_end(w);
+}
+
+int cmd_json_emit(struct dp_jw *w) {
+    struct dp_error err = {0};
+    int rc = dp_jw_print(w, stdout, "stdout", &err) ? cli_fail(&err) : 0;
+    dp_jw_free(w);
+    return rc;
+}
+
+void cmd_print_formulas(void) {
+    printf("formulas:\n");
+    for (int k = 0; k < DP_N_DERIVED; k++)
+        printf("  %-16s = %s  (%s)\n", dp_derived_figures[k].key, dp_derived_figures[k].formula,
+               dp_derived_figures[k].note);
+}
+
+int cmd_setting_workers(const char *file, const char *id) {
+    if (!id || !id[0]) return 0;
+    char buf[PATH_MAX + 64];
+    struct dp_settings *list = NULL;
+    struct dp_error err = {0};
+    if (dp_settings_load(file ? file : cmd_default_settings(buf, sizeof buf), NULL, &list, &err)) return 0;
+    const struct dp_setting *s = dp_settings_find(list, id);
+    int w = s ? s->workers : 0;
+    dp_settings_free(list);
+    return w;
 }

@@ -1,11 +1,11 @@
-/* cmd_util.h: small helpers shared by the bench, zoo, explain and model (predict, compare, train,
- * transfer, inspector) commands and the explorer's importance pane (open to the other commands):
- * a JSON string or number written to a stream, an ascending
- * comparison of doubles for qsort, the seeded synthetic grouped graph that the benchmarks time
- * when no graph is given, the --exported-batch option that every command reading a graph
- * file takes, and the cluster options (--gpu --ps --workers --placement --network --machines
- * --precision) with which simulate, predict and explain name a setting that need not be in the
- * setting list, plus how such a setting finds its inspector. */
+/* cmd_util.h: small helpers the commands share: a JSON document printed to stdout, an
+ * ascending comparison of doubles for qsort, the seeded synthetic grouped graph that the
+ * benchmarks time when no graph is given, the --exported-batch option that every command
+ * reading a graph file takes, the cluster options (--gpu --ps --workers ...) with which
+ * simulate, predict, compare and explain name a setting that need not be in the setting list
+ * plus how such a setting finds its inspector, and reading the workload (a graph or a grouped
+ * file) for predict and compare, and the 12 labels as JSON or a table (simulate, trace
+ * extract). (cmd_json_str and cmd_json_num serve the printers not yet on dp/json_out.h.) */
 #ifndef DRIPLE_CMD_UTIL_H
 #define DRIPLE_CMD_UTIL_H
 
@@ -16,15 +16,21 @@
 #include "cli.h"
 #include "dp/graph_io.h"
 #include "dp/grouped.h"
+#include "dp/metrics.h"
 #include "dp/settings.h"
 #include "dp/trace.h"
 
+struct dp_jw;
+
 /* Writes s (NULL: "") as a JSON string literal: quote, backslash and control characters escaped. */
 void cmd_json_str(FILE *f, const char *s);
-/* Writes v with 9 significant digits, or null when it is NaN or infinite (JSON has neither). */
+/* Writes v in the one number format of every JSON output (dp_json_num_text, dp/json_out.h):
+ * the shortest text that reads back as v, null when it is NaN or infinite. For the printers
+ * not yet on dp/json_out.h (bench). */
 void cmd_json_num(FILE *f, double v);
-/* Writes the 12 labels as {"gpu_mem_util": {"idle": .., "active": .., "peak": ..}, ...}. */
-void cmd_json_labels(FILE *f, const double *labels);
+/* The 12 labels as member key of w: {"gpu_mem_util": {"idle": .., "active": .., "peak": ..},
+ * ...}. */
+void cmd_jw_labels(struct dp_jw *w, const char *key, const double *labels);
 /* Prints the 12 labels as a table (resource, idle, active, peak and its unit). */
 void cmd_text_labels(const double *labels);
 /* qsort comparison: doubles in ascending order. */
@@ -75,5 +81,29 @@ int cmd_cluster_setting(const struct cmd_cluster *o, const struct dp_gpu_catalog
 int cmd_setting_resolve(const char *id, const struct cmd_cluster *o, const char *settings_file,
                         const char *cmd, const char *usage, struct dp_setting *s, char *path,
                         size_t n);
+
+/* Reading the workload and writing results, for predict and compare. */
+/* The default setting list found as every shipped file is (dp_shipped_path), into buf (n
+ * bytes); when none is readable, assets/settings/default.json, whose load then fails naming it.
+ * Returns buf. */
+const char *cmd_default_settings(char *buf, size_t n);
+/* The grouped graph of GRAPH (read with io, coarsened into `groups` groups with `seed`,
+ * features at `batch`, op weights from `weights` or the shipped table) or of --grouped FILE:
+ * exactly one of graph_path and grouped_path (else the usage of cmd). *unknown: the op types
+ * without a weight (caller frees; NULL when none); *params: GRAPH's parameter count (the sum
+ * over its variables), NaN for a grouped file, which does not keep it. Returns 0, or the exit
+ * status after printing why (2 for usage). */
+int cmd_load_grouped(const char *graph_path, const char *grouped_path,
+                     const struct dp_import_opts *io, int64_t batch, int64_t groups, int64_t seed,
+                     const char *weights, const char *cmd, const char *usage,
+                     struct dp_grouped **out, char **unknown, double *params);
+/* A setting's worker count in the list at `file` (NULL: the default list); 0 when unknown. */
+int cmd_setting_workers(const char *file, const char *id);
+/* The 12 raw outputs as a JSON array, member key of w. */
+void cmd_jw_raw(struct dp_jw *w, const char *key, const float raw[DP_N_OUTPUTS]);
+/* Prints the derived figures' formulas, one line each. */
+void cmd_print_formulas(void);
+/* Prints the document w to stdout and frees it; 0, or 1 after saying why it failed. */
+int cmd_json_emit(struct dp_jw *w);
 
 #endif

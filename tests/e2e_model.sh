@@ -175,7 +175,7 @@ contains "$TMP/out" "\"parameters\": $P, \"net_mb_per_iter\": 204.881216,"
 ok "$DRIPLE" predict "$TMP/r50.json" --inspector "$TMP/base.json"
 contains "$TMP/out" "network per iteration 204.9 MB per worker (2 x 25610152 parameters x 4 B)"
 ok "$DRIPLE" simulate "$TMP/r50.json" --gpu V100-PCIe-16GB --ps 1 --workers 2 --network PCIe --precision mixed --iterations 2 --json
-B=$(sed -n 's/.*"bytes_per_iter":\([0-9.e+]*\).*/\1/p' "$TMP/out")
+B=$(sed -n 's/.*"bytes_per_iter": \([0-9.e+]*\).*/\1/p' "$TMP/out")
 awk -v b="$B" -v p="$P" 'BEGIN { exit !(b == 2 * 2 * p * 4) }' && pass || fail "simulated bytes_per_iter $B != 2 workers x 2 x $P x 4"
 ok "$DRIPLE" compare "$TMP/r50.json" --settings "$TMP/settings.json" --json
 contains "$TMP/out" '"net_mb_per_iter": 204.881216'
@@ -191,6 +191,6 @@ cat >"$TMP/none.json" <<EOF
  {"id": "H100-P1w1ho-100GbE", "gpu": "H100", "ps": 1, "workers": 1, "placement": "homo", "network": "100GbE"}]}
 EOF
 fails 1 "none.json: no setting could be predicted" "$DRIPLE" compare tests/data/graph/small.json --settings "$TMP/none.json"
-fails 1 "tests/data: cannot read: Is a directory" "$DRIPLE" predict tests/data --inspector "$TMP/base.json"
+fails 1 "tests/data: is a directory" "$DRIPLE" predict tests/data --inspector "$TMP/base.json"
 fails 1 "tests/data:" "$DRIPLE" predict tests/data/graph/small.json --inspector tests/data
 finish

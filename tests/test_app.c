@@ -100,23 +100,23 @@ static void test_prediction(void) {
     }
     /* derived figures follow their stated formulas */
     double iter = p->m[3] + p->m[4];
-    CHECK_NEAR(p->d[APP_D_ITER], iter, 1e-9);
+    CHECK_NEAR(p->d[DP_D_ITERATION_MS], iter, 1e-9);
     if (iter > 0) {
-        CHECK_NEAR(p->d[APP_D_THRU], (double)a.batch * 2 * 1000.0 / iter, 1e-6 * p->d[APP_D_THRU]);
-        CHECK_NEAR(p->d[APP_D_UTIL], fmin(100, p->m[5] * p->m[4] / iter), 1e-9);
-        CHECK_NEAR(p->d[APP_D_EPOCH], a.dataset_size / p->d[APP_D_THRU], 1e-6 * p->d[APP_D_EPOCH]);
-        CHECK_NEAR(p->d[APP_D_COST], p->d[APP_D_EPOCH] / 3600 * 2 * a.price_hour,
-                   1e-9 + 1e-6 * p->d[APP_D_COST]);
+        CHECK_NEAR(p->d[DP_D_THROUGHPUT], (double)a.batch * 2 * 1000.0 / iter, 1e-6 * p->d[DP_D_THROUGHPUT]);
+        CHECK_NEAR(p->d[DP_D_MEAN_GPU_UTIL], fmin(100, p->m[5] * p->m[4] / iter), 1e-9);
+        CHECK_NEAR(p->d[DP_D_EPOCH_S], a.dataset_size / p->d[DP_D_THROUGHPUT], 1e-6 * p->d[DP_D_EPOCH_S]);
+        CHECK_NEAR(p->d[DP_D_EPOCH_COST], p->d[DP_D_EPOCH_S] / 3600 * 2 * a.price_hour,
+                   1e-9 + 1e-6 * p->d[DP_D_EPOCH_COST]);
     }
     /* net per iter is exact: every variable pulled and every gradient pushed, 4 B each; on
      * PCIe every byte crosses a link, so the simulator moves exactly as much per worker */
     CHECK(a.params > 0);
-    CHECK_NEAR(p->d[APP_D_BYTES], 2.0 * (double)a.params * 4.0 / 1e6, 1e-12);
+    CHECK_NEAR(p->d[DP_D_NET_MB_PER_ITER], 2.0 * (double)a.params * 4.0 / 1e6, 1e-12);
     CHECK(p->sim_ok);
-    CHECK_NEAR(p->sim_d[APP_D_BYTES], p->d[APP_D_BYTES], 1e-9 * p->d[APP_D_BYTES]);
+    CHECK_NEAR(p->sim_d[DP_D_NET_MB_PER_ITER], p->d[DP_D_NET_MB_PER_ITER], 1e-9 * p->d[DP_D_NET_MB_PER_ITER]);
     /* the simulator's estimate beside it */
     CHECK(p->sim_ok);
-    CHECK(p->sim_d[APP_D_ITER] > 0);
+    CHECK(p->sim_d[DP_D_ITERATION_MS] > 0);
     CHECK(p->mem_gb > 0 && p->mem_cap_gb == 16.0);
     CHECK(a.n_embed_calls == 1);
     struct dp_partition *part = a.part;
@@ -127,8 +127,8 @@ static void test_prediction(void) {
     CHECK(a.pred.ok && a.pred.src == APP_SRC_NEAREST);
     CHECK(!strcmp(a.pred.insp_id, "V100-P1w2ho-PCIe"));
     CHECK(a.n_embed_calls == 1);
-    CHECK_NEAR(a.pred.d[APP_D_THRU], (double)a.batch * 3 * 1000.0 / a.pred.d[APP_D_ITER],
-               1e-6 * a.pred.d[APP_D_THRU]);
+    CHECK_NEAR(a.pred.d[DP_D_THROUGHPUT], (double)a.batch * 3 * 1000.0 / a.pred.d[DP_D_ITERATION_MS],
+               1e-6 * a.pred.d[DP_D_THROUGHPUT]);
     /* workers 4: the list names an inspector file that does not exist -> the nearest one */
     CHECK(app_workers_step(&a, +1));
     CHECK(a.pred.ok && a.pred.src == APP_SRC_NEAREST);
@@ -155,9 +155,9 @@ static void test_prediction(void) {
     CHECK(app_precision_toggle(&a));
     CHECK(a.cur.precision == DP_PREC_MIXED);
     /* mixed precision: still 4 B a parameter on the wire, in the simulator too */
-    CHECK_NEAR(a.pred.d[APP_D_BYTES], 2.0 * (double)a.params * 4.0 / 1e6, 1e-12);
+    CHECK_NEAR(a.pred.d[DP_D_NET_MB_PER_ITER], 2.0 * (double)a.params * 4.0 / 1e6, 1e-12);
     CHECK(a.pred.sim_ok);
-    CHECK_NEAR(a.pred.sim_d[APP_D_BYTES], a.pred.d[APP_D_BYTES], 1e-9 * a.pred.d[APP_D_BYTES]);
+    CHECK_NEAR(a.pred.sim_d[DP_D_NET_MB_PER_ITER], a.pred.d[DP_D_NET_MB_PER_ITER], 1e-9 * a.pred.d[DP_D_NET_MB_PER_ITER]);
     CHECK(!app_placement_toggle(&a)); /* PCIe cannot be hetero */
     CHECK(a.status_err);
     CHECK(app_network_step(&a, +1));
@@ -209,14 +209,14 @@ static void test_compare(void) {
     for (int i = 1; i < a.n_rows; i++) {
         const double *x = a.rows[i - 1].p.ok ? a.rows[i - 1].p.d : a.rows[i - 1].p.sim_d;
         const double *y = a.rows[i].p.ok ? a.rows[i].p.d : a.rows[i].p.sim_d;
-        if (!isnan(y[APP_D_THRU])) CHECK(x[APP_D_THRU] >= y[APP_D_THRU]);
+        if (!isnan(y[DP_D_THROUGHPUT])) CHECK(x[DP_D_THROUGHPUT] >= y[DP_D_THROUGHPUT]);
     }
     app_sort_next(&a);
     CHECK(a.sort == APP_SORT_ITER);
     for (int i = 1; i < a.n_rows; i++) {
         const double *x = a.rows[i - 1].p.ok ? a.rows[i - 1].p.d : a.rows[i - 1].p.sim_d;
         const double *y = a.rows[i].p.ok ? a.rows[i].p.d : a.rows[i].p.sim_d;
-        if (!isnan(y[APP_D_ITER])) CHECK(x[APP_D_ITER] <= y[APP_D_ITER]);
+        if (!isnan(y[DP_D_ITERATION_MS])) CHECK(x[DP_D_ITERATION_MS] <= y[DP_D_ITERATION_MS]);
     }
     /* marking: only the marked GPUs */
     app_select(&a, 2);
@@ -344,8 +344,8 @@ static void test_search_keys(void) {
     CHECK(a.sel[APP_TAB_COMPARE] == 3);
     keys_mouse(&a, &l, l.tab[APP_TAB_PREDICT].y, l.tab[APP_TAB_PREDICT].x);
     CHECK(a.tab == APP_TAB_PREDICT);
-    keys_mouse(&a, &l, l.derived.y + 2 + APP_D_THRU, l.derived.x + 3);
-    CHECK(a.pane == APP_PANE_DERIVED && a.pane_sel[APP_PANE_DERIVED] == APP_D_THRU);
+    keys_mouse(&a, &l, l.derived.y + 2 + DP_D_THROUGHPUT, l.derived.x + 3);
+    CHECK(a.pane == APP_PANE_DERIVED && a.pane_sel[APP_PANE_DERIVED] == DP_D_THROUGHPUT);
     CHECK_CONTAINS(a.status, "throughput = batch x workers / iteration");
     keys_mouse(&a, &l, l.table.y + 2 + 2 * 2, l.table.x + 3); /* net rx */
     CHECK(a.pane == APP_PANE_TABLE && a.pane_sel[APP_PANE_TABLE] == 2 && a.metric == 7);

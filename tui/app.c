@@ -20,26 +20,15 @@
 
 #include "dp/clock.h"
 #include "dp/graph_io.h"
+#include "dp/json_out.h"
+#include "dp/shipped.h"
 #include "dp/sim.h"
 #include "dp/train.h"
 #include "dp/zoo.h"
 
-const char *const app_derived_names[APP_D_COUNT] = {
-    "iteration", "throughput", "mean GPU util", "GPU memory", "net per iter", "epoch time",
-    "epoch cost"};
-const char *const app_derived_units[APP_D_COUNT] = {"ms", "samples/s", "%", "GB", "MB", "s", "$"};
-const char *const app_derived_help[APP_D_COUNT] = {
-    "iteration = gpu_util.idle + gpu_util.active (one GPU burst and the gap before the next)",
-    "throughput = batch x workers / iteration",
-    "mean GPU util = gpu_util.peak x gpu_util.active / iteration",
-    ("GPU memory = simulated per-worker footprint (weights, gradients, optimizer, activations); "
-     "OOM when above the GPU's memory"),
-    ("net per iter = 2 x parameters x 4 B (one worker, exact: it pulls every variable and "
-     "pushes every gradient, fp32 on the wire at either precision, as simulated); simulated: "
-     "bytes crossing a link (NVLink: not the worker's own PS shard)"),
-    "epoch time = dataset size / throughput",
-    "epoch cost = epoch time (h) x workers x price per GPU-hour",
-};
+const enum dp_derived app_derived_rows[APP_N_DERIVED_ROWS] = {
+    DP_D_ITERATION_MS, DP_D_THROUGHPUT, DP_D_MEAN_GPU_UTIL, DP_D_MEMORY_GB,
+    DP_D_NET_MB_PER_ITER, DP_D_EPOCH_S, DP_D_EPOCH_COST};
 const char *const app_tab_names[APP_TAB_COUNT] = {"Predict", "Compare", "Groups", "Importance"};
 const char *const app_sort_names[APP_SORT_COUNT] = {"throughput", "iteration", "cost",
                                                     "utilisation"};
@@ -77,57 +66,24 @@ static void copy_str(char *dst, size_t n, const char *src) {
 
 /* ---- finding shipped files ---------------------------------------------------------------- */
 
-/* Finds rel in the working directory, under $DRIPLE_HOME, or next to the executable (build/driple
- * -> the repository root). Writes the first readable path into out; false when none is. */
-static bool find_asset(const char *rel, char *out, size_t n) {
-    char exe[512];
-    const char *home = getenv("DRIPLE_HOME");
-    if (access(rel, R_OK) == 0) {
-        copy_str(out, n, rel);
-        return true;
-    }
-    if (home && *home) {
-        snprintf(out, n, "%.300s/%.200s", home, rel);
-        if (access(out, R_OK) == 0) return true;
-    }
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) *slash = '\0';
-        snprintf(out, n, "%.300s/../%.200s", exe, rel);
-        if (access(out, R_OK) == 0) return true;
-        snprintf(out, n, "%.300s/%.200s", exe, rel);
-        if (access(out, R_OK) == 0) return true;
-    }
-    copy_str(out, n, rel);
-    return false;
-}
-
 static int cmp_str(const void *x, const void *y) {
     return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
-/* The file the user gave, else the shipped asset `name` found as every command finds it
- * (dp_asset_path: $DRIPLE_ASSETS, ./assets, next to the binary), into out; DP_ERR_NOT_FOUND
- * naming the places tried when none is readable. */
-static enum dp_status asset_or(const char *given, const char *name, const char *flag, char *out,
+/* The file the user gave, else the shipped file rel found as every command finds it
+ * (dp_shipped_path), into out; DP_ERR_NOT_FOUND naming the places tried when none is readable. */
+static enum dp_status asset_or(const char *given, const char *rel, const char *flag, char *out,
                                size_t n, struct dp_error *err) {
-    if (given) {
-        copy_str(out, n, given);
-        return DP_OK;
-    }
-    if (dp_asset_path(name, out, n)) return DP_OK;
-    return dp_error_set(err, DP_ERR_NOT_FOUND,
-                        "%s: not found (tried %.400s; set DRIPLE_ASSETS or pass %s)", name, out,
-                        flag);
+    if (!given) return dp_shipped_path(rel, flag, out, n, err);
+    copy_str(out, n, given);
+    return DP_OK;
 }
 
 /* The sample graph: samples/graphs/resnet50.json when shipped, else the first JSON graph there. */
 static bool find_sample_graph(char *out, size_t n) {
     char dir[512];
-    if (find_asset("samples/graphs/resnet50.json", out, n)) return true;
-    if (!find_asset("samples/graphs", dir, sizeof dir)) return false;
+    if (!dp_shipped_path("samples/graphs/resnet50.json", NULL, out, n, NULL)) return true;
+    if (dp_shipped_path("samples/graphs", NULL, dir, sizeof dir, NULL)) return false;
     DIR *d = opendir(dir);
     if (!d) return false;
     char *names[256];
@@ -410,27 +366,14 @@ static const struct app_sim *sim_get(struct app *a, const struct dp_setting *s) 
 
 /* ---- derived figures ---------------------------------------------------------------------- */
 
-static void derive_econ(const struct app *a, const struct dp_setting *s, double *d) {
-    d[APP_D_EPOCH] = d[APP_D_THRU] > 0 ? a->dataset_size / d[APP_D_THRU] : NAN;
-    d[APP_D_COST] = d[APP_D_EPOCH] / 3600.0 * s->workers * a->price_hour;
-}
-
-/* One worker's bytes per iteration under PS training, from the graph alone: every variable
- * pulled and every gradient pushed, fp32 on the wire (sim.c's shards), in MB. */
-static double net_mb_per_iter(const struct app *a) {
-    return 2.0 * (double)a->params * 4.0 / 1e6;
-}
-
-/* Derived figures from the 12 metrics and the graph (formulas in app_derived_help). */
-static void derive(const struct app *a, const struct dp_setting *s, const double *m, double *d) {
-    for (int k = 0; k < APP_D_COUNT; k++) d[k] = NAN;
-    d[APP_D_BYTES] = net_mb_per_iter(a);
-    double iter = m[3] + m[4];
-    if (!(iter > 0)) return;
-    d[APP_D_ITER] = iter;
-    d[APP_D_THRU] = (double)a->batch * s->workers * 1000.0 / iter;
-    d[APP_D_UTIL] = fmin(100.0, m[5] * m[4] / iter);
-    derive_econ(a, s, d);
+/* What the derived figures of setting s need besides the metrics (dp_derive). */
+static void facts_of(const struct app *a, const struct dp_setting *s, struct dp_derive_in *in) {
+    dp_derive_in_init(in);
+    in->batch = a->batch;
+    in->workers = s->workers;
+    in->params = (double)a->params;
+    in->epoch_samples = a->dataset_size;
+    in->price_per_gpu_hour = a->price_hour;
 }
 
 static void pred_apply_sim(const struct app *a, const struct dp_setting *s, struct app_pred *p,
@@ -439,7 +382,7 @@ static void pred_apply_sim(const struct app *a, const struct dp_setting *s, stru
 void app_predict(struct app *a, const struct dp_setting *s, struct app_pred *p) {
     memset(p, 0, sizeof *p);
     p->insp = -1;
-    for (int k = 0; k < APP_D_COUNT; k++) p->d[k] = p->sim_d[k] = NAN;
+    for (int k = 0; k < DP_N_DERIVED; k++) p->d[k] = p->sim_d[k] = NAN;
     p->mem_gb = p->mem_cap_gb = NAN;
     const struct dp_gpu *gpu = a->cat ? dp_gpu_find(a->cat, s->gpu) : NULL;
     if (gpu) p->mem_cap_gb = gpu->memory_gb;
@@ -463,7 +406,9 @@ void app_predict(struct app *a, const struct dp_setting *s, struct app_pred *p) 
             p->ok = true;
             p->insp = i;
             copy_str(p->insp_origin, sizeof p->insp_origin, dp_inspector_provenance(in)->origin);
-            derive(a, s, p->m, p->d);
+            struct dp_derive_in facts;
+            facts_of(a, s, &facts);
+            dp_derive(p->m, &facts, p->d);
         } else {
             copy_str(p->note, sizeof p->note, err.msg);
         }
@@ -486,15 +431,17 @@ static void pred_apply_sim(const struct app *a, const struct dp_setting *s, stru
     if (sm->ok) {
         p->sim_ok = true;
         memcpy(p->sim_m, sm->m, sizeof p->sim_m);
-        p->sim_d[APP_D_ITER] = sm->iter_ms;
-        p->sim_d[APP_D_THRU] = sm->thru;
-        p->sim_d[APP_D_UTIL] = sm->util;
-        p->sim_d[APP_D_MEM] = sm->mem_gb;
-        p->sim_d[APP_D_BYTES] = sm->bytes;
-        derive_econ(a, s, p->sim_d);
+        struct dp_derive_in facts; /* the simulator's own figures, where it has them */
+        facts_of(a, s, &facts);
+        facts.direct[DP_D_ITERATION_MS] = sm->iter_ms;
+        facts.direct[DP_D_THROUGHPUT] = sm->thru;
+        facts.direct[DP_D_MEAN_GPU_UTIL] = sm->util;
+        facts.direct[DP_D_MEMORY_GB] = sm->mem_gb;
+        facts.direct[DP_D_NET_MB_PER_ITER] = sm->bytes;
+        dp_derive(sm->m, &facts, p->sim_d);
         p->mem_gb = sm->mem_gb;
         p->oom = sm->oom;
-        p->d[APP_D_MEM] = sm->mem_gb; /* the footprint comes from the simulator in both columns */
+        p->d[DP_D_MEMORY_GB] = sm->mem_gb; /* the footprint comes from the simulator in both columns */
     } else if (sm && !p->note[0]) {
         copy_str(p->note, sizeof p->note, sm->note);
     }
@@ -632,10 +579,10 @@ static double row_key(const struct app_row *r, enum app_sort s, bool sim) {
     /* rows without a prediction sort on their simulated figures (they show those) */
     const double *d = r->p.ok && !sim ? r->p.d : r->p.sim_d;
     switch (s) {
-    case APP_SORT_THRU: return -d[APP_D_THRU];
-    case APP_SORT_ITER: return d[APP_D_ITER];
-    case APP_SORT_COST: return d[APP_D_COST];
-    default: return -d[APP_D_UTIL];
+    case APP_SORT_THRU: return -d[DP_D_THROUGHPUT];
+    case APP_SORT_ITER: return d[DP_D_ITERATION_MS];
+    case APP_SORT_COST: return d[DP_D_EPOCH_COST];
+    default: return -d[DP_D_MEAN_GPU_UTIL];
     }
 }
 
@@ -786,7 +733,9 @@ int app_list_len(const struct app *a) {
     case APP_TAB_COMPARE: return a->n_rows;
     case APP_TAB_GROUPS: return a->search[0] ? a->n_hits : (a->part ? a->part->n_groups : 0);
     case APP_TAB_PREDICT:
-        return a->pane == APP_PANE_TABLE ? APP_N_RES : a->pane == APP_PANE_DERIVED ? APP_D_COUNT : 0;
+        return a->pane == APP_PANE_TABLE       ? DP_N_RESOURCES
+               : a->pane == APP_PANE_DERIVED ? APP_N_DERIVED_ROWS
+                                             : 0;
     default: return 0;
     }
 }
@@ -815,7 +764,8 @@ void app_select(struct app *a, int row) {
             /* the importance metric follows the selected resource (its active time) */
             a->metric = row * 3 + 1;
         } else if (a->pane == APP_PANE_DERIVED) {
-            app_status(a, false, "%s", app_derived_help[row]);
+            const struct dp_derived_info *f = &dp_derived_figures[app_derived_rows[row]];
+            app_status(a, false, "%s = %s (%s)", f->label, f->formula, f->note);
         }
         return;
     }
@@ -869,108 +819,57 @@ const struct dp_inspector *app_inspector(const struct app *a) {
 
 /* ---- export ------------------------------------------------------------------------------- */
 
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
-static void json_num(FILE *f, double x) {
-    if (isfinite(x)) fprintf(f, "%.6g", x);
-    else fputs("null", f);
-}
-
-static void json_metrics(FILE *f, const double *m) {
-    static const char *const res[APP_N_RES] = {"gpu_mem_util", "gpu_util", "net_rx", "net_tx"};
-    fputc('{', f);
-    for (int r = 0; r < APP_N_RES; r++) {
-        fprintf(f, "%s\"%s\": {\"idle\": ", r ? ", " : "", res[r]);
-        json_num(f, m[3 * r]);
-        fputs(", \"active\": ", f);
-        json_num(f, m[3 * r + 1]);
-        fputs(", \"peak\": ", f);
-        json_num(f, m[3 * r + 2]);
-        fputc('}', f);
-    }
-    fputc('}', f);
-}
-
-static void json_derived(FILE *f, const double *d) {
-    static const char *const keys[APP_D_COUNT] = {"iteration_ms", "throughput", "mean_gpu_util",
-                                                  "memory_gb", "net_mb_per_iter", "epoch_s",
-                                                  "epoch_cost"};
-    fputc('{', f);
-    for (int k = 0; k < APP_D_COUNT; k++) {
-        fprintf(f, "%s\"%s\": ", k ? ", " : "", keys[k]);
-        json_num(f, d[k]);
-    }
-    fputc('}', f);
-}
-
-static void json_pred(FILE *f, const struct app_pred *p) {
-    fputs("{\"source\": ", f);
-    json_str(f, p->ok ? app_src_name(p->src) : "none");
-    fputs(", \"inspector_setting\": ", f);
-    json_str(f, p->insp_id);
-    fputs(", \"metrics\": ", f);
-    if (p->ok) json_metrics(f, p->m);
-    else fputs("null", f);
-    fputs(", \"raw\": ", f);
+static void jw_pred(struct dp_jw *w, const struct app *a, const struct dp_setting *s,
+                    const struct app_pred *p) {
+    struct dp_derive_in facts;
+    facts_of(a, s, &facts);
+    dp_jw_object(w, "prediction");
+    dp_jw_str(w, "source", p->ok ? app_src_name(p->src) : "none");
+    dp_jw_str(w, "inspector_setting", p->insp_id);
     if (p->ok) {
-        fputc('[', f);
-        for (int k = 0; k < DP_N_OUTPUTS; k++) {
-            if (k) fputs(", ", f);
-            json_num(f, p->raw[k]);
-        }
-        fputc(']', f);
+        dp_jw_outputs(w, "metrics", p->m);
+        dp_jw_array(w, "raw");
+        for (int k = 0; k < DP_N_OUTPUTS; k++) dp_jw_float(w, NULL, p->raw[k]);
+        dp_jw_end(w);
+        dp_jw_derived(w, "derived", p->d, &facts);
     } else {
-        fputs("null", f);
+        dp_jw_null(w, "metrics");
+        dp_jw_null(w, "raw");
+        dp_jw_null(w, "derived");
     }
-    fputs(", \"derived\": ", f);
-    if (p->ok) json_derived(f, p->d);
-    else fputs("null", f);
-    fputs(", \"simulated\": ", f);
     if (p->sim_ok) {
-        fputs("{\"metrics\": ", f);
-        json_metrics(f, p->sim_m);
-        fputs(", \"derived\": ", f);
-        json_derived(f, p->sim_d);
-        fprintf(f, ", \"oom\": %s}", p->oom ? "true" : "false");
+        dp_jw_object(w, "simulated");
+        dp_jw_outputs(w, "metrics", p->sim_m);
+        dp_jw_derived(w, "derived", p->sim_d, &facts);
+        dp_jw_bool(w, "oom", p->oom);
+        dp_jw_end(w);
     } else {
-        fputs("null", f);
+        dp_jw_null(w, "simulated");
     }
-    fputc('}', f);
+    dp_jw_end(w);
 }
 
 enum dp_status app_export_json(const struct app *a, const char *path, struct dp_error *err) {
-    FILE *f = fopen(path, "w");
-    if (!f) return dp_error_set(err, DP_ERR_IO, "%s: %s", path, strerror(errno));
-    fputs("{\"format\": \"driple-explore/1\", \"graph\": ", f);
-    json_str(f, dp_graph_name(a->graph));
-    fprintf(f, ", \"batch\": %lld, \"setting\": ", (long long)a->batch);
-    json_str(f, a->cur.id);
-    fputs(", \"dataset_size\": ", f);
-    json_num(f, a->dataset_size);
-    fputs(", \"price_per_gpu_hour\": ", f);
-    json_num(f, a->price_hour);
-    fputs(", \"prediction\": ", f);
-    json_pred(f, &a->pred);
-    fputs(", \"compare\": [", f);
+    struct dp_jw *w = dp_jw_new();
+    dp_jw_str(w, "format", "driple-explore/1");
+    dp_jw_str(w, "graph", dp_graph_name(a->graph));
+    dp_jw_int(w, "batch", a->batch);
+    dp_jw_str(w, "setting", a->cur.id);
+    dp_jw_num(w, "dataset_size", a->dataset_size);
+    dp_jw_num(w, "price_per_gpu_hour", a->price_hour);
+    jw_pred(w, a, &a->cur, &a->pred);
+    dp_jw_array(w, "compare");
     for (int i = 0; i < a->n_rows; i++) {
-        fprintf(f, "%s{\"label\": ", i ? ", " : "");
-        json_str(f, a->rows[i].label);
-        fputs(", \"prediction\": ", f);
-        json_pred(f, &a->rows[i].p);
-        fputc('}', f);
+        dp_jw_object(w, NULL);
+        dp_jw_str(w, "label", a->rows[i].label);
+        jw_pred(w, a, &a->rows[i].s, &a->rows[i].p);
+        dp_jw_end(w);
     }
-    fputs("]}\n", f);
-    if (fclose(f) != 0) return dp_error_set(err, DP_ERR_IO, "%s: %s", path, strerror(errno));
-    return DP_OK;
+    dp_jw_end(w);
+    dp_jw_formulas(w, "formulas");
+    enum dp_status st = dp_jw_save(w, path, err);
+    dp_jw_free(w);
+    return st;
 }
 
 /* ---- init / free -------------------------------------------------------------------------- */
@@ -996,7 +895,7 @@ enum dp_status app_init(struct app *a, const struct app_opts *o, struct dp_error
     for (size_t i = 0; i < dp_graph_n_nodes(a->graph); i++)
         a->params += dp_graph_node(a->graph, i)->params;
 
-    if ((st = asset_or(o->weights, "op_weights.json", "--op-weights", path, sizeof path, err)))
+    if ((st = asset_or(o->weights, "assets/op_weights.json", "--op-weights", path, sizeof path, err)))
         return st;
     if ((st = dp_op_weights_load(path, &a->weights, err)) != DP_OK) return st;
 
@@ -1011,13 +910,13 @@ enum dp_status app_init(struct app *a, const struct app_opts *o, struct dp_error
     if ((st = compute_features(a, batch_assumed ? APP_ASSUMED_BATCH : batch, err)) != DP_OK)
         return st;
 
-    if ((st = asset_or(o->gpus, "gpus.json", "--gpus", path, sizeof path, err))) return st;
+    if ((st = asset_or(o->gpus, "assets/gpus.json", "--gpus", path, sizeof path, err))) return st;
     if ((st = dp_gpu_catalog_load(path, &a->cat, err)) != DP_OK) return st;
     if (a->cat->n_gpus == 0) return dp_error_set(err, DP_ERR_INVALID, "%s: no GPU in the catalog", path);
     a->marked = calloc((size_t)a->cat->n_gpus, sizeof *a->marked);
     if (!a->marked) return dp_error_set(err, DP_ERR_NOMEM, "explorer: out of memory");
 
-    if ((st = asset_or(o->settings, "settings/default.json", "--settings", a->settings_path,
+    if ((st = asset_or(o->settings, "assets/settings/default.json", "--settings", a->settings_path,
                        sizeof a->settings_path, err)))
         return st;
     if ((st = dp_settings_load(a->settings_path, a->cat, &a->settings, err)) != DP_OK) return st;

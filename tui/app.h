@@ -14,11 +14,10 @@
 #include "dp/graph.h"
 #include "dp/grouped.h"
 #include "dp/inspector.h"
+#include "dp/metrics.h"
 #include "dp/model.h"
 #include "dp/settings.h"
 #include "dp/status.h"
-
-#define APP_N_RES 4 /* gpu_mem_util, gpu_util, net_rx, net_tx (Driple order) */
 
 /* Where a prediction comes from. */
 enum app_src {
@@ -29,20 +28,9 @@ enum app_src {
 };
 const char *app_src_name(enum app_src s); /* "trained", "transferred", "nearest (extrapolated)" */
 
-/* Derived figures (DESIGN.md "Metrics"); NaN where not computable. Formulas: app_derived_help. */
-enum app_derived_id {
-    APP_D_ITER,      /* iteration time, ms */
-    APP_D_THRU,      /* throughput, samples/s */
-    APP_D_UTIL,      /* mean GPU utilisation, % */
-    APP_D_MEM,       /* GPU memory footprint, GB (simulator) */
-    APP_D_BYTES,     /* bytes moved per iteration (rx + tx), MB */
-    APP_D_EPOCH,     /* time per epoch, s */
-    APP_D_COST,      /* cost per epoch, $ */
-    APP_D_COUNT
-};
-extern const char *const app_derived_names[APP_D_COUNT];
-extern const char *const app_derived_units[APP_D_COUNT];
-extern const char *const app_derived_help[APP_D_COUNT];
+/* The derived figures (dp/metrics.h) the predict tab lists, in its order. */
+#define APP_N_DERIVED_ROWS 7
+extern const enum dp_derived app_derived_rows[APP_N_DERIVED_ROWS];
 
 /* One prediction for one setting at one batch size. */
 struct app_pred {
@@ -53,12 +41,12 @@ struct app_pred {
     int          insp;               /* index in app.insps, -1 when none */
     double       m[DP_N_OUTPUTS];    /* metrics in their units: max(0, dp_inspector_metric) */
     float        raw[DP_N_OUTPUTS];  /* the network's outputs (Driple order) */
-    double       d[APP_D_COUNT];
+    double       d[DP_N_DERIVED];    /* dp_derive of m */
     bool         sim_ok;             /* the simulator's estimate (labelled "simulated") */
     bool         sim_pending;        /* not simulated yet (defer_sims): app_fill_pending will */
     bool         insp_pending;       /* its inspector file is not loaded yet (compare rows) */
     double       sim_m[DP_N_OUTPUTS];
-    double       sim_d[APP_D_COUNT];
+    double       sim_d[DP_N_DERIVED];
     double       mem_gb, mem_cap_gb; /* simulated footprint and the GPU's memory */
     bool         oom;                /* footprint > GPU memory */
     char         note[160];          /* why something is missing */

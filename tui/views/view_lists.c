@@ -52,13 +52,13 @@ void view_compare_draw(WINDOW *w, const struct app *a) {
         const struct app_row *r = &a->rows[i];
         const struct app_pred *p = &r->p;
         const double *d = p->ok ? p->d : p->sim_d;
-        view_num(c[0], sizeof c[0], d[APP_D_ITER], 8);
-        view_num(c[1], sizeof c[1], d[APP_D_THRU], 9);
-        view_num(c[2], sizeof c[2], d[APP_D_UTIL], 6);
+        view_num(c[0], sizeof c[0], d[DP_D_ITERATION_MS], 8);
+        view_num(c[1], sizeof c[1], d[DP_D_THROUGHPUT], 9);
+        view_num(c[2], sizeof c[2], d[DP_D_MEAN_GPU_UTIL], 6);
         view_num(c[3], sizeof c[3], p->mem_gb, 6);
-        view_num(c[4], sizeof c[4], d[APP_D_COST], 8);
-        view_num(c[5], sizeof c[5], p->sim_d[APP_D_ITER], 8);
-        view_num(c[6], sizeof c[6], p->sim_d[APP_D_THRU], 9);
+        view_num(c[4], sizeof c[4], d[DP_D_EPOCH_COST], 8);
+        view_num(c[5], sizeof c[5], p->sim_d[DP_D_ITERATION_MS], 8);
+        view_num(c[6], sizeof c[6], p->sim_d[DP_D_THROUGHPUT], 9);
         if (p->insp_pending)
             for (int k = 0; k < 5; k++) snprintf(c[k], sizeof c[k], "%*s", k == 1 ? 9 : k == 0 || k == 4 ? 8 : 6, "...");
         if (p->sim_pending) {

@@ -68,7 +68,7 @@ struct dp_sim_result {
                                leave out ("" when nothing) */
     double memory_gb;       /* per-worker GPU memory footprint */
     bool   oom;             /* footprint > the GPU's memory */
-    double labels[DP_N_LABELS]; /* Driple order: the mean over workers of each one's labels */
+    double labels[DP_N_OUTPUTS]; /* Driple order: the mean over workers of each one's labels */
     double mean_gpu_util;   /* %, mean over the workers and the whole run */
     double bytes_per_iter;  /* bytes workers send and receive per iteration, all workers: PS
                                pulls and pushes; all-reduce: 2(N-1)/N x gradient bytes per

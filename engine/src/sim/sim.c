@@ -403,7 +403,7 @@ enum dp_status sim_run(const struct dp_sim_workload *w, const struct dp_setting 
     out->traces = tr;
     out->n_traces = W;
     for (int i = 0; i < W; i++) {
-        double busy, lab[DP_N_LABELS];
+        double busy, lab[DP_N_OUTPUTS];
         if (!(tr[i] = dp_trace_init("simulated"))) {
             st = DP_ERR_NOMEM;
             goto fail;
@@ -412,7 +412,7 @@ enum dp_status sim_run(const struct dp_sim_workload *w, const struct dp_setting 
             goto fail;
         out->mean_gpu_util += (total > 0 ? 100.0 * busy / total : 0) / W;
         dp_trace_labels(tr[i], opts.threshold, lab, NULL);
-        for (int l = 0; l < DP_N_LABELS; l++) out->labels[l] += lab[l] / W;
+        for (int l = 0; l < DP_N_OUTPUTS; l++) out->labels[l] += lab[l] / W;
         if (!opts.want_traces) { /* only the labels are wanted: hold one trace at a time */
             dp_trace_free(tr[i]);
             tr[i] = NULL;

@@ -8,15 +8,10 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "zoo/zoo_layers.h"
 #include "zoo_models.h"
 
 #define MAX_STEPS 512
-
-/* Token ids [B, T] from the input pipeline (labels [B, T] when labels is not NULL). */
-static int tokens(struct zb *b, int64_t t, int *labels) {
-    int64_t d[2] = {DP_DIM_BATCH, t};
-    return zb_input(b, 2, d, DP_DTYPE_I32, 2, d, labels, false);
-}
 
 /* One LSTM layer over x [B, T, in] as PyTorch's nn.LSTM holds it (weight_ih, weight_hh and two
  * biases); reverse walks the steps backwards (a bidirectional layer's second direction).
@@ -90,7 +85,7 @@ int zoo_gnmt(struct zb *b, int64_t seq) {
     const int64_t vocab = 32320, h = 1024; /* 32,000 BPE merges + specials, padded to 8 */
     const double drop = 0.2;
     int labels;
-    int src = tokens(b, seq, &labels);
+    int src = zoo_token_input(b, seq, &labels);
     int64_t td[2] = {DP_DIM_BATCH, seq};
     int tgt = zb_input_extra(b, src, 2, td, DP_DTYPE_I32);
     zb_push(b, "gnmt");
@@ -177,7 +172,7 @@ int zoo_transformer_xl_base(struct zb *b, int64_t seq) {
     static const int64_t cut[4] = {0, 19997, 39997, 199997};
     static const double share[3] = {0.055, 0.129, 0.023};
     int labels;
-    int ids = tokens(b, seq, &labels);
+    int ids = zoo_token_input(b, seq, &labels);
     zb_push(b, "transformer_xl");
     int64_t ed[2] = {vocab, d}, k = seq + mem_len, pd[2] = {k, d}, md[2] = {seq, k};
     int64_t bias_d[2] = {heads, d / heads}, memd[3] = {DP_DIM_BATCH, mem_len, d};
