@@ -143,21 +143,33 @@ int cmd_simulate(int argc, char **argv) {
     } else if ((rc = cmd_cluster_setting(&cl, cat, "simulate", SIM_USAGE, &s))) {
         goto done;
     }
-    /* The GPU's figures are checked before the (possibly slow) graph build. */
     const struct dp_gpu *gpu = dp_gpu_find(cat, s.gpu);
     if (!gpu) {
         fprintf(stderr, "driple: %s: no GPU \"%s\" in the catalog\n", cat->path, s.gpu);
         rc = 1;
         goto done;
     }
-    if (dp_gpu_check_sim(cat, gpu, &err)) {
-        rc = cli_fail(&err);
-        goto done;
-    }
     zo.precision = s.precision;
     double tokens = 0;
     if ((rc = load_graph(graph_path, &zo, seq || input || optimizer, &io, &g, &tokens)))
         goto done;
+    if (dp_gpu_check_sim(cat, gpu, &err)) {
+        /* No timing without speed figures; the memory footprint needs none. */
+        struct dp_sim_workload *wl = NULL;
+        double gb = NAN;
+        bool oom = false;
+        struct dp_error merr = {0};
+        if (!dp_sim_workload_init(g, batch, &wl, &merr) &&
+            !dp_sim_memory(wl, &s, gpu, NULL, &gb, &oom, &merr)) {
+            char why[sizeof err.msg];
+            snprintf(why, sizeof why, "%s", err.msg);
+            dp_error_set(&err, err.status, "%.600s; its simulated memory footprint needs no speed "
+                         "figure: %.2f GB per worker%s", why, gb, oom ? ", out of memory" : "");
+        }
+        dp_sim_workload_free(wl);
+        rc = cli_fail(&err);
+        goto done;
+    }
 
     struct dp_sim_opts o;
     dp_sim_opts_default(&o);

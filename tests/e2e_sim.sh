@@ -106,6 +106,8 @@ fails 1 "trace samples over the workers" "$DRIPLE" simulate "$G" --gpu V100 --wo
 # a GPU without the figures the simulator needs is named with its catalog entry
 printf '{"format":"driple-gpus/1","gpus":[{"name":"X1","fp32_tflops":null,"bandwidth_gbps":100}]}' >"$TMP/gpus.json"
 fails 1 "gpus.json:\$.gpus[0]: X1 has no known fp32_tflops" "$DRIPLE" simulate "$G" --gpus "$TMP/gpus.json" --gpu X1 --workers 2 --ps 1 --network PCIe
+# ... but its memory footprint needs no speed figure
+contains "$TMP/err" "its simulated memory footprint needs no speed figure: "
 printf '{"format":"driple-settings/1","settings":[{"id":"x","gpu":"X1","ps":1,"workers":2,"network":"PCIe"}]}' >"$TMP/sx.json"
 fails 1 "gpus.json:\$.gpus[0]: X1 has no known fp32_tflops" "$DRIPLE" dataset build --settings "$TMP/sx.json" --gpus "$TMP/gpus.json" --out "$TMP/dsx"
 # one sample has no duration

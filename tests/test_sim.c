@@ -394,6 +394,21 @@ static void test_devices(struct dp_graph *g) {
     no_nvl.nvlink_gbps = NAN;
     CHECK(dp_simulate(g, &s, &no_nvl, &o, &r, &err) == DP_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "has no NVLink in the catalog");
+    /* the memory footprint needs no speed figure, and equals the simulation's */
+    CHECK(dp_setting_make(ti.name, 2, 1, DP_NET_PCIE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &s, &err) ==
+          DP_OK);
+    CHECK(dp_simulate(g, &s, &ti, &o, &r, &err) == DP_OK);
+    struct dp_sim_workload *wl = NULL;
+    CHECK(dp_sim_workload_init(g, o.batch, &wl, &err) == DP_OK);
+    struct dp_gpu slow = ti;
+    slow.fp32_tflops = NAN;
+    double gb = 0;
+    bool oom = false;
+    CHECK(wl && dp_sim_memory(wl, &s, &slow, NULL, &gb, &oom, &err) == DP_OK);
+    CHECK_NEAR(gb, r.memory_gb, 1e-12);
+    CHECK(oom == r.oom);
+    dp_sim_workload_free(wl);
+    dp_sim_result_free(&r);
 }
 
 /* Absurd inputs fail with a reason instead of exhausting memory or overflowing the sample count

@@ -123,6 +123,12 @@ void dp_sim_workload_free(struct dp_sim_workload *w); /* NULL-safe */
 enum dp_status dp_simulate_workload(const struct dp_sim_workload *w, const struct dp_setting *s,
                                     const struct dp_gpu *gpu, const struct dp_sim_opts *opts,
                                     struct dp_sim_result *out, struct dp_error *err);
+/* The per-worker GPU memory footprint of workload w on setting s (dp_sim_result.memory_gb and
+ * .oom), which needs no speed figure: a GPU without a known FP32 rate or bandwidth gets it too.
+ * k NULL: the defaults. DP_ERR_INVALID for an invalid setting, DP_ERR_NOMEM. */
+enum dp_status dp_sim_memory(const struct dp_sim_workload *w, const struct dp_setting *s,
+                             const struct dp_gpu *gpu, const struct dp_sim_constants *k,
+                             double *memory_gb, bool *oom, struct dp_error *err);
 /* dp_sim_workload_init of g at opts->batch, then dp_simulate_workload. */
 enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
                            const struct dp_gpu *gpu, const struct dp_sim_opts *opts,

@@ -25,15 +25,13 @@ void dp_sim_constants_default(struct dp_sim_constants *c) {
     /* Fitted by `driple calibrate --fit` over the 834 rows of ../shared/calibration
      * (notes/calibration.md); ps_host_gbps, jitter and context_gb are typical figures, not
      * fitted. A generation without two GPUs in the data (Kepler, Maxwell, Ada, Hopper,
-     * Blackwell) takes the geometric mean of the fitted generations' scales. */
+     * Blackwell, or unknown) has the geometric mean of the fitted generations' scales. */
     static const double gen[DP_GEN_COUNT] = {
-        [DP_GEN_PASCAL] = 0.931, [DP_GEN_VOLTA] = 1.15, [DP_GEN_TURING] = 1.07,
-        [DP_GEN_AMPERE] = 1.06};
-    double mean = 0;
-    int n = 0;
-    for (int g = 0; g < DP_GEN_COUNT; g++)
-        if (gen[g] > 0) mean += log(gen[g]), n++;
-    for (int g = 0; g < DP_GEN_COUNT; g++) c->gen_scale[g] = gen[g] > 0 ? gen[g] : exp(mean / n);
+        [DP_GEN_UNKNOWN] = 1.05, [DP_GEN_KEPLER] = 1.05, [DP_GEN_MAXWELL] = 1.05,
+        [DP_GEN_PASCAL] = 0.931, [DP_GEN_VOLTA] = 1.15,  [DP_GEN_TURING] = 1.07,
+        [DP_GEN_AMPERE] = 1.06,  [DP_GEN_ADA] = 1.05,    [DP_GEN_HOPPER] = 1.05,
+        [DP_GEN_BLACKWELL] = 1.05};
+    for (int g = 0; g < DP_GEN_COUNT; g++) c->gen_scale[g] = gen[g];
     c->eff_cuda = 0.711;
     c->eff_tensor = 0.627;
     c->winograd = 2.07;
@@ -268,11 +266,7 @@ enum dp_status sim_run(const struct dp_sim_workload *w, const struct dp_setting 
     }
 
     /* Memory footprint of one worker. */
-    double byte_scale = mixed && !w->graph_f16 ? 0.5 : 1.0;
-    /* A fusing framework keeps the fused chains' inputs, not their outputs. */
-    double fuse = s->framework == DP_FW_PYTORCH ? cst.fuse_pt : cst.fuse_tf;
-    is.act_bytes = (w->act_bytes - fuse * (w->act_bytes - w->act_fused)) * byte_scale;
-    is.base_bytes = sim_base_bytes(w, s, &cst, shard, NP);
+    sim_footprint(w, s, &cst, shard, NP, &is.act_bytes, &is.base_bytes);
     out->memory_gb = (is.base_bytes + is.act_bytes) / 1e9;
     out->oom = !isnan(dev.memory_gb) && out->memory_gb > dev.memory_gb;
 
@@ -430,6 +424,27 @@ fail:
     iter_state_free(&is);
     free(shard);
     return st;
+}
+
+enum dp_status dp_sim_memory(const struct dp_sim_workload *w, const struct dp_setting *s,
+                             const struct dp_gpu *gpu, const struct dp_sim_constants *k,
+                             double *memory_gb, bool *oom, struct dp_error *err) {
+    struct dp_sim_constants def;
+    enum dp_status st = dp_setting_check(s, err);
+    if (st) return st;
+    if (!k) {
+        dp_sim_constants_default(&def);
+        k = &def;
+    }
+    double *shard = calloc((size_t)s->ps + 1, sizeof *shard), act, base;
+    if (!shard) return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", s->id);
+    shard_vars(w, s->ps, shard);
+    sim_footprint(w, s, k, shard, s->ps, &act, &base);
+    free(shard);
+    double per = gpu->devices > 1 ? 1.0 / gpu->devices : 1.0;
+    *memory_gb = (act + base) / 1e9;
+    *oom = gpu->memory_gb > 0 && *memory_gb > gpu->memory_gb * per;
+    return DP_OK;
 }
 
 enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,

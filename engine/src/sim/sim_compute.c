@@ -399,8 +399,9 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
     double byte_scale = mixed && !w->graph_f16 ? 0.5 : 1.0;
     double fuse = pt ? k->fuse_pt : k->fuse_tf;
     double host = (pt ? k->host_pt_us : k->host_tf_us) / 1000, gap = k->gap_us / 1000;
+    /* The generation's scale, never past the peak. */
     double mem_rate = d->bw * k->eff_mem, gs = k->gen_scale[d->gen];
-    double e_cuda = k->eff_cuda * gs, e_tensor = k->eff_tensor * gs;
+    double e_cuda = fmin(1.0, k->eff_cuda * gs), e_tensor = fmin(1.0, k->eff_tensor * gs);
     struct oprec *rec = malloc(((size_t)w->n_ops + 1) * sizeof *rec);
     if (!rec) return dp_error_set(err, DP_ERR_NOMEM, "out of memory simulating %s", w->name);
     for (int pass = 0; pass < 2; pass++) {

@@ -183,9 +183,12 @@ enum dp_status sim_sample_worker(const struct iter_state *st, int w, double dt, 
  * backward pass from the fused kernel's inputs, which stay alive instead. */
 enum dp_status sim_activation_fused(const struct dp_graph *g, int64_t batch, double *peak,
                                     struct dp_error *err);
-/* Per-worker bytes besides activations: the CUDA context, weights (fp16 copies under mixed
- * precision), gradients, optimizer slots where the update runs on the worker. */
-double sim_base_bytes(const struct dp_sim_workload *w, const struct dp_setting *s,
-                      const struct dp_sim_constants *k, const double *shard, int n_ps);
+/* One worker's memory: *act the activations at their peak (the framework's fused share of the
+ * fused sweep, mixed precision halving an fp32 graph's), *base the rest: the CUDA context,
+ * weights (fp16 copies under mixed precision), gradients, optimizer slots where the update runs
+ * on the worker (shard: the PS shards' bytes). */
+void sim_footprint(const struct dp_sim_workload *w, const struct dp_setting *s,
+                   const struct dp_sim_constants *k, const double *shard, int n_ps,
+                   double *act, double *base);
 
 #endif

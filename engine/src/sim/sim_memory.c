@@ -260,8 +260,10 @@ enum dp_status sim_activation_fused(const struct dp_graph *g, int64_t batch, dou
     return sweep(g, batch, true, peak, err);
 }
 
-double sim_base_bytes(const struct dp_sim_workload *w, const struct dp_setting *s,
-                      const struct dp_sim_constants *k, const double *shard, int n_ps) {
+/* Per-worker bytes besides activations: the CUDA context, weights (fp16 copies under mixed
+ * precision), gradients, optimizer slots where the update runs on the worker. */
+static double base_bytes(const struct dp_sim_workload *w, const struct dp_setting *s,
+                         const struct dp_sim_constants *k, const double *shard, int n_ps) {
     bool mixed = s->precision == DP_PREC_MIXED, pt = s->framework == DP_FW_PYTORCH;
     bool ar = s->sync == DP_SYNC_ALLREDUCE;
     /* fp32 variables, plus their fp16 copies under mixed precision */
@@ -278,4 +280,15 @@ double sim_base_bytes(const struct dp_sim_workload *w, const struct dp_setting *
             if (w->slots * shard[p] > slots) slots = w->slots * shard[p];
     /* (PyTorch DDP's buckets are views of the gradients: nothing more) */
     return k->context_gb * 1e9 + weights + grads + slots;
+}
+
+void sim_footprint(const struct dp_sim_workload *w, const struct dp_setting *s,
+                   const struct dp_sim_constants *k, const double *shard, int n_ps,
+                   double *act, double *base) {
+    bool mixed = s->precision == DP_PREC_MIXED;
+    double byte_scale = mixed && !w->graph_f16 ? 0.5 : 1.0;
+    /* A fusing framework keeps the fused chains' inputs, not their outputs. */
+    double fuse = s->framework == DP_FW_PYTORCH ? k->fuse_pt : k->fuse_tf;
+    *act = (w->act_bytes - fuse * (w->act_bytes - w->act_fused)) * byte_scale;
+    *base = base_bytes(w, s, k, shard, n_ps);
 }

@@ -363,7 +363,7 @@ int zoo_inception4(struct zb *b, int64_t input) {
     c[1] = zb_pool(b, "MaxPool", x, 3, 2, VALID);
     x = concat_n(b, c, 2);
     zb_pop(b);
-    char nm[16];
+    char nm[32];
     for (int i = 0; i < 4; i++) {
         snprintf(nm, sizeof nm, "block_a%d", i);
         x = inc4_a(b, nm, x);
@@ -590,7 +590,7 @@ static int squeezenet(struct zb *b, int64_t input, bool v11) {
     x = zb_conv_layer(b, "conv1", x, v11 ? 64 : 96, v11 ? 3 : 7, 2, false, false, "Relu");
     x = zb_pool(b, "MaxPool", x, 3, 2, VALID);
     for (int i = 0; i < 8; i++) {
-        char nm[16];
+        char nm[32];
         snprintf(nm, sizeof nm, "fire%d", i + 2);
         x = fire(b, nm, x, fires[i][0], fires[i][1]);
         if (i == (v11 ? 1 : 2) || i == (v11 ? 3 : 6)) x = zb_pool(b, "MaxPool", x, 3, 2, VALID);

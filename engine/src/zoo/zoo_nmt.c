@@ -96,7 +96,7 @@ int zoo_gnmt(struct zb *b, int64_t seq) {
     x = concat2(b, lstm_layer(b, "rnn_0_fw", x, h, false), lstm_layer(b, "rnn_0_bw", x, h, true));
     x = lstm_layer(b, "rnn_1", zb_dropout(b, x, drop), h, false);
     for (int l = 2; l < 4; l++) {
-        char nm[16];
+        char nm[32];
         snprintf(nm, sizeof nm, "rnn_%d", l);
         x = zb_binary(b, "AddV2", lstm_layer(b, nm, zb_dropout(b, x, drop), h, false), x);
     }
@@ -108,7 +108,7 @@ int zoo_gnmt(struct zb *b, int64_t seq) {
     int ctx = bahdanau(b, y, enc);
     y = lstm_layer(b, "rnn_1", zb_dropout(b, concat2(b, y, ctx), drop), h, false);
     for (int l = 2; l < 4; l++) {
-        char nm[16];
+        char nm[32];
         snprintf(nm, sizeof nm, "rnn_%d", l);
         y = zb_binary(b, "AddV2",
                       lstm_layer(b, nm, zb_dropout(b, concat2(b, y, ctx), drop), h, false), y);
@@ -207,7 +207,7 @@ int zoo_transformer_xl_base(struct zb *b, int64_t seq) {
     logits = zb_bias_add(b, logits, zb_variable(b, "head_bias", 1, &hb, "zeros", true));
     int loss = zb_xent_loss(b, logits, labels, true);
     for (int c = 0; c < 3; c++) {
-        char nm[16];
+        char nm[32];
         snprintf(nm, sizeof nm, "tail_%d", c);
         zb_push(b, "%s", nm);
         int64_t hi = c == 2 ? vocab : cut[c + 2], lo = cut[c + 1], n = hi - lo;
