@@ -15,6 +15,7 @@
 #include "dp/inspector.h"
 #include "dp/json_out.h"
 #include "dp/metrics.h"
+#include "dp/session.h"
 #include "dp/settings.h"
 
 static const char *const usage_compare =
@@ -24,167 +25,108 @@ static const char *const usage_compare =
     "       [--gpus FILE]]   (one more row: a setting not in the list, with its inspector found\n"
     "       as predict finds it)";
 
-struct body_cache {
-    char   key[40];
-    float *emb;
-};
-
 int cmd_compare(int argc, char **argv) {
     struct cli c;
     if (!cli_init(&c, argc, argv, "compare")) return 1;
     int rc = 2;
-    struct dp_grouped *g = NULL;
-    struct dp_settings *list = NULL;
-    struct body_cache *cache = NULL;
+    struct dp_session *ss = NULL;
     struct dp_jw *w = NULL;
-    int n_cache = 0;
-    char *unknown = NULL, sbuf[PATH_MAX + 64];
-    const char *grouped = cli_value(&c, "--grouped");
-    const char *settings_file = cli_value(&c, "--settings");
-    const char *weights = cli_value(&c, "--weights");
-    const char *setting = cli_value(&c, "--setting");
-    int64_t batch = 0, groups = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED;
-    struct dp_import_opts io;
-    struct cmd_cluster cl;
+    struct cmd_what_if wi;
     bool json = cli_flag(&c, "--json");
-    if (!cmd_import_opts(&c, &io) || !cmd_cluster_opts(&c, &cl) ||
-        !cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) ||
-        !cli_int(&c, "--groups", 1, 100000, &groups) ||
-        !cli_int(&c, "--seed", INT64_MIN + 1, INT64_MAX, &seed) || c.bad)
-        goto done;
+    if (!cmd_what_if_opts(&c, &wi) || c.bad) goto done;
     const char *graph = cli_positional(&c, 0);
     if (!cli_check_unused(&c)) goto done;
-    bool by_cluster = cmd_cluster_given(&cl) || cl.precision;
-    if (setting && by_cluster) {
+    bool by_cluster = cmd_cluster_given(&wi.cl) || wi.cl.precision;
+    if (wi.inspector) {
+        rc = cli_usage("compare", usage_compare, "--inspector: compare uses each setting's own");
+        goto done;
+    }
+    if (wi.setting && by_cluster) {
         rc = cli_usage("compare", usage_compare, "give --setting ID or --gpu NAME ..., not both");
         goto done;
     }
-    struct dp_error err = {0};
-    const char *file = settings_file ? settings_file : cmd_default_settings(sbuf, sizeof sbuf);
-    rc = 1;
-    if (dp_settings_load(file, NULL, &list, &err)) { cli_fail(&err); goto done; }
-    /* The extra row: the named setting, unless the list has it already. */
+    if ((rc = cmd_session_open(wi.settings, wi.cl.gpus, wi.weights, &ss))) goto done;
+    const struct dp_settings *list = dp_session_settings(ss);
+    /* The extra row: the named setting, unless the list has its cluster already. */
     struct dp_setting extra;
     int n_rows = list->n_settings;
-    if (setting || by_cluster) {
-        if ((rc = cmd_setting_resolve(setting, &cl, file, "compare", usage_compare, &extra,
-                                      extra.inspector, sizeof extra.inspector)))
+    if (wi.setting || by_cluster) {
+        struct dp_resolution r;
+        if ((rc = cmd_session_setting(ss, wi.setting, &wi.cl, "compare", usage_compare, &extra)) ||
+            (rc = cmd_session_inspector(ss, &extra, &r)))
             goto done;
-        rc = 1;
         bool listed = false;
-        for (int i = 0; i < list->n_settings && !listed; i++) {
-            const struct dp_setting *e = &list->settings[i];
-            listed = !strcmp(e->id, extra.id) && !strcmp(e->gpu, extra.gpu) &&
-                     !strcmp(e->inspector, extra.inspector);
-        }
+        for (int i = 0; i < list->n_settings && !listed; i++)
+            listed = dp_setting_same_cluster(&list->settings[i], &extra);
         if (!listed) n_rows++;
     }
-    double params;
-    if ((rc = cmd_load_grouped(graph, grouped, &io, batch, groups, seed, weights, "compare",
-                         usage_compare, &g, &unknown, &params)))
+    if ((rc = cmd_session_workload(ss, graph, wi.grouped, &wi.io, wi.batch, wi.groups, wi.seed,
+                                   "compare", usage_compare)))
         goto done;
     rc = 1;
+    struct dp_error err = {0};
     dp_blas_threads(1);
-    if (!(cache = calloc((size_t)n_rows + 1, sizeof *cache)) || (json && !(w = dp_jw_new()))) {
+    if (json && !(w = dp_jw_new())) {
         dp_error_set(&err, DP_ERR_NOMEM, "compare: out of memory");
         cli_fail(&err);
         goto done;
     }
+    const struct dp_grouped *g = dp_session_grouped(ss);
+    double params = dp_session_params(ss);
+    long gnn0;
+    dp_session_counts(ss, &gnn0, NULL);
     double t0 = dp_clock_ms();
-    int n_ok = 0, n_gnn = 0;
+    int n_ok = 0;
     if (json) {
         dp_jw_str(w, "graph", g->graph);
         if (g->batch > 0) dp_jw_int(w, "batch", g->batch);
         else dp_jw_null(w, "batch");
-        dp_jw_str(w, "settings_file", file);
+        dp_jw_str(w, "settings_file", list->path);
         dp_jw_array(w, "settings");
     } else {
         printf("graph %s  batch %lld  groups %d  settings %s\n\n", g->graph, (long long)g->batch,
-               g->n_groups, file);
+               g->n_groups, list->path);
         printf("%-28s %10s %12s %9s %9s %10s %10s  %s\n", "setting", "iter ms", "samples/s",
                "GPU act", "GPU peak", "RX MB/s", "TX MB/s", "inspector");
     }
     for (int i = 0; i < n_rows; i++) {
         const struct dp_setting *s = i < list->n_settings ? &list->settings[i] : &extra;
-        struct dp_inspector *insp = NULL;
-        const char *why = NULL;
-        char whybuf[600];
-        double m[DP_N_OUTPUTS], d[DP_N_DERIVED];
-        float raw[DP_N_OUTPUTS];
-        if (!s->inspector[0]) why = "no inspector";
-        else if (access(s->inspector, R_OK) != 0) why = "inspector file missing";
-        else if (dp_inspector_load(s->inspector, &insp, &err)) {
-            snprintf(whybuf, sizeof whybuf, "%s", err.msg);
-            why = whybuf;
+        /* one GNN pass per distinct body (the session caches it); each row runs its head */
+        struct dp_prediction p;
+        if (dp_session_predict(ss, s, 0, &p, &err)) {
+            cli_fail(&err);
+            goto done;
         }
-        if (insp) {
-            /* One GNN pass per distinct body; each inspector then runs only its head. */
-            const struct dp_model *mod = dp_inspector_model(insp);
-            const char *key = dp_inspector_body_key(insp);
-            float *emb = NULL;
-            for (int k = 0; k < n_cache && !emb; k++)
-                if (!strcmp(cache[k].key, key)) emb = cache[k].emb;
-            if (!emb) {
-                emb = malloc((size_t)dp_model_embed_size(mod) * sizeof *emb);
-                if (emb && dp_model_embed(mod, g, emb, &err) == DP_OK) {
-                    snprintf(cache[n_cache].key, sizeof cache[n_cache].key, "%s", key);
-                    cache[n_cache++].emb = emb;
-                    n_gnn++;
-                } else {
-                    snprintf(whybuf, sizeof whybuf, "%s", emb ? err.msg : "out of memory");
-                    free(emb);
-                    emb = NULL;
-                    why = whybuf;
-                }
-            }
-            if (emb) {
-                dp_model_head(mod, emb, raw);
-                for (int o = 0; o < DP_N_OUTPUTS; o++) {
-                    m[o] = dp_inspector_metric(insp, o, raw[o]);
-                    if (!why && !(isfinite(raw[o]) && isfinite(m[o]))) {
-                        snprintf(whybuf, sizeof whybuf, "%s: prediction of %s is not finite",
-                                 s->inspector, dp_outputs[o].name);
-                        why = whybuf;
-                    }
-                }
-                n_ok += !why;
-            }
-        }
-        struct dp_derive_in facts;
-        dp_derive_in_init(&facts);
-        facts.batch = g->batch;
-        facts.workers = s->workers;
-        facts.params = params;
-        if (!why) dp_derive(m, &facts, d);
+        n_ok += p.ok;
         if (json) {
             dp_jw_object(w, NULL);
             dp_jw_str(w, "id", s->id);
             dp_jw_str(w, "gpu", s->gpu);
             dp_jw_int(w, "workers", s->workers);
             dp_jw_int(w, "ps", s->ps);
-            dp_jw_str(w, "inspector", s->inspector[0] ? s->inspector : NULL);
-            if (why) {
-                dp_jw_str(w, "error", why);
-                dp_jw_null(w, "metrics");
-            } else {
-                dp_jw_str(w, "data", dp_inspector_provenance(insp)->data);
-                dp_jw_outputs(w, "metrics", m);
-                cmd_jw_raw(w, "raw", raw);
-                dp_jw_derived(w, "derived", d, &facts);
-            }
+            dp_jw_prediction(w, &p);
+            if (!p.ok) dp_jw_str(w, "error", p.note);
             dp_jw_end(w);
-        } else if (why) {
-            printf("%-28s %10s %12s %9s %9s %10s %10s  (%s)\n", s->id, "-", "-", "-", "-", "-", "-", why);
+        } else if (!p.ok) {
+            printf("%-28s %10s %12s %9s %9s %10s %10s  (%s)\n", s->id, "-", "-", "-", "-", "-", "-",
+                   p.note);
         } else {
             printf("%-28s %10.4g %12.4g %9.4g %9.4g %10.4g %10.4g  %s\n", s->id,
-                   d[DP_D_ITERATION_MS], d[DP_D_THROUGHPUT], m[DP_OUT_GPU_UTIL_ACTIVE],
-                   m[DP_OUT_GPU_UTIL_PEAK], m[DP_OUT_NET_RX_PEAK], m[DP_OUT_NET_TX_PEAK],
-                   s->inspector);
+                   p.d[DP_D_ITERATION_MS], p.d[DP_D_THROUGHPUT], p.m[DP_OUT_GPU_UTIL_ACTIVE],
+                   p.m[DP_OUT_GPU_UTIL_PEAK], p.m[DP_OUT_NET_RX_PEAK], p.m[DP_OUT_NET_TX_PEAK],
+                   p.from.path);
         }
-        dp_inspector_free(insp);
     }
     double ms = dp_clock_ms() - t0;
-    double net_mb = 2.0 * params * 4.0 / 1e6;
+    long gnn1;
+    dp_session_counts(ss, &gnn1, NULL);
+    int n_gnn = (int)(gnn1 - gnn0);
+    struct dp_derive_in facts; /* the same in every setting: from the graph alone */
+    dp_derive_in_init(&facts);
+    facts.params = params;
+    double d[DP_N_DERIVED];
+    dp_derive(NULL, &facts, d);
+    double net_mb = d[DP_D_NET_MB_PER_ITER];
     if (json) {
         dp_jw_end(w);
         dp_jw_int(w, "n_predicted", n_ok);
@@ -209,16 +151,12 @@ int cmd_compare(int argc, char **argv) {
     rc = 0;
     if (n_ok == 0) { /* a table of dashes is no answer: say so in the exit status */
         dp_error_set(&err, DP_ERR_NOT_FOUND, "%s: no setting could be predicted (see the reasons above)",
-                     file);
+                     list->path);
         rc = cli_fail(&err);
     }
 done:
     dp_jw_free(w);
-    for (int k = 0; k < n_cache; k++) free(cache[k].emb);
-    free(cache);
-    free(unknown);
-    dp_settings_free(list);
-    dp_grouped_free(g);
+    dp_session_free(ss);
     cli_done(&c);
     return rc;
 }

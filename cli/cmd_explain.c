@@ -19,6 +19,7 @@
 #include "dp/json_out.h"
 #include "dp/metrics.h"
 #include "dp/render.h"
+#include "dp/session.h"
 #include "dp/settings.h"
 
 static const char *const usage_explain =
@@ -42,25 +43,6 @@ static const char *const usage_bench =
     "       weights)";
 
 /* ---- small helpers ---- */
-
-/* The grouped graph to explain: read from grouped_path, or graph_path (read with io) coarsened
- * into k groups (op weights from weights_path or the shipped ones; *graph and *w are kept for the
- * drill-down; *unknown, when not NULL, lists op types without a weight). All outputs are owned by
- * the caller, also on failure. */
-static enum dp_status load_grouped(const char *graph_path, const char *grouped_path,
-                                   const struct dp_import_opts *io, const char *weights_path,
-                                   int k, int64_t seed, int64_t batch, struct dp_graph **graph,
-                                   struct dp_op_weights **w, struct dp_grouped **g,
-                                   char **unknown, struct dp_error *err) {
-    if (grouped_path) return dp_grouped_load_json(grouped_path, g, err);
-    enum dp_status st = dp_graph_load(graph_path, io, graph, err);
-    if (st == DP_OK) st = dp_op_weights_load_default(weights_path, w, err);
-    if (st != DP_OK) return st;
-    struct dp_coarsen_opts co = {.k = k, .seed = seed};
-    if ((st = dp_graph_group(*graph, &co, *w, batch, g, unknown, err)) != DP_OK)
-        dp_error_prefix(err, graph_path);
-    return st;
-}
 
 static void list_metrics(FILE *f) {
     fprintf(f, "known metrics:");
@@ -199,12 +181,8 @@ int cmd_explain(int argc, char **argv) {
     if (!cli_init(&c, argc, argv, "explain")) return 1;
     int rc = 2;
     struct dp_error err = {0};
-    struct dp_graph *graph = NULL;
-    struct dp_grouped *g = NULL;
-    struct dp_op_weights *w = NULL;
-    struct dp_inspector *insp = NULL;
+    struct dp_session *ss = NULL;
     struct dp_explain *e = NULL;
-    char *unknown = NULL;
 
     if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
         printf("usage: %s\n", usage_explain);
@@ -212,28 +190,19 @@ int cmd_explain(int argc, char **argv) {
         rc = 0;
         goto done;
     }
-    const char *grouped_path = cli_value(&c, "--grouped");
-    const char *insp_opt = cli_value(&c, "--inspector");
-    const char *setting = cli_value(&c, "--setting");
-    const char *settings_file = cli_value(&c, "--settings");
+    struct cmd_what_if wi;
+    cmd_what_if_opts(&c, &wi);
+    const char *grouped_path = wi.grouped;
     const char *metric_name = cli_value(&c, "--metric");
     const char *method_name = cli_value(&c, "--method");
-    const char *weights_path = cli_value(&c, "--weights");
     const char *layout_name = cli_value(&c, "--layout");
     const char *svg = cli_value(&c, "--svg");
     const char *png = cli_value(&c, "--png");
     const char *dot = cli_value(&c, "--dot");
     bool json = cli_flag(&c, "--json");
-    int64_t batch = 0, k = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED, top = 10, threads = 0;
-    struct dp_import_opts io;
-    cmd_import_opts(&c, &io);
-    cli_int(&c, "--batch", 1, 1 << 24, &batch);
-    cli_int(&c, "--groups", 1, 100000, &k);
-    cli_int(&c, "--seed", INT64_MIN, INT64_MAX, &seed);
+    int64_t top = 10, threads = 0;
     cli_int(&c, "--top", 1, 1000000, &top);
     cli_int(&c, "--threads", 0, 64, &threads);
-    struct cmd_cluster cl;
-    cmd_cluster_opts(&c, &cl);
     const char *graph_path = grouped_path ? NULL : cli_positional(&c, 0);
     if (c.bad || !cli_check_unused(&c)) goto done;
 
@@ -241,20 +210,13 @@ int cmd_explain(int argc, char **argv) {
         rc = cli_usage("explain", usage_explain, "missing GRAPH (or --grouped FILE)");
         goto done;
     }
-    if (grouped_path && (batch || io.exported_batch)) {
+    if (grouped_path && (wi.batch || wi.io.exported_batch)) {
         /* A grouped file's features are fixed: saying so beats ignoring the option. */
         rc = cli_usage("explain", usage_explain,
                        "--batch and --exported-batch need a GRAPH (a grouped file's features are fixed)");
         goto done;
     }
-    bool by_cluster = cmd_cluster_given(&cl) || cl.precision;
-    if ((insp_opt != NULL) + (setting != NULL) + by_cluster != 1) {
-        rc = cli_usage("explain", usage_explain,
-                       "give exactly one of --inspector M, --setting ID and --gpu NAME ... "
-                       "--network NET");
-        goto done;
-    }
-    if ((settings_file || cl.gpus) && insp_opt) {
+    if ((wi.settings || wi.cl.gpus) && wi.inspector) {
         rc = cli_usage("explain", usage_explain,
                        "--settings and --gpus need --setting ID or --gpu NAME ...");
         goto done;
@@ -287,33 +249,31 @@ int cmd_explain(int argc, char **argv) {
                        "stdout");
         goto done;
     }
-    rc = 1;
-
     /* The inspector first: a missing one is the commonest mistake and costs nothing to find. */
-    char insp_path[PATH_MAX + 64], setting_id[DP_NAME_MAX] = "";
-    if (insp_opt) {
-        snprintf(insp_path, sizeof insp_path, "%s", insp_opt);
-    } else {
-        struct dp_setting st;
-        if ((rc = cmd_setting_resolve(setting, &cl, settings_file, "explain", usage_explain, &st,
-                                      insp_path, sizeof insp_path)))
-            goto done;
-        rc = 1;
-        snprintf(setting_id, sizeof setting_id, "%s", st.id);
-    }
-    if (dp_inspector_load(insp_path, &insp, &err) != DP_OK) goto fail;
-    if (!setting_id[0]) snprintf(setting_id, sizeof setting_id, "%s", dp_inspector_setting(insp));
-
-    if (load_grouped(graph_path, grouped_path, &io, weights_path, (int)k, seed, batch, &graph, &w,
-                     &g, &unknown, &err) != DP_OK)
-        goto fail;
+    struct dp_setting st;
+    int i_insp;
+    bool have_setting;
+    if ((rc = cmd_what_if_inspector(&wi, "explain", usage_explain, &ss, &i_insp, &st,
+                                    &have_setting)) ||
+        (rc = cmd_session_workload(ss, graph_path, grouped_path, &wi.io, wi.batch, wi.groups,
+                                   wi.seed, "explain", usage_explain)))
+        goto done;
+    const struct dp_inspector *insp = dp_session_inspector(ss, i_insp);
+    const char *insp_path = dp_session_inspector_path(ss, i_insp);
+    /* the setting named, or the one the inspector was made for */
+    const char *setting_id = wi.inspector ? dp_inspector_setting(insp) : st.id;
+    rc = 1;
+    const struct dp_grouped *g = dp_session_grouped(ss);
+    const struct dp_graph *graph = dp_session_graph(ss);
+    const char *unknown = dp_session_unknown_ops(ss);
 
     /* One prediction's GEMMs are small: BLAS on one thread, the CPUs for occlusion workers. */
     dp_blas_threads(1);
     /* The engine names the group; the file is ours to add. */
     const char *input = graph_path ? graph_path : grouped_path;
     if (dp_explain_compute_inspector(insp, g, metric, method, (int)threads, &e, &err) != DP_OK ||
-        (graph && g->member_start && dp_explain_drill(e, g, graph, w, &err) != DP_OK)) {
+        (graph && g->member_start &&
+         dp_explain_drill(e, g, graph, dp_session_weights(ss), &err) != DP_OK)) {
         dp_error_prefix(&err, input);
         goto fail;
     }
@@ -342,12 +302,8 @@ int cmd_explain(int argc, char **argv) {
 fail:
     rc = cli_fail(&err);
 done:
-    free(unknown);
     dp_explain_free(e);
-    dp_inspector_free(insp);
-    dp_op_weights_free(w);
-    dp_grouped_free(g);
-    dp_graph_free(graph);
+    dp_session_free(ss);
     cli_done(&c);
     return rc;
 }
@@ -359,9 +315,7 @@ int bench_explain(int argc, char **argv) {
     if (!cli_init(&c, argc, argv, "bench explain")) return 1;
     int rc = 2;
     struct dp_error err = {0};
-    struct dp_graph *graph = NULL;
-    struct dp_grouped *g = NULL;
-    struct dp_op_weights *w = NULL;
+    struct dp_session *ss = NULL;
     struct dp_inspector *insp = NULL;
     struct dp_model *model = NULL;
     const char *grouped_path = cli_value(&c, "--grouped");
@@ -393,14 +347,16 @@ int bench_explain(int argc, char **argv) {
         m = model;
         model_desc = "published GCN architecture, seeded random weights";
     }
+    if ((rc = cmd_session_open(NULL, NULL, NULL, &ss))) goto done;
     if (grouped_path || graph_path) {
-        if (load_grouped(graph_path, grouped_path, &io, NULL, (int)k, DP_DEFAULT_SEED, 0, &graph,
-                         &w, &g, NULL, &err) != DP_OK)
-            goto fail;
-    } else if (!(g = cmd_synthetic_grouped((int)k, 1))) {
-        dp_error_set(&err, DP_ERR_NOMEM, "bench explain: out of memory");
+        if ((rc = cmd_session_workload(ss, graph_path, grouped_path, &io, 0, k, DP_DEFAULT_SEED,
+                                       "bench explain", usage_bench)))
+            goto done;
+    } else if (dp_session_set_grouped(ss, cmd_synthetic_grouped((int)k, 1), "synthetic", &err)) {
         goto fail;
     }
+    rc = 1;
+    const struct dp_grouped *g = dp_session_grouped(ss);
 
     double *t = calloc((size_t)repeat, sizeof *t);
     if (!t) {
@@ -470,9 +426,7 @@ fail:
 done:
     dp_model_free(model);
     dp_inspector_free(insp);
-    dp_op_weights_free(w);
-    dp_grouped_free(g);
-    dp_graph_free(graph);
+    dp_session_free(ss);
     cli_done(&c);
     return rc;
 }

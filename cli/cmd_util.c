@@ -14,7 +14,6 @@
 
 #include "dp/coarsen.h"
 #include "dp/json_out.h"
-#include "dp/shipped.h"
 
 void cmd_json_str(FILE *f, const char *s) {
     fputc('"', f);
@@ -197,140 +196,97 @@ int cmd_cluster_setting(const struct cmd_cluster *o, const struct dp_gpu_catalog
     return 0;
 }
 
-/* The inspector of an ad-hoc setting s: the list's entry for the same cluster when its file
- * exists, else the user directory's file. Prints why not and returns 1 when neither exists. */
-static int adhoc_inspector(const struct dp_settings *list, const struct dp_gpu_catalog *cat,
-                           const char *id, struct dp_setting *s, char *path, size_t n) {
-    const struct dp_setting *entry = NULL;
-    for (int i = 0; i < list->n_settings && !entry; i++) {
-        const struct dp_setting *e = &list->settings[i];
-        struct dp_setting x = *e;
-        const struct dp_gpu *g = dp_gpu_find(cat, e->gpu);
-        if (g) snprintf(x.gpu, sizeof x.gpu, "%s", g->name);
-        if (dp_setting_same_cluster(&x, s)) entry = e;
-    }
-    if (entry && entry->inspector[0] && access(entry->inspector, R_OK) == 0) {
-        snprintf(path, n, "%s", entry->inspector);
-        *s = *entry;
-        return 0;
-    }
-    char user[4096];
-    bool have_dir = dp_user_inspector_path(s, user, sizeof user);
-    if (have_dir && access(user, R_OK) == 0) {
-        snprintf(path, n, "%s", user);
-        return 0;
-    }
+/* ---- the session: settings, inspectors, the workload ---- */
+
+int cmd_session_open(const char *settings, const char *gpus, const char *weights,
+                     struct dp_session **out) {
     struct dp_error err = {0};
-    if (!have_dir)
-        dp_error_set(&err, DP_ERR_NOT_FOUND,
-                     "setting '%s' (GPU %s): no inspector: the list has none for this cluster and "
-                     "there is no user inspector directory (set DRIPLE_INSPECTORS, XDG_DATA_HOME "
-                     "or HOME); pass --inspector M", id ? id : s->id, s->gpu);
-    else
-        dp_error_set(&err, DP_ERR_NOT_FOUND,
-                     "setting '%s' (GPU %s): no inspector: %.300s does not exist. Make one: in "
-                     "the explorer (driple explore) set this cluster, press t (transfer) then f "
-                     "(save), or run "
-                     "driple transfer --from BASE.json --dataset D.json -o that file; or pass "
-                     "--inspector M", id ? id : s->id, s->gpu, user);
+    struct dp_session_opts o = {.gpus = gpus, .settings = settings, .weights = weights};
+    return dp_session_open(&o, out, &err) ? cli_fail(&err) : 0;
+}
+
+int cmd_session_setting(struct dp_session *ss, const char *id, const struct cmd_cluster *o,
+                        const char *cmd, const char *usage, struct dp_setting *s) {
+    if (!id) return cmd_cluster_setting(o, dp_session_catalog(ss), cmd, usage, s);
+    struct dp_error err = {0};
+    bool listed;
+    return dp_session_find_setting(ss, id, s, &listed, &err) ? cli_fail(&err) : 0;
+}
+
+int cmd_session_inspector(struct dp_session *ss, const struct dp_setting *s,
+                          struct dp_resolution *r) {
+    struct dp_error err = {0};
+    if (dp_session_resolve(ss, s, 0, r, &err) == DP_OK) return 0;
+    if (err.status == DP_ERR_NOT_FOUND) {
+        fprintf(stderr, "driple: %s; or pass --inspector M\n", err.msg);
+        return 1;
+    }
     return cli_fail(&err);
 }
 
-int cmd_setting_resolve(const char *id, const struct cmd_cluster *o, const char *settings_file,
-                        const char *cmd, const char *usage, struct dp_setting *s, char *path,
-                        size_t n) {
-    struct dp_settings *list = NULL;
-    struct dp_gpu_catalog *cat = NULL;
+int cmd_session_workload(struct dp_session *ss, const char *graph, const char *grouped,
+                         const struct dp_import_opts *io, int64_t batch, int64_t groups,
+                         int64_t seed, const char *cmd, const char *usage) {
     struct dp_error err = {0};
-    int rc = 1;
-    if (dp_settings_load_default(settings_file, NULL, &list, &err)) {
-        cli_fail(&err);
-        goto done;
-    }
-    const struct dp_setting *f = id ? dp_settings_find(list, id) : NULL;
-    if (f) {
-        *s = *f;
-        if (!f->inspector[0] || access(f->inspector, R_OK) != 0) {
-            char user[4096];
-            bool have_dir = dp_user_inspector_path(f, user, sizeof user);
-            dp_error_set(&err, DP_ERR_NOT_FOUND,
-                         "%s: setting '%s': %s%.300s%s; no %.300s either (build the shipped "
-                         "ones with 'make assets', save a transfer there from the explorer: t "
-                         "then f, or pass --inspector M)", list->path, f->id,
-                         f->inspector[0] ? "inspector " : "names no inspector file",
-                         f->inspector, f->inspector[0] ? " does not exist" : "",
-                         have_dir ? user : "user inspector directory");
-            cli_fail(&err);
-            goto done;
-        }
-        snprintf(path, n, "%s", f->inspector);
-        rc = 0;
-        goto done;
-    }
-    if (dp_gpu_catalog_load_default(o ? o->gpus : NULL, &cat, &err)) {
-        cli_fail(&err);
-        goto done;
-    }
-    if (id) {
-        if (dp_setting_parse_id(id, cat, s, &err)) {
-            char why[sizeof err.msg];
-            snprintf(why, sizeof why, "%s", err.msg);
-            dp_error_set(&err, err.status, "%s: no setting '%s' (%d settings; see 'driple "
-                         "compare'), and as an id for any cluster: %.380s", list->path, id,
-                         list->n_settings, why);
-            cli_fail(&err);
-            goto done;
-        }
-    } else if ((rc = cmd_cluster_setting(o, cat, cmd, usage, s))) {
-        goto done;
-    }
-    rc = adhoc_inspector(list, cat, id, s, path, n);
-done:
-    dp_gpu_catalog_free(cat);
-    dp_settings_free(list);
-    return rc;
-}
-
-/* ---- reading the workload, writing results ---- */
-
-const char *cmd_default_settings(char *buf, size_t n) {
-    dp_shipped_path("assets/settings/default.json", NULL, buf, n, NULL);
-    return buf;
-}
-
-int cmd_load_grouped(const char *graph_path, const char *grouped_path,
-                      const struct dp_import_opts *io, int64_t batch, int64_t groups, int64_t seed,
-                      const char *weights, const char *cmd, const char *usage,
-                      struct dp_grouped **out, char **unknown, double *params) {
-    struct dp_error err = {0};
-    *unknown = NULL;
-    *params = NAN;
-    if (!!graph_path == !!grouped_path)
-        return cli_usage(cmd, usage, "give one GRAPH or --grouped FILE");
-    if (grouped_path) {
+    if (!!graph == !!grouped) return cli_usage(cmd, usage, "give one GRAPH or --grouped FILE");
+    if (grouped) {
         if (batch > 0)
             return cli_usage(cmd, usage, "--batch needs a GRAPH (a grouped file's features are fixed)");
         if (io->exported_batch > 0)
             return cli_usage(cmd, usage, "--exported-batch needs a GRAPH (not --grouped FILE)");
-        if (dp_grouped_load_json(grouped_path, out, &err)) return cli_fail(&err);
+        return dp_session_load_grouped(ss, grouped, &err) ? cli_fail(&err) : 0;
+    }
+    struct dp_coarsen_opts co = {(int)groups, seed, 0};
+    if (dp_session_load_graph(ss, graph, io, &co, &err) || dp_session_set_batch(ss, batch, &err))
+        return cli_fail(&err);
+    return 0;
+}
+
+bool cmd_what_if_opts(struct cli *c, struct cmd_what_if *o) {
+    memset(o, 0, sizeof *o);
+    o->groups = DP_DEFAULT_GROUPS;
+    o->seed = DP_DEFAULT_SEED;
+    o->grouped = cli_value(c, "--grouped");
+    o->inspector = cli_value(c, "--inspector");
+    o->setting = cli_value(c, "--setting");
+    o->settings = cli_value(c, "--settings");
+    o->weights = cli_value(c, "--weights");
+    bool ok = cmd_import_opts(c, &o->io);
+    ok = cmd_cluster_opts(c, &o->cl) && ok;
+    ok = cli_int(c, "--batch", 1, INT64_C(1) << 30, &o->batch) && ok;
+    ok = cli_int(c, "--groups", 1, 100000, &o->groups) && ok;
+    return cli_int(c, "--seed", INT64_MIN + 1, INT64_MAX, &o->seed) && ok;
+}
+
+int cmd_what_if_inspector(const struct cmd_what_if *o, const char *cmd, const char *usage,
+                          struct dp_session **ss, int *insp, struct dp_setting *s,
+                          bool *have_setting) {
+    bool by_cluster = cmd_cluster_given(&o->cl) || o->cl.precision;
+    if ((o->inspector != NULL) + (o->setting != NULL) + by_cluster != 1)
+        return cli_usage(cmd, usage, "give one of --inspector M, --setting ID or --gpu NAME ... "
+                                     "--network NET (exactly one of --inspector, --setting and "
+                                     "the cluster options)");
+    int rc = cmd_session_open(o->settings, o->cl.gpus, o->weights, ss);
+    if (rc) return rc;
+    *have_setting = true;
+    if (!o->inspector) {
+        struct dp_resolution r;
+        if ((rc = cmd_session_setting(*ss, o->setting, &o->cl, cmd, usage, s)) ||
+            (rc = cmd_session_inspector(*ss, s, &r)))
+            return rc;
+        *insp = r.inspector;
         return 0;
     }
-    struct dp_graph *g = NULL;
-    struct dp_op_weights *w = NULL;
-    if (dp_graph_load(graph_path, io, &g, &err)) return cli_fail(&err);
-    *params = 0;
-    for (size_t i = 0; i < dp_graph_n_nodes(g); i++) *params += (double)dp_graph_node(g, i)->params;
-    if (dp_op_weights_load_default(weights, &w, &err)) {
-        dp_graph_free(g);
-        return cli_fail(&err);
-    }
-    struct dp_coarsen_opts opts = {(int)groups, seed, 0};
-    enum dp_status st = dp_graph_group(g, &opts, w, batch, out, unknown, &err);
-    dp_op_weights_free(w);
-    dp_graph_free(g);
-    if (st) dp_error_prefix(&err, graph_path); /* the engine names the graph; name the file */
-    return st ? cli_fail(&err) : 0;
+    struct dp_error err = {0};
+    if ((*insp = dp_session_use_file(*ss, o->inspector, &err)) < 0) return cli_fail(&err);
+    const struct dp_setting *e = dp_settings_find(
+        dp_session_settings(*ss), dp_inspector_setting(dp_session_inspector(*ss, *insp)));
+    *have_setting = e != NULL;
+    if (e) *s = *e;
+    return 0;
 }
+
+/* ---- writing results ---- */
 
 void cmd_jw_raw(struct dp_jw *w, const char *key, const float raw[DP_N_OUTPUTS]) {
     dp_jw_array(w, key);
@@ -352,14 +308,3 @@ void cmd_print_formulas(void) {
                dp_derived_figures[k].note);
 }
 
-int cmd_setting_workers(const char *file, const char *id) {
-    if (!id || !id[0]) return 0;
-    char buf[PATH_MAX + 64];
-    struct dp_settings *list = NULL;
-    struct dp_error err = {0};
-    if (dp_settings_load(file ? file : cmd_default_settings(buf, sizeof buf), NULL, &list, &err)) return 0;
-    const struct dp_setting *s = dp_settings_find(list, id);
-    int w = s ? s->workers : 0;
-    dp_settings_free(list);
-    return w;
-}

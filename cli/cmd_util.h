@@ -17,6 +17,7 @@
 #include "dp/graph_io.h"
 #include "dp/grouped.h"
 #include "dp/metrics.h"
+#include "dp/session.h"
 #include "dp/settings.h"
 #include "dp/trace.h"
 
@@ -70,35 +71,49 @@ bool cmd_cluster_given(const struct cmd_cluster *o);
  * combination is invalid (dp_setting_finish's message: too many GPUs in one machine, ...). */
 int cmd_cluster_setting(const struct cmd_cluster *o, const struct dp_gpu_catalog *cat,
                         const char *cmd, const char *usage, struct dp_setting *out);
-/* The setting named by --setting ID or by the cluster options o (exactly one; the caller
- * checks) and its inspector file, for predict and explain. ID is looked up in the setting list
- * (settings_file, NULL: the shipped one) first; an ID not in it is parsed against the catalog
- * (dp_setting_parse_id), as are the options. Such a setting takes the inspector of the list's
- * entry for the same cluster (dp_setting_same_cluster) when that file exists, else the user directory's file (dp_user_inspector_path). Fills *s (the list's entry
- * when there is one) and path (n bytes). Returns 0, or the exit status after printing why: 2
- * for a bad option (cmd_cluster_setting), 1 otherwise (an unknown or ambiguous id, no inspector
- * file: the message names the file looked for and how to make one). */
-int cmd_setting_resolve(const char *id, const struct cmd_cluster *o, const char *settings_file,
-                        const char *cmd, const char *usage, struct dp_setting *s, char *path,
-                        size_t n);
+/* ---- what predict, compare and explain share ---- */
+/* Their options: --grouped FILE (instead of GRAPH), --inspector M | --setting ID | the cluster
+ * options, --settings FILE, --weights FILE, --batch N, --groups K, --seed S, --exported-batch N. */
+struct cmd_what_if {
+    const char           *grouped, *inspector, *setting, *settings, *weights;
+    int64_t               batch, groups, seed; /* 0, DP_DEFAULT_GROUPS, DP_DEFAULT_SEED */
+    struct dp_import_opts io;
+    struct cmd_cluster    cl;
+};
+/* Reads them (with the command's own options, before any positional). False, with c->bad set
+ * and the message printed, when one is malformed or out of range. */
+bool cmd_what_if_opts(struct cli *c, struct cmd_what_if *o);
+/* Exactly one of --inspector, --setting and the cluster options (else the usage of cmd, exit
+ * 2); opens the session (cmd_session_open) and finds the inspector: the file given, or the one
+ * that serves the setting (cmd_session_inspector). *insp: its index; *s: the setting predicted
+ * for, whose workers the derived figures use: the one named, or with --inspector the list's
+ * entry for the inspector's setting (*have_setting false when the list has none). Returns 0, or
+ * the exit status after printing why; *ss is set (to free) either way. */
+int cmd_what_if_inspector(const struct cmd_what_if *o, const char *cmd, const char *usage,
+                          struct dp_session **ss, int *insp, struct dp_setting *s,
+                          bool *have_setting);
 
-/* Reading the workload and writing results, for predict and compare. */
-/* The default setting list found as every shipped file is (dp_shipped_path), into buf (n
- * bytes); when none is readable, assets/settings/default.json, whose load then fails naming it.
- * Returns buf. */
-const char *cmd_default_settings(char *buf, size_t n);
-/* The grouped graph of GRAPH (read with io, coarsened into `groups` groups with `seed`,
- * features at `batch`, op weights from `weights` or the shipped table) or of --grouped FILE:
- * exactly one of graph_path and grouped_path (else the usage of cmd). *unknown: the op types
- * without a weight (caller frees; NULL when none); *params: GRAPH's parameter count (the sum
- * over its variables), NaN for a grouped file, which does not keep it. Returns 0, or the exit
- * status after printing why (2 for usage). */
-int cmd_load_grouped(const char *graph_path, const char *grouped_path,
-                     const struct dp_import_opts *io, int64_t batch, int64_t groups, int64_t seed,
-                     const char *weights, const char *cmd, const char *usage,
-                     struct dp_grouped **out, char **unknown, double *params);
-/* A setting's worker count in the list at `file` (NULL: the default list); 0 when unknown. */
-int cmd_setting_workers(const char *file, const char *id);
+/* ---- the session (dp/session.h) that predict, compare, explain and dataset add open ---- */
+/* Opens it on the setting list (--settings), catalog (--gpus) and op weights (--weights); NULL:
+ * the shipped ones. Returns 0, or 1 after saying why. */
+int cmd_session_open(const char *settings, const char *gpus, const char *weights,
+                     struct dp_session **out);
+/* The setting named by --setting ID (the list's, else the id parsed against the catalog) or by
+ * the cluster options o (exactly one; the caller checks) into *s. Returns 0, or the exit status
+ * after printing why: 2 for a bad option (cmd_cluster_setting), 1 for an unknown id. */
+int cmd_session_setting(struct dp_session *ss, const char *id, const struct cmd_cluster *o,
+                        const char *cmd, const char *usage, struct dp_setting *s);
+/* The inspector that serves s (dp_session_resolve: no nearest setting's). Returns 0, or 1 after
+ * printing why (the files looked for, how to make one, or to pass --inspector M). */
+int cmd_session_inspector(struct dp_session *ss, const struct dp_setting *s,
+                          struct dp_resolution *r);
+/* The workload: GRAPH (read with io, coarsened into `groups` groups with `seed`, features at
+ * `batch`; 0: the graph's own) or --grouped FILE, exactly one (else the usage of cmd). Returns
+ * 0, or the exit status after printing why (2 for usage). */
+int cmd_session_workload(struct dp_session *ss, const char *graph, const char *grouped,
+                         const struct dp_import_opts *io, int64_t batch, int64_t groups,
+                         int64_t seed, const char *cmd, const char *usage);
+
 /* The 12 raw outputs as a JSON array, member key of w. */
 void cmd_jw_raw(struct dp_jw *w, const char *key, const float raw[DP_N_OUTPUTS]);
 /* Prints the derived figures' formulas, one line each. */

@@ -35,7 +35,7 @@ void view_table_draw(WINDOW *w, const struct app *a) {
         int y = 2 + 2 * r;
         bool sel = r == a->pane_sel[APP_PANE_TABLE];
         enum view_style st = sel ? (focus ? ST_SEL : ST_SEL_DIM) : ST_NORMAL;
-        if (p->ok) row3(w, y, res_label[r], "pred", p->m + 3 * r, st);
+        if (p->p.ok) row3(w, y, res_label[r], "pred", p->p.m + 3 * r, st);
         else {
             wattron(w, view_attr(st));
             char buf[64];
@@ -43,7 +43,7 @@ void view_table_draw(WINDOW *w, const struct app *a) {
             view_put(w, y, 1, iw, buf);
             wattroff(w, view_attr(st));
         }
-        if (p->sim_ok) row3(w, y + 1, "", "sim", p->sim_m + 3 * r, ST_SIM);
+        if (p->sim.ok) row3(w, y + 1, "", "sim", p->sim.m + 3 * r, ST_SIM);
         else {
             wattron(w, view_attr(ST_DIM));
             view_put(w, y + 1, 1, iw, p->sim_pending ? "            sim   simulating..."
@@ -51,9 +51,9 @@ void view_table_draw(WINDOW *w, const struct app *a) {
             wattroff(w, view_attr(ST_DIM));
         }
     }
-    if (!p->ok && p->note[0] && getmaxy(w) > 10) { /* why: on the bottom border */
+    if (!p->p.ok && p->p.note[0] && getmaxy(w) > 10) { /* why: on the bottom border */
         char note[200];
-        snprintf(note, sizeof note, " %.180s ", p->note);
+        snprintf(note, sizeof note, " %.180s ", p->p.note);
         wattron(w, view_attr(ST_WARN));
         view_put(w, 10, 1, iw, note);
         wattroff(w, view_attr(ST_WARN));
@@ -82,9 +82,9 @@ void view_derived_draw(WINDOW *w, const struct app *a) {
         enum dp_derived k = app_derived_rows[row];
         bool sel = row == a->pane_sel[APP_PANE_DERIVED];
         enum view_style st = sel ? (focus ? ST_SEL : ST_SEL_DIM) : ST_NORMAL;
-        if (k == DP_D_MEMORY_GB && p->oom) st = sel && focus ? ST_SEL : ST_WARN;
-        view_num(v1, sizeof v1, p->ok ? p->d[k] : NAN, 8);
-        view_num(v2, sizeof v2, p->sim_ok ? p->sim_d[k] : NAN, 8);
+        if (k == DP_D_MEMORY_GB && p->sim.oom) st = sel && focus ? ST_SEL : ST_WARN;
+        view_num(v1, sizeof v1, p->p.ok ? p->p.d[k] : NAN, 8);
+        view_num(v2, sizeof v2, p->sim.ok ? p->sim.d[k] : NAN, 8);
         if (p->sim_pending) snprintf(v2, sizeof v2, "%8s", "...");
         snprintf(buf, sizeof buf, "%-12s %s %s %s", d_label[k], v1, v2, d_unit[k]);
         wattron(w, view_attr(st));
@@ -93,11 +93,11 @@ void view_derived_draw(WINDOW *w, const struct app *a) {
     }
     int y = 2 + APP_N_DERIVED_ROWS;
     if (y < getmaxy(w) - 1) {
-        if (p->oom) {
-            snprintf(buf, sizeof buf, "OOM: %.1f GB > %.0f GB", p->mem_gb, p->mem_cap_gb);
+        if (p->sim.oom) {
+            snprintf(buf, sizeof buf, "OOM: %.1f GB > %.0f GB", p->sim.memory_gb, p->sim.gpu_memory_gb);
             wattron(w, view_attr(ST_WARN));
-        } else if (!p->sim_ok && !p->sim_pending && p->note[0]) {
-            snprintf(buf, sizeof buf, "%.150s", p->note); /* why there is no simulation */
+        } else if (!p->sim.ok && !p->sim_pending && p->sim.note[0]) {
+            snprintf(buf, sizeof buf, "%.150s", p->sim.note); /* why there is no simulation */
             wattron(w, view_attr(ST_WARN));
         } else {
             char ds[16];
@@ -168,15 +168,15 @@ void view_strips_draw(WINDOW *w, const struct app *a) {
     werase(w);
     bool focus = a->tab == APP_TAB_PREDICT && a->pane == APP_PANE_STRIPS;
     const struct app_pred *p = &a->pred;
-    bool pred = p->ok;
-    const double *m = pred ? p->m : p->sim_m;
-    double T = pred ? p->d[DP_D_ITERATION_MS] : p->sim_d[DP_D_ITERATION_MS];
-    bool both = pred && p->sim_ok;
+    bool pred = p->p.ok;
+    const double *m = pred ? p->p.m : p->sim.m;
+    double T = pred ? p->p.d[DP_D_ITERATION_MS] : p->sim.d[DP_D_ITERATION_MS];
+    bool both = pred && p->sim.ok;
     int ih = getmaxy(w) - 3, iw = getmaxx(w) - 2;
     /* rows per resource: predicted (and simulated when there is room); with both, one time axis
      * spans the longer iteration */
     int lines = both && ih >= 8 ? 2 : 1;
-    double axis = lines == 2 ? fmax(T, p->sim_d[DP_D_ITERATION_MS]) : T;
+    double axis = lines == 2 ? fmax(T, p->sim.d[DP_D_ITERATION_MS]) : T;
     int per = ih / (DP_N_RESOURCES * lines);
     if (per < 1) per = 1;
     if (per > 3) per = 3;
@@ -184,7 +184,7 @@ void view_strips_draw(WINDOW *w, const struct app *a) {
     snprintf(buf, sizeof buf, "One iteration, to scale: 0 .. %s ms (%s%s)", tbuf,
              pred ? "predicted" : "simulated", lines == 2 ? "; simulated below" : "");
     view_box(w, a, buf, focus);
-    if (!p->ok && !p->sim_ok) {
+    if (!p->p.ok && !p->sim.ok) {
         view_put(w, 1, 1, iw, "nothing to draw: no inspector and no simulation");
         wnoutrefresh(w);
         return;
@@ -192,7 +192,7 @@ void view_strips_draw(WINDOW *w, const struct app *a) {
     double netmax = 0;
     for (int r = 2; r < DP_N_RESOURCES; r++) {
         netmax = fmax(netmax, m[3 * r + 2]);
-        if (lines == 2) netmax = fmax(netmax, p->sim_m[3 * r + 2]);
+        if (lines == 2) netmax = fmax(netmax, p->sim.m[3 * r + 2]);
     }
     int lw = 12, bw = iw - lw;
     int y = 1;
@@ -205,7 +205,7 @@ void view_strips_draw(WINDOW *w, const struct app *a) {
             wattron(w, view_attr(ST_SIM));
             view_put(w, y + per - 1, 1, lw - 1, "  simulated");
             wattroff(w, view_attr(ST_SIM));
-            strip(w, a, y, 1 + lw, bw, per, p->sim_m + 3 * r, p->sim_d[DP_D_ITERATION_MS], axis, full,
+            strip(w, a, y, 1 + lw, bw, per, p->sim.m + 3 * r, p->sim.d[DP_D_ITERATION_MS], axis, full,
                       ST_SIM);
             y += per;
         }
