@@ -18,8 +18,16 @@
 
 #include "dp/graph.h"
 
+/* What a reader noticed without failing. */
+struct dp_import_notes {
+    size_t n_generic;          /* ops kept with a generic cost: types the reader does not know */
+    char   generic_types[256]; /* those types, each once with its count: "GridSample (3), ..." */
+};
+
 struct dp_import_opts {
-    int64_t exported_batch; /* the batch size the graph was exported with; 0 = detect */
+    int64_t                 exported_batch; /* the batch size the graph was exported with; 0 =
+                                               detect */
+    struct dp_import_notes *notes;          /* filled when not NULL (ONNX) */
 };
 
 enum dp_graph_format {
