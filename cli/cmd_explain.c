@@ -51,6 +51,7 @@ static enum dp_status load_grouped(const char *graph_path, const char *grouped_p
                                    char **unknown, struct dp_error *err) {
     if (grouped_path) return dp_grouped_load_json(grouped_path, g, err);
     enum dp_status st = dp_graph_load(graph_path, io, graph, err);
+    if (st == DP_OK) cmd_import_warnings(graph_path, io);
     if (st == DP_OK) st = dp_op_weights_load_default(weights_path, w, err);
     if (st != DP_OK) return st;
     struct dp_coarsen_opts co = {.k = k, .seed = seed};

@@ -100,6 +100,7 @@ static int load_input(const char *graph_path, const char *grouped_path,
     struct dp_graph *g = NULL;
     struct dp_op_weights *w = NULL;
     if (dp_graph_load(graph_path, io, &g, &err)) return cli_fail(&err);
+    cmd_import_warnings(graph_path, io);
     *params = 0;
     for (size_t i = 0; i < dp_graph_n_nodes(g); i++) *params += (double)dp_graph_node(g, i)->params;
     if (dp_op_weights_load_default(weights, &w, &err)) {

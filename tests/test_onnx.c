@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dp/clock.h"
 #include "dp/cost.h"
 #include "dp/graph_io.h"
 #include "dp/onnx.h"
@@ -645,26 +646,106 @@ static void test_huge_dims(void) {
     free(m.p);
 }
 
-/* Hostile models kept as files (tests/data/fuzz/onnx/): a length past the end, a dimension
- * above 2^40, and an input whose dimensions (each allowed) multiply past int64; each refused
- * with a message naming the file and the place or input. */
+/* A chain of n Relu nodes without names (names are optional in ONNX). */
+static struct buf unnamed_chain(int n) {
+    struct buf g = {0};
+    char in[32], out[32];
+    for (int i = 0; i < n; i++) {
+        snprintf(in, sizeof in, i ? "v%d" : "x", i);
+        snprintf(out, sizeof out, i + 1 < n ? "v%d" : "y", i + 1);
+        node(&g, "Relu", "", IN(in), IN(out), NULL, 0);
+    }
+    w_str(&g, 2, "chain");
+    value_info(&g, 11, "x", DIMS(4, 8), "");
+    value_info(&g, 12, "y", DIMS(4, 8), "");
+    return model(&g);
+}
+
+/* Hostile models the issues named (13, 17), generated here and kept as fuzz seeds. */
+static struct buf hostile_cycle(void) {
+    struct buf g = {0};
+    node(&g, "Add", "a", IN("x", "c"), IN("y"), NULL, 0);
+    node(&g, "Relu", "b", IN("y"), IN("c"), NULL, 0);
+    value_info(&g, 11, "x", DIMS(-1, 4), "N");
+    value_info(&g, 12, "y", DIMS(-1, 4), "N");
+    return model(&g);
+}
+
+static struct buf hostile_reshape(void) {
+    struct buf g = {0};
+    node(&g, "Reshape", "rs", IN("x", "t"), IN("y"), NULL, 0);
+    initializer(&g, "t", INT64, DIMS(2), DIMS(-1, 7));
+    value_info(&g, 11, "x", DIMS(-1, 6, 4), "N");
+    value_info(&g, 12, "y", DIMS(-1, 7), "N");
+    return model(&g);
+}
+
+static struct buf hostile_negative_dim(void) {
+    struct buf g = {0}, shape = {0}, tt = {0}, type = {0}, vi = {0}, d0 = {0}, d1 = {0};
+    node(&g, "Relu", "r", IN("x"), IN("y"), NULL, 0);
+    w_int(&d0, 1, -5); /* dim_value -5: taken as the batch before */
+    w_int(&d1, 1, 4);
+    w_msg(&shape, 1, &d0);
+    w_msg(&shape, 1, &d1);
+    w_int(&tt, 1, FLOAT);
+    w_msg(&tt, 2, &shape);
+    w_msg(&type, 1, &tt);
+    w_str(&vi, 1, "x");
+    w_msg(&vi, 2, &type);
+    w_msg(&g, 11, &vi);
+    value_info(&g, 12, "y", DIMS(2, 4), "");
+    return model(&g);
+}
+
+#define HOSTILE "tests/data/fuzz/onnx/"
+static const struct {
+    const char *path, *want;
+    struct buf (*make)(void);
+} hostile[] = {
+    {HOSTILE "huge_length.onnx", HOSTILE "huge_length.onnx:byte 13: length 9223372036854775808 "
+                                 "runs past the end of its message", NULL},
+    {HOSTILE "huge_dim.onnx", HOSTILE "huge_dim.onnx:byte 85: tensor dimension larger than 2^40",
+     NULL},
+    {HOSTILE "huge_product.onnx", HOSTILE "huge_product.onnx: graph input 'x': node "
+                                  "'IteratorGetNext': the dimensions' product overflows 64 bits",
+     NULL},
+    {HOSTILE "cycle.onnx", "node 'a' (Add): the graph has a cycle through this node",
+     hostile_cycle},
+    {HOSTILE "reshape_nodivide.onnx", "node 'rs' (Reshape): reshape of 24 x batch elements: 7 "
+                                      "does not divide them", hostile_reshape},
+    {HOSTILE "negative_dim.onnx", "'x' dimension 0 is -5 (negative)", hostile_negative_dim},
+};
+
+/* Each hostile file is refused with a message naming the file and the place or node; the
+ * generated ones match their generator byte for byte. */
 static void test_hostile_files(void) {
-#define F "tests/data/fuzz/onnx/"
-    static const struct { const char *path, *want; } cases[] = {
-        {F "huge_length.onnx", F "huge_length.onnx:byte 13: length 9223372036854775808 runs past "
-                               "the end of its message"},
-        {F "huge_dim.onnx", F "huge_dim.onnx:byte 85: tensor dimension larger than 2^40"},
-        {F "huge_product.onnx", F "huge_product.onnx: graph input 'x': node 'IteratorGetNext': the "
-                                "dimensions' product overflows 64 bits"},
-    };
-#undef F
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
         struct dp_graph *g = NULL;
         struct dp_error err = {0};
-        CHECK(dp_graph_import_onnx(cases[i].path, NULL, &g, &err) != DP_OK);
+        CHECK(dp_graph_import_onnx(hostile[i].path, NULL, &g, &err) != DP_OK);
         CHECK(g == NULL);
-        CHECK_CONTAINS(err.msg, cases[i].want);
+        CHECK_CONTAINS(err.msg, hostile[i].path);
+        CHECK_CONTAINS(err.msg, hostile[i].want);
+        if (!hostile[i].make) continue;
+        struct buf m = hostile[i].make();
+        CHECK(same_file(hostile[i].path, &m));
+        free(m.p);
     }
+}
+
+/* Unnamed nodes are named in linear time (issue 17: 10,000 took 9.8 s, 40,000 took 173 s). */
+static void test_unnamed_linear(void) {
+    struct buf m = unnamed_chain(40000);
+    struct dp_error err;
+    double t0 = dp_clock_ms();
+    struct dp_graph *g = parse(&m, "chain.onnx", 0, &err);
+    double ms = dp_clock_ms() - t0;
+    CHECK(g != NULL);
+    CHECK(g && count_op(g, "Relu") == 40000 && count_op(g, "ReluGrad") == 0);
+    CHECK(g && find(g, "Relu/Relu_39999") != NULL);
+    CHECK(ms < 10000); /* under a second on an idle machine; bounded for a loaded one */
+    dp_graph_free(g);
+    free(m.p);
 }
 
 int main(int argc, char **argv) {
@@ -674,14 +755,20 @@ int main(int argc, char **argv) {
                                         "tests/data/onnx/tiny_res.onnx"};
     const struct buf *bufs[] = {&cnn, &mlp, &res};
     if (argc > 1 && !strcmp(argv[1], "--write")) {
-        for (int i = 0; i < 3; i++) {
-            FILE *f = fopen(names[i], "wb");
-            if (!f || fwrite(bufs[i]->p, 1, bufs[i]->n, f) != bufs[i]->n) return 1;
+        for (size_t i = 0; i < 3 + sizeof hostile / sizeof hostile[0]; i++) {
+            if (i >= 3 && !hostile[i - 3].make) continue;
+            struct buf h = i >= 3 ? hostile[i - 3].make() : (struct buf){0};
+            const struct buf *b = i < 3 ? bufs[i] : &h;
+            const char *path = i < 3 ? names[i] : hostile[i - 3].path;
+            FILE *f = fopen(path, "wb");
+            if (!f || fwrite(b->p, 1, b->n, f) != b->n) return 1;
             fclose(f);
-            printf("wrote %s (%zu bytes)\n", names[i], bufs[i]->n);
+            printf("wrote %s (%zu bytes)\n", path, b->n);
+            free(h.p);
         }
         return 0;
     }
+    test_unnamed_linear();
     test_long_names();
     test_huge_dims();
     test_hostile_files();

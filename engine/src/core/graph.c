@@ -53,6 +53,10 @@ bool dp_dtype_parse(const char *s, enum dp_dtype *out) {
     return false;
 }
 
+bool dp_dtype_is_float(enum dp_dtype t) {
+    return t == DP_DTYPE_F32 || t == DP_DTYPE_F16 || t == DP_DTYPE_BF16 || t == DP_DTYPE_F64;
+}
+
 int dp_dtype_size(enum dp_dtype t) { return (unsigned)t < DP_DTYPE_COUNT ? dtype_sizes[t] : 0; }
 
 static char *dup_str(const char *s) {
@@ -274,6 +278,10 @@ bool dp_node_on_gpu(const struct dp_node *n) {
 }
 
 double dp_node_tensor_size(const struct dp_node *n, int64_t batch) {
+    return n->n_dims == 0 ? 0 : dp_node_elements(n, batch);
+}
+
+double dp_node_elements(const struct dp_node *n, int64_t batch) {
     if (n->n_dims < 0) return 0;
     double s = 1;
     for (int d = 0; d < n->n_dims; d++) {

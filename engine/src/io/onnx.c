@@ -266,8 +266,7 @@ static bool diff_input(const struct o_node *n, int k) {
     if (!strcmp(op, "LSTM") || !strcmp(op, "GRU") || !strcmp(op, "RNN")) return k != 4;
     if (!strcmp(op, "Cast")) {
         const struct o_attr *to = onnx_attr(n, "to");
-        enum dp_dtype t = to ? onnx_dtype(to->i) : DP_DTYPE_UNKNOWN;
-        return t == DP_DTYPE_F32 || t == DP_DTYPE_F16 || t == DP_DTYPE_BF16 || t == DP_DTYPE_F64;
+        return to && dp_dtype_is_float(onnx_dtype(to->i));
     }
     return true;
 }
@@ -346,10 +345,6 @@ static int define_inputs(struct imp *im, const struct dp_import_opts *opts, int6
     return features;
 }
 
-static bool is_float_dtype(enum dp_dtype t) {
-    return t == DP_DTYPE_F32 || t == DP_DTYPE_F16 || t == DP_DTYPE_BF16 || t == DP_DTYPE_F64;
-}
-
 /* The loss on the first float output: cross-entropy against labels from the input pipeline
  * (the logits under a final Softmax), or the mean of a vector output. */
 static int add_loss(struct imp *im, int features) {
@@ -357,7 +352,7 @@ static int add_loss(struct imp *im, int features) {
     struct oval *ov = NULL;
     for (int i = 0; i < g->n_outputs && !ov; i++) {
         struct oval *v = onnx_val(im, g->outputs[i].name, false);
-        if (v && v->defined && is_float_dtype(v->dtype)) ov = v;
+        if (v && v->defined && dp_dtype_is_float(v->dtype)) ov = v;
     }
     if (!ov) return onnx_fail(im, DP_ERR_INVALID, "the graph has no float output to put a loss "
                               "on");

@@ -154,6 +154,17 @@ int onnx_fail(struct imp *im, enum dp_status st, const char *fmt, ...)
 
 struct sym sym_num(int64_t c);
 struct sym sym_batch(int64_t k);
+/* A plain number (no batch in it). */
+bool sym_plain(struct sym s);
+/* Arithmetic, unknown when the result is not c + k x batch or passes 2^62; sym_div is ONNX's
+ * truncating integer division, known when exact or plain. */
+struct sym sym_add(struct sym a, struct sym b);
+struct sym sym_neg(struct sym a);
+struct sym sym_mul(struct sym a, struct sym b);
+struct sym sym_div(struct sym a, struct sym b);
+/* The sign of a - b for any batch of at least 1 (-1, 0, 1); 2 when it depends on the batch. */
+int sym_cmp(struct sym a, struct sym b);
+bool sym_same(struct sym a, struct sym b);
 /* A builder dimension (DP_DIM_BATCH, a multiple of it, DP_DIM_UNKNOWN or a number) as a sym,
  * and back. */
 struct sym sym_of_dim(int64_t d);
@@ -212,6 +223,20 @@ void onnx_scope(struct imp *im);
 bool onnx_map_generic(struct imp *im, bool unknown);
 /* Maps the node being mapped onto the builder; false on failure. */
 bool onnx_map(struct imp *im);
+/* Data movement on activations (onnx_move.c), one function per ONNX op (Squeeze/Unsqueeze,
+ * Expand/Tile and ConstantOfShape/Range share one). */
+bool onnx_map_reshape(struct imp *im);
+bool onnx_map_flatten(struct imp *im);
+bool onnx_map_squeeze(struct imp *im, bool unsqueeze);
+bool onnx_map_transpose(struct imp *im);
+bool onnx_map_concat(struct imp *im);
+bool onnx_map_split(struct imp *im);
+bool onnx_map_slice(struct imp *im);
+bool onnx_map_gather(struct imp *im);
+bool onnx_map_expand(struct imp *im, bool tile);
+bool onnx_map_pad(struct imp *im);
+bool onnx_map_resize(struct imp *im);
+bool onnx_map_fill(struct imp *im, bool range);
 /* Conv and ConvTranspose (1-D and 2-D, grouped, dilated); MaxPool and AveragePool (1-D to 3-D). */
 bool onnx_map_conv(struct imp *im);
 bool onnx_map_pool(struct imp *im);

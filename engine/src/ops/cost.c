@@ -103,7 +103,7 @@ static const struct dp_node *input(const struct dp_graph *g, const struct dp_nod
 }
 
 static double size_of(const struct dp_node *n, int64_t batch) {
-    return n ? dp_node_tensor_size(n, batch) : 0;
+    return n ? dp_node_elements(n, batch) : 0;
 }
 
 void dp_cost_node(const struct dp_graph *g, size_t i, int64_t batch, double *flops,
@@ -111,7 +111,7 @@ void dp_cost_node(const struct dp_graph *g, size_t i, int64_t batch, double *flo
     const struct dp_node *n = dp_graph_node(g, i);
     const struct op_def *info = ops_find(n->op);
     enum dp_op_class cls = dp_op_class(n->op);
-    double out = dp_node_tensor_size(n, batch);
+    double out = dp_node_elements(n, batch);
     double f = 0, by = 0;
     const char *phase = dp_node_attr(n, "phase");
     if (phase && !strcmp(phase, "init")) { /* runs once at session start, not per step */
