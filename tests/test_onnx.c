@@ -157,7 +157,26 @@ static void node(struct buf *g, const char *op, const char *name, const char *co
         w_msg(&n, 5, &a);
     }
     if (!strcmp(op, "MyOp")) w_str(&n, 7, "com.example");
+    if (!strcmp(op, "Attention")) w_str(&n, 7, "com.microsoft");
     w_msg(g, 1, &n);
+}
+
+/* A float initializer with its values (raw little-endian). */
+static void initializer_f(struct buf *g, const char *name, const int64_t *dims, int nd,
+                          const float *vals, int nv) {
+    struct buf t = {0}, raw = {0};
+    w_packed(&t, 1, dims, nd);
+    w_int(&t, 2, FLOAT);
+    w_str(&t, 8, name);
+    for (int i = 0; i < nv; i++) {
+        uint32_t u;
+        memcpy(&u, &vals[i], 4);
+        unsigned char c[4] = {(unsigned char)u, (unsigned char)(u >> 8), (unsigned char)(u >> 16),
+                              (unsigned char)(u >> 24)};
+        put(&raw, c, 4);
+    }
+    w_msg(&t, 9, &raw);
+    w_msg(g, 5, &t);
 }
 
 static struct buf model(struct buf *graph) {
@@ -399,6 +418,95 @@ static void test_res(const struct buf *m) {
     CHECK(count_op(g, "ApplyMomentum") == 3);
     CHECK(count_op(g, "Conv2DBackpropFilter") == 2);
     dp_graph_free(g);
+}
+
+/* Operators the corpus does not reach (issue 13): ConvTranspose, Resize, a 1-D convolution and
+ * pooling, 3-D pooling, Softmax over a middle axis, Einsum; shapes and FLOPs by hand. */
+static struct buf ops_model(void) {
+    struct buf g = {0};
+    const struct attr_spec ct[] = {{"strides", 'l', 0, {2, 2}, 2, NULL},
+                                   {"pads", 'l', 0, {1, 1, 1, 1}, 4, NULL},
+                                   {"output_padding", 'l', 0, {1, 1}, 2, NULL}};
+    const struct attr_spec c1[] = {{"pads", 'l', 0, {2, 2}, 2, NULL}};
+    const struct attr_spec mp[] = {{"kernel_shape", 'l', 0, {2}, 1, NULL},
+                                   {"strides", 'l', 0, {2}, 1, NULL}};
+    const struct attr_spec ap[] = {{"kernel_shape", 'l', 0, {2, 2, 2}, 3, NULL},
+                                   {"strides", 'l', 0, {2, 2, 2}, 3, NULL}};
+    const struct attr_spec sm[] = {{"axis", 'i', 1, {0}, 0, NULL}};
+    const struct attr_spec es[] = {{"equation", 's', 0, {0}, 0, "bi,ij->bj"}};
+    node(&g, "ConvTranspose", "up", IN("x", "wt"), IN("u"), ct, 3);
+    node(&g, "Resize", "half", IN("u", "", "scales"), IN("h"), NULL, 0);
+    node(&g, "Reshape", "seq", IN("h", "seq_shape"), IN("s"), NULL, 0);
+    node(&g, "Conv", "conv1d", IN("s", "w1"), IN("c"), c1, 1);
+    node(&g, "MaxPool", "pool1d", IN("c"), IN("p"), mp, 2);
+    node(&g, "Reshape", "vol", IN("p", "vol_shape"), IN("v"), NULL, 0);
+    node(&g, "AveragePool", "pool3d", IN("v"), IN("a"), ap, 2);
+    node(&g, "Softmax", "mid", IN("a"), IN("sa"), sm, 1);
+    node(&g, "Flatten", "flat", IN("sa"), IN("f"), NULL, 0);
+    node(&g, "Einsum", "proj", IN("f", "we"), IN("e"), es, 1);
+    /* onnxruntime's fused self-attention over [N, 5, 4] tokens, 2 heads */
+    const struct attr_spec at[] = {{"num_heads", 'i', 2, {0}, 0, NULL},
+                                   {"unidirectional", 'i', 1, {0}, 0, NULL}};
+    node(&g, "Reshape", "tokens", IN("e", "tok_shape"), IN("t"), NULL, 0);
+    node(&g, "Tile", "wide", IN("t", "reps"), IN("tw"), NULL, 0);
+    node(&g, "Attention", "attn", IN("tw", "wq", "bq"), IN("at"), at, 2);
+    node(&g, "ReduceMean", "pool_tokens", IN("at"), IN("y"), (const struct attr_spec[]){
+        {"axes", 'l', 0, {1}, 1, NULL}, {"keepdims", 'i', 0, {0}, 0, NULL}}, 2);
+    initializer(&g, "wt", FLOAT, DIMS(4, 2, 3, 3), NULL, 0);
+    initializer_f(&g, "scales", DIMS(4), (const float[]){1, 1, 0.5f, 0.5f}, 4);
+    initializer(&g, "seq_shape", INT64, DIMS(3), DIMS(0, 2, 64));
+    initializer(&g, "w1", FLOAT, DIMS(3, 2, 5), NULL, 0);
+    initializer(&g, "vol_shape", INT64, DIMS(5), DIMS(0, 3, 2, 4, 4));
+    initializer(&g, "we", FLOAT, DIMS(12, 5), NULL, 0);
+    initializer(&g, "tok_shape", INT64, DIMS(3), DIMS(0, 5, 1));
+    initializer(&g, "reps", INT64, DIMS(3), DIMS(1, 1, 4));
+    initializer(&g, "wq", FLOAT, DIMS(4, 12), NULL, 0);
+    initializer(&g, "bq", FLOAT, DIMS(12), NULL, 0);
+    value_info(&g, 11, "x", DIMS(-1, 4, 8, 8), "N");
+    value_info(&g, 12, "y", DIMS(-1, 4), "N");
+    return model(&g);
+}
+
+static void test_ops(void) {
+    struct buf m = ops_model();
+    struct dp_error err;
+    struct dp_graph *g = parse(&m, "ops.onnx", 2, &err);
+    CHECK(g != NULL);
+    if (!g) {
+        fprintf(stderr, "ops: %s\n", err.msg);
+        free(m.p);
+        return;
+    }
+    const struct dp_node *up = find(g, "up/conv2d_transpose"), *w = find(g, "wt");
+    /* [N, 4, 8, 8] -> stride 2 (8 - 1) + 1 + 3 - 2 = 16; the filter [3, 3, 2, 4] */
+    CHECK(up && !strcmp(up->op, "Conv2DBackpropInput") && up->dims[1] == 2 && up->dims[2] == 16);
+    CHECK(w && w->dims[0] == 3 && w->dims[2] == 2 && w->dims[3] == 4);
+    if (up) CHECK_NEAR(up->flops, 2.0 * 2 * 8 * 8 * 4 * 9 * 2, 1);
+    const struct dp_node *h = find(g, "half/ResizeNearestNeighbor");
+    CHECK(h && h->n_dims == 4 && h->dims[2] == 8 && h->dims[3] == 8);
+    const struct dp_node *c = find(g, "conv1d/Conv2D"), *p = find(g, "pool1d/Reshape_1");
+    CHECK(c && c->n_dims == 4 && c->dims[1] == 3 && c->dims[2] == 1 && c->dims[3] == 64);
+    if (c) CHECK_NEAR(c->flops, 2.0 * 2 * 64 * 3 * 2 * 5, 1);
+    CHECK(p && p->n_dims == 3 && p->dims[1] == 3 && p->dims[2] == 32);
+    const struct dp_node *a = find(g, "pool3d/AvgPool3D");
+    CHECK(a && a->n_dims == 5 && a->dims[2] == 1 && a->dims[3] == 2 && a->dims[4] == 2);
+    CHECK(a && !strcmp(dp_node_attr(a, "ksize"), "[1, 1, 2, 2, 2]"));
+    CHECK(count_op(g, "AvgPool3DGrad") == 1 && count_op(g, "MaxPoolGrad") == 1);
+    /* axis 1 moved last (and the attention's) */
+    CHECK(count_op(g, "Softmax") == 2 && count_op(g, "Transpose") >= 2);
+    const struct dp_node *e = find(g, "proj/einsum");
+    CHECK(e && e->n_dims == 2 && e->dims[1] == 5);
+    if (e) CHECK_NEAR(e->flops, 2.0 * 2 * 12 * 5, 0);
+    CHECK(count_op(g, "Einsum") == 3); /* its gradients (into both operands) are einsums too */
+    CHECK(count_op(g, "Conv2DBackpropFilter") == 2 && count_op(g, "ApplyMomentum") == 5);
+    const struct dp_node *qk = find(g, "attn/BatchMatMulV2"), *tw = find(g, "wide/Tile");
+    CHECK(tw && tw->n_dims == 3 && tw->dims[2] == 4);
+    /* scores [N, 2 heads, 5, 5] from [N, 2, 5, 2] x [N, 2, 5, 2]^T: 2 x N x 2 x 5 x 5 x 2 */
+    CHECK(qk && qk->n_dims == 4 && qk->dims[1] == 2 && qk->dims[2] == 5 && qk->dims[3] == 5);
+    if (qk) CHECK_NEAR(qk->flops, 2.0 * 2 * 2 * 5 * 5 * 2, 0);
+    CHECK(find(g, "attn/causal_mask") != NULL);
+    dp_graph_free(g);
+    free(m.p);
 }
 
 static void expect_fail(const unsigned char *d, size_t n, enum dp_status st, const char *needle) {
@@ -769,6 +877,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     test_unnamed_linear();
+    test_ops();
     test_long_names();
     test_huge_dims();
     test_hostile_files();

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/json_util.h"
+#include "file_map.h"
 #include "pbwire.h"
 #include "tf_graphdef.h"
 
@@ -309,7 +309,7 @@ static bool read_node(struct pb_rd *r, struct tf_import *im, struct node_buf *nb
             }
             if (!key) continue;
             struct tf_text text = {0};
-            struct pb_rd shape;
+            struct pb_rd shape = {NULL, NULL, r->d};
             int64_t type = -1;
             const unsigned char *vat = value.p;
             bool ok = !value.p || text_value(&value, &text, &type, &shape);
@@ -456,11 +456,10 @@ done:
 enum dp_status dp_graph_import_graphdef(const char *path, const struct dp_import_opts *opts,
                                         struct dp_graph **out, size_t *n_dropped,
                                         struct dp_error *err) {
-    char *buf = NULL;
-    size_t len = 0;
-    enum dp_status st = dp_read_file(path, PB_MAX_BYTES, &buf, &len, err);
+    struct file_bytes f;
+    enum dp_status st = file_bytes_open(path, PB_MAX_BYTES, &f, err);
     if (st) return st;
-    st = dp_graph_parse_graphdef((const unsigned char *)buf, len, path, opts, out, n_dropped, err);
-    free(buf);
+    st = dp_graph_parse_graphdef(f.data, f.len, path, opts, out, n_dropped, err);
+    file_bytes_close(&f);
     return st;
 }

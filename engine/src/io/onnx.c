@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "core/hash.h"
-#include "core/json_util.h"
+#include "file_map.h"
 
 #define ONNX_MAX_FILE ((size_t)1 << 31)
 
@@ -477,11 +477,10 @@ done:
 
 enum dp_status dp_graph_import_onnx(const char *path, const struct dp_import_opts *opts,
                                     struct dp_graph **out, struct dp_error *err) {
-    char *buf = NULL;
-    size_t len = 0;
-    enum dp_status st = dp_read_file(path, ONNX_MAX_FILE, &buf, &len, err);
+    struct file_bytes f;
+    enum dp_status st = file_bytes_open(path, ONNX_MAX_FILE, &f, err);
     if (st) return st;
-    st = dp_graph_parse_onnx((const unsigned char *)buf, len, path, opts, out, err);
-    free(buf);
+    st = dp_graph_parse_onnx(f.data, f.len, path, opts, out, err);
+    file_bytes_close(&f);
     return st;
 }

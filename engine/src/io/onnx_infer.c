@@ -110,7 +110,7 @@ static bool bcast_one(struct sym a, struct sym b, struct sym *out) {
     if (sym_plain(a) && a.c == 1) *out = b;
     else if (sym_plain(b) && b.c == 1) *out = a;
     else if (sym_same(a, b)) *out = a;
-    else if (!a.known || !b.known) *out = UNKNOWN;
+    else if (!a.known || !b.known) *out = a.known ? a : b; /* the unknown one is 1 or the same */
     else return false;
     return true;
 }

@@ -1,9 +1,9 @@
 /* onnx_map.c: ONNX operators onto the training-graph builder (TensorFlow op names, NCHW), each
- * with the gradient rule the builder records: element-wise and comparison ops, matrix products
- * (MatMul of any rank, Gemm, Einsum), normalisations, softmax on any axis, dropout, the data
- * movement ops on activations (reshape, transpose, concat, split, slice, gather, expand, tile,
- * pad, resize, where) and reductions. Convolutions and pooling are in onnx_window.c, recurrent
- * layers in onnx_rnn.c. An op this file does not know is kept with its inferred (or value_info)
+ * with the gradient rule the builder records: making initializers into variables or constants,
+ * element-wise and comparison ops, Where, matrix products (MatMul of any rank, Gemm, Einsum),
+ * normalisations, softmax on any axis, dropout, reductions, onnxruntime's fused Attention, and
+ * the dispatch. Data movement is in onnx_move.c, convolutions and pooling in onnx_window.c,
+ * recurrent layers in onnx_rnn.c. An op no file knows is kept with its inferred (or value_info)
  * shape and a generic cost, counted once per type for the caller's notes. */
 #include "onnx_impl.h"
 
@@ -467,6 +467,42 @@ static bool map_global_pool(struct imp *im) {
     return onnx_set_tensor(im, 0, y);
 }
 
+/* com.microsoft Attention, as onnxruntime's transformer optimizer fuses self-attention: input
+ * [B, S, Hin], weights [Hin, 3 H] (q, k, v), bias [3 H], num_heads; unrolled into the products,
+ * scaling, (causal mask,) softmax and products torch.nn.MultiheadAttention exports. */
+static bool map_ms_attention(struct imp *im) {
+    const struct o_attr *nh = onnx_attr(im->node, "num_heads");
+    const struct o_attr *uni = onnx_attr(im->node, "unidirectional");
+    int x = onnx_in_t(im, 0), w = onnx_in_t(im, 1);
+    if (x < 0 || w < 0) return false;
+    int64_t heads = nh ? nh->i : 0, hid = zb_dim(im->b, w, -1) / 3;
+    if (zb_rank(im->b, x) != 3 || zb_rank(im->b, w) != 2 || heads < 1 || hid < 1 ||
+        hid % heads || zb_dim(im->b, w, -1) != 3 * hid)
+        return onnx_fail(im, DP_ERR_SHAPE, "attention of %lld heads over weights [%lld, %lld]",
+                         (long long)heads, (long long)zb_dim(im->b, w, 0),
+                         (long long)zb_dim(im->b, w, -1)) == 0;
+    int bias = onnx_in(im, 2) ? onnx_in_t(im, 2) : -1;
+    struct zb *b = im->b;
+    int64_t batch = zb_dim(b, x, 0), seq = zb_dim(b, x, 1), d = hid / heads;
+    int64_t split[4] = {batch, seq, heads, d}, merged[3] = {batch, seq, hid};
+    int perm[4] = {0, 2, 1, 3}, qkv[3];
+    onnx_scope(im);
+    int y = zb_matmul(b, x, w, false, false);
+    if (bias >= 0) y = zb_bias_add(b, y, bias);
+    zb_split(b, y, 3, 2, qkv);
+    for (int k = 0; k < 3; k++) qkv[k] = zb_transpose(b, zb_reshape(b, qkv[k], 4, split), perm);
+    int s = zb_matmul(b, qkv[0], qkv[1], false, true);
+    s = zb_binary(b, "Mul", s, zb_const(b, "scale", 0, NULL, zb_dtype(b, s)));
+    if (uni && uni->i) {
+        int64_t mask[2] = {seq, seq};
+        s = zb_binary(b, "AddV2", s, zb_const(b, "causal_mask", 2, mask, zb_dtype(b, s)));
+    }
+    y = zb_matmul(b, zb_softmax(b, s), qkv[2], false, false);
+    y = zb_reshape(b, zb_transpose(b, y, perm), 3, merged);
+    zb_pop(b);
+    return onnx_set_tensor(im, 0, y);
+}
+
 /* --- dispatch ------------------------------------------------------------------------------------ */
 
 static const struct { const char *onnx, *tf; } compare_ops[] = {
@@ -480,6 +516,8 @@ bool onnx_map(struct imp *im) {
     const char *op = n->op;
     if (n->n_out < 1 || !*n->out[0])
         return onnx_fail(im, DP_ERR_INVALID, "node without an output") == 0;
+    if (!strcmp(n->domain, "com.microsoft") && !strcmp(op, "Attention"))
+        return map_ms_attention(im);
     if (*n->domain && strcmp(n->domain, "ai.onnx")) return onnx_map_generic(im, true);
     for (size_t i = 0; i < sizeof unary_ops / sizeof unary_ops[0]; i++)
         if (!strcmp(op, unary_ops[i].onnx)) return map_unary(im, unary_ops[i].tf);

@@ -300,10 +300,23 @@ bool onnx_map_resize(struct imp *im) {
 /* ConstantOfShape and Range too large to fold: a Fill (or Range) of the inferred shape. */
 bool onnx_map_fill(struct imp *im, bool range) {
     struct oval *sv = onnx_in(im, 0);
-    int64_t dims[DP_MAX_DIMS];
-    int nd = 1;
+    int64_t dims[DP_MAX_DIMS], lims[3];
+    int nd = 1, one;
     dims[0] = DP_DIM_UNKNOWN;
-    if (!range) {
+    if (range) { /* too long to fold, its length known when its bounds are plain numbers */
+        bool plain = true;
+        for (int k = 0; k < 3 && plain; k++) {
+            struct oval *v = onnx_in(im, k);
+            plain = v && v->n_fold == 1 && (v->iv ? onnx_ints(v, &lims[k], 1, &one)
+                                                  : (lims[k] = (int64_t)v->fv[0], v->fv[0] ==
+                                                                  (double)lims[k]));
+        }
+        for (int k = 0; k < 3 && plain; k++) plain = lims[k] >= -ZB_MAX_DIM && lims[k] <= ZB_MAX_DIM;
+        if (plain && lims[2]) {
+            int64_t len = (lims[1] - lims[0] + lims[2] - (lims[2] > 0 ? 1 : -1)) / lims[2];
+            dims[0] = len < 0 ? 0 : len > ZB_MAX_DIM ? DP_DIM_UNKNOWN : len;
+        }
+    } else {
         if (!sv || sv->n_fold < 0 || !sv->iv || sv->n_fold > DP_MAX_DIMS)
             return onnx_map_generic(im, false);
         nd = sv->n_fold;

@@ -96,7 +96,7 @@ enum dp_status tf_import_node(struct tf_import *im, const struct tf_node *n,
     /* Attributes in key order: TF's text writer sorts them, binary maps have no order. */
     struct tf_attr *sorted = malloc(((size_t)n->n_attrs + 1) * sizeof *sorted);
     if (!sorted) return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", im->name);
-    memcpy(sorted, n->attrs, (size_t)n->n_attrs * sizeof *sorted);
+    if (n->n_attrs) memcpy(sorted, n->attrs, (size_t)n->n_attrs * sizeof *sorted);
     qsort(sorted, (size_t)n->n_attrs, sizeof *sorted, cmp_attr);
     for (int a = 0; a < n->n_attrs && !st; a++)
         if (dp_graph_set_attr(im->g, idx, sorted[a].key, sorted[a].text))
