@@ -1,8 +1,11 @@
-/* cmd_dataset.c: `driple dataset build` sweeps zoo models x batch sizes x optimizers, coarsens
- * each training graph once (grouping depends only on structure), recomputes the features per
- * batch, simulates every job on every chosen setting (pthreads) and writes one driple-dataset/1
- * per setting, its labels marked simulated. (`dataset add` is cmd_record.c's.) */
+/* cmd_dataset.c: `driple dataset build` sweeps zoo models x batch sizes x optimizers (and, on
+ * request, generated architectures: dp/zoo_gen.h), coarsens each training graph once (grouping
+ * depends only on structure), recomputes the features per batch, simulates every job on every
+ * chosen setting (pthreads) and writes one driple-dataset/1 per setting, its labels marked
+ * simulated. `driple dataset add` appends a measured sample (a graph and the labels of its
+ * recorded traces); `dataset eval` is `inspector eval`'s. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -11,6 +14,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmd.h"
@@ -18,19 +22,28 @@
 #include "dp/clock.h"
 #include "dp/coarsen.h"
 #include "dp/dataset.h"
+#include "dp/json_out.h"
+#include "dp/session.h"
 #include "dp/settings.h"
 #include "dp/sim.h"
+#include "dp/trace.h"
 #include "dp/zoo.h"
+#include "dp/zoo_gen.h"
 
 #define BUILD_USAGE                                                                             \
     "driple dataset build [--settings FILE] [--setting ID] --out DIR [--graphs N] [--jobs J]\n" \
     "       [--seed S] [--models a,b,...] [--optimizers sgd,momentum,adam] [--groups K]\n"       \
-    "       [--weights FILE] [--gpus FILE] [--cost-features] [--json]\n"                         \
+    "       [--weights FILE] [--gpus FILE] [--cost-features] [--generated N [--gen-seed S]\n"   \
+    "       [--gen-jobs K]] [--json]\n"                                                          \
     "  jobs: zoo models x batch sizes (the model's default x 1/16 .. 6) x optimizers, in a\n"   \
     "  seeded order spread over the models; each setting keeps the first N (default 320) jobs\n" \
     "  that fit in its GPU's memory. Labels are SIMULATED (driple simulate).\n"             \
     "  --cost-features also stores each group's FLOPs, bytes and parameter bytes (for driple\n" \
-    "  train --cost-features)."
+    "  train --cost-features).\n"                                                               \
+    "  --generated N adds generated architectures 0 .. N-1 of seed S (driple zoo generate;\n"     \
+    "  default seed 1), K jobs each (an optimizer and K batch sizes drawn with --seed; default\n"\
+    "  3), every one that fits kept beside the N zoo jobs (they always train under --split\n"  \
+    "  models)."
 #define DATASET_USAGE                                                                           \
     "driple dataset build ... (datasets from the simulator)\n"                                  \
     "       dataset add ... (a measured job: see driple dataset add --help)\n"                    \
@@ -39,8 +52,10 @@
 static const double batch_factors[] = {0.0625, 0.125, 0.25, 0.375, 0.5, 0.75, 1, 1.5, 2, 3, 4, 6};
 #define N_FACTORS ((int)(sizeof batch_factors / sizeof batch_factors[0]))
 #define MAX_GRAPHS 4096
+#define GEN_CHUNK 64 /* generated models whose graphs are held at once */
 
-/* One training graph: a model with an optimizer and a precision, coarsened once. */
+/* One training graph: a model with an optimizer and a precision, coarsened once. A generated
+ * model's info is one of build.gen_info (its architecture the same index of build.gens). */
 struct gkey {
     const struct dp_zoo_info *model;
     enum dp_optimizer         opt;
@@ -69,12 +84,15 @@ struct build {
     struct dp_grouped **grouped;  /* [job][prec] */
     double             *labels;   /* [job][chosen][12] */
     unsigned char      *oom;      /* [job][chosen] */
+    struct dp_gen_arch *gens;     /* generated architectures */
+    struct dp_zoo_info *gen_info; /* their name, default batch and input, family "generated" */
+    int                 n_gen;
     uint64_t            seed;
     int                 groups;
     bool                cost;     /* keep the cost features in the samples' grouped graphs */
     /* work queue */
     pthread_mutex_t     mu;
-    int                 next;
+    int                 next, limit;
     int                 done;
     bool                failed;
     struct dp_error     err;
@@ -100,7 +118,7 @@ static void fail_with(struct build *b, const struct dp_error *err) {
 static void *build_graphs(void *arg) {
     struct build *b = arg;
     int i;
-    while ((i = take(b, b->n_keys)) >= 0) {
+    while ((i = take(b, b->limit)) >= 0) {
         struct gkey *k = &b->keys[i];
         struct dp_error err = {0};
         struct dp_zoo_opts zo;
@@ -108,7 +126,10 @@ static void *build_graphs(void *arg) {
         zo.optimizer = k->opt;
         zo.precision = k->prec;
         struct dp_coarsen_opts co = {b->groups, DP_DEFAULT_SEED, 0};
-        if (dp_zoo_build(k->model->name, &zo, &k->g, &err) ||
+        ptrdiff_t gi = k->model - b->gen_info;
+        bool gen = b->n_gen > 0 && gi >= 0 && gi < b->n_gen;
+        if ((gen ? dp_gen_build(&b->gens[gi], &zo, &k->g, &err)
+                 : dp_zoo_build(k->model->name, &zo, &k->g, &err)) ||
             dp_coarsen(k->g, &co, &k->part, &err)) {
             fail_with(b, &err);
             break;
@@ -131,7 +152,7 @@ static void strip_members(struct dp_grouped *g) {
 static void *run_jobs(void *arg) {
     struct build *b = arg;
     int j;
-    while ((j = take(b, b->n_jobs)) >= 0) {
+    while ((j = take(b, b->limit)) >= 0) {
         struct job *jb = &b->jobs[j];
         struct dp_error err = {0};
         for (int p = 0; p < 2; p++) {
@@ -153,15 +174,15 @@ static void *run_jobs(void *arg) {
             dp_sim_opts_default(&o);
             o.batch = jb->batch;
             o.seed = b->seed * 1000003u + (uint64_t)j * 131u + (uint64_t)c;
-            struct dp_sim_result r;
-            if (dp_simulate(k->g, s, gpu, &o, &r, &err)) {
+            struct dp_sample smp; /* its labels; the sample is made when written */
+            bool fits;
+            if (dp_sample_simulate(k->g, s, gpu, &o, "", &smp, &fits, &err)) {
                 fail_with(b, &err);
                 return NULL;
             }
-            memcpy(&b->labels[((size_t)j * b->n_chosen + c) * DP_N_LABELS], r.labels,
-                   sizeof r.labels);
-            b->oom[(size_t)j * b->n_chosen + c] = r.oom;
-            dp_sim_result_free(&r);
+            memcpy(&b->labels[((size_t)j * b->n_chosen + c) * DP_N_OUTPUTS], smp.labels,
+                   sizeof smp.labels);
+            b->oom[(size_t)j * b->n_chosen + c] = !fits;
         }
         pthread_mutex_lock(&b->mu);
         b->done++;
@@ -170,10 +191,12 @@ static void *run_jobs(void *arg) {
     return NULL;
 }
 
-static int run_threads(struct build *b, int n_threads, void *(*fn)(void *)) {
+/* Runs fn on n_threads threads over items [from, limit) of its queue. */
+static int run_threads(struct build *b, int n_threads, void *(*fn)(void *), int from, int limit) {
     pthread_t th[64];
     int started = 0;
-    b->next = 0;
+    b->next = from;
+    b->limit = limit;
     for (int t = 1; t < n_threads && t < 64; t++)
         if (!pthread_create(&th[started], NULL, fn, b)) started++;
     fn(b);
@@ -253,10 +276,14 @@ static int dataset_build(int argc, char **argv) {
     const char *gpus_path = cli_value(&c, "--gpus");
     bool cost = cli_flag(&c, "--cost-features");
     int64_t n_graphs = 320, n_threads = 2, seed = 1, groups = DP_DEFAULT_GROUPS;
+    int64_t n_gen = 0, gen_seed = 1, gen_jobs = 3;
     bool ok = cli_int(&c, "--graphs", 1, MAX_GRAPHS, &n_graphs) &&
               cli_int(&c, "--jobs", 1, 64, &n_threads) &&
               cli_int(&c, "--seed", 0, INT64_MAX, &seed) &&
-              cli_int(&c, "--groups", 1, 100000, &groups);
+              cli_int(&c, "--groups", 1, 100000, &groups) &&
+              cli_int(&c, "--generated", 0, 100000, &n_gen) &&
+              cli_int(&c, "--gen-seed", 0, INT64_MAX, &gen_seed) &&
+              cli_int(&c, "--gen-jobs", 1, N_FACTORS, &gen_jobs);
     ok = ok && cli_check_unused(&c);
     cli_done(&c);
     if (!ok) return 2;
@@ -280,9 +307,14 @@ static int dataset_build(int argc, char **argv) {
     struct dp_gpu_catalog *cat = NULL;
     struct dp_settings *list = NULL;
     struct dp_op_weights *w = NULL;
+    struct dp_jw *jw = NULL;
     struct dp_error err = {0};
     int rc = 0;
     double t0 = now_s();
+    if (json && !(jw = dp_jw_new())) {
+        rc = out_of_memory();
+        goto done;
+    }
     if (dp_gpu_catalog_load_default(gpus_path, &cat, &err) ||
         dp_settings_load_default(settings_path, cat, &list, &err) ||
         dp_op_weights_load_default(weights_path, &w, &err)) {
@@ -337,8 +369,11 @@ static int dataset_build(int argc, char **argv) {
         if (in_list(models, dp_zoo_info(i)->name)) mods[n_mod++] = dp_zoo_info(i);
     int per_model = n_opt * N_FACTORS;
     int total = n_mod * per_model; /* the pool: every combination, simulated everywhere */
-    if (!(b.jobs = calloc((size_t)total, sizeof *b.jobs)) ||
-        !(b.keys = calloc((size_t)n_mod * n_opt * 2, sizeof *b.keys))) {
+    b.n_gen = (int)n_gen;
+    if (!(b.jobs = calloc((size_t)total + (size_t)n_gen * gen_jobs, sizeof *b.jobs)) ||
+        !(b.keys = calloc((size_t)(n_mod * n_opt + n_gen) * 2, sizeof *b.keys)) ||
+        (n_gen && (!(b.gens = calloc((size_t)n_gen, sizeof *b.gens)) ||
+                   !(b.gen_info = calloc((size_t)n_gen, sizeof *b.gen_info))))) {
         rc = out_of_memory();
         goto done;
     }
@@ -391,8 +426,43 @@ static int dataset_build(int argc, char **argv) {
     }
     free(perm);
     b.n_jobs = total;
+    int n_zoo_keys = b.n_keys;
+    /* Generated models, one after the other (each one's graphs are freed once its jobs ran):
+     * a drawn optimizer, gen_jobs distinct batch factors. */
+    for (int g = 0; g < b.n_gen; g++) {
+        struct dp_gen_arch *a = &b.gens[g];
+        dp_gen_sample((uint64_t)gen_seed, g, -1, a);
+        struct dp_zoo_info *info = &b.gen_info[g];
+        info->name = a->name;
+        info->family = "generated";
+        info->default_batch = a->batch;
+        info->default_input = a->kind == DP_GEN_CNN ? a->u.cnn.input
+                              : a->kind == DP_GEN_TRANSFORMER ? a->u.tf.seq
+                              : a->kind == DP_GEN_RNN ? a->u.rnn.seq
+                              : a->kind == DP_GEN_MLP ? a->u.mlp.input : a->u.mixer.input;
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        enum dp_optimizer opt = opts[rng % (uint64_t)n_opt];
+        int key[2] = {-1, -1};
+        for (int p = 0; p < 2; p++)
+            if (need[p]) {
+                key[p] = b.n_keys++;
+                b.keys[key[p]] = (struct gkey){info, opt, (enum dp_precision)p, NULL, NULL};
+            }
+        int used = 0; /* bit f: batch factor f taken */
+        for (int k = 0; k < gen_jobs; k++) {
+            int f;
+            do {
+                rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+                f = (int)(rng % N_FACTORS);
+            } while (used & (1 << f));
+            used |= 1 << f;
+            struct job *jb = &b.jobs[b.n_jobs++];
+            double bt = (double)a->batch * batch_factors[f];
+            *jb = (struct job){info, opt, bt < 1 ? 1 : (int64_t)llround(bt), {key[0], key[1]}};
+        }
+    }
     if (!(b.grouped = calloc((size_t)b.n_jobs * 2, sizeof *b.grouped)) ||
-        !(b.labels = calloc((size_t)b.n_jobs * b.n_chosen * DP_N_LABELS, sizeof *b.labels)) ||
+        !(b.labels = calloc((size_t)b.n_jobs * b.n_chosen * DP_N_OUTPUTS, sizeof *b.labels)) ||
         !(b.oom = calloc((size_t)b.n_jobs * b.n_chosen, 1))) {
         rc = out_of_memory();
         goto done;
@@ -400,13 +470,29 @@ static int dataset_build(int argc, char **argv) {
 
     if (!json)
         fprintf(stderr, "dataset build: a pool of %d jobs (%d models x %d optimizers x %d batch "
-                        "sizes), %d graphs to coarsen, %d setting(s), %lld thread(s), %lld jobs "
-                        "kept per setting\n",
-                b.n_jobs, n_mod, n_opt, N_FACTORS, b.n_keys, b.n_chosen, (long long)n_threads,
-                (long long)n_graphs);
-    if ((rc = run_threads(&b, (int)n_threads, build_graphs))) goto done;
+                        "sizes; %d generated models x %lld), %d graphs to coarsen, %d "
+                        "setting(s), %lld thread(s), %lld zoo jobs kept per setting\n",
+                b.n_jobs, n_mod, n_opt, N_FACTORS, b.n_gen, (long long)gen_jobs, b.n_keys,
+                b.n_chosen, (long long)n_threads, (long long)n_graphs);
+    if ((rc = run_threads(&b, (int)n_threads, build_graphs, 0, n_zoo_keys))) goto done;
     double t1 = now_s();
-    if ((rc = run_threads(&b, (int)n_threads, run_jobs))) goto done;
+    if ((rc = run_threads(&b, (int)n_threads, run_jobs, 0, total))) goto done;
+    /* Generated models a chunk at a time, their graphs freed after their jobs. */
+    int per_gen = need[0] + need[1];
+    for (int g0 = 0; g0 < b.n_gen; g0 += GEN_CHUNK) {
+        int g1 = g0 + GEN_CHUNK < b.n_gen ? g0 + GEN_CHUNK : b.n_gen;
+        int k0 = n_zoo_keys + g0 * per_gen, k1 = n_zoo_keys + g1 * per_gen;
+        if ((rc = run_threads(&b, (int)n_threads, build_graphs, k0, k1)) ||
+            (rc = run_threads(&b, (int)n_threads, run_jobs, total + g0 * (int)gen_jobs,
+                              total + g1 * (int)gen_jobs)))
+            goto done;
+        for (int k = k0; k < k1; k++) {
+            dp_partition_free(b.keys[k].part);
+            dp_graph_free(b.keys[k].g);
+            b.keys[k].part = NULL;
+            b.keys[k].g = NULL;
+        }
+    }
     double t2 = now_s();
 
     char when[32];
@@ -415,9 +501,11 @@ static int dataset_build(int argc, char **argv) {
     gmtime_r(&tnow, &tmv);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tmv);
     if (json) {
-        printf("{\"simulated\":true,\"out\":");
-        cmd_json_str(stdout, out_dir);
-        printf(",\"jobs\":%d,\"graphs\":%d,\"settings\":[", b.n_jobs, b.n_keys);
+        dp_jw_bool(jw, "simulated", true);
+        dp_jw_str(jw, "out", out_dir);
+        dp_jw_int(jw, "jobs", b.n_jobs);
+        dp_jw_int(jw, "graphs", b.n_keys);
+        dp_jw_array(jw, "settings");
     }
     for (int cc = 0; cc < b.n_chosen; cc++) {
         const struct dp_setting *s = &list->settings[b.chosen[cc]];
@@ -425,8 +513,10 @@ static int dataset_build(int argc, char **argv) {
         dp_dataset_init(&ds, s->id);
         int skipped = 0;
         enum dp_status st = DP_OK;
-        for (int j = 0; j < b.n_jobs && !st && ds.n_samples < n_graphs; j++) {
+        int n_zoo = 0;
+        for (int j = 0; j < b.n_jobs && !st; j++) {
             const struct job *jb = &b.jobs[j];
+            if (j < total && n_zoo >= n_graphs) continue; /* the zoo's quota is full */
             if (b.oom[(size_t)j * b.n_chosen + cc]) {
                 skipped++;
                 continue;
@@ -434,29 +524,28 @@ static int dataset_build(int argc, char **argv) {
             struct dp_sample smp;
             memset(&smp, 0, sizeof smp);
             char gname[96], model[64];
-            snprintf(gname, sizeof gname, "zoo:%s", jb->model->name);
+            snprintf(gname, sizeof gname, "%s:%s", j < total ? "zoo" : "generated",
+                     jb->model->name);
             snprintf(model, sizeof model, "%s", jb->model->name);
             smp.graph = gname;
             smp.model = model;
             smp.batch = jb->batch;
             smp.grouped = b.grouped[2 * j + (s->precision == DP_PREC_MIXED)];
             snprintf(smp.job.optimizer, sizeof smp.job.optimizer, "%s", dp_optimizer_name(jb->opt));
-            snprintf(smp.job.precision, sizeof smp.job.precision, "%s",
-                     dp_precision_name(s->precision));
             snprintf(smp.job.data_set, sizeof smp.job.data_set, "synthetic");
             snprintf(smp.job.sync, sizeof smp.job.sync, "sync");
             snprintf(smp.job.hyper, sizeof smp.job.hyper, "batch=%lld", (long long)jb->batch);
             snprintf(smp.job.job_name, sizeof smp.job.job_name, "%s-%s-b%lld", jb->model->name,
                      dp_optimizer_name(jb->opt), (long long)jb->batch);
-            snprintf(smp.job.gpu, sizeof smp.job.gpu, "%.31s", s->gpu);
             smp.job.input_size = jb->model->default_input;
-            memcpy(smp.labels, &b.labels[((size_t)j * b.n_chosen + cc) * DP_N_LABELS],
+            memcpy(smp.labels, &b.labels[((size_t)j * b.n_chosen + cc) * DP_N_OUTPUTS],
                    sizeof smp.labels);
-            snprintf(smp.source.kind, sizeof smp.source.kind, "simulated");
-            snprintf(smp.source.where, sizeof smp.source.where, "driple simulate, seed %lld",
-                     (long long)seed);
+            char where[64];
+            snprintf(where, sizeof where, "driple simulate, seed %lld", (long long)seed);
+            dp_sample_mark_simulated(&smp, s, where);
             snprintf(smp.source.when, sizeof smp.source.when, "%s", when);
             st = dp_dataset_add_sample(&ds, &smp, &err);
+            n_zoo += j < total;
         }
         char path[1200];
         if (!st && snprintf(path, sizeof path, "%s/%s.json", out_dir, s->id) >= (int)sizeof path)
@@ -466,30 +555,36 @@ static int dataset_build(int argc, char **argv) {
         dp_dataset_free(&ds);
         if (st) {
             rc = cli_fail(&err);
-            if (json) printf("]}\n");
             goto done;
         }
         if (json) {
-            printf("%s{\"id\":", cc ? "," : "");
-            cmd_json_str(stdout, s->id);
-            printf(",\"file\":");
-            cmd_json_str(stdout, path);
-            printf(",\"samples\":%d,\"skipped_oom\":%d}", n_samples, skipped);
+            dp_jw_object(jw, NULL);
+            dp_jw_str(jw, "id", s->id);
+            dp_jw_str(jw, "file", path);
+            dp_jw_int(jw, "samples", n_samples);
+            dp_jw_int(jw, "skipped_oom", skipped);
+            dp_jw_end(jw);
         } else {
             printf("%-28s %4d samples (simulated) %3d left out (out of memory)  %s%s\n", s->id,
                    n_samples, skipped, path,
-                   n_samples < n_graphs ? "  (fewer than asked: the rest do not fit)" : "");
+                   n_zoo < n_graphs ? "  (fewer zoo jobs than asked: the rest do not fit)" : "");
         }
     }
     double t3 = now_s();
-    if (json)
-        printf("],\"seconds\":{\"coarsen\":%.2f,\"simulate\":%.2f,\"write\":%.2f}}\n", t1 - t0,
-               t2 - t1, t3 - t2);
-    else
+    if (json) {
+        dp_jw_end(jw);
+        dp_jw_object(jw, "seconds");
+        dp_jw_num(jw, "coarsen", t1 - t0);
+        dp_jw_num(jw, "simulate", t2 - t1);
+        dp_jw_num(jw, "write", t3 - t2);
+        dp_jw_end(jw);
+        if (dp_jw_print(jw, stdout, "stdout", &err)) rc = cli_fail(&err);
+    } else
         printf("built in %.1f s (graphs + coarsening %.1f s, features + simulation %.1f s, "
                "writing %.1f s)\n",
                t3 - t0, t1 - t0, t2 - t1, t3 - t2);
 done:
+    dp_jw_free(jw);
     for (int k = 0; k < b.n_keys; k++) {
         dp_partition_free(b.keys[k].part);
         dp_graph_free(b.keys[k].g);
@@ -501,6 +596,8 @@ done:
     free(b.oom);
     free(b.jobs);
     free(b.keys);
+    free(b.gens);
+    free(b.gen_info);
     free(b.chosen);
     pthread_mutex_destroy(&b.mu);
     dp_op_weights_free(w);
@@ -509,10 +606,234 @@ done:
     return rc;
 }
 
+/* ---- driple dataset add ------------------------------------------------------------------- */
+
+static const char add_usage[] =
+    "driple dataset add --dataset D.json --graph G --setting ID [--batch N] [--threshold F]\n"
+    "                     [--exported-batch N] [--groups K] [--seed S] [--optimizer O]\n"
+    "                     [--precision P] [--job-name N] [--where TEXT] [--when ISO8601] TRACE...\n"
+    "  Appends a measured sample: G coarsened (K groups, seed S; defaults 100 and 42) with its\n"
+    "  features at batch N (default: the graph's), and the 12 labels of the traces (an\n"
+    "  nvidia-smi GPU CSV and/or a network counter CSV, or a `driple record` PREFIX for both).\n"
+    "  The dataset is created for ID when it does not exist. Source: \"measured\", where = this\n"
+    "  host's name, when = the first trace's modification time (UTC), unless given.";
+
+/* Expands a `driple record` prefix into its traces; other arguments stay as they are. */
+static int expand_traces(struct cli *c, char paths[][PATH_MAX], int cap) {
+    int n = 0;
+    for (int i = 0; cli_positional(c, i); i++) {
+        const char *a = cli_positional(c, i);
+        struct stat sb;
+        if (stat(a, &sb) == 0 || n >= cap) {
+            if (n < cap) snprintf(paths[n++], PATH_MAX, "%s", a);
+            continue;
+        }
+        char g[PATH_MAX], ne[PATH_MAX];
+        snprintf(g, sizeof g, "%.*s.gpu.csv", PATH_MAX - 9, a);
+        snprintf(ne, sizeof ne, "%.*s.net.csv", PATH_MAX - 9, a);
+        bool hg = stat(g, &sb) == 0, hn = stat(ne, &sb) == 0;
+        if (!hg && !hn) {
+            snprintf(paths[n++], PATH_MAX, "%s", a); /* let the reader report it */
+            continue;
+        }
+        if (hg && n < cap) snprintf(paths[n++], PATH_MAX, "%s", g);
+        if (hn && n < cap) snprintf(paths[n++], PATH_MAX, "%s", ne);
+    }
+    return n;
+}
+
+/* "YYYY-MM-DDTHH:MM:SSZ", digits where the pattern has them (sscanf's %d would also take signs
+ * and spaces, letting "2026-01-01T-1:00:00Z" through), fields in range. */
+static bool valid_iso_utc(const char *s) {
+    static const char pattern[] = "dddd-dd-ddTdd:dd:ddZ";
+    if (strlen(s) != sizeof pattern - 1) return false;
+    for (size_t i = 0; pattern[i]; i++)
+        if (pattern[i] == 'd' ? !(s[i] >= '0' && s[i] <= '9') : s[i] != pattern[i]) return false;
+    int mo = atoi(s + 5), d = atoi(s + 8), h = atoi(s + 11), mi = atoi(s + 14),
+        se = atoi(s + 17);
+    return mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h <= 23 && mi <= 59 && se <= 60;
+}
+
+static int dataset_add(int argc, char **argv) {
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: %s\n", add_usage);
+            return 0;
+        }
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "dataset add")) return 1;
+    int rc = 2;
+    int64_t batch = 0, groups = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED;
+    double thr = 0;
+    struct dp_session *ss = NULL;
+    struct dp_trace *t = NULL;
+    struct dp_dataset ds;
+    dp_dataset_init(&ds, NULL);
+    char (*paths)[PATH_MAX] = NULL;
+    struct dp_error err = {0};
+
+    const char *dataset = cli_value(&c, "--dataset");
+    const char *graph = cli_value(&c, "--graph");
+    const char *setting = cli_value(&c, "--setting");
+    const char *optimizer = cli_value(&c, "--optimizer");
+    const char *precision = cli_value(&c, "--precision");
+    const char *job_name = cli_value(&c, "--job-name");
+    const char *where = cli_value(&c, "--where");
+    const char *when = cli_value(&c, "--when");
+    struct dp_import_opts io;
+    bool ok = cmd_import_opts(&c, &io);
+    ok = cli_int(&c, "--batch", 1, 1 << 20, &batch) && ok;
+    ok = cli_int(&c, "--groups", 1, 100000, &groups) && ok;
+    ok = cli_int(&c, "--seed", INT64_MIN, INT64_MAX, &seed) && ok;
+    ok = cli_double(&c, "--threshold", 1e-6, 0.999999, &thr) && ok;
+    if (!ok || c.bad) goto done;
+    if (!dataset || !graph || !setting) {
+        rc = cli_usage("dataset add", add_usage, "--dataset, --graph and --setting are required");
+        goto done;
+    }
+    if (!*setting || strlen(setting) >= sizeof ds.setting) {
+        rc = cli_usage("dataset add", add_usage, "--setting '%s': not a setting id", setting);
+        goto done;
+    }
+    struct {
+        const char *name, *val;
+        size_t cap;
+    } fields[] = {{"--optimizer", optimizer, sizeof ds.samples->job.optimizer},
+                  {"--precision", precision, sizeof ds.samples->job.precision},
+                  {"--job-name", job_name, sizeof ds.samples->job.job_name},
+                  {"--where", where, sizeof ds.samples->source.where}};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (fields[i].val && strlen(fields[i].val) >= fields[i].cap) {
+            rc = cli_usage("dataset add", add_usage, "%s: longer than %zu characters",
+                           fields[i].name, fields[i].cap - 1);
+            goto done;
+        }
+    if (when && !valid_iso_utc(when)) {
+        rc = cli_usage("dataset add", add_usage, "--when '%s': expected YYYY-MM-DDTHH:MM:SSZ",
+                       when);
+        goto done;
+    }
+    enum { MAX_TRACES = 8 };
+    if (!(paths = calloc(MAX_TRACES + 1, sizeof *paths))) {
+        dp_error_set(&err, DP_ERR_NOMEM, "dataset add: out of memory");
+        goto fail;
+    }
+    int n_traces = expand_traces(&c, paths, MAX_TRACES + 1);
+    if (!cli_check_unused(&c)) goto done;
+    if (n_traces == 0) {
+        rc = cli_usage("dataset add", add_usage, "no TRACE given");
+        goto done;
+    }
+    if (n_traces > MAX_TRACES) {
+        rc = cli_usage("dataset add", add_usage, "more than %d traces", MAX_TRACES);
+        goto done;
+    }
+    rc = 1;
+
+    /* The traces first: they are the point, and the cheapest to get wrong. */
+    if (!(t = dp_trace_init("measured"))) {
+        dp_error_set(&err, DP_ERR_NOMEM, "dataset add: out of memory");
+        goto fail;
+    }
+    const char *tr[MAX_TRACES];
+    for (int i = 0; i < n_traces; i++) tr[i] = paths[i];
+    if (dp_trace_read_merged(tr, n_traces, t, &err) != DP_OK) goto fail;
+    double lab[DP_N_OUTPUTS];
+    unsigned missing = 0;
+    dp_trace_labels(t, thr, lab, &missing);
+    if ((missing & 0xfu) == 0xfu) {
+        dp_error_set(&err, DP_ERR_INVALID, "%s: no GPU or network samples", paths[0]);
+        goto fail;
+    }
+
+    /* The dataset: appended to when it exists, created for the setting otherwise. */
+    struct stat sb;
+    if (stat(dataset, &sb) == 0) {
+        if (dp_dataset_load_json(dataset, &ds, &err) != DP_OK) goto fail;
+        if (ds.setting[0] && strcmp(ds.setting, setting)) {
+            dp_error_set(&err, DP_ERR_INVALID, "%s: the dataset is for setting '%s', not '%s'",
+                         dataset, ds.setting, setting);
+            goto fail;
+        }
+        if (!ds.setting[0]) snprintf(ds.setting, sizeof ds.setting, "%s", setting);
+    } else if (errno == ENOENT) {
+        dp_dataset_init(&ds, setting);
+    } else {
+        dp_error_set(&err, DP_ERR_IO, "%s: %s", dataset, strerror(errno));
+        goto fail;
+    }
+
+    /* The graph, grouped as every other sample. */
+    if ((rc = cmd_session_open(NULL, NULL, NULL, &ss)) ||
+        (rc = cmd_session_workload(ss, graph, NULL, &io, batch, groups, seed, "dataset add",
+                                   add_usage)))
+        goto done;
+    rc = 1;
+    const struct dp_grouped *grouped = dp_session_grouped(ss);
+    const char *unknown = dp_session_unknown_ops(ss);
+    if (unknown)
+        fprintf(stderr, "driple: dataset add: %s: op types without a weight (counted 0): %s\n",
+                graph, unknown);
+
+    struct dp_sample s;
+    memset(&s, 0, sizeof s);
+    s.graph = (char *)(uintptr_t)graph;
+    s.model = grouped->graph; /* the graph's name */
+    s.batch = batch ? batch : grouped->batch;
+    s.grouped = (struct dp_grouped *)(uintptr_t)grouped; /* copied by dp_dataset_add_sample */
+    if (optimizer) snprintf(s.job.optimizer, sizeof s.job.optimizer, "%s", optimizer);
+    if (precision) snprintf(s.job.precision, sizeof s.job.precision, "%s", precision);
+    if (job_name) snprintf(s.job.job_name, sizeof s.job.job_name, "%s", job_name);
+    /* a resource the traces did not record has no labels */
+    for (int i = 0; i < DP_N_OUTPUTS; i++)
+        s.labels[i] = (missing >> (i / DP_N_STATS)) & 1u ? NAN : lab[i];
+    /* A simulator trace added here stays simulated: never present it as a measurement. */
+    snprintf(s.source.kind, sizeof s.source.kind, "%s", t->source);
+    if (where) {
+        snprintf(s.source.where, sizeof s.source.where, "%s", where);
+    } else {
+        char host[64] = "unknown host";
+        if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown host");
+        host[sizeof host - 1] = '\0';
+        const char *base = strrchr(paths[0], '/');
+        snprintf(s.source.where, sizeof s.source.where, "host %.58s, %.60s", host,
+                 base ? base + 1 : paths[0]);
+    }
+    if (when) {
+        snprintf(s.source.when, sizeof s.source.when, "%s", when);
+    } else {
+        time_t tt = stat(paths[0], &sb) == 0 ? sb.st_mtime : time(NULL);
+        struct tm tm;
+        gmtime_r(&tt, &tm);
+        strftime(s.source.when, sizeof s.source.when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    }
+    if (dp_dataset_add_sample(&ds, &s, &err) != DP_OK) goto fail;
+    if (dp_dataset_save_json(&ds, dataset, &err) != DP_OK) goto fail;
+
+    printf("%s: sample %d added (setting %s, graph %s, batch %lld, %d groups; %s, %s, %s)\n",
+           dataset, ds.n_samples, ds.setting, graph, (long long)s.batch, grouped->n_groups,
+           s.source.kind, s.source.where, s.source.when);
+    for (int i = 0; i < DP_N_OUTPUTS; i++) {
+        if (isnan(s.labels[i])) printf("  %-20s missing\n", dp_outputs[i].name);
+        else printf("  %-20s %10.3f %s\n", dp_outputs[i].name, s.labels[i], dp_outputs[i].unit);
+    }
+    rc = 0;
+    goto done;
+fail:
+    rc = cli_fail(&err);
+done:
+    dp_session_free(ss);
+    free(paths);
+    dp_trace_free(t);
+    dp_dataset_free(&ds);
+    cli_done(&c);
+    return rc;
+}
+
 int cmd_dataset(int argc, char **argv) {
     if (argc < 1) return cli_usage("dataset", DATASET_USAGE, "missing subcommand");
     if (!strcmp(argv[0], "build")) return dataset_build(argc - 1, argv + 1);
-    if (!strcmp(argv[0], "add")) return cmd_dataset_add(argc - 1, argv + 1);
+    if (!strcmp(argv[0], "add")) return dataset_add(argc - 1, argv + 1);
     /* One evaluation, two doors: `inspector eval` owns it. */
     if (!strcmp(argv[0], "eval")) return cmd_inspector(argc, argv);
     return cli_usage("dataset", DATASET_USAGE, "unknown subcommand \"%s\"", argv[0]);

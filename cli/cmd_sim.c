@@ -30,11 +30,13 @@
     "network between machines; inside one NCCL uses NVLink or PCIe as the GPU has them)\n"   \
     "  throughput = batch x workers / iteration (samples/s); every figure is simulated"
 #define TRACE_USAGE                                                                             \
-    "driple trace extract TRACE.csv [--net NET.csv] [--threshold FRAC] [--json] "             \
-    "[--driple-csv OUT.csv [--gpu G] [--model M] [--job J] [--batch N]]\n"                    \
+    "driple trace extract TRACE.csv [--gpu-index I] [--net NET.csv] [--threshold FRAC] "      \
+    "[--json] [--driple-csv OUT.csv [--gpu G] [--model M] [--job J] [--batch N]]\n"           \
     "  TRACE.csv: nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.memory,"       \
     "memory.used --format=csv -lms 100, a timestamp,rx_bytes,tx_bytes counter CSV, or a "     \
-    "driple simulate --trace file\n"                                                          \
+    "driple simulate --trace file (\"-\": standard input)\n"                                    \
+    "  --gpu-index I: the GPU of an nvidia-smi CSV holding several (its index column; default: "\
+    "the first)\n"                                                                              \
     "  a burst is a maximal run of samples above FRAC x the resource's maximum (default 0.1); " \
     "idle/active = mean gap/burst length (ms), peak = mean of each burst's largest sample"
 #define CALIB_USAGE                                                                             \
@@ -289,6 +291,7 @@ static int trace_extract(int argc, char **argv) {
     const char *gpu = cli_value(&c, "--gpu");
     const char *model = cli_value(&c, "--model");
     const char *job = cli_value(&c, "--job");
+    const char *gpu_index = cli_value(&c, "--gpu-index");
     double threshold = DP_TRACE_THRESHOLD;
     int64_t batch = 0;
     bool ok = cli_double(&c, "--threshold", 1e-6, 0.999999, &threshold) &&
@@ -299,44 +302,25 @@ static int trace_extract(int argc, char **argv) {
     if (!ok) return 2;
     if (!path) return cli_usage("trace extract", TRACE_USAGE, "missing TRACE.csv");
     struct dp_error err = {0};
-    struct dp_trace *t = dp_trace_init("measured");
-    if (!t) {
-        fprintf(stderr, "driple: trace extract: out of memory\n");
-        return 1;
-    }
+    struct dp_trace_file tf;
+    if (dp_trace_file_read(path, gpu_index, &tf, &err)) return cli_fail(&err);
     int rc = 0;
-    if (dp_trace_read_any(path, t, &err) || (net && dp_trace_read_net(net, t, &err))) {
+    struct dp_trace *t = tf.traces[0];
+    if (net && dp_trace_read_net(net, t, &err)) {
         rc = cli_fail(&err);
         goto done;
     }
-    double labels[DP_N_LABELS];
+    double labels[DP_N_OUTPUTS];
     unsigned missing = 0;
     dp_trace_labels(t, threshold, labels, &missing);
     /* A simulator trace holds every worker: the labels are the mean over them, as simulate's. */
-    int n_workers = 1;
-    if (!strcmp(t->source, "simulated")) {
-        for (int w = 1;; w++) {
-            struct dp_trace *tw = dp_trace_init("simulated");
-            if (!tw) { /* a mean over fewer workers would pass for the answer */
-                fprintf(stderr, "driple: %s: out of memory reading worker %d\n", path, w);
-                rc = 1;
-                goto done;
-            }
-            enum dp_status st = dp_trace_read_sim_worker(path, w, tw, &err);
-            if (st) {
-                dp_trace_free(tw);
-                if (st == DP_ERR_NOT_FOUND) break;
-                rc = cli_fail(&err);
-                goto done;
-            }
-            double lw[DP_N_LABELS];
-            dp_trace_labels(tw, threshold, lw, NULL);
-            for (int i = 0; i < DP_N_LABELS; i++) labels[i] += lw[i];
-            n_workers++;
-            dp_trace_free(tw);
-        }
-        for (int i = 0; i < DP_N_LABELS; i++) labels[i] /= n_workers;
+    int n_workers = tf.n_traces;
+    for (int w = 1; w < n_workers; w++) {
+        double lw[DP_N_OUTPUTS];
+        dp_trace_labels(tf.traces[w], threshold, lw, NULL);
+        for (int i = 0; i < DP_N_OUTPUTS; i++) labels[i] += lw[i];
     }
+    for (int i = 0; i < DP_N_OUTPUTS; i++) labels[i] /= n_workers;
     if (csv_out) {
         struct dp_dataset ds;
         struct dp_sample smp;
@@ -351,7 +335,7 @@ static int trace_extract(int argc, char **argv) {
         if (batch) snprintf(smp.job.hyper, sizeof smp.job.hyper, "batch=%lld", (long long)batch);
         snprintf(smp.source.kind, sizeof smp.source.kind, "%s", t->source);
         snprintf(smp.source.where, sizeof smp.source.where, "%s", path);
-        for (int i = 0; i < DP_N_LABELS; i++)
+        for (int i = 0; i < DP_N_OUTPUTS; i++)
             smp.labels[i] = (missing >> (i / 3)) & 1u ? NAN : labels[i];
         enum dp_status st = dp_dataset_add_sample(&ds, &smp, &err);
         if (!st) st = dp_dataset_save_csv(&ds, csv_out, &err);
@@ -369,8 +353,11 @@ static int trace_extract(int argc, char **argv) {
         else printf("null");
         printf(",\"source\":");
         cmd_json_str(stdout, t->source);
-        printf(",\"simulated\":%s,\"workers\":%d,\"threshold\":",
+        printf(",\"simulated\":%s,\"workers\":%d,\"gpu_index\":",
                strcmp(t->source, "simulated") ? "false" : "true", n_workers);
+        if (tf.gpu[0]) cmd_json_str(stdout, tf.gpu);
+        else printf("null");
+        printf(",\"gpus_in_file\":%d,\"threshold\":", tf.n_gpus);
         cmd_json_num(stdout, threshold);
         printf(",\"samples\":{");
         for (int k = 0; k < DP_SERIES_COUNT; k++)
@@ -387,6 +374,9 @@ static int trace_extract(int argc, char **argv) {
         printf("labels from %s%s%s (%s%s), threshold %.3g x each resource's max\n", path,
                net ? " + " : "", net ? net : "", t->source,
                n_workers > 1 ? "; mean over the workers" : "", threshold);
+        if (tf.gpu[0])
+            printf("  GPU %s (%d GPU%s in the file%s)\n", tf.gpu, tf.n_gpus,
+                   tf.n_gpus == 1 ? "" : "s", tf.n_gpus > 1 ? "; --gpu-index picks another" : "");
         text_labels(labels);
         for (int k = 0; k < DP_N_RESOURCES; k++)
             if ((missing >> k) & 1u)
@@ -394,7 +384,7 @@ static int trace_extract(int argc, char **argv) {
                        dp_series_name((enum dp_series_kind)k));
     }
 done:
-    dp_trace_free(t);
+    dp_trace_file_free(&tf);
     return rc;
 }
 

@@ -1,15 +1,19 @@
-/* cmd_util.c: the helpers of cmd_util.h, kept in one place so that every command writes JSON
- * strings, times runs, builds its benchmark graph, reads --exported-batch and names a setting
- * (an id or the cluster options) the same way. */
+/* cmd_util.c: the helpers of cmd_util.h, kept in one place so that every command writes JSON,
+ * builds its benchmark graph, reads --exported-batch, names a setting (an id or the cluster
+ * options) and reads its workload the same way. */
 #include "cmd_util.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "dp/coarsen.h"
+#include "dp/json_out.h"
 
 void cmd_json_str(FILE *f, const char *s) {
     fputc('"', f);
@@ -29,8 +33,9 @@ void cmd_json_str(FILE *f, const char *s) {
 }
 
 void cmd_json_num(FILE *f, double v) {
-    if (isfinite(v)) fprintf(f, "%.9g", v);
-    else fputs("null", f);
+    char buf[32];
+    dp_json_num_text(v, buf, sizeof buf);
+    fputs(buf, f);
 }
 
 int cmd_cmp_double(const void *a, const void *b) {
@@ -182,96 +187,72 @@ int cmd_cluster_setting(const struct cmd_cluster *o, const struct dp_gpu_catalog
     return 0;
 }
 
-/* The inspector of an ad-hoc setting s: the list's entry for the same cluster when its file
- * exists, else the user directory's file. Prints why not and returns 1 when neither exists. */
-static int adhoc_inspector(const struct dp_settings *list, const struct dp_gpu_catalog *cat,
-                           const char *id, struct dp_setting *s, char *path, size_t n) {
-    const struct dp_setting *entry = NULL;
-    for (int i = 0; i < list->n_settings && !entry; i++) {
-        const struct dp_setting *e = &list->settings[i];
-        struct dp_setting x = *e;
-        const struct dp_gpu *g = dp_gpu_find(cat, e->gpu);
-        if (g) snprintf(x.gpu, sizeof x.gpu, "%s", g->name);
-        if (dp_setting_same_cluster(&x, s)) entry = e;
-    }
-    if (entry && entry->inspector[0] && access(entry->inspector, R_OK) == 0) {
-        snprintf(path, n, "%s", entry->inspector);
-        *s = *entry;
-        return 0;
-    }
-    char user[4096];
-    bool have_dir = dp_user_inspector_path(s, user, sizeof user);
-    if (have_dir && access(user, R_OK) == 0) {
-        snprintf(path, n, "%s", user);
-        return 0;
-    }
+/* ---- the session: settings, inspectors, the workload ---- */
+
+int cmd_session_open(const char *settings, const char *gpus, const char *weights,
+                     struct dp_session **out) {
     struct dp_error err = {0};
-    if (!have_dir)
-        dp_error_set(&err, DP_ERR_NOT_FOUND,
-                     "setting '%s' (GPU %s): no inspector: the list has none for this cluster and "
-                     "there is no user inspector directory (set DRIPLE_INSPECTORS, XDG_DATA_HOME "
-                     "or HOME); pass --inspector M", id ? id : s->id, s->gpu);
-    else
-        dp_error_set(&err, DP_ERR_NOT_FOUND,
-                     "setting '%s' (GPU %s): no inspector: %.300s does not exist. Make one: in "
-                     "the explorer (driple explore) set this cluster, press t (transfer) then f "
-                     "(save), or run "
-                     "driple transfer --from BASE.json --dataset D.json -o that file; or pass "
-                     "--inspector M", id ? id : s->id, s->gpu, user);
+    struct dp_session_opts o = {.gpus = gpus, .settings = settings, .weights = weights};
+    return dp_session_open(&o, out, &err) ? cli_fail(&err) : 0;
+}
+
+int cmd_session_setting(struct dp_session *ss, const char *id, const struct cmd_cluster *o,
+                        const char *cmd, const char *usage, struct dp_setting *s) {
+    if (!id) return cmd_cluster_setting(o, dp_session_catalog(ss), cmd, usage, s);
+    struct dp_error err = {0};
+    bool listed;
+    return dp_session_find_setting(ss, id, s, &listed, &err) ? cli_fail(&err) : 0;
+}
+
+int cmd_session_inspector(struct dp_session *ss, const struct dp_setting *s,
+                          struct dp_resolution *r) {
+    struct dp_error err = {0};
+    if (dp_session_resolve(ss, s, 0, r, &err) == DP_OK) return 0;
+    if (err.status == DP_ERR_NOT_FOUND) {
+        fprintf(stderr, "driple: %s; or pass --inspector M\n", err.msg);
+        return 1;
+    }
     return cli_fail(&err);
 }
 
-int cmd_setting_resolve(const char *id, const struct cmd_cluster *o, const char *settings_file,
-                        const char *cmd, const char *usage, struct dp_setting *s, char *path,
-                        size_t n) {
-    struct dp_settings *list = NULL;
-    struct dp_gpu_catalog *cat = NULL;
+int cmd_session_workload(struct dp_session *ss, const char *graph, const char *grouped,
+                         const struct dp_import_opts *io, int64_t batch, int64_t groups,
+                         int64_t seed, const char *cmd, const char *usage) {
     struct dp_error err = {0};
-    int rc = 1;
-    if (dp_settings_load_default(settings_file, NULL, &list, &err)) {
-        cli_fail(&err);
-        goto done;
+    if (!!graph == !!grouped) return cli_usage(cmd, usage, "give one GRAPH or --grouped FILE");
+    if (grouped) {
+        if (batch > 0)
+            return cli_usage(cmd, usage, "--batch needs a GRAPH (a grouped file's features are fixed)");
+        if (io->exported_batch > 0)
+            return cli_usage(cmd, usage, "--exported-batch needs a GRAPH (not --grouped FILE)");
+        return dp_session_load_grouped(ss, grouped, &err) ? cli_fail(&err) : 0;
     }
-    const struct dp_setting *f = id ? dp_settings_find(list, id) : NULL;
-    if (f) {
-        *s = *f;
-        if (!f->inspector[0] || access(f->inspector, R_OK) != 0) {
-            char user[4096];
-            bool have_dir = dp_user_inspector_path(f, user, sizeof user);
-            dp_error_set(&err, DP_ERR_NOT_FOUND,
-                         "%s: setting '%s': %s%.300s%s; no %.300s either (build the shipped "
-                         "ones with 'make assets', save a transfer there from the explorer: t "
-                         "then f, or pass --inspector M)", list->path, f->id,
-                         f->inspector[0] ? "inspector " : "names no inspector file",
-                         f->inspector, f->inspector[0] ? " does not exist" : "",
-                         have_dir ? user : "user inspector directory");
-            cli_fail(&err);
-            goto done;
-        }
-        snprintf(path, n, "%s", f->inspector);
-        rc = 0;
-        goto done;
-    }
-    if (dp_gpu_catalog_load_default(o ? o->gpus : NULL, &cat, &err)) {
-        cli_fail(&err);
-        goto done;
-    }
-    if (id) {
-        if (dp_setting_parse_id(id, cat, s, &err)) {
-            char why[sizeof err.msg];
-            snprintf(why, sizeof why, "%s", err.msg);
-            dp_error_set(&err, err.status, "%s: no setting '%s' (%d settings; see 'driple "
-                         "compare'), and as an id for any cluster: %.380s", list->path, id,
-                         list->n_settings, why);
-            cli_fail(&err);
-            goto done;
-        }
-    } else if ((rc = cmd_cluster_setting(o, cat, cmd, usage, s))) {
-        goto done;
-    }
-    rc = adhoc_inspector(list, cat, id, s, path, n);
-done:
-    dp_gpu_catalog_free(cat);
-    dp_settings_free(list);
+    struct dp_coarsen_opts co = {(int)groups, seed, 0};
+    if (dp_session_load_graph(ss, graph, io, &co, &err)) return cli_fail(&err);
+    cmd_import_warnings(graph, io);
+    if (dp_session_set_batch(ss, batch, &err)) return cli_fail(&err);
+    return 0;
+}
+
+/* ---- writing results ---- */
+
+void cmd_jw_raw(struct dp_jw *w, const char *key, const float raw[DP_N_OUTPUTS]) {
+    dp_jw_array(w, key);
+    for (int o = 0; o < DP_N_OUTPUTS; o++) dp_jw_float(w, NULL, raw[o]);
+    dp_jw_end(w);
+}
+
+int cmd_json_emit(struct dp_jw *w) {
+    struct dp_error err = {0};
+    int rc = dp_jw_print(w, stdout, "stdout", &err) ? cli_fail(&err) : 0;
+    dp_jw_free(w);
     return rc;
 }
+
+void cmd_print_formulas(void) {
+    printf("formulas:\n");
+    for (int k = 0; k < DP_N_DERIVED; k++)
+        printf("  %-16s = %s  (%s)\n", dp_derived_figures[k].key, dp_derived_figures[k].formula,
+               dp_derived_figures[k].note);
+}
+

@@ -3,7 +3,9 @@
  * files fail naming file and place, the nearest-setting helper prefers the same GPU and
  * interconnect, and the inspector search path (the user directory: where it is, the file names,
  * where a transfer is saved, and that dp_settings_load finds saved files). */
+#include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +13,16 @@
 #include <unistd.h>
 
 #include "dp/settings.h"
+#include "dp/shipped.h"
 #include "test.h"
+
+/* Whether two paths name the same file (by their resolved paths; by text when either does not
+ * exist): a list saved into an absolute build directory writes absolute paths. */
+static bool same_file(const char *a, const char *b) {
+    char ra[PATH_MAX], rb[PATH_MAX];
+    if (realpath(a, ra) && realpath(b, rb)) return !strcmp(ra, rb);
+    return !strcmp(a, b);
+}
 
 static void test_catalog(void) {
     struct dp_gpu_catalog *c = NULL;
@@ -51,7 +62,7 @@ static void test_catalog(void) {
                                     "{\"name\":\"X\"}]}");
     CHECK(dp_gpu_catalog_load(p, &c, &err) == DP_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "appears twice");
-    CHECK(dp_gpu_catalog_load("build/tests/none.json", &c, &err) == DP_ERR_IO);
+    CHECK(dp_gpu_catalog_load(test_path("none.json"), &c, &err) == DP_ERR_IO);
     /* A name that does not fit its field fails rather than being cut; one that just fits loads. */
     char text[256], name[DP_NAME_MAX + 1];
     memset(name, 'N', DP_NAME_MAX);
@@ -167,16 +178,16 @@ static void test_default_list(void) {
     }
 
     /* Save and reload. */
-    CHECK(dp_settings_save(s, "build/tests/settings_roundtrip.json", &err) == DP_OK);
+    CHECK(dp_settings_save(s, test_path("settings_roundtrip.json"), &err) == DP_OK);
     struct dp_settings *r = NULL;
-    CHECK(dp_settings_load("build/tests/settings_roundtrip.json", NULL, &r, &err) == DP_OK);
+    CHECK(dp_settings_load(test_path("settings_roundtrip.json"), NULL, &r, &err) == DP_OK);
     CHECK(r && r->n_settings == s->n_settings);
     if (r) CHECK(!strcmp(r->settings[5].id, s->settings[5].id));
     /* Relative inspector paths are rewritten for the new directory: the same files again. */
-    if (r) CHECK(!strcmp(r->settings[5].inspector, s->settings[5].inspector));
+    if (r) CHECK(same_file(r->settings[5].inspector, s->settings[5].inspector));
     dp_settings_free(r);
-    CHECK(dp_settings_save(s, "build/tests/./rt2.json", &err) == DP_OK);
-    CHECK(dp_settings_load("build/tests/rt2.json", NULL, &r, &err) == DP_OK);
+    CHECK(dp_settings_save(s, test_path("./rt2.json"), &err) == DP_OK);
+    CHECK(dp_settings_load(test_path("rt2.json"), NULL, &r, &err) == DP_OK);
     if (r) { /* "." in the directory: written absolute */
         const char *a = r->settings[5].inspector, *rel = s->settings[5].inspector;
         size_t na = strlen(a), nr = strlen(rel);
@@ -239,7 +250,7 @@ static void test_bad_lists(void) {
                                  "\"inspector\":\"x.json\"}]}");
     CHECK(dp_settings_load(p, c, &s, &err) == DP_OK);
     if (s) {
-        CHECK(!strcmp(s->settings[0].inspector, "build/tests/x.json"));
+        CHECK(!strcmp(s->settings[0].inspector, test_path("x.json")));
         CHECK(!strcmp(s->settings[0].id, "V100-P1w2ho-1GbE"));
         CHECK(s->settings[0].machines == 2);
         CHECK(!strcmp(s->settings[0].gpu, "V100-PCIe-16GB"));
@@ -251,10 +262,24 @@ static void test_bad_lists(void) {
 static void test_defaults(void) {
     char buf[4096];
     struct dp_error err = {0};
-    CHECK(dp_asset_path("gpus.json", buf, sizeof buf));
+    CHECK(dp_shipped_path("assets/gpus.json", NULL, buf, sizeof buf, &err) == DP_OK);
     CHECK_CONTAINS(buf, "gpus.json");
-    CHECK(!dp_asset_path("no/such/asset.json", buf, sizeof buf));
-    CHECK_CONTAINS(buf, "assets/no/such/asset.json");
+    CHECK(dp_shipped_path("assets/no/such/asset.json", "--x", buf, sizeof buf, &err) ==
+          DP_ERR_NOT_FOUND);
+    CHECK_CONTAINS(err.msg, "assets/no/such/asset.json: not found (tried ");
+    CHECK_CONTAINS(err.msg, "or pass --x)");
+    /* the order: $DRIPLE_ASSETS (assets/ only), then $DRIPLE_HOME, then the working directory */
+    CHECK(write_tmp("gpus.json", "{}") != NULL);
+    setenv("DRIPLE_ASSETS", test_dir(), 1);
+    CHECK(dp_shipped_path("assets/gpus.json", NULL, buf, sizeof buf, &err) == DP_OK);
+    CHECK(!strcmp(buf, test_path("gpus.json")));
+    unsetenv("DRIPLE_ASSETS");
+    setenv("DRIPLE_HOME", test_dir(), 1);
+    CHECK(dp_shipped_path("gpus.json", NULL, buf, sizeof buf, &err) == DP_OK);
+    CHECK(!strcmp(buf, test_path("gpus.json")));
+    CHECK(dp_shipped_path("assets/gpus.json", NULL, buf, sizeof buf, &err) == DP_OK);
+    CHECK(!strcmp(buf, "assets/gpus.json"));
+    unsetenv("DRIPLE_HOME");
     struct dp_gpu_catalog *c = NULL;
     struct dp_settings *s = NULL;
     CHECK(dp_gpu_catalog_load_default(NULL, &c, &err) == DP_OK);
@@ -266,7 +291,7 @@ static void test_defaults(void) {
 
 /* A relative inspector path is joined to the list's directory with "dir/../" collapsed. */
 static void test_inspector_path(void) {
-    FILE *f = fopen("build/tests/settings_rel.json", "w");
+    FILE *f = fopen(test_path("settings_rel.json"), "w");
     CHECK(f != NULL);
     if (!f) return;
     fputs("{\"format\": \"driple-settings/1\", \"settings\": [{\"gpu\": \"V100-PCIe-16GB\", "
@@ -275,8 +300,10 @@ static void test_inspector_path(void) {
     fclose(f);
     struct dp_settings *s = NULL;
     struct dp_error err = {0};
-    CHECK(dp_settings_load("build/tests/settings_rel.json", NULL, &s, &err) == DP_OK);
-    if (s) CHECK(!strcmp(s->settings[0].inspector, "build/inspectors/x.json"));
+    CHECK(dp_settings_load(test_path("settings_rel.json"), NULL, &s, &err) == DP_OK);
+    char want[600];
+    snprintf(want, sizeof want, "%s/inspectors/x.json", getenv("BUILD") ? getenv("BUILD") : "build");
+    if (s) CHECK(!strcmp(s->settings[0].inspector, want));
     dp_settings_free(s);
 }
 

@@ -245,7 +245,9 @@ static int prompt_commit(struct app *a) {
     case APP_PROMPT_EXPORT: {
         struct dp_error err = {0};
         if (!a->input[0]) break;
-        if (a->tab == APP_TAB_IMPORTANCE) {
+        if (!strcmp(a->input, "-")) { /* stdout is this screen */
+            app_status(a, true, "export: '-' (stdout) is the screen here; give a file name");
+        } else if (a->tab == APP_TAB_IMPORTANCE) {
             if (imp_export_svg(a, a->input, &err) != DP_OK)
                 app_status(a, true, "%s", err.msg);
             else app_status(a, false, "importance written to %s (SVG)", a->input);
@@ -371,8 +373,9 @@ int keys_help_lines(const char **lines, char (*buf)[128], int max) {
     n += imp_help_lines(lines + n, max - n);
     if (n < max) lines[n++] = "";
     if (n < max) lines[n++] = "Derived figures (predicted from the 12 metrics; simulated ones from the simulator):";
-    for (int k = 0; k < APP_D_COUNT && n < max; k++) {
-        snprintf(buf[n], sizeof buf[n], "  %s", app_derived_help[k]);
+    for (int k = 0; k < DP_N_DERIVED && n < max; k++) {
+        const struct dp_derived_info *f = &dp_derived_figures[k];
+        snprintf(buf[n], sizeof buf[n], "  %s = %s (%s)", f->label, f->formula, f->note);
         lines[n] = buf[n];
         n++;
     }

@@ -66,12 +66,8 @@ enum dp_status dp_gpu_catalog_load(const char *path, struct dp_gpu_catalog **out
 void dp_gpu_catalog_free(struct dp_gpu_catalog *c); /* NULL-safe */
 /* The catalog's names, ", "-separated, into buf (n >= 4 bytes; cut with "..." when longer). */
 void dp_gpu_catalog_names(const struct dp_gpu_catalog *c, char *buf, size_t n);
-/* Finds a shipped asset `name` ("gpus.json", "settings/default.json"): $DRIPLE_ASSETS/name,
- * else assets/name from the current directory, else <dir of the running binary>/../assets/name.
- * Writes the first readable one into buf (n bytes) and returns true; false (buf = the list of
- * places tried) when none is. */
-bool dp_asset_path(const char *name, char *buf, size_t n);
-/* dp_gpu_catalog_load of `path`, or of the shipped gpus.json when path is NULL. */
+/* dp_gpu_catalog_load of `path`, or of the shipped assets/gpus.json (found by dp_shipped_path,
+ * shipped.h) when path is NULL. */
 enum dp_status dp_gpu_catalog_load_default(const char *path, struct dp_gpu_catalog **out,
                                            struct dp_error *err);
 /* Finds a GPU by name: a paper-style short id ("V100", "2080Ti"; dp_gpu_short_name), its
@@ -173,7 +169,8 @@ struct dp_settings {
 enum dp_status dp_settings_load(const char *path, const struct dp_gpu_catalog *catalog,
                                 struct dp_settings **out, struct dp_error *err);
 void dp_settings_free(struct dp_settings *s); /* NULL-safe */
-/* dp_settings_load of `path`, or of the shipped settings/default.json when path is NULL. */
+/* dp_settings_load of `path`, or of the shipped assets/settings/default.json (dp_shipped_path)
+ * when path is NULL. */
 enum dp_status dp_settings_load_default(const char *path, const struct dp_gpu_catalog *catalog,
                                         struct dp_settings **out, struct dp_error *err);
 /* Writes a list as driple-settings/1, its inspector paths rewritten so that dp_settings_load of

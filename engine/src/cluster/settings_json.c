@@ -11,9 +11,12 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "dp/shipped.h"
 #include "core/json_util.h"
 
 #define SETTINGS_MAX_BYTES ((size_t)64 << 20)
+static const struct dp_read_spec catalog_spec = {"GPU catalog", SETTINGS_MAX_BYTES, true, NULL};
+static const struct dp_read_spec settings_spec = {"setting list", SETTINGS_MAX_BYTES, true, NULL};
 
 /* Removes "dir/../" pairs from a joined path in place ("assets/settings/../inspectors/x" ->
  * "assets/inspectors/x") so that messages and the explorer show the path a user would type.
@@ -49,7 +52,7 @@ enum dp_status dp_gpu_catalog_load(const char *path, struct dp_gpu_catalog **out
                                    struct dp_error *err) {
     cJSON *root = NULL;
     struct dp_gpu_catalog *c = NULL;
-    enum dp_status st = dp_json_load(path, SETTINGS_MAX_BYTES, &root, err);
+    enum dp_status st = dp_json_load(path, &catalog_spec, &root, err);
     if (st) return st;
     if ((st = dp_json_check_format(root, "driple-gpus/1", path, err))) goto fail;
     const cJSON *arr = NULL;
@@ -267,7 +270,7 @@ enum dp_status dp_settings_load(const char *path, const struct dp_gpu_catalog *c
     cJSON *root = NULL;
     struct dp_settings *s = NULL;
     char *dir = NULL;
-    enum dp_status st = dp_json_load(path, SETTINGS_MAX_BYTES, &root, err);
+    enum dp_status st = dp_json_load(path, &settings_spec, &root, err);
     if (st) return st;
     if ((st = dp_json_check_format(root, "driple-settings/1", path, err))) goto fail;
     const cJSON *arr = NULL;
@@ -380,49 +383,19 @@ nomem:
     return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path);
 }
 
-bool dp_asset_path(const char *name, char *buf, size_t n) {
-    char cand[3][PATH_MAX + 64];
-    int k = 0;
-    const char *env = getenv("DRIPLE_ASSETS");
-    if (env && *env) snprintf(cand[k++], sizeof cand[0], "%.*s/%s", PATH_MAX, env, name);
-    snprintf(cand[k++], sizeof cand[0], "assets/%s", name);
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) *slash = '\0';
-        snprintf(cand[k++], sizeof cand[0], "%.*s/../assets/%s", PATH_MAX, exe, name);
-    }
-    for (int i = 0; i < k; i++)
-        if (access(cand[i], R_OK) == 0) {
-            snprintf(buf, n, "%s", cand[i]);
-            return true;
-        }
-    snprintf(buf, n, "%s%s%s%s%s", cand[0], k > 1 ? ", " : "", k > 1 ? cand[1] : "",
-             k > 2 ? ", " : "", k > 2 ? cand[2] : "");
-    return false;
-}
-
 enum dp_status dp_gpu_catalog_load_default(const char *path, struct dp_gpu_catalog **out,
                                            struct dp_error *err) {
     if (path) return dp_gpu_catalog_load(path, out, err);
-    char p[3 * PATH_MAX + 256];
-    if (!dp_asset_path("gpus.json", p, sizeof p))
-        return dp_error_set(err, DP_ERR_NOT_FOUND,
-                            "gpus.json: not found (tried %.400s; set DRIPLE_ASSETS or pass --gpus)",
-                            p);
-    return dp_gpu_catalog_load(p, out, err);
+    char p[PATH_MAX + 64];
+    enum dp_status st = dp_shipped_path("assets/gpus.json", "--gpus", p, sizeof p, err);
+    return st ? st : dp_gpu_catalog_load(p, out, err);
 }
 
 enum dp_status dp_settings_load_default(const char *path, const struct dp_gpu_catalog *catalog,
                                         struct dp_settings **out, struct dp_error *err) {
     if (path) return dp_settings_load(path, catalog, out, err);
-    char p[3 * PATH_MAX + 256];
-    if (!dp_asset_path("settings/default.json", p, sizeof p))
-        return dp_error_set(err, DP_ERR_NOT_FOUND,
-                            "settings/default.json: not found (tried %.400s; set DRIPLE_ASSETS or "
-                            "pass --settings)",
-                            p);
-    return dp_settings_load(p, catalog, out, err);
+    char p[PATH_MAX + 64];
+    enum dp_status st =
+        dp_shipped_path("assets/settings/default.json", "--settings", p, sizeof p, err);
+    return st ? st : dp_settings_load(p, catalog, out, err);
 }

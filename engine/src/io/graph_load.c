@@ -4,13 +4,14 @@
  * fields. */
 #include "dp/graph_io.h"
 
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp/files.h"
 #include "dp/onnx.h"
+#include "file_map.h"
 
 /* The top-level fields of a binary protobuf, as far as the bytes given go: ONNX's ModelProto has
  * its graph in field 7 (after small fields: ir_version, producer...), a GraphDef opens with a
@@ -102,46 +103,64 @@ enum dp_status dp_graph_load(const char *path, const struct dp_import_opts *opts
     return dp_graph_load_ex(path, opts, out, NULL, err);
 }
 
+/* The first bytes decide the format: anything else (an endless /dev/zero included) is refused
+ * before the rest is read. */
+static const char *graph_head(const unsigned char *head, size_t n) {
+    if (dp_graph_detect_format(head, n) != DP_GRAPH_FORMAT_UNKNOWN) return NULL;
+    return "not a graph this build reads (expected driple-graph/1 JSON, TensorFlow GraphDef text "
+           "or binary, a SavedModel or ONNX)";
+}
+
+/* The largest graph file of any format (ONNX's, protobuf's own limit, holds the weights). */
+#define GRAPH_FILE_MAX_BYTES ((size_t)1 << 31)
+
 enum dp_status dp_graph_load_ex(const char *path, const struct dp_import_opts *opts,
                                 struct dp_graph **out, size_t *n_dropped, struct dp_error *err) {
-    unsigned char head[4096];
-    FILE *f = fopen(path, "rb");
-    if (!f) return dp_error_set(err, DP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    errno = 0;
-    size_t n = fread(head, 1, sizeof head, f);
-    bool bad = ferror(f);
-    int why = errno; /* EISDIR for a directory given as the graph */
-    fclose(f);
-    if (bad)
-        return dp_error_set(err, DP_ERR_IO, "%s: cannot read: %s", path,
-                            why ? strerror(why) : "read error");
-    if (n == 0) return dp_error_set(err, DP_ERR_PARSE, "%s: empty file", path);
-    enum dp_graph_format fmt = dp_graph_detect_format(head, n);
-    enum dp_status st;
+    static const struct dp_read_spec spec = {"graph", GRAPH_FILE_MAX_BYTES, false, graph_head};
+    struct file_bytes f;
+    enum dp_status st = file_bytes_open(path, &spec, &f, err);
+    if (st) return st;
+    const char *name = dp_file_name(path);
     struct dp_graph *g = NULL;
     size_t dropped = 0;
+    enum dp_graph_format fmt = dp_graph_detect_format(f.data, f.len < 4096 ? f.len : 4096);
+    char *text = NULL; /* the text formats read a NUL-terminated copy of a mapped file */
+    if ((fmt == DP_GRAPH_FORMAT_JSON || fmt == DP_GRAPH_FORMAT_PBTXT) && f.mapped) {
+        if (!(text = malloc(f.len + 1))) {
+            file_bytes_close(&f);
+            return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
+        }
+        memcpy(text, f.data, f.len);
+        text[f.len] = '\0';
+    }
+    const char *t = text ? text : (const char *)f.data;
     switch (fmt) {
     case DP_GRAPH_FORMAT_JSON:
-        st = dp_graph_load_json(path, &g, &dropped, err);
+        st = dp_graph_parse_json(t, f.len, name, &g, &dropped, err);
         if (!st && opts && opts->exported_batch > 0 &&
-            dp_graph_set_batch(g, opts->exported_batch, "--exported-batch")) {
-            dp_graph_free(g);
-            return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path);
-        }
+            dp_graph_set_batch(g, opts->exported_batch, "--exported-batch"))
+            st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
         break;
-    case DP_GRAPH_FORMAT_PBTXT: st = dp_graph_import_pbtxt_ex(path, opts, &g, &dropped, err); break;
-    case DP_GRAPH_FORMAT_ONNX: st = dp_graph_import_onnx(path, opts, &g, err); break;
+    case DP_GRAPH_FORMAT_PBTXT:
+        st = dp_graph_parse_pbtxt_ex(t, f.len, name, opts, &g, &dropped, err);
+        break;
+    case DP_GRAPH_FORMAT_ONNX:
+        st = dp_graph_parse_onnx(f.data, f.len, name, opts, &g, err);
+        break;
     case DP_GRAPH_FORMAT_GRAPHDEF:
     case DP_GRAPH_FORMAT_SAVED_MODEL:
-        st = dp_graph_import_graphdef(path, opts, &g, &dropped, err);
+        st = dp_graph_parse_graphdef(f.data, f.len, name, opts, &g, &dropped, err);
         break;
     default:
-        return dp_error_set(err, DP_ERR_UNSUPPORTED,
-                            "%s: not a graph this build reads (expected driple-graph/1 JSON, "
-                            "TensorFlow GraphDef text or binary, a SavedModel or ONNX)",
-                            path);
+        st = dp_error_set(err, DP_ERR_PARSE, "%s: empty file", name);
+        break;
     }
-    if (st) return st;
+    free(text);
+    file_bytes_close(&f);
+    if (st) {
+        dp_graph_free(g);
+        return st;
+    }
     if (n_dropped) *n_dropped = dropped;
     *out = g;
     return DP_OK;

@@ -456,10 +456,11 @@ done:
 enum dp_status dp_graph_import_graphdef(const char *path, const struct dp_import_opts *opts,
                                         struct dp_graph **out, size_t *n_dropped,
                                         struct dp_error *err) {
+    static const struct dp_read_spec spec = {"TensorFlow GraphDef", PB_MAX_BYTES, false, NULL};
     struct file_bytes f;
-    enum dp_status st = file_bytes_open(path, PB_MAX_BYTES, &f, err);
+    enum dp_status st = file_bytes_open(path, &spec, &f, err);
     if (st) return st;
-    st = dp_graph_parse_graphdef(f.data, f.len, path, opts, out, n_dropped, err);
+    st = dp_graph_parse_graphdef(f.data, f.len, dp_file_name(path), opts, out, n_dropped, err);
     file_bytes_close(&f);
     return st;
 }

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/json_util.h"
+#include "dp/files.h"
 #include "tf_graphdef.h"
 
 #define PBTXT_MAX_BYTES ((size_t)1 << 31)
@@ -666,9 +666,11 @@ enum dp_status dp_graph_import_pbtxt_ex(const char *path, const struct dp_import
                                         struct dp_error *err) {
     char *text = NULL;
     size_t len = 0;
-    enum dp_status st = dp_read_file(path, PBTXT_MAX_BYTES, &text, &len, err);
+    static const struct dp_read_spec spec = {"TensorFlow GraphDef text", PBTXT_MAX_BYTES, true,
+                                             NULL};
+    enum dp_status st = dp_file_read(path, &spec, &text, &len, err);
     if (st) return st;
-    st = dp_graph_parse_pbtxt_ex(text, len, path, opts, out, n_dropped, err);
+    st = dp_graph_parse_pbtxt_ex(text, len, dp_file_name(path), opts, out, n_dropped, err);
     free(text);
     return st;
 }

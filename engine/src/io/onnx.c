@@ -477,10 +477,11 @@ done:
 
 enum dp_status dp_graph_import_onnx(const char *path, const struct dp_import_opts *opts,
                                     struct dp_graph **out, struct dp_error *err) {
+    static const struct dp_read_spec spec = {"ONNX model", ONNX_MAX_FILE, false, NULL};
     struct file_bytes f;
-    enum dp_status st = file_bytes_open(path, ONNX_MAX_FILE, &f, err);
+    enum dp_status st = file_bytes_open(path, &spec, &f, err);
     if (st) return st;
-    st = dp_graph_parse_onnx(f.data, f.len, path, opts, out, err);
+    st = dp_graph_parse_onnx(f.data, f.len, dp_file_name(path), opts, out, err);
     file_bytes_close(&f);
     return st;
 }

@@ -933,7 +933,7 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
     out->traces = tr;
     out->n_traces = W;
     for (int w = 0; w < W; w++) {
-        double busy, lab[DP_N_LABELS];
+        double busy, lab[DP_N_OUTPUTS];
         if (!(tr[w] = dp_trace_init("simulated"))) {
             st = DP_ERR_NOMEM;
             goto fail;
@@ -942,7 +942,7 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
             goto fail;
         out->mean_gpu_util += (total > 0 ? 100.0 * busy / total : 0) / W;
         dp_trace_labels(tr[w], opts.threshold, lab, NULL);
-        for (int i = 0; i < DP_N_LABELS; i++) out->labels[i] += lab[i] / W;
+        for (int i = 0; i < DP_N_OUTPUTS; i++) out->labels[i] += lab[i] / W;
         if (!opts.want_traces) { /* only the labels are wanted: hold one trace at a time */
             dp_trace_free(tr[w]);
             tr[w] = NULL;
