@@ -566,7 +566,8 @@ static enum dp_status import_node(struct parser *p, struct tf_import *im, int no
                  n.name);
         return fail_at(p, shape_field, DP_ERR_INVALID, what, NULL);
     }
-    n.has_var_shape = var_shape >= 0 && read_shape(p, var_shape, &n.var_n_dims, n.var_dims) == DP_OK;
+    n.has_var_shape =
+        var_shape >= 0 && read_shape(p, var_shape, &n.var_n_dims, n.var_dims) == DP_OK;
     dtype_of(p, node, &n.dtype);
     const char **inputs = malloc(((size_t)n_inputs + 1) * sizeof *inputs);
     struct tf_attr *attrs = calloc((size_t)n_attrs + 1, sizeof *attrs);

@@ -187,9 +187,12 @@ static bool fold_unary(struct imp *im, const char *op) {
         if (x->iv) {
             struct sym s = x->iv[i];
             if (!strcmp(op, "Neg")) s = sym_neg(s);
-            else if (!strcmp(op, "Abs")) s = sym_plain(s) ? sym_num(s.c < 0 ? -s.c : s.c) : s.k > 0 && !s.c ? s : UNKNOWN;
+            else if (!strcmp(op, "Abs"))
+                s = sym_plain(s) ? sym_num(s.c < 0 ? -s.c : s.c) : s.k > 0 && !s.c ? s : UNKNOWN;
             else if (!strcmp(op, "Not")) s = sym_plain(s) ? sym_num(!s.c) : UNKNOWN;
-            else if (!strcmp(op, "Sign")) s = sym_plain(s) ? sym_num((s.c > 0) - (s.c < 0)) : s.k > 0 && !s.c ? sym_num(1) : UNKNOWN;
+            else if (!strcmp(op, "Sign"))
+                s = sym_plain(s) ? sym_num((s.c > 0) - (s.c < 0))
+                    : s.k > 0 && !s.c ? sym_num(1) : UNKNOWN;
             o->iv[i] = s; /* Floor, Ceil, Identity of integers: unchanged */
         } else {
             double v = x->fv[i];
@@ -241,7 +244,8 @@ static bool fold_cast(struct imp *im) {
             o->fv[i] = as_double(x, i, &ok);
             if (!ok) o->n_fold = -1;
         } else if (x->iv) {
-            o->iv[i] = dt == DP_DTYPE_BOOL && sym_plain(x->iv[i]) ? sym_num(x->iv[i].c != 0) : x->iv[i];
+            bool to_bool = dt == DP_DTYPE_BOOL && sym_plain(x->iv[i]);
+            o->iv[i] = to_bool ? sym_num(x->iv[i].c != 0) : x->iv[i];
         } else {
             double v = x->fv[i];
             o->iv[i] = dt == DP_DTYPE_BOOL ? sym_num(v != 0)
@@ -263,7 +267,8 @@ static bool fold_same_contents(struct imp *im, const struct sym *dims, int n) {
     }
     struct oval *o = fold_out(im, 0, x->dtype, n, d);
     if (!o) return false;
-    if (o->n_fold != x->n_fold) return onnx_fail(im, DP_ERR_SHAPE, "reshape changes the element count") == 0;
+    if (o->n_fold != x->n_fold)
+        return onnx_fail(im, DP_ERR_SHAPE, "reshape changes the element count") == 0;
     for (int i = 0; i < x->n_fold; i++) {
         if (o->iv) o->iv[i] = x->iv[i];
         else o->fv[i] = x->fv[i];
@@ -294,7 +299,9 @@ static bool fold_gather(struct imp *im) {
     int64_t ni = idx->n_fold ? idx->n_fold : 1, pos = 0;
     for (int64_t a = 0; a < outer; a++)
         for (int64_t j = 0; j < ni; j++) {
-            if (!sym_plain(idx->iv[j])) return onnx_fail(im, DP_ERR_UNSUPPORTED, "gather at an index computed from the batch") == 0;
+            if (!sym_plain(idx->iv[j]))
+                return onnx_fail(im, DP_ERR_UNSUPPORTED, "gather at an index computed from the "
+                                 "batch") == 0;
             int64_t k = idx->iv[j].c < 0 ? idx->iv[j].c + dd[axis] : idx->iv[j].c;
             if (k < 0 || k >= dd[axis])
                 return onnx_fail(im, DP_ERR_INVALID, "gather index %lld out of range [0, %lld)",
@@ -328,7 +335,8 @@ static bool fold_concat(struct imp *im) {
                                  (long long)(ax ? ax->i : 0), r) == 0;
             memcpy(od, d, sizeof d);
         }
-        if (dn != r) return onnx_fail(im, DP_ERR_SHAPE, "concat of tensors of different ranks") == 0;
+        if (dn != r)
+            return onnx_fail(im, DP_ERR_SHAPE, "concat of tensors of different ranks") == 0;
         for (int i = 0; i < r; i++)
             if (i != axis && d[i] != od[i])
                 return onnx_fail(im, DP_ERR_SHAPE, "concat of mismatched shapes") == 0;
@@ -350,8 +358,9 @@ static bool fold_concat(struct imp *im) {
             struct oval *v = onnx_in(im, k);
             int64_t chunk = v->dims[axis].c * inner;
             for (int64_t c = 0; c < chunk; c++, at++) {
-                if (o->iv) o->iv[at] = v->iv ? v->iv[a * chunk + c] : sym_num((int64_t)v->fv[a * chunk + c]);
-                else o->fv[at] = v->fv ? v->fv[a * chunk + c] : (double)v->iv[a * chunk + c].c;
+                int64_t src = a * chunk + c;
+                if (o->iv) o->iv[at] = v->iv ? v->iv[src] : sym_num((int64_t)v->fv[src]);
+                else o->fv[at] = v->fv ? v->fv[src] : (double)v->iv[src].c;
             }
         }
     return true;
@@ -386,7 +395,8 @@ static bool fold_constant_of_shape(struct imp *im) {
     if (!onnx_ints(onnx_in(im, 0), shape, DP_MAX_DIMS, &n)) return false;
     int64_t numel = 1;
     for (int i = 0; i < n; i++) {
-        if (shape[i] < 0) return onnx_fail(im, DP_ERR_INVALID, "shape dimension %lld", (long long)shape[i]) == 0;
+        if (shape[i] < 0)
+            return onnx_fail(im, DP_ERR_INVALID, "shape dimension %lld", (long long)shape[i]) == 0;
         numel *= shape[i] > ONNX_MAX_FOLD ? ONNX_MAX_FOLD + 1 : shape[i];
         if (numel > ONNX_MAX_FOLD) return false;
     }
@@ -394,9 +404,10 @@ static bool fold_constant_of_shape(struct imp *im) {
     enum dp_dtype dt = v && v->t ? onnx_dtype(v->t->dtype) : DP_DTYPE_F32;
     struct oval *o = fold_out(im, 0, dt, n, shape);
     if (!o) return false;
+    bool one = v && v->t && v->t->n_vals == 1; /* the value filled in; 0 by default */
     for (int64_t i = 0; i < numel; i++) {
-        if (o->iv) o->iv[i] = sym_num(v && v->t && v->t->n_vals == 1 && v->t->ivals ? v->t->ivals[0] : 0);
-        else o->fv[i] = v && v->t && v->t->n_vals == 1 && v->t->fvals ? v->t->fvals[0] : 0;
+        if (o->iv) o->iv[i] = sym_num(one && v->t->ivals ? v->t->ivals[0] : 0);
+        else o->fv[i] = one && v->t->fvals ? v->t->fvals[0] : 0;
     }
     return true;
 }
@@ -465,7 +476,8 @@ static bool fold_split(struct imp *im) {
     int64_t at = 0;
     for (int k = 0; k < n->n_out && k < ns; k++) {
         if (sizes[k] < 0 || at + sizes[k] > d[0])
-            return onnx_fail(im, DP_ERR_INVALID, "split sizes past the input's %lld", (long long)d[0]) == 0;
+            return onnx_fail(im, DP_ERR_INVALID, "split sizes past the input's %lld",
+                             (long long)d[0]) == 0;
         struct oval *o = fold_out(im, k, x->dtype, 1, &sizes[k]);
         if (!o) return false;
         for (int64_t i = 0; i < sizes[k]; i++) {
@@ -535,7 +547,8 @@ bool onnx_fold(struct imp *im) {
     if (*n->domain && strcmp(n->domain, "ai.onnx")) return false;
     for (size_t i = 0; i < sizeof ew_ops / sizeof ew_ops[0]; i++)
         if (!strcmp(op, ew_ops[i].op))
-            return n->n_in == (ew_ops[i].ew == EW_WHERE ? 3 : 2) && fold_elementwise(im, ew_ops[i].ew);
+            return n->n_in == (ew_ops[i].ew == EW_WHERE ? 3 : 2) &&
+                   fold_elementwise(im, ew_ops[i].ew);
     if (!strcmp(op, "Neg") || !strcmp(op, "Abs") || !strcmp(op, "Not") || !strcmp(op, "Sqrt") ||
         !strcmp(op, "Floor") || !strcmp(op, "Ceil") || !strcmp(op, "Reciprocal") ||
         !strcmp(op, "Sign") || !strcmp(op, "Identity"))
@@ -582,7 +595,10 @@ bool onnx_fold(struct imp *im) {
         if (axis < 0 || axis > x->n_dims) return false;
         dims[0] = sym_num(1);
         dims[1] = sym_num(1);
-        for (int d = 0; d < x->n_dims; d++) dims[d < axis ? 0 : 1] = sym_mul(dims[d < axis ? 0 : 1], x->dims[d]);
+        for (int d = 0; d < x->n_dims; d++) {
+            int part = d < axis ? 0 : 1;
+            dims[part] = sym_mul(dims[part], x->dims[d]);
+        }
         return fold_same_contents(im, dims, 2);
     }
     return false;

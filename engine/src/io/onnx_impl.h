@@ -17,7 +17,7 @@
 #define ONNX_MAX_FOLD  64 /* elements of a tensor whose contents are kept (shape arithmetic) */
 #define ONNX_MAX_INTS  64 /* integers kept per attribute */
 
-/* --- the decoded model (onnx_schema.c) -------------------------------------------------------- */
+/* --- the decoded model (onnx_schema.c) ------------------------------------------------------ */
 
 /* An initializer, or the value of a Constant node. */
 struct o_tensor {
@@ -91,7 +91,7 @@ enum dp_dtype onnx_dtype(int64_t t);
 /* Elements of an initializer (a double: dims multiply past int64 in hostile files). */
 double onnx_numel(const struct o_tensor *t);
 
-/* --- what the importer knows of each value (onnx_infer.c) ------------------------------------ */
+/* --- what the importer knows of each value (onnx_infer.c) ----------------------------------- */
 
 /* An integer that is c + k x batch (k = 0: a plain number), or unknown. */
 struct sym {
@@ -206,7 +206,7 @@ bool onnx_broadcast(const struct sym *a, int na, const struct sym *b, int nb, st
  * its contents are not known or not all plain numbers. */
 bool onnx_ints(const struct oval *v, int64_t *vals, int max, int *n);
 
-/* --- mapping onto the builder (onnx_map.c, onnx_window.c, onnx_rnn.c) ---------------------------- */
+/* --- mapping onto the builder (onnx_map.c, onnx_window.c, onnx_rnn.c) ----------------------- */
 
 /* The builder tensor of v, making initializers into variables (float ones gradients reach) or
  * constants, and folded values into constants, on first use. -1 on failure. */

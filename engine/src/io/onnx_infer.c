@@ -104,7 +104,7 @@ bool onnx_ints(const struct oval *v, int64_t *vals, int max, int *n) {
     return true;
 }
 
-/* --- shape rules shared with the mapper ------------------------------------------------------ */
+/* --- shape rules shared with the mapper ----------------------------------------------------- */
 
 static bool bcast_one(struct sym a, struct sym b, struct sym *out) {
     if (sym_plain(a) && a.c == 1) *out = b;
@@ -130,7 +130,8 @@ bool onnx_broadcast(const struct sym *a, int na, const struct sym *b, int nb, st
 
 bool onnx_reshape_dims(struct imp *im, const struct oval *x, const struct sym *want, int n,
                        bool allowzero, struct sym *out) {
-    if (n < 0 || n > DP_MAX_DIMS) return onnx_fail(im, DP_ERR_UNSUPPORTED, "reshape to rank %d", n) == 0;
+    if (n < 0 || n > DP_MAX_DIMS)
+        return onnx_fail(im, DP_ERR_UNSUPPORTED, "reshape to rank %d", n) == 0;
     int infer = -1;
     struct sym known = sym_num(1);
     for (int d = 0; d < n; d++) {

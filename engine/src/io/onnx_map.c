@@ -171,7 +171,8 @@ static bool map_binary(struct imp *im, const char *tf) {
     onnx_scope(im);
     int y = xs[0];
     for (int i = 1; i < k; i++) y = zb_binary(im->b, tf, y, xs[i]);
-    if (!strcmp(n->op, "Mean") && k > 1) y = zb_binary(im->b, "Mul", y, zb_const(im->b, "scale", 0, NULL, zb_dtype(im->b, y)));
+    if (!strcmp(n->op, "Mean") && k > 1) /* the sum times 1 / n */
+        y = zb_binary(im->b, "Mul", y, zb_const(im->b, "scale", 0, NULL, zb_dtype(im->b, y)));
     zb_pop(im->b);
     return onnx_set_tensor(im, 0, y);
 }
@@ -223,7 +224,7 @@ static bool map_cast(struct imp *im) {
     return onnx_set_tensor(im, 0, y);
 }
 
-/* --- products ------------------------------------------------------------------------------------ */
+/* --- products ------------------------------------------------------------------------------- */
 
 static bool map_matmul(struct imp *im, bool gemm) {
     const struct o_node *n = im->node;
@@ -304,7 +305,8 @@ static bool map_einsum(struct imp *im) {
                 return onnx_fail(im, DP_ERR_SHAPE, "einsum '%s' does not fit its operands",
                                  eq->s) == 0;
             int64_t dim = sym_to_dim(v->dims[d]);
-            if (size[(unsigned char)*p] == -3 || size[(unsigned char)*p] == 1) size[(unsigned char)*p] = dim;
+            int64_t *sz = &size[(unsigned char)*p];
+            if (*sz == -3 || *sz == 1) *sz = dim; /* first seen, or broadcast from 1 */
         }
         if (d != v->n_dims)
             return onnx_fail(im, DP_ERR_SHAPE, "einsum '%s' does not fit its operands", eq->s) == 0;
@@ -314,7 +316,8 @@ static bool map_einsum(struct imp *im) {
     int nd = 0;
     for (p = arrow + 2; *p; p++) {
         if (nd >= DP_MAX_DIMS || (unsigned char)*p >= 128 || size[(unsigned char)*p] == -3)
-            return onnx_fail(im, DP_ERR_SHAPE, "einsum '%s': output subscript '%c'", eq->s, *p) == 0;
+            return onnx_fail(im, DP_ERR_SHAPE, "einsum '%s': output subscript '%c'", eq->s,
+                             *p) == 0;
         dims[nd++] = size[(unsigned char)*p];
     }
     onnx_scope(im);
@@ -323,7 +326,7 @@ static bool map_einsum(struct imp *im) {
     return onnx_set_tensor(im, 0, y);
 }
 
-/* --- normalisation and softmax ----------------------------------------------------------------- */
+/* --- normalisation and softmax -------------------------------------------------------------- */
 
 static bool map_batch_norm(struct imp *im) {
     int x = onnx_in_t(im, 0), g = onnx_in_t(im, 1), be = onnx_in_t(im, 2);
@@ -503,7 +506,7 @@ static bool map_ms_attention(struct imp *im) {
     return onnx_set_tensor(im, 0, y);
 }
 
-/* --- dispatch ------------------------------------------------------------------------------------ */
+/* --- dispatch ------------------------------------------------------------------------------- */
 
 static const struct { const char *onnx, *tf; } compare_ops[] = {
     {"Equal", "Equal"}, {"Less", "Less"}, {"Greater", "Greater"}, {"LessOrEqual", "LessEqual"},
@@ -544,7 +547,8 @@ bool onnx_map(struct imp *im) {
         return map_reduce(im);
     if (!strcmp(op, "Reshape")) return onnx_map_reshape(im);
     if (!strcmp(op, "Flatten")) return onnx_map_flatten(im);
-    if (!strcmp(op, "Squeeze") || !strcmp(op, "Unsqueeze")) return onnx_map_squeeze(im, op[0] == 'U');
+    if (!strcmp(op, "Squeeze") || !strcmp(op, "Unsqueeze"))
+        return onnx_map_squeeze(im, op[0] == 'U');
     if (!strcmp(op, "Transpose")) return onnx_map_transpose(im);
     if (!strcmp(op, "Concat")) return onnx_map_concat(im);
     if (!strcmp(op, "Split")) return onnx_map_split(im);
@@ -553,7 +557,8 @@ bool onnx_map(struct imp *im) {
     if (!strcmp(op, "Expand") || !strcmp(op, "Tile")) return onnx_map_expand(im, op[0] == 'T');
     if (!strcmp(op, "Pad")) return onnx_map_pad(im);
     if (!strcmp(op, "Resize") || !strcmp(op, "Upsample")) return onnx_map_resize(im);
-    if (!strcmp(op, "ConstantOfShape") || !strcmp(op, "Range")) return onnx_map_fill(im, op[0] == 'R');
+    if (!strcmp(op, "ConstantOfShape") || !strcmp(op, "Range"))
+        return onnx_map_fill(im, op[0] == 'R');
     if (!strcmp(op, "LSTM") || !strcmp(op, "GRU") || !strcmp(op, "RNN")) return onnx_map_rnn(im);
     /* Shape bookkeeping whose contents could not be folded: kept as it is, not counted. */
     if (!strcmp(op, "Shape") || !strcmp(op, "Size")) return onnx_map_generic(im, false);

@@ -311,7 +311,8 @@ bool onnx_map_fill(struct imp *im, bool range) {
                                                   : (lims[k] = (int64_t)v->fv[0], v->fv[0] ==
                                                                   (double)lims[k]));
         }
-        for (int k = 0; k < 3 && plain; k++) plain = lims[k] >= -ZB_MAX_DIM && lims[k] <= ZB_MAX_DIM;
+        for (int k = 0; k < 3 && plain; k++)
+            plain = lims[k] >= -ZB_MAX_DIM && lims[k] <= ZB_MAX_DIM;
         if (plain && lims[2]) {
             int64_t len = (lims[1] - lims[0] + lims[2] - (lims[2] > 0 ? 1 : -1)) / lims[2];
             dims[0] = len < 0 ? 0 : len > ZB_MAX_DIM ? DP_DIM_UNKNOWN : len;

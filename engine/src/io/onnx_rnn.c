@@ -146,7 +146,8 @@ bool onnx_map_rnn(struct imp *im) {
         /* Y [steps, num_dir, batch, hidden]; Y_h, Y_c [num_dir, batch, hidden] */
         int64_t yd[4] = {steps, 1, batch, c.hidden}, sd[3] = {1, batch, c.hidden};
         int dirs[2];
-        for (int d = 0; d < n_dir; d++) dirs[d] = zb_reshape(b, zb_stack(b, d ? ys2 : ys, steps, 0), 4, yd);
+        for (int d = 0; d < n_dir; d++)
+            dirs[d] = zb_reshape(b, zb_stack(b, d ? ys2 : ys, steps, 0), 4, yd);
         y = n_dir > 1 ? zb_concat(b, dirs, 2, 1) : dirs[0];
         for (int d = 0; d < n_dir; d++) dirs[d] = zb_reshape(b, last_h[d], 3, sd);
         yh = n_dir > 1 ? zb_concat(b, dirs, 2, 0) : dirs[0];

@@ -240,7 +240,8 @@ static bool parse_node(struct pb_rd *r, struct o_node *n) {
             return false;
         }
     }
-    if (!*n->op) return pb_fail(r->d, r->d->base + n->offset, DP_ERR_PARSE, "node without an op type");
+    if (!*n->op)
+        return pb_fail(r->d, r->d->base + n->offset, DP_ERR_PARSE, "node without an op type");
     return true;
 }
 
@@ -272,7 +273,8 @@ static bool parse_shape(struct pb_rd *r, struct o_value_info *v) {
             }
         }
         if (v->n_dims >= DP_MAX_DIMS)
-            return pb_fail(r->d, at, DP_ERR_UNSUPPORTED, "tensor shape with more than 8 dimensions");
+            return pb_fail(r->d, at, DP_ERR_UNSUPPORTED,
+                           "tensor shape with more than 8 dimensions");
         if (have && value < 0)
             return pb_fail(r->d, at, DP_ERR_PARSE, "'%s' dimension %d is %lld (negative)", v->name,
                            v->n_dims, (long long)value);

@@ -109,7 +109,8 @@ bool onnx_map_conv(struct imp *im) {
         y = zb_conv_window(im->b, spatial == 1 ? widen(im, x) : x, wt, &win, depthwise);
         if (bias >= 0) y = zb_bias_add(im->b, y, bias);
     } else {
-        const struct o_attr *op = onnx_attr(n, "output_padding"), *os = onnx_attr(n, "output_shape");
+        const struct o_attr *op = onnx_attr(n, "output_padding");
+        const struct o_attr *os = onnx_attr(n, "output_shape");
         if (cin > 0 && cin != wd[0])
             return onnx_fail(im, DP_ERR_SHAPE, "%lld input channels for a filter of %lld",
                              (long long)cin, (long long)wd[0]) == 0;
@@ -125,7 +126,8 @@ bool onnx_map_conv(struct imp *im) {
             } else if (os && os->n_ints >= spatial) {
                 out[i] = os->ints[os->n_ints - spatial + a];
             } else if (xs[i] < 1) {
-                return onnx_fail(im, DP_ERR_SHAPE, "transposed convolution of an unknown side") == 0;
+                return onnx_fail(im, DP_ERR_SHAPE, "transposed convolution of an unknown "
+                                 "side") == 0;
             } else if (win.same) {
                 out[i] = xs[i] * win.stride[i];
             } else {

@@ -109,9 +109,10 @@ int zb_unary(struct zb *b, const char *op, int x) {
 int zb_cast(struct zb *b, int x, enum dp_dtype dt) {
     if (b->st || x < 0) return -1;
     /* integers and booleans carry no gradient */
-    int y = dp_dtype_is_float(dt) ? tg_fwd(b, K_CAST, "Cast", "Cast", &x, 1, b->t[x].n_dims, b->t[x].dims,
-                                  dt, NULL)
-                         : zb_opaque(b, "Cast", &x, 1, b->t[x].n_dims, b->t[x].dims, dt);
+    const struct tensor X = b->t[x];
+    int y = dp_dtype_is_float(dt) ? tg_fwd(b, K_CAST, "Cast", "Cast", &x, 1, X.n_dims, X.dims, dt,
+                                           NULL)
+                                  : zb_opaque(b, "Cast", &x, 1, X.n_dims, X.dims, dt);
     if (y >= 0) tg_set_attr(b, b->t[y].node, "DstT", "%s", dp_dtype_name(dt));
     return y;
 }

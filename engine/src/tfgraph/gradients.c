@@ -431,7 +431,8 @@ void tg_backward_op(struct zb *b, const struct tape_op *o) {
         int c = x, a = w, e = in[2];
         int z = gop(b, o, "zeros_like", &g, 1, y);
         int i1[3] = {c, g, z}, i2[3] = {c, z, g};
-        if (b->t[a].grad) tg_add_contrib(b, a, unbroadcast(b, o, gop(b, o, "SelectV2", i1, 3, y), a));
+        if (b->t[a].grad)
+            tg_add_contrib(b, a, unbroadcast(b, o, gop(b, o, "SelectV2", i1, 3, y), a));
         if (b->t[e].grad)
             tg_add_contrib(b, e, unbroadcast(b, o, gop(b, o, "SelectV2_1", i2, 3, y), e));
         break;
