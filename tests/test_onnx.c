@@ -179,15 +179,17 @@ static void initializer_f(struct buf *g, const char *name, const int64_t *dims, 
     w_msg(g, 5, &t);
 }
 
-static struct buf model(struct buf *graph) {
+static struct buf model_opset(struct buf *graph, int version) {
     struct buf m = {0}, opset = {0};
     w_int(&m, 1, 8); /* ir_version */
     w_str(&m, 2, "driple-tests");
     w_msg(&m, 7, graph);
-    w_int(&opset, 2, 13);
+    w_int(&opset, 2, version);
     w_msg(&m, 8, &opset);
     return m;
 }
+
+static struct buf model(struct buf *graph) { return model_opset(graph, 13); }
 
 #define IN(...) (const char *const[]){__VA_ARGS__}, (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
 #define DIMS(...) (const int64_t[]){__VA_ARGS__}, (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
@@ -507,6 +509,44 @@ static void test_ops(void) {
     CHECK(find(g, "attn/causal_mask") != NULL);
     dp_graph_free(g);
     free(m.p);
+}
+
+/* Attributes that became inputs, read either way: opset 11 gives Squeeze axes and Split sizes
+ * as attributes, opset 18 ReduceMean axes as an input and Split's parts as num_outputs. */
+static void test_attrs_as_inputs(void) {
+    for (int version = 11; version <= 18; version += 7) {
+        struct buf g = {0};
+        const struct attr_spec sp11[] = {{"axis", 'i', 1, {0}, 0, NULL},
+                                         {"split", 'l', 0, {2, 2}, 2, NULL}};
+        const struct attr_spec sp18[] = {{"axis", 'i', 1, {0}, 0, NULL},
+                                         {"num_outputs", 'i', 2, {0}, 0, NULL}};
+        const struct attr_spec rm11[] = {{"axes", 'l', 0, {2, 3}, 2, NULL}};
+        const struct attr_spec sq11[] = {{"axes", 'l', 0, {2, 3}, 2, NULL}};
+        node(&g, "Split", "split", IN("x"), IN("s0", "s1"), version == 11 ? sp11 : sp18, 2);
+        if (version == 11) node(&g, "ReduceMean", "mean", IN("s0"), IN("m"), rm11, 1);
+        else node(&g, "ReduceMean", "mean", IN("s0", "axes"), IN("m"), NULL, 0);
+        node(&g, "Add", "add", IN("s1", "m"), IN("a"), NULL, 0);
+        node(&g, "GlobalAveragePool", "gap", IN("a"), IN("p"), NULL, 0);
+        if (version == 11) node(&g, "Squeeze", "sq", IN("p"), IN("f"), sq11, 1);
+        else node(&g, "Squeeze", "sq", IN("p", "axes"), IN("f"), NULL, 0);
+        node(&g, "MatMul", "fc", IN("f", "w"), IN("y"), NULL, 0);
+        initializer(&g, "axes", INT64, DIMS(2), DIMS(2, 3));
+        initializer(&g, "w", FLOAT, DIMS(2, 10), NULL, 0);
+        value_info(&g, 11, "x", DIMS(-1, 4, 8, 8), "N");
+        value_info(&g, 12, "y", DIMS(-1, 10), "N");
+        struct buf m = model_opset(&g, version);
+        struct dp_error err;
+        struct dp_graph *gr = parse(&m, "attrs.onnx", 4, &err);
+        if (!gr) fprintf(stderr, "opset %d: %s\n", version, err.msg);
+        const struct dp_node *s = gr ? find(gr, "split/split") : NULL;
+        const struct dp_node *mn = gr ? find(gr, "mean/Mean") : NULL;
+        const struct dp_node *f = gr ? find(gr, "sq/Reshape") : NULL;
+        CHECK(s && s->n_dims == 4 && s->dims[1] == 2);
+        CHECK(mn && mn->n_dims == 4 && mn->dims[2] == 1 && mn->dims[3] == 1);
+        CHECK(f && f->n_dims == 2 && f->dims[0] == DP_DIM_BATCH && f->dims[1] == 2);
+        dp_graph_free(gr);
+        free(m.p);
+    }
 }
 
 static void expect_fail(const unsigned char *d, size_t n, enum dp_status st, const char *needle) {
@@ -859,6 +899,7 @@ int main(int argc, char **argv) {
     }
     test_unnamed_linear();
     test_ops();
+    test_attrs_as_inputs();
     test_long_names();
     test_huge_dims();
     test_hostile_files();
