@@ -38,9 +38,9 @@ struct o_attr {
     int64_t          i;
     float            f;
     const char      *s;
-    int64_t          ints[ONNX_MAX_INTS];
-    int              n_ints; /* all that were written; the first ONNX_MAX_INTS kept */
-    float            floats[ONNX_MAX_INTS];
+    const int64_t   *ints;   /* the first ONNX_MAX_INTS written (n_ints of them) */
+    int              n_ints;
+    const float     *floats; /* the first ONNX_MAX_INTS written */
     int              n_floats;
     struct o_tensor *t;
 };

@@ -165,9 +165,20 @@ static bool parse_tensor(struct pb_rd *r, struct o_tensor *t) {
     return keep_values(r->d, t, ints, n_ints, floats, n_floats, raw, raw_len);
 }
 
+/* Copies n values of size sz into the arena (*out, never NULL: an empty list is a valid one). */
+static bool keep(struct pb_doc *d, const void *vals, int n, size_t sz, const void **out) {
+    void *p = pb_alloc(&d->ar, (size_t)(n > 0 ? n : 1) * sz);
+    if (!p) return pb_oom(d);
+    if (n > 0) memcpy(p, vals, (size_t)n * sz);
+    *out = p;
+    return true;
+}
+
 static bool parse_attr(struct pb_rd *r, struct o_attr *a) {
     uint32_t f;
     int w;
+    int64_t ints[ONNX_MAX_INTS];
+    float floats[ONNX_MAX_INTS];
     a->name = "";
     while (r->p < r->end) {
         if (!pb_key(r, &f, &w)) return false;
@@ -191,11 +202,11 @@ static bool parse_attr(struct pb_rd *r, struct o_attr *a) {
             for (struct pb_rd *src = w == PB_LEN ? &sub : r; w == PB_I32 || sub.p < sub.end;) {
                 float x;
                 if (!pb_float(src, PB_I32, &x)) return false;
-                if (a->n_floats < ONNX_MAX_INTS) a->floats[a->n_floats++] = x;
+                if (a->n_floats < ONNX_MAX_INTS) floats[a->n_floats++] = x;
                 if (w == PB_I32) break;
             }
         } else if (f == 8) {
-            if (!pb_ints(r, w, a->ints, ONNX_MAX_INTS, &a->n_ints)) return false;
+            if (!pb_ints(r, w, ints, ONNX_MAX_INTS, &a->n_ints)) return false;
         } else if (f == 20) {
             if (!pb_int(r, w, &a->type)) return false;
         } else if (!pb_skip(r, w)) {
@@ -203,7 +214,8 @@ static bool parse_attr(struct pb_rd *r, struct o_attr *a) {
         }
     }
     if (a->n_ints > ONNX_MAX_INTS) a->n_ints = ONNX_MAX_INTS;
-    return true;
+    return keep(r->d, ints, a->n_ints, sizeof *ints, (const void **)&a->ints) &&
+           keep(r->d, floats, a->n_floats, sizeof *floats, (const void **)&a->floats);
 }
 
 static bool parse_node(struct pb_rd *r, struct o_node *n) {
