@@ -22,6 +22,7 @@ struct buf {
 };
 
 static void put(struct buf *b, const void *data, size_t n) {
+    if (n == 0) return; /* an empty message: data may be NULL */
     if (b->n + n > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
         while (cap < b->n + n) cap *= 2;
