@@ -11,6 +11,7 @@ int cmd_simulate(int argc, char **argv);  /* cmd_sim.c */
 int cmd_trace(int argc, char **argv);     /* cmd_sim.c: extract */
 int cmd_calibrate(int argc, char **argv); /* cmd_sim.c */
 int cmd_dataset(int argc, char **argv);   /* cmd_dataset.c: build | eval | add */
+int cmd_dataset_build(int argc, char **argv); /* cmd_dataset_build.c: dataset build */
 int cmd_train(int argc, char **argv);     /* cmd_train.c */
 int cmd_transfer(int argc, char **argv);  /* cmd_transfer.c */
 int cmd_predict(int argc, char **argv);   /* cmd_predict.c */

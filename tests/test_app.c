@@ -15,6 +15,7 @@
 
 #include "../tui/app.h"
 #include "../tui/keys.h"
+#include "../tui/tabs.h"
 #include "../tui/imp.h"
 #include "../tui/views/view_importance.h"
 #include "dp/inspector.h"
@@ -658,6 +659,30 @@ static void test_bad_input(void) {
     unlink("/tmp/driple-test-app-nobatch.json");
 }
 
+/* The tab table: every tab has what the loop, the keys and the layout ask of it; Tab walks the
+ * predict tab's panes, then every tab, and around. */
+static void test_tabs(void) {
+    for (int i = 0; i < APP_TAB_COUNT; i++) {
+        const struct tab_def *t = &tab_defs[i];
+        CHECK(t->name && t->draw && t->mouse && t->export_file && t->export_name);
+        CHECK(t->n_panes >= 1 && (t->busy == NULL) == (t->ready == NULL));
+        CHECK(!t->list || (t->list_len && t->layout));
+    }
+    struct app a;
+    init(&a);
+    int seen[APP_TAB_COUNT] = {0};
+    for (int k = 0; k < APP_PANE_COUNT + APP_TAB_COUNT - 1; k++) {
+        seen[a.tab]++;
+        CHECK(keys_handle(&a, '\t') & R_RELAYOUT);
+    }
+    CHECK(a.tab == APP_TAB_PREDICT && a.pane == APP_PANE_TABLE);
+    CHECK(seen[APP_TAB_PREDICT] == APP_PANE_COUNT);
+    for (int i = 1; i < APP_TAB_COUNT; i++) CHECK(seen[i] == 1);
+    CHECK(keys_handle(&a, KEY_BTAB) & R_RELAYOUT);
+    CHECK(a.tab == APP_TAB_COUNT - 1);
+    app_free(&a);
+}
+
 int main(void) {
     if (make_fixtures() != 0) {
         fprintf(stderr, "test_app: cannot write fixtures under /tmp\n");
@@ -668,6 +693,7 @@ int main(void) {
     snprintf(user, sizeof user, "%s/user-inspectors", dir);
     setenv("DRIPLE_INSPECTORS", user, 1);
     test_prediction();
+    test_tabs();
     test_compare();
     test_search_keys();
     test_transfer();

@@ -623,9 +623,9 @@ static void test_sync_framework(void) {
         CHECK(!strcmp(l->settings[0].id, "V100-P1w2ho-PCIe"));
         CHECK(l->settings[1].sync == DP_SYNC_ALLREDUCE && l->settings[1].ps == 0 &&
               l->settings[1].machines == 2 && !strcmp(l->settings[1].id, "A100-AR16-IB-HDR-pytorch"));
-        CHECK(dp_settings_save(l, "build/tests/sync_rt.json", &err) == DP_OK);
+        CHECK(dp_settings_save(l, test_path("sync_rt.json"), &err) == DP_OK);
         struct dp_settings *r = NULL;
-        CHECK(dp_settings_load("build/tests/sync_rt.json", NULL, &r, &err) == DP_OK);
+        CHECK(dp_settings_load(test_path("sync_rt.json"), NULL, &r, &err) == DP_OK);
         CHECK(r && r->n_settings == 2 && dp_setting_same_cluster(&r->settings[1], &l->settings[1]));
         dp_settings_free(r);
     }

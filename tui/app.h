@@ -41,8 +41,8 @@ struct app_what {
     enum dp_precision precision;
 };
 
+/* The tabs; what differs between them is in the tab table (tabs.h). */
 enum app_tab { APP_TAB_PREDICT, APP_TAB_COMPARE, APP_TAB_GROUPS, APP_TAB_IMPORTANCE, APP_TAB_COUNT };
-extern const char *const app_tab_names[APP_TAB_COUNT];
 
 /* Panes of the predict tab that Tab cycles through. */
 enum app_pane { APP_PANE_TABLE, APP_PANE_DERIVED, APP_PANE_STRIPS, APP_PANE_COUNT };
@@ -195,7 +195,6 @@ void app_compare_apply(struct app *a);
 
 /* ---- UI state ---- */
 void app_tab_set(struct app *a, enum app_tab t);
-void app_pane_next(struct app *a, int dir);
 void app_select(struct app *a, int row);  /* clamps to the current list */
 void app_move(struct app *a, int delta);
 int  app_list_len(const struct app *a);   /* rows of the list in the current tab */
@@ -237,8 +236,8 @@ bool app_fill_pending(struct app *a, double budget_ms);
 /* Picks up a finished job (adds the inspector, repredicts); true when the screen must redraw. */
 bool app_tick(struct app *a);
 /* Copies the job's progress for drawing. */
-void app_job_snapshot(struct app *a, enum app_job_state *st, double *progress, char *phase,
-                      size_t n);
+void app_job_snapshot(const struct app *a, enum app_job_state *st, double *progress,
+                      char *phase, size_t n);
 
 /* Groups tab: the group of graph node i (-1 when not kept). */
 int app_group_of_op(const struct app *a, int op_index);
@@ -246,6 +245,12 @@ int app_group_of_op(const struct app *a, int op_index);
 /* The inspector behind the current prediction (NULL when there is none): for the importance view
  * (dp_explain_compute on dp_inspector_model() with the outputs' scales, over a->grouped). */
 const struct dp_inspector *app_inspector(const struct app *a);
+/* ---- the tabs' model: their columns of the tab table (tabs.c) ---- */
+int  app_predict_list_len(const struct app *a);     /* the selected pane's rows */
+void app_predict_selected(struct app *a, int row);  /* the importance metric, a formula */
+int  app_compare_list_len(const struct app *a);
+int  app_groups_list_len(const struct app *a);      /* groups, or the ops the search found */
+
 /* Keeps scroll[tab] so that sel[tab] is visible in `page` rows. */
 void app_scroll_fit(struct app *a, int page);
 

@@ -3,6 +3,7 @@
  * f saves it, the quit prompt saves every unsaved one. */
 #include "app_impl.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,13 +132,15 @@ bool app_tick(struct app *a) {
     return true;
 }
 
-void app_job_snapshot(struct app *a, enum app_job_state *st, double *progress, char *phase,
-                      size_t n) {
-    pthread_mutex_lock(&a->job.mu);
+void app_job_snapshot(const struct app *a, enum app_job_state *st, double *progress,
+                      char *phase, size_t n) {
+    /* reading changes nothing the app shows: only the lock is taken (views draw from const) */
+    pthread_mutex_t *mu = (pthread_mutex_t *)(uintptr_t)&a->job.mu;
+    pthread_mutex_lock(mu);
     *st = a->job.state;
     *progress = a->job.progress;
     app_copy(phase, n, a->job.phase);
-    pthread_mutex_unlock(&a->job.mu);
+    pthread_mutex_unlock(mu);
 }
 
 /* ---- keeping a transfer ------------------------------------------------------------------- */

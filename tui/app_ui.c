@@ -1,62 +1,61 @@
 /* app_ui.c: the explorer's navigation state (no curses): tabs, panes, the selected row and
  * scrolling of each list, and the Groups search. */
 #include "app_impl.h"
+#include "tabs.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-const char *const app_tab_names[APP_TAB_COUNT] = {"Predict", "Compare", "Groups", "Importance"};
+/* ---- the tabs' model (their rows of the tab table, tabs.c) ---- */
+
+int app_predict_list_len(const struct app *a) {
+    return a->pane == APP_PANE_TABLE ? DP_N_RESOURCES
+           : a->pane == APP_PANE_DERIVED ? APP_N_DERIVED_ROWS
+                                         : 0;
+}
+
+void app_predict_selected(struct app *a, int row) {
+    if (a->pane == APP_PANE_TABLE) {
+        a->metric = row * 3 + 1; /* the importance metric follows the resource (its active time) */
+    } else if (a->pane == APP_PANE_DERIVED) {
+        const struct dp_derived_info *f = &dp_derived_figures[app_derived_rows[row]];
+        app_status(a, false, "%s = %s (%s)", f->label, f->formula, f->note);
+    }
+}
+
+int app_compare_list_len(const struct app *a) { return a->n_rows; }
+
+int app_groups_list_len(const struct app *a) {
+    return a->search[0] ? a->n_hits : dp_session_partition(a->ss)->n_groups;
+}
+
+/* ---- navigation ---- */
 
 int app_list_len(const struct app *a) {
-    switch (a->tab) {
-    case APP_TAB_COMPARE: return a->n_rows;
-    case APP_TAB_GROUPS:
-        return a->search[0] ? a->n_hits : dp_session_partition(a->ss)->n_groups;
-    case APP_TAB_PREDICT:
-        return a->pane == APP_PANE_TABLE       ? DP_N_RESOURCES
-               : a->pane == APP_PANE_DERIVED ? APP_N_DERIVED_ROWS
-                                             : 0;
-    default: return 0;
-    }
+    return tab_of(a)->list_len ? tab_of(a)->list_len(a) : 0;
 }
 
 void app_tab_set(struct app *a, enum app_tab t) {
     a->tab = t;
     a->help = false;
-    if (t == APP_TAB_COMPARE) app_compare_ensure(a);
+    if (tab_of(a)->shown) tab_of(a)->shown(a);
 }
 
-void app_pane_next(struct app *a, int dir) {
-    if (a->tab != APP_TAB_PREDICT) {
-        app_tab_set(a, (enum app_tab)((a->tab + dir + APP_TAB_COUNT) % APP_TAB_COUNT));
-        return;
-    }
-    a->pane = (enum app_pane)((a->pane + dir + APP_PANE_COUNT) % APP_PANE_COUNT);
+/* The selected row of the current list (of the selected pane, in a tab of panes). */
+static int *selection(struct app *a) {
+    return tab_of(a)->n_panes > 1 ? &a->pane_sel[a->pane] : &a->sel[a->tab];
 }
 
 void app_select(struct app *a, int row) {
     int n = app_list_len(a);
     if (row >= n) row = n - 1;
     if (row < 0) row = 0;
-    if (a->tab == APP_TAB_PREDICT) {
-        a->pane_sel[a->pane] = row;
-        if (a->pane == APP_PANE_TABLE) {
-            /* the importance metric follows the selected resource (its active time) */
-            a->metric = row * 3 + 1;
-        } else if (a->pane == APP_PANE_DERIVED) {
-            const struct dp_derived_info *f = &dp_derived_figures[app_derived_rows[row]];
-            app_status(a, false, "%s = %s (%s)", f->label, f->formula, f->note);
-        }
-        return;
-    }
-    a->sel[a->tab] = row;
+    *selection(a) = row;
+    if (tab_of(a)->selected) tab_of(a)->selected(a, row);
 }
 
-void app_move(struct app *a, int delta) {
-    int cur = a->tab == APP_TAB_PREDICT ? a->pane_sel[a->pane] : a->sel[a->tab];
-    app_select(a, cur + delta);
-}
+void app_move(struct app *a, int delta) { app_select(a, *selection(a) + delta); }
 
 void app_scroll_fit(struct app *a, int page) {
     if (page < 1) page = 1;

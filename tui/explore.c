@@ -22,15 +22,13 @@
 #include "dp/files.h"
 #include "keys.h"
 #include "layout.h"
+#include "tabs.h"
 #include "views/view_common.h"
 #include "imp.h"
 #include "views/view_importance.h"
+#include "wins.h"
 
 #define FILL_BUDGET_MS 25 /* simulations run per idle frame while some are pending */
-
-struct wins {
-    WINDOW *header, *tabs, *table, *derived, *strips, *body, *status, *footer, *help;
-};
 
 static volatile sig_atomic_t g_quit_sig;
 static volatile sig_atomic_t g_curses_on;
@@ -148,38 +146,38 @@ static void wins_make(struct wins *w, const struct layout *l) {
         if (all[i]) keypad(all[i], TRUE);
 }
 
-/* One frame: every window of the current tab, then (the caller) one doupdate. */
-static void draw(struct app *a, const struct layout *l, struct wins *w) {
+/* Every window of the current tab; draws only. */
+static void draw(const struct app *a, const struct layout *l, const struct wins *w) {
     if (l->too_small) {
         view_too_small_draw(l->rows, l->cols, a);
         return;
     }
     view_header_draw(w->header, a);
     view_tabs_draw(w->tabs, a, l);
-    switch (a->tab) {
-    case APP_TAB_PREDICT:
-        view_table_draw(w->table, a);
-        view_derived_draw(w->derived, a);
-        view_strips_draw(w->strips, a);
-        break;
-    case APP_TAB_COMPARE: view_compare_draw(w->body, a); break;
-    case APP_TAB_GROUPS: view_groups_draw(w->body, a); break;
-    default:
-        imp_sync(a); /* the pane's state follows the app before it is drawn */
-        imp_draw(w->body, a);
-        break;
-    }
+    tab_of(a)->draw(w, a);
     view_status_draw(w->status, a);
     view_footer_draw(w->footer, a);
     if (a->help && w->help) view_help_draw(w->help, a);
+}
+
+/* One frame: the current tab's state follows the app (the importance pane takes in what its
+ * thread finished), then every window, then one doupdate. */
+static void frame(struct app *a, const struct layout *l, const struct wins *w) {
+    if (!l->too_small && tab_of(a)->prepare) tab_of(a)->prepare(a);
+    draw(a, l, w);
+    doupdate();
+}
+
+/* A list tab keeps its selection in view. */
+static void keep_selection(struct app *a, const struct layout *l) {
+    if (tab_of(a)->list) app_scroll_fit(a, l->list.h);
 }
 
 static void relayout(struct app *a, struct layout *l, struct wins *w) {
     *l = layout_compute(LINES, COLS, a);
     wins_make(w, l);
     a->page = l->list.h;
-    /* a new layout can hide the selection: keep it in view */
-    if (a->tab == APP_TAB_COMPARE || a->tab == APP_TAB_GROUPS) app_scroll_fit(a, l->list.h);
+    keep_selection(a, l); /* a new layout can hide the selection */
     erase();
     wnoutrefresh(stdscr);
 }
@@ -187,10 +185,9 @@ static void relayout(struct app *a, struct layout *l, struct wins *w) {
 /* Applies one key and redraws the whole screen (what the loop does per key press). */
 static int frame_key(struct app *a, struct layout *l, struct wins *w, int ch) {
     int r = keys_handle(a, ch);
-    if (a->tab == APP_TAB_COMPARE || a->tab == APP_TAB_GROUPS) app_scroll_fit(a, l->list.h);
+    keep_selection(a, l);
     if (r & R_RELAYOUT) relayout(a, l, w);
-    draw(a, l, w);
-    doupdate();
+    frame(a, l, w);
     return r;
 }
 
@@ -213,8 +210,7 @@ static void bench_imp_wait(struct app *a, struct layout *l, struct wins *w, doub
             continue;
         }
         double f0 = dp_clock_ms();
-        draw(a, l, w);
-        doupdate();
+        frame(a, l, w);
         *adopt_ms = fmax(*adopt_ms, dp_clock_ms() - f0);
     }
 }
@@ -299,8 +295,7 @@ static int bench_keys(struct app *a, long n, int rows, int cols, bool json, cons
     struct layout l;
     struct wins w = {0};
     relayout(a, &l, &w);
-    draw(a, &l, &w);
-    doupdate();
+    frame(a, &l, &w);
     double imp_open, imp_adopt, imp_ready_ms;
     bench_importance(a, &l, &w, &imp_open, &imp_adopt, &imp_ready_ms);
     struct bench_occl occl;
@@ -329,8 +324,7 @@ static int bench_keys(struct app *a, long n, int rows, int cols, bool json, cons
         while (app_pending(a)) {
             double f0 = dp_clock_ms();
             app_fill_pending(a, FILL_BUDGET_MS);
-            draw(a, &l, &w);
-            doupdate();
+            frame(a, &l, &w);
             fill_max = fmax(fill_max, dp_clock_ms() - f0);
             fills++;
         }
@@ -411,8 +405,7 @@ static int run_ui(struct app *a) {
         if (flags & R_QUIT) break;
         if (flags & R_RELAYOUT) relayout(a, &l, &w);
         if (flags & (R_REDRAW | R_RELAYOUT)) {
-            draw(a, &l, &w);
-            doupdate();
+            frame(a, &l, &w);
         }
         if (!prepared) { /* the importance tab's layout, while the user reads the first screen */
             imp_prepare(a);
@@ -430,11 +423,11 @@ static int run_ui(struct app *a) {
         app_job_snapshot(a, &js, &prog, phase, sizeof phase);
         bool pending = app_pending(a);
         /* the importance pane waits for its background layout: look again soon */
-        bool imp_wait = a->tab == APP_TAB_IMPORTANCE && imp_busy(a);
-        timeout(pending ? 0 : imp_wait ? 10 : js == APP_JOB_RUNNING || a->job.started ? 100 : 1000);
+        bool tab_wait = tab_of(a)->busy && tab_of(a)->busy(a);
+        timeout(pending ? 0 : tab_wait ? 10 : js == APP_JOB_RUNNING || a->job.started ? 100 : 1000);
         int ch = getch();
         if (ch == ERR) {
-            if (imp_wait && imp_ready(a)) flags |= R_REDRAW; /* the draw takes the layout in */
+            if (tab_wait && tab_of(a)->ready(a)) flags |= R_REDRAW; /* the frame takes it in */
             if (pending && app_fill_pending(a, FILL_BUDGET_MS)) flags |= R_REDRAW;
             if (app_tick(a)) flags |= R_REDRAW;
             continue;
@@ -446,14 +439,13 @@ static int run_ui(struct app *a) {
         if (ch == KEY_MOUSE) {
             MEVENT ev;
             if (getmouse(&ev) == OK) flags |= keys_mouse(a, &l, ev.y, ev.x);
-            if (a->tab == APP_TAB_COMPARE || a->tab == APP_TAB_GROUPS)
-                app_scroll_fit(a, l.list.h);
+            keep_selection(a, &l);
             flags |= R_REDRAW;
             continue;
         }
         if (l.too_small && ch != 'q' && ch != KEY_F(10) && a->prompt != APP_PROMPT_QUIT) continue;
         flags |= keys_handle(a, ch);
-        if (a->tab == APP_TAB_COMPARE || a->tab == APP_TAB_GROUPS) app_scroll_fit(a, l.list.h);
+        keep_selection(a, &l);
         if (app_tick(a)) flags |= R_REDRAW;
     }
     wins_free(&w);

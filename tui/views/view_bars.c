@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "keys.h"
+#include "tabs.h"
 #include "view_common.h"
 
 void view_header_draw(WINDOW *w, const struct app *a) {
@@ -81,12 +82,12 @@ void view_header_draw(WINDOW *w, const struct app *a) {
     wnoutrefresh(w);
 }
 
-void view_tabs_draw(WINDOW *w, struct app *a, const struct layout *l) {
+void view_tabs_draw(WINDOW *w, const struct app *a, const struct layout *l) {
     char buf[320];
     werase(w);
     for (int i = 0; i < APP_TAB_COUNT; i++) {
         enum view_style st = i == (int)a->tab ? ST_TAB_ON : ST_TAB;
-        snprintf(buf, sizeof buf, " %d %s ", i + 1, app_tab_names[i]);
+        snprintf(buf, sizeof buf, " %d %s ", i + 1, tab_defs[i].name);
         wattron(w, view_attr(st));
         view_put(w, 0, l->tab[i].x, l->tab[i].w, buf);
         wattroff(w, view_attr(st));

@@ -68,4 +68,9 @@ enum dp_status dp_out_write_all(const char *path, const void *data, size_t len,
  * for a front end's SIGINT/SIGTERM handler, which then ends the process. */
 void dp_out_remove_pending(void);
 
+/* Creates directory dir and those missing above it (mkdir -p). An existing directory is fine;
+ * DP_ERR_IO "<dir>: cannot create directory: <why>" naming the one that cannot be made (a file
+ * in the way: "Not a directory"). */
+enum dp_status dp_mkdir_p(const char *dir, struct dp_error *err);
+
 #endif

@@ -437,3 +437,23 @@ enum dp_status dp_out_write_all(const char *path, const void *data, size_t len,
     }
     return dp_out_commit(o, err);
 }
+
+enum dp_status dp_mkdir_p(const char *dir, struct dp_error *err) {
+    char buf[PATH_MAX];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof buf)
+        return dp_error_set(err, DP_ERR_IO, "%s: cannot create directory: %s", dir,
+                            strerror(n ? ENAMETOOLONG : ENOENT));
+    memcpy(buf, dir, n + 1);
+    for (char *p = buf + 1;; p++) {
+        if (*p != '/' && *p != '\0') continue;
+        char c = *p;
+        *p = '\0';
+        struct stat st; /* EEXIST also covers a file of that name */
+        if (mkdir(buf, 0777) != 0 && (errno != EEXIST || stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)))
+            return dp_error_set(err, DP_ERR_IO, "%s: cannot create directory: %s", buf,
+                                strerror(errno == EEXIST ? ENOTDIR : errno));
+        *p = c;
+        if (!c) return DP_OK;
+    }
+}

@@ -3,15 +3,14 @@
  * the result in, and saving it where the next start finds it. */
 #include "session_impl.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "dp/clock.h"
+#include "dp/files.h"
 #include "dp/train.h"
 #include "dp/zoo.h"
 
@@ -193,24 +192,14 @@ int dp_session_add_transfer(struct dp_session *ss, struct dp_inspector *insp,
     return i;
 }
 
-/* Creates the directories above the file `path` (mkdir -p); DP_ERR_IO naming the one that
- * cannot be made. */
+/* Creates the directories above the file `path`; DP_ERR_IO naming the one that cannot be made. */
 static enum dp_status make_parent_dirs(const char *path, struct dp_error *err) {
     char d[PATH_MAX];
     sess_copy(d, sizeof d, path);
     char *slash = strrchr(d, '/');
     if (!slash || slash == d) return DP_OK;
     *slash = '\0';
-    for (char *q = d + 1;; q++) {
-        if (*q != '/' && *q != '\0') continue;
-        char c = *q;
-        *q = '\0';
-        if (mkdir(d, 0777) != 0 && errno != EEXIST)
-            return dp_error_set(err, DP_ERR_IO, "%s: cannot create the directory: %s", d,
-                                strerror(errno));
-        *q = c;
-        if (!c) return DP_OK;
-    }
+    return dp_mkdir_p(d, err);
 }
 
 /* Writes session transfer e (whole, not as a difference to its base: the file must outlive the
