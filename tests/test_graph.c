@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "dp/graph_io.h"
+#include "dp/settings.h"
 #include "test.h"
 
 #define DATA "tests/data/graph/"
@@ -527,6 +528,52 @@ static void test_hostile_files(void) {
     dp_graph_free(g);
 }
 
+/* What cJSON would accept and driple must not (issue 17): a \u0000 inside a name (cJSON cut the
+ * name there silently) and a raw NUL byte, both named by line and column; more values than the
+ * parsed tree's memory cap, refused before cJSON allocates; a file that is not JSON at all, said
+ * so without quoting its bytes; "-" read as stdin. The same check serves every cJSON reader
+ * (settings here as a second one). */
+static void test_json_hostile(void) {
+    struct dp_graph *g = NULL;
+    struct dp_error err = {0};
+    const char *nul_name =
+        "{\"format\": \"driple-graph/1\", \"name\": \"n\", \"nodes\": [\n"
+        "  {\"name\": \"conv\\u0000hidden\", \"op\": \"Conv2D\", \"device\": \"/gpu:0\"}]}\n";
+    CHECK(dp_graph_parse_json(nul_name, strlen(nul_name), "nul.json", &g, NULL, &err) ==
+          DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "nul.json:2:17: \\u0000 (a NUL character) inside a string");
+    CHECK(g == NULL);
+    const char raw[] = "{\"format\": \"driple-graph/1\", \"name\": \"a\0b\"}";
+    CHECK(dp_graph_parse_json(raw, sizeof raw - 1, "raw.json", &g, NULL, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "raw.json:1:40: a NUL byte (not JSON text)");
+    const char *p = write_tmp("nul_settings.json",
+                              "{\"format\": \"driple-settings/1\", \"settings\": [{\"id\": "
+                              "\"x\\u0000y\", \"gpu\": \"V100-PCIe-16GB\", \"ps\": 1, "
+                              "\"workers\": 2, \"network\": \"PCIe\"}]}");
+    struct dp_settings *set = NULL;
+    CHECK(dp_settings_load(p, NULL, &set, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "nul_settings.json:1:55: \\u0000");
+    dp_settings_free(set);
+    /* 2^24 + 1 values: [0,0,...] */
+    size_t n = ((size_t)1 << 24) + 1, len = 2 * n + 1;
+    char *big = malloc(len + 1);
+    if (big) {
+        big[0] = '[';
+        for (size_t i = 0; i < n; i++) {
+            big[1 + 2 * i] = '0';
+            big[2 + 2 * i] = i + 1 < n ? ',' : ']';
+        }
+        big[len] = '\0';
+        CHECK(dp_graph_parse_json(big, len, "big.json", &g, NULL, &err) == DP_ERR_INVALID);
+        CHECK_CONTAINS(err.msg, "big.json: more than 16777216 JSON values: over driple's memory cap");
+        free(big);
+    }
+    p = write_tmp("not_json.json", "root:x:0:0:root:/root:/bin/bash\n");
+    CHECK(dp_graph_load_json(p, &g, NULL, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "not_json.json:1:1: not JSON (a driple file starts with '{')");
+    CHECK(!strstr(err.msg, "root"));
+}
+
 int main(void) {
     test_resolve_input();
     test_json_good();
@@ -536,5 +583,6 @@ int main(void) {
     test_graphdef_binary();
     test_load_by_content();
     test_hostile_files();
+    test_json_hostile();
     TEST_MAIN_END();
 }
