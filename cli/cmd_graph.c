@@ -500,9 +500,9 @@ int bench_coarsen(int argc, char **argv) {
         dp_jw_int(w, "sweeps", sweeps);
         dp_jw_int(w, "disconnected", disc);
         dp_jw_int(w, "repeat", repeat);
-        dp_jw_num(w, "median_ms", ms[repeat / 2]);
-        dp_jw_num(w, "min_ms", ms[0]);
-        dp_jw_num(w, "features_median_ms", fms[repeat / 2]);
+        dp_jw_fixed(w, "median_ms", ms[repeat / 2], 3);
+        dp_jw_fixed(w, "min_ms", ms[0], 3);
+        dp_jw_fixed(w, "features_median_ms", fms[repeat / 2], 3);
         if (dp_jw_print(w, stdout, "stdout", &err)) rc = cli_fail(&err);
         dp_jw_free(w);
     } else {
