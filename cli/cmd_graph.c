@@ -27,6 +27,7 @@ static int load_counting(const char *path, const struct dp_import_opts *o, struc
                          size_t *dropped) {
     struct dp_error err = {0};
     if (dp_graph_load_ex(path, o, g, dropped, &err)) return cli_fail(&err);
+    cmd_import_warnings(path, o);
     return 0;
 }
 
