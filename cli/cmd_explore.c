@@ -1,5 +1,6 @@
 /* cmd_explore.c: `driple explore`: the explorer's options; the explorer itself is tui/. */
 #include <stdio.h>
+#include <string.h>
 
 #include "../tui/explore.h"
 #include "cli.h"
@@ -8,7 +9,7 @@
 
 #define EXPLORE_USAGE                                                                             \
     "driple explore [GRAPH] [--settings FILE] [--gpus FILE] [--batch N] [--exported-batch N]\n" \
-    "       [--no-color]"
+    "       [--setting-aware FILE|none] [--no-color]"
 
 int cmd_explore(int argc, char **argv) {
     struct cli c;
@@ -28,6 +29,8 @@ int cmd_explore(int argc, char **argv) {
     o.app.settings = cli_value(&c, "--settings");
     o.app.gpus = cli_value(&c, "--gpus");
     o.app.weights = cli_value(&c, "--op-weights");
+    const char *sa = cli_value(&c, "--setting-aware");
+    o.app.sa = sa && !strcmp(sa, "none") ? "" : sa;
     o.bench_seq = cli_value(&c, "--bench-seq");
     o.no_color = cli_flag(&c, "--no-color");
     o.json = cli_flag(&c, "--json");

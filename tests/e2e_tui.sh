@@ -90,9 +90,11 @@ else
     INSPECTORS="the published GCN imported with scales 1 (its outputs are normalised values)"
 fi
 
-# inspectors saved from the explorer go to (and are found in) a scratch directory
+# inspectors saved from the explorer go to (and are found in) a scratch directory; the
+# per-setting inspectors and their transfers (--setting-aware none: by default the shipped
+# setting-aware inspector predicts every setting)
 USERDIR="$TMP/user-inspectors"
-start "LANG=C.UTF-8 LC_ALL=C.UTF-8 DRIPLE_INSPECTORS='$USERDIR'" "'$BIN' explore '$GRAPH' --settings '$SETTINGS'"
+start "LANG=C.UTF-8 LC_ALL=C.UTF-8 DRIPLE_INSPECTORS='$USERDIR'" "'$BIN' explore '$GRAPH' --settings '$SETTINGS' --setting-aware none"
 expect "Prediction: 12 metrics" 30
 expect_re "trained (inspector )?V100-P1w2ho-PCIe"
 # for the README: the first screen and the compare tab, before anything changed
@@ -206,7 +208,7 @@ mkdir -p notes
 quit_ok
 
 # the next start finds the saved inspector for that setting (a file now, not extrapolated)
-start "LANG=C.UTF-8 LC_ALL=C.UTF-8 DRIPLE_INSPECTORS='$USERDIR'" "'$BIN' explore '$GRAPH' --settings '$SETTINGS'"
+start "LANG=C.UTF-8 LC_ALL=C.UTF-8 DRIPLE_INSPECTORS='$USERDIR'" "'$BIN' explore '$GRAPH' --settings '$SETTINGS' --setting-aware none"
 expect "Prediction: 12 metrics" 30
 tm send-keys -t e2e w
 expect_re "transferred \(file\) (inspector )?V100-P1w3ho-PCIe"
@@ -254,6 +256,8 @@ quit_ok
 # the default: colours; SIGTERM ends it through endwin with status 128 + 15
 start "LANG=C.UTF-8 LC_ALL=C.UTF-8" "'$BIN' explore '$GRAPH' --settings '$SETTINGS'"
 expect "Prediction: 12 metrics" 30
+# the default predictor: the shipped setting-aware inspector, named in the header
+if [ -f assets/inspectors/setting-aware.json ]; then expect "setting-aware"; fi
 tm capture-pane -e -p -t e2e >"$TMP/esc"
 if grep -q "$(printf '\033')\[[0-9;]*3[0-7]m" "$TMP/esc"; then pass; else fail "no colour escapes by default"; fi
 kill -TERM "$(cat "$TMP/pid")"

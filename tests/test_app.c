@@ -75,7 +75,7 @@ static int make_fixtures(void) {
 }
 
 static void init(struct app *a) {
-    struct app_opts o = {GRAPH, settings_path, GPUS, WEIGHTS, 0, 0};
+    struct app_opts o = {GRAPH, settings_path, GPUS, WEIGHTS, 0, 0, ""};
     struct dp_error err = {0};
     enum dp_status st = app_init(a, &o, &err);
     if (st != DP_OK) fprintf(stderr, "app_init: %s\n", err.msg);
@@ -628,7 +628,7 @@ static void test_bad_input(void) {
     struct app a;
     struct dp_error err = {0};
     struct app_opts o = {"tests/data/graph/does-not-exist.json", settings_path, GPUS, WEIGHTS, 0,
-                         0};
+                         0, ""};
     CHECK(app_init(&a, &o, &err) != DP_OK);
     CHECK_CONTAINS(err.msg, "does-not-exist.json");
     app_free(&a);

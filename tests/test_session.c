@@ -66,7 +66,7 @@ static int make_fixtures(void) {
 
 static struct dp_session *open_session(void) {
     struct dp_session *ss = NULL;
-    struct dp_session_opts o = {.settings = settings_path};
+    struct dp_session_opts o = {.settings = settings_path, .sa = ""}; /* per-setting inspectors */
     struct dp_error err = {0};
     CHECK(dp_session_open(&o, &ss, &err) == DP_OK);
     if (!ss) {

@@ -392,7 +392,8 @@ enum dp_status app_init(struct app *a, const struct app_opts *o, struct dp_error
     else if (!find_sample_graph(a->graph_path, sizeof a->graph_path))
         return dp_error_set(err, DP_ERR_NOT_FOUND,
                             "samples/graphs: no sample graph found (give a GRAPH)");
-    struct dp_session_opts so = {.gpus = o->gpus, .settings = o->settings, .weights = o->weights};
+    struct dp_session_opts so = {.gpus = o->gpus, .settings = o->settings, .weights = o->weights,
+                                 .sa = o->sa};
     if ((st = dp_session_open(&so, &a->ss, err)) != DP_OK) return st;
     dp_session_set_economics(a->ss, a->dataset_size, a->price_hour);
     struct dp_import_opts io = {.exported_batch = o->exported_batch};

@@ -155,6 +155,8 @@ struct app_opts {
     const char *weights;        /* NULL: assets/op_weights.json */
     int64_t     batch;          /* 0: the graph's exported batch */
     int64_t     exported_batch; /* the batch GRAPH was exported with (--exported-batch); 0: detect */
+    const char *sa;             /* the setting-aware inspector (dp/sa.h); NULL: the shipped
+                                   one, "": none (the list's per-setting inspectors) */
 };
 
 /* Loads everything and computes the first prediction. On failure err names the file and place
