@@ -34,7 +34,7 @@ static const char *const usage_compare =
 
 /* The grid's rows: every catalog GPU x sync x network at the options' workers, PS, placement,
  * precision and framework; combinations a setting cannot have (more GPUs in one machine than
- * a machine holds) are left out. A new array (caller frees) of *n settings; NULL when out of
+ * a machine holds, NVLink on a GPU without it) are left out. A new array (caller frees) of *n settings; NULL when out of
  * memory. */
 static struct dp_setting *grid_rows(const struct dp_gpu_catalog *cat, const struct cmd_cluster *cl,
                                     int *n) {
@@ -50,6 +50,7 @@ static struct dp_setting *grid_rows(const struct dp_gpu_catalog *cat, const stru
     for (int g = 0; g < cat->n_gpus; g++)
         for (int sy = 0; sy < 2; sy++)
             for (int net = 0; net < DP_NET_COUNT; net++) {
+                if (net == DP_NET_NVLINK && !(cat->gpus[g].nvlink_gbps > 0)) continue;
                 struct dp_setting s;
                 memset(&s, 0, sizeof s);
                 snprintf(s.gpu, sizeof s.gpu, "%s", cat->gpus[g].name);

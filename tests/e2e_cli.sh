@@ -54,12 +54,14 @@ fails 1 'dup.json:$.groups[0].ops: listed twice' "$DRIPLE" predict --grouped "$T
 # A setting not in the list (issue: ad-hoc settings): predict and explain name it by the cluster
 # options or by its id, and find the inspector the explorer saved for it (t then f) in the user
 # inspector directory, named <full GPU name>-P<ps>w<workers><ho|he>-<network>[-mixed].json.
+# (Where none is found, the shipped setting-aware inspector answers: --setting-aware none shows
+# the per-setting messages.)
 U="$TMP/user-insp"
 mkdir -p "$U"
-fails 1 "$U/RTX4090-P1w8ho-PCIe.json does not exist" env DRIPLE_INSPECTORS="$U" "$DRIPLE" predict $G --gpu RTX4090 --ps 1 --workers 8 --network PCIe
+fails 1 "$U/RTX4090-P1w8ho-PCIe.json does not exist" env DRIPLE_INSPECTORS="$U" "$DRIPLE" predict $G --gpu RTX4090 --ps 1 --workers 8 --network PCIe --setting-aware none
 contains "$TMP/err" "press t (transfer) then f (save)"
 contains "$TMP/err" "driple transfer"
-fails 1 "$U/RTX4090-P1w8ho-PCIe.json does not exist" env DRIPLE_INSPECTORS="$U" "$DRIPLE" predict $G --setting 4090-P1w8ho-PCIe
+fails 1 "$U/RTX4090-P1w8ho-PCIe.json does not exist" env DRIPLE_INSPECTORS="$U" "$DRIPLE" predict $G --setting 4090-P1w8ho-PCIe --setting-aware none
 cp assets/inspectors/V100-P1w2ho-PCIe.json "$U/RTX4090-P1w8ho-PCIe.json" # self-contained (no base)
 ok env DRIPLE_INSPECTORS="$U" "$DRIPLE" predict $G --gpu RTX4090 --ps 1 --workers 8 --network PCIe --json
 contains "$TMP/out" '"setting": "4090-P1w8ho-PCIe"'
@@ -78,11 +80,11 @@ contains "$TMP/out" "$U/RTX4090-P1w8ho-PCIe.json"
 [ "$(rows 4090-P1w8ho-PCIe)" = 1 ] && pass || fail "compare --setting: no row for 4090-P1w8ho-PCIe"
 ok env DRIPLE_INSPECTORS="$U" "$DRIPLE" compare $G --setting $S
 [ "$(rows $S)" = 1 ] && pass || fail "compare --setting $S: $(rows $S) rows, expected 1"
-# The options of a listed cluster take the list's own inspector.
-ok env DRIPLE_INSPECTORS="$U" "$DRIPLE" predict $G --gpu V100-PCIe-16GB --ps 1 --workers 2 --network PCIe --json
+# The options of a listed cluster take the list's own inspector (without the setting-aware one).
+ok env DRIPLE_INSPECTORS="$U" "$DRIPLE" predict $G --gpu V100-PCIe-16GB --ps 1 --workers 2 --network PCIe --json --setting-aware none
 contains "$TMP/out" '"inspector": "assets/inspectors/V100-P1w2ho-PCIe.json"'
 # A paper-style short GPU id names one GPU (issue 16: "V100" once fit three and was refused).
-fails 1 "V100-PCIe-16GB-P1w8ho-PCIe.json does not exist" "$DRIPLE" predict $G --setting V100-P1w8ho-PCIe
+fails 1 "V100-PCIe-16GB-P1w8ho-PCIe.json does not exist" "$DRIPLE" predict $G --setting V100-P1w8ho-PCIe --setting-aware none
 fails 1 "no setting 'NOPE'" "$DRIPLE" predict $G --setting NOPE
 # Bad option values exit 2 naming the option.
 fails 2 "--workers '-2'" "$DRIPLE" predict $G --gpu RTX4090 --ps 1 --workers -2 --network PCIe

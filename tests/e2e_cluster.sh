@@ -41,7 +41,7 @@ fails 2 "--sync/--framework exclude each other" \
 # issue 16: the id printed for A100-80GB (once read as two GPUs) is accepted back; what is
 # missing now is only the inspector
 for id in A100-PCIe-80GB-P1w2ho-PCIe V100-SXM2-16GB-P1w2ho-PCIe A100-AR8-NVLink-pytorch; do
-    fails 1 "no inspector" env DRIPLE_INSPECTORS="$TMP/none" "$DRIPLE" predict zoo:squeezenet --setting "$id"
+    fails 1 "no inspector" env DRIPLE_INSPECTORS="$TMP/none" "$DRIPLE" predict zoo:squeezenet --setting "$id" --setting-aware none
 done
 fails 1 "no GPU 'A100-90GB'" "$DRIPLE" predict zoo:squeezenet --setting A100-90GB-P1w2ho-PCIe
 finish

@@ -157,7 +157,7 @@ EOF
 ok "$DRIPLE" compare --grouped "$REF/cases/gcn/tiny3.grouped.json" --settings "$TMP/settings.json" --json
 contains "$TMP/out" '"n_predicted": 2, "gnn_passes": 1'
 contains "$TMP/out" '"id": "H100-P1w1ho-100GbE"'
-ok "$DRIPLE" compare tests/data/graph/small.json --batch 8 --settings "$TMP/settings.json"
+ok "$DRIPLE" compare tests/data/graph/small.json --batch 8 --settings "$TMP/settings.json" --setting-aware none
 contains "$TMP/out" "2 of 3 settings predicted with 1 GNN pass"
 ok "$DRIPLE" predict --grouped "$REF/cases/gcn/tiny3.grouped.json" --setting A100-P1w2ho-25GbE --settings "$TMP/settings.json" --json
 contains "$TMP/out" '"setting": "A100-P1w2ho-25GbE"'
@@ -190,7 +190,7 @@ cat >"$TMP/none.json" <<EOF
 {"format": "driple-settings/1", "settings": [
  {"id": "H100-P1w1ho-100GbE", "gpu": "H100", "ps": 1, "workers": 1, "placement": "homo", "network": "100GbE"}]}
 EOF
-fails 1 "none.json: no setting could be predicted" "$DRIPLE" compare tests/data/graph/small.json --settings "$TMP/none.json"
+fails 1 "none.json: no setting could be predicted" "$DRIPLE" compare tests/data/graph/small.json --settings "$TMP/none.json" --setting-aware none
 fails 1 "tests/data: is a directory" "$DRIPLE" predict tests/data --inspector "$TMP/base.json"
 fails 1 "tests/data:" "$DRIPLE" predict tests/data/graph/small.json --inspector tests/data
 finish

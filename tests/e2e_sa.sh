@@ -58,6 +58,29 @@ contains "$TMP/out" '"interval": null'
 ok "$DRIPLE" compare "$TMP/r18.json" --setting-aware "$TMP/sa.json" --json
 contains "$TMP/out" '"source": "setting-aware"'
 
+# The shipped one (the default): predict and compare --grid give the same numbers for a setting
+# (one session computes them for both), and the grid leaves out NVLink where a GPU has none.
+if [ -f assets/inspectors/setting-aware.json ]; then
+    ok "$DRIPLE" predict samples/graphs/resnet50.json --gpu T4 --workers 8 --ps 2 --network 25GbE --json
+    cp "$TMP/out" "$TMP/pred.json"
+    contains "$TMP/pred.json" '"source": "setting-aware"'
+    ok "$DRIPLE" compare samples/graphs/resnet50.json --grid --workers 8 --ps 2 --json
+    cp "$TMP/out" "$TMP/grid.json"
+    contains "$TMP/grid.json" '"id": "T4-P2w8ho-25GbE"'
+    contains "$TMP/grid.json" '"id": "H100-AR8-NVLink"'
+    if grep -q '"id": "T4-[A-Za-z0-9]*-NVLink"' "$TMP/grid.json"; then fail "compare --grid: NVLink on a T4"; else pass; fi
+    if command -v python3 >/dev/null 2>&1; then
+        if python3 -c 'import json,sys
+p = json.load(open(sys.argv[1]))
+g = [r for r in json.load(open(sys.argv[2]))["settings"] if r["id"] == "T4-P2w8ho-25GbE"][0]
+assert p["derived"]["iteration_ms"] == g["derived"]["iteration_ms"], (p["derived"], g["derived"])
+assert p["metrics"] == g["metrics"] and p["interval"]["metrics"] == g["interval"]["metrics"]
+for k in ("iteration_ms", "throughput", "memory_gb"):
+    assert p["derived"][k] == g["derived"][k] and p["interval"]["derived"][k] == g["interval"]["derived"][k], k' "$TMP/pred.json" "$TMP/grid.json"
+        then pass; else fail "predict and compare --grid disagree on T4-P2w8ho-25GbE"; fi
+    fi
+fi
+
 fails 2 "missing --out" "$DRIPLE" dataset sweep
 fails 2 "missing --setting ID" "$DRIPLE" dataset extract "$TMP/sw.json" -o "$TMP/x.json"
 fails 1 "no row of setting" "$DRIPLE" dataset extract "$TMP/sw.json" --setting T4-P1w9ho-10GbE -o "$TMP/x.json"

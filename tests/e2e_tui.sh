@@ -233,7 +233,8 @@ contains "$TMP/out" "\"inspector\": \"$USERDIR/V100-PCIe-16GB-P1w3ho-PCIe.json\"
 contains "$TMP/out" '"data": "simulated"'
 
 # NO_COLOR and a non-UTF-8 locale: no colour escapes, ASCII boxes; the importance tab in ASCII
-start "NO_COLOR=1 LANG=C LC_ALL=C" "'$BIN' explore '$GRAPH' --settings '$SETTINGS'"
+# (it explains a per-setting inspector: --setting-aware none)
+start "NO_COLOR=1 LANG=C LC_ALL=C" "'$BIN' explore '$GRAPH' --settings '$SETTINGS' --setting-aware none"
 expect "Prediction: 12 metrics" 30
 tm send-keys -t e2e 4
 expect_re "importance: [a-z_.]+ = [0-9.e+-]+"
