@@ -20,7 +20,7 @@
 
 static const char *const usage_compare =
     "driple compare GRAPH|--grouped FILE [--settings FILE] [--batch N] [--exported-batch N]\n"
-    "       [--groups K] [--seed S] [--weights FILE] [--json]\n"
+    "       [--groups K] [--seed S] [--weights FILE] " CMD_ECONOMICS_USAGE " [--json]\n"
     "       [--setting ID | --gpu NAME " CMD_CLUSTER_USAGE "\n"
     "       [--gpus FILE]]   (one more row: a setting not in the list, with its inspector found\n"
     "       as predict finds it)";
@@ -36,13 +36,15 @@ int cmd_compare(int argc, char **argv) {
     const char *weights = cli_value(&c, "--weights");
     const char *setting = cli_value(&c, "--setting");
     int64_t batch = 0, groups = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED;
+    double epoch_samples = DP_EPOCH_SAMPLES_DEFAULT, price = NAN;
     struct dp_import_opts io;
     struct cmd_cluster cl;
     bool json = cli_flag(&c, "--json");
     if (!cmd_import_opts(&c, &io) || !cmd_cluster_opts(&c, &cl) ||
-        !cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) ||
+        !cli_int(&c, "--batch", 1, DP_BATCH_MAX, &batch) ||
         !cli_int(&c, "--groups", 1, 100000, &groups) ||
-        !cli_int(&c, "--seed", INT64_MIN + 1, INT64_MAX, &seed) || c.bad)
+        !cli_int(&c, "--seed", INT64_MIN + 1, INT64_MAX, &seed) ||
+        !cmd_economics_opts(&c, &epoch_samples, &price) || c.bad)
         goto done;
     const char *graph = cli_positional(&c, 0);
     if (!cli_check_unused(&c)) goto done;
@@ -72,6 +74,7 @@ int cmd_compare(int argc, char **argv) {
     rc = 1;
     struct dp_error err = {0};
     dp_blas_threads(1);
+    dp_session_set_economics(ss, epoch_samples, price);
     if (json && !(w = dp_jw_new())) {
         dp_error_set(&err, DP_ERR_NOMEM, "compare: out of memory");
         cli_fail(&err);
@@ -92,8 +95,8 @@ int cmd_compare(int argc, char **argv) {
     } else {
         printf("graph %s  batch %lld  groups %d  settings %s\n\n", g->graph, (long long)g->batch,
                g->n_groups, list->path);
-        printf("%-28s %10s %12s %9s %9s %10s %10s  %s\n", "setting", "iter ms", "samples/s",
-               "GPU act", "GPU peak", "RX MB/s", "TX MB/s", "inspector");
+        printf("%-28s %10s %12s %9s %9s %10s %10s %9s  %s\n", "setting", "iter ms", "samples/s",
+               "GPU act", "GPU peak", "RX MB/s", "TX MB/s", "epoch $", "inspector");
     }
     for (int i = 0; i < n_rows; i++) {
         const struct dp_setting *s = i < list->n_settings ? &list->settings[i] : &extra;
@@ -114,13 +117,13 @@ int cmd_compare(int argc, char **argv) {
             if (!p.ok) dp_jw_str(w, "error", p.note);
             dp_jw_end(w);
         } else if (!p.ok) {
-            printf("%-28s %10s %12s %9s %9s %10s %10s  (%s)\n", s->id, "-", "-", "-", "-", "-", "-",
-                   p.note);
+            printf("%-28s %10s %12s %9s %9s %10s %10s %9s  (%s)\n", s->id, "-", "-", "-", "-", "-",
+                   "-", "-", p.note);
         } else {
-            printf("%-28s %10.4g %12.4g %9.4g %9.4g %10.4g %10.4g  %s\n", s->id,
+            printf("%-28s %10.4g %12.4g %9.4g %9.4g %10.4g %10.4g %9.4g  %s\n", s->id,
                    p.d[DP_D_ITERATION_MS], p.d[DP_D_THROUGHPUT], p.m[DP_OUT_GPU_UTIL_ACTIVE],
                    p.m[DP_OUT_GPU_UTIL_PEAK], p.m[DP_OUT_NET_RX_PEAK], p.m[DP_OUT_NET_TX_PEAK],
-                   p.from.path);
+                   p.d[DP_D_EPOCH_COST], p.from.path);
         }
     }
     double ms = dp_clock_ms() - t0;
@@ -147,8 +150,11 @@ int cmd_compare(int argc, char **argv) {
     } else {
         printf("\n%d of %d settings predicted with %d GNN pass%s (shared bodies) in %.1f ms.\n"
                "GPU act = gpu_util.active (ms), GPU peak = gpu_util.peak (%%); "
-               "iter ms = gpu_util.idle + gpu_util.active; samples/s = batch x workers x 1000 / iter ms.\n",
-               n_ok, n_rows, n_gnn, n_gnn == 1 ? "" : "es", ms);
+               "iter ms = gpu_util.idle + gpu_util.active; samples/s = batch x workers x 1000 / iter ms;\n"
+               "epoch $ = %.0f samples / samples/s / 3600 x workers x the GPU's price per hour "
+               "(%s; nan: no price read).\n",
+               n_ok, n_rows, n_gnn, n_gnn == 1 ? "" : "es", ms, epoch_samples,
+               isnan(price) ? "the catalog's, --price sets one" : "--price");
         if (isfinite(params))
             printf("net per iter = 2 x %.0f parameters x 4 B = %.4g MB per worker in every setting "
                    "(every variable pulled, every gradient pushed, fp32 on the wire).\n",

@@ -32,7 +32,7 @@ int cmd_explore(int argc, char **argv) {
     o.no_color = cli_flag(&c, "--no-color");
     o.json = cli_flag(&c, "--json");
     cmd_import_opts(&c, &io);
-    cli_int(&c, "--batch", 1, 65536, &batch);
+    cli_int(&c, "--batch", 1, DP_BATCH_MAX, &batch);
     cli_int(&c, "--bench-keys", 1, 1000000, &bench);
     cli_int(&c, "--rows", LAYOUT_MIN_ROWS, 1000, &rows);
     cli_int(&c, "--cols", LAYOUT_MIN_COLS, 1000, &cols);

@@ -123,7 +123,7 @@ int cmd_simulate(int argc, char **argv) {
     struct dp_import_opts io;
     struct cmd_cluster cl;
     bool ok = cmd_import_opts(&c, &io) && cmd_cluster_opts(&c, &cl) &&
-              cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) &&
+              cli_int(&c, "--batch", 1, DP_BATCH_MAX, &batch) &&
               cli_int(&c, "--seed", 0, INT64_MAX, &seed) &&
               cli_int(&c, "--iterations", 1, 5000, &iters) &&
               cli_double(&c, "--sample-ms", 0.01, 60000, &sample_ms) &&
@@ -294,7 +294,7 @@ static int trace_extract(int argc, char **argv) {
     double threshold = DP_TRACE_THRESHOLD;
     int64_t batch = 0;
     bool ok = cli_double(&c, "--threshold", 1e-6, 0.999999, &threshold) &&
-              cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch);
+              cli_int(&c, "--batch", 1, DP_BATCH_MAX, &batch);
     const char *path = cli_positional(&c, 0);
     ok = ok && cli_check_unused(&c);
     cli_done(&c);

@@ -245,3 +245,17 @@ void cmd_print_formulas(void) {
                dp_derived_figures[k].note);
 }
 
+
+bool cmd_economics_opts(struct cli *c, double *samples, double *price) {
+    *price = NAN;
+    const char *v = cli_value(c, "--epoch-samples");
+    double x;
+    if (v && !(dp_amount_parse(v, &x) && x >= 1 && x <= 1e15)) {
+        fprintf(stderr, "driple: %s: --epoch-samples '%s': expected a count in [1, 1e15] (k, M "
+                        "and G suffixes read as x 1e3, 1e6, 1e9)\n", c->cmd, v);
+        c->bad = true;
+        return false;
+    }
+    if (v) *samples = x;
+    return cli_double(c, "--price", 0, 1e4, price);
+}

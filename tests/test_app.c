@@ -119,7 +119,11 @@ static void test_prediction(void) {
         CHECK_NEAR(p->p.d[DP_D_THROUGHPUT], (double)dp_session_batch(a.ss) * 2 * 1000.0 / iter, 1e-6 * p->p.d[DP_D_THROUGHPUT]);
         CHECK_NEAR(p->p.d[DP_D_MEAN_GPU_UTIL], fmin(100, p->p.m[5] * p->p.m[4] / iter), 1e-9);
         CHECK_NEAR(p->p.d[DP_D_EPOCH_S], a.dataset_size / p->p.d[DP_D_THROUGHPUT], 1e-6 * p->p.d[DP_D_EPOCH_S]);
-        CHECK_NEAR(p->p.d[DP_D_EPOCH_COST], p->p.d[DP_D_EPOCH_S] / 3600 * 2 * a.price_hour,
+        /* the price: the catalog's for the setting's GPU until the user sets one */
+        const char *src = NULL;
+        double price = dp_session_price(a.ss, &a.cur, &src);
+        CHECK(isnan(a.price_hour) && price > 0 && strstr(src, "V100"));
+        CHECK_NEAR(p->p.d[DP_D_EPOCH_COST], p->p.d[DP_D_EPOCH_S] / 3600 * 2 * price,
                    1e-9 + 1e-6 * p->p.d[DP_D_EPOCH_COST]);
     }
     /* net per iter is exact: every variable pulled and every gradient pushed, 4 B each; on
@@ -203,6 +207,11 @@ static void test_prediction(void) {
     CHECK(!app_dataset_set(&a, -5));
     CHECK(app_price_set(&a, 3.5));
     CHECK(a.price_hour == 3.5);
+    CHECK(dp_session_price(a.ss, &a.cur, NULL) == 3.5);
+    CHECK_NEAR(a.pred.p.d[DP_D_EPOCH_COST], a.pred.p.d[DP_D_EPOCH_S] / 3600 * a.cur.workers * 3.5,
+               1e-9 + 1e-6 * a.pred.p.d[DP_D_EPOCH_COST]);
+    CHECK(!app_price_set(&a, -1) && a.price_hour == 3.5);
+    CHECK(app_price_set(&a, NAN) && isnan(a.price_hour)); /* back to the catalog's */
     app_free(&a);
 }
 

@@ -5,6 +5,7 @@
 #include "app_impl.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,8 +301,8 @@ bool app_precision_toggle(struct app *a) {
 }
 
 bool app_batch_set(struct app *a, int64_t batch) {
-    if (batch < 1 || batch > 65536) {
-        app_status(a, true, "batch size must be in [1, 65536]");
+    if (batch < 1 || batch > DP_BATCH_MAX) {
+        app_status(a, true, "batch size must be in [1, %lld]", (long long)DP_BATCH_MAX);
         return false;
     }
     struct dp_error err = {0};
@@ -338,7 +339,7 @@ bool app_dataset_set(struct app *a, double samples) {
 }
 
 bool app_price_set(struct app *a, double dollars) {
-    if (!(dollars >= 0 && dollars <= 1e4)) {
+    if (!isnan(dollars) && !(dollars >= 0 && dollars <= 1e4)) {
         app_status(a, true, "price must be in [0, 10000] $ per GPU-hour");
         return false;
     }
@@ -385,8 +386,8 @@ enum dp_status app_init(struct app *a, const struct app_opts *o, struct dp_error
     enum dp_status st;
     memset(a, 0, sizeof *a);
     pthread_mutex_init(&a->job.mu, NULL);
-    a->dataset_size = 1281167; /* ImageNet-1k training images */
-    a->price_hour = 2.0;
+    a->dataset_size = DP_EPOCH_SAMPLES_DEFAULT;
+    a->price_hour = NAN; /* each GPU's catalog price */
     a->color = a->utf8 = true;
     a->metric = 4; /* gpu_util.active */
     a->imp_select = -1;

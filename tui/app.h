@@ -105,7 +105,8 @@ struct app {
 
     /* economics */
     double dataset_size;                /* samples per epoch */
-    double price_hour;                  /* $ per GPU-hour */
+    double price_hour;                  /* $ per GPU-hour for every GPU; NaN: each GPU's catalog
+                                           price (dp_session_price) */
 
     /* groups tab */
     int          *group_of_node;        /* per graph node: its group, or -1 (not kept) */
@@ -174,7 +175,7 @@ bool app_precision_toggle(struct app *a);
 bool app_batch_step(struct app *a, int dir);       /* doubles / halves */
 bool app_batch_set(struct app *a, int64_t batch);  /* recomputes features (not the partition) */
 bool app_dataset_set(struct app *a, double samples);
-bool app_price_set(struct app *a, double dollars);
+bool app_price_set(struct app *a, double dollars); /* NaN: back to the catalog's prices */
 
 /* Recomputes the prediction and the compare rows if anything changed. */
 void app_refresh(struct app *a);

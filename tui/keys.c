@@ -3,7 +3,7 @@
 #include "keys.h"
 
 #include <curses.h>
-#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,7 +171,7 @@ const char *keys_prompt_label(const struct app *a) {
     case APP_PROMPT_BATCH: return "batch size: ";
     case APP_PROMPT_SEARCH: return "search ops: /";
     case APP_PROMPT_DATASET: return "dataset size (samples per epoch): ";
-    case APP_PROMPT_PRICE: return "price per GPU-hour ($): ";
+    case APP_PROMPT_PRICE: return "$ per GPU-hour for every GPU (empty: each GPU's catalog price): ";
     case APP_PROMPT_EXPORT: return "export to file: ";
     case APP_PROMPT_QUIT:
         return "unsaved transfers: save before quitting? y saves and quits, n quits, Esc stays";
@@ -179,15 +179,6 @@ const char *keys_prompt_label(const struct app *a) {
     }
 }
 
-static bool parse_double(const char *s, double *out) {
-    char *end;
-    errno = 0;
-    double x = strtod(s, &end);
-    while (*end == ' ') end++;
-    if (errno || end == s || *end) return false;
-    *out = x;
-    return true;
-}
 
 static int prompt_commit(struct app *a) {
     enum app_prompt p = a->prompt;
@@ -196,7 +187,7 @@ static int prompt_commit(struct app *a) {
     switch (p) {
     case APP_PROMPT_BATCH:
         /* range first: converting NaN, inf or 1e300 to an integer is undefined behaviour */
-        if (!parse_double(a->input, &x) || !(x >= -1e15 && x <= 1e15) ||
+        if (!dp_amount_parse(a->input, &x) || !(x >= -1e15 && x <= 1e15) ||
             x != (double)(long long)x) {
             app_status(a, true, "batch size '%s': expected an integer", a->input);
             break;
@@ -204,12 +195,19 @@ static int prompt_commit(struct app *a) {
         app_batch_set(a, (int64_t)x);
         break;
     case APP_PROMPT_DATASET:
-        if (!parse_double(a->input, &x)) app_status(a, true, "'%s': expected a number", a->input);
+        if (!dp_amount_parse(a->input, &x))
+            app_status(a, true, "'%s': expected a number (1281167, 1.28M, 50k)", a->input);
         else if (app_dataset_set(a, x)) app_status(a, false, "dataset: %.0f samples per epoch", x);
         break;
     case APP_PROMPT_PRICE:
-        if (!parse_double(a->input, &x)) app_status(a, true, "'%s': expected a number", a->input);
-        else if (app_price_set(a, x)) app_status(a, false, "price: $%.2f per GPU-hour", x);
+        if (!a->input[0]) {
+            if (app_price_set(a, NAN)) app_status(a, false, "price: each GPU's catalog price");
+        } else if (!dp_amount_parse(a->input, &x)) {
+            app_status(a, true, "'%s': expected a number of dollars (empty: the catalog's)",
+                       a->input);
+        } else if (app_price_set(a, x)) {
+            app_status(a, false, "price: $%.2f per GPU-hour for every GPU (empty $ resets)", x);
+        }
         break;
     case APP_PROMPT_SEARCH:
         app_search_set(a, a->input);

@@ -102,7 +102,9 @@ void view_derived_draw(WINDOW *w, const struct app *a) {
         } else {
             char ds[16];
             view_num(ds, sizeof ds, a->dataset_size, 1);
-            snprintf(buf, sizeof buf, "%s smp/epoch (d), $%.2f/GPU-h ($)", ds, a->price_hour);
+            double price = dp_session_price(a->ss, &a->cur, NULL);
+            if (isnan(price)) snprintf(buf, sizeof buf, "%s smp/epoch (d), no price ($)", ds);
+            else snprintf(buf, sizeof buf, "%s smp/epoch (d), $%.2f/GPU-h ($)", ds, price);
             wattron(w, view_attr(ST_DIM));
         }
         view_put(w, y, 1, iw, buf);

@@ -94,8 +94,15 @@ double      dp_session_params(const struct dp_session *ss);
 const char *dp_session_unknown_ops(const struct dp_session *ss);
 
 /* What the epoch figures need (dp/metrics.h): samples per epoch (NaN or <= 0: none) and the
- * price per GPU-hour (NaN: no cost). Both NaN until set. */
+ * price per GPU-hour for every setting (NaN: each GPU's catalog price, which may be unknown).
+ * Both NaN until set. */
 void dp_session_set_economics(struct dp_session *ss, double epoch_samples, double price);
+/* The price per GPU-hour that setting s's cost uses (s NULL: only a price set for all): the
+ * one set with dp_session_set_economics, else the catalog's for s's GPU; NaN when none is known.
+ * *source (may be NULL) gets where it comes from ("set by the user", the catalog's
+ * price_source, or "no price read"; borrowed while the session lives). */
+double dp_session_price(const struct dp_session *ss, const struct dp_setting *s,
+                        const char **source);
 
 /* ---- which inspector serves a setting ---- */
 

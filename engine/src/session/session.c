@@ -136,9 +136,9 @@ enum dp_status dp_session_set_batch(struct dp_session *ss, int64_t batch, struct
     if (!ss->graph)
         return dp_error_set(err, DP_ERR_UNSUPPORTED, "%s: a grouped graph's features are fixed",
                             ss->path[0] ? ss->path : "session");
-    if (batch < 0 || batch > (INT64_C(1) << 30))
-        return dp_error_set(err, DP_ERR_INVALID, "batch size %lld not in [1, 2^30]",
-                            (long long)batch);
+    if (batch < 0 || batch > DP_BATCH_MAX)
+        return dp_error_set(err, DP_ERR_INVALID, "batch size %lld not in [1, %lld]",
+                            (long long)batch, (long long)DP_BATCH_MAX);
     struct dp_grouped *g = NULL;
     char *unknown = NULL;
     enum dp_status st = dp_features(ss->graph, ss->part, ss->weights, batch, &g, &unknown, err);
@@ -168,6 +168,15 @@ void dp_session_set_economics(struct dp_session *ss, double epoch_samples, doubl
     ss->price = price;
 }
 
+double dp_session_price(const struct dp_session *ss, const struct dp_setting *s,
+                        const char **source) {
+    const struct dp_gpu *g = s && isnan(ss->price) ? dp_gpu_find(ss->cat, s->gpu) : NULL;
+    const char *src = !isnan(ss->price) ? "set by the user" : g ? g->price_source
+                                                                : "no price read";
+    if (source) *source = src;
+    return g ? g->price_per_gpu_hour : ss->price;
+}
+
 /* What the derived figures of setting s (NULL: workers unknown) need besides the outputs. */
 static void facts_of(const struct dp_session *ss, const struct dp_setting *s,
                      struct dp_derive_in *in) {
@@ -176,7 +185,7 @@ static void facts_of(const struct dp_session *ss, const struct dp_setting *s,
     in->workers = s ? s->workers : 0;
     in->params = ss->params;
     in->epoch_samples = ss->epoch_samples;
-    in->price_per_gpu_hour = ss->price;
+    in->price_per_gpu_hour = dp_session_price(ss, s, &in->price_source);
 }
 
 /* ---- inspectors ---------------------------------------------------------------------------- */
