@@ -112,9 +112,10 @@ enum dp_pred_source {
     DP_SOURCE_TRAINED,       /* an inspector trained for this setting (a file) */
     DP_SOURCE_TRANSFERRED,   /* one transferred to this setting (a file, or this session) */
     DP_SOURCE_NEAREST,       /* the nearest setting's inspector: extrapolated */
+    DP_SOURCE_SETTING_AWARE, /* the setting-aware inspector (its head reads the setting) */
     DP_SOURCE_COUNT
 };
-/* "none", "trained", "transferred", "nearest (extrapolated)". */
+/* "none", "trained", "transferred", "nearest (extrapolated)", "setting-aware". */
 const char *dp_pred_source_name(enum dp_pred_source s);
 
 /* How dp_session_resolve may look. */
@@ -172,6 +173,16 @@ struct dp_prediction {
     unsigned       clamped;            /* bit o: output o came out below 0 and reads 0 */
     double         d[DP_N_DERIVED];    /* dp_derive of m (memory: the simulator's, when known) */
     struct dp_derive_in facts;         /* what d was derived from besides m */
+    /* How sure it is, where the inspector says (the setting-aware one; NaN otherwise): each
+     * output's and each derived figure's 80% interval [lo, hi], in their units */
+    double         lo[DP_N_OUTPUTS], hi[DP_N_OUTPUTS];
+    double         d_lo[DP_N_DERIVED], d_hi[DP_N_DERIVED];
+    unsigned       d_clamped;          /* bit k: derived figure k came out of its physical
+                                          range and reads at its edge (as clamped for m) */
+    bool           ood;                /* the graph is unlike every graph the inspector learnt
+                                          from: its numbers are a guess */
+    double         ood_score;          /* its distance to them (> 1: out of distribution);
+                                          NaN: not scored */
     char           note[256];          /* why there is no prediction */
 };
 /* Predicts setting s (resolution flags as dp_session_resolve) with the workload's features:

@@ -26,6 +26,7 @@ const char *dp_pred_source_name(enum dp_pred_source s) {
     case DP_SOURCE_TRAINED: return "trained";
     case DP_SOURCE_TRANSFERRED: return "transferred";
     case DP_SOURCE_NEAREST: return "nearest (extrapolated)";
+    case DP_SOURCE_SETTING_AWARE: return "setting-aware";
     default: return "none";
     }
 }
@@ -413,7 +414,9 @@ static void prediction_init(struct dp_prediction *p) {
     memset(p, 0, sizeof *p);
     p->from.inspector = -1;
     dp_derive_in_init(&p->facts);
-    for (int k = 0; k < DP_N_DERIVED; k++) p->d[k] = NAN;
+    for (int k = 0; k < DP_N_DERIVED; k++) p->d[k] = p->d_lo[k] = p->d_hi[k] = NAN;
+    for (int o = 0; o < DP_N_OUTPUTS; o++) p->lo[o] = p->hi[o] = NAN;
+    p->ood_score = NAN;
 }
 
 /* Runs inspector p->from.inspector's head on the cached embedding into p. */
