@@ -223,6 +223,50 @@ int cmd_session_workload(struct dp_session *ss, const char *graph, const char *g
     return 0;
 }
 
+bool cmd_what_if_opts(struct cli *c, struct cmd_what_if *o) {
+    memset(o, 0, sizeof *o);
+    o->groups = DP_DEFAULT_GROUPS;
+    o->seed = DP_DEFAULT_SEED;
+    o->grouped = cli_value(c, "--grouped");
+    o->inspector = cli_value(c, "--inspector");
+    o->setting = cli_value(c, "--setting");
+    o->settings = cli_value(c, "--settings");
+    o->weights = cli_value(c, "--weights");
+    bool ok = cmd_import_opts(c, &o->io);
+    ok = cmd_cluster_opts(c, &o->cl) && ok;
+    ok = cli_int(c, "--batch", 1, DP_BATCH_MAX, &o->batch) && ok;
+    ok = cli_int(c, "--groups", 1, 100000, &o->groups) && ok;
+    return cli_int(c, "--seed", INT64_MIN + 1, INT64_MAX, &o->seed) && ok;
+}
+
+int cmd_what_if_inspector(const struct cmd_what_if *o, const char *cmd, const char *usage,
+                          struct dp_session **ss, int *insp, struct dp_setting *s,
+                          bool *have_setting) {
+    bool by_cluster = cmd_cluster_given(&o->cl) || o->cl.precision;
+    if ((o->inspector != NULL) + (o->setting != NULL) + by_cluster != 1)
+        return cli_usage(cmd, usage, "give one of --inspector M, --setting ID or --gpu NAME ... "
+                                     "--network NET (exactly one of --inspector, --setting and "
+                                     "the cluster options)");
+    int rc = cmd_session_open(o->settings, o->cl.gpus, o->weights, ss);
+    if (rc) return rc;
+    *have_setting = true;
+    if (!o->inspector) {
+        struct dp_resolution r;
+        if ((rc = cmd_session_setting(*ss, o->setting, &o->cl, cmd, usage, s)) ||
+            (rc = cmd_session_inspector(*ss, s, &r)))
+            return rc;
+        *insp = r.inspector;
+        return 0;
+    }
+    struct dp_error err = {0};
+    if ((*insp = dp_session_use_file(*ss, o->inspector, &err)) < 0) return cli_fail(&err);
+    const struct dp_setting *e = dp_settings_find(
+        dp_session_settings(*ss), dp_inspector_setting(dp_session_inspector(*ss, *insp)));
+    *have_setting = e != NULL;
+    if (e) *s = *e;
+    return 0;
+}
+
 /* ---- writing results ---- */
 
 void cmd_jw_raw(struct dp_jw *w, const char *key, const float raw[DP_N_OUTPUTS]) {

@@ -72,6 +72,28 @@ int cmd_cluster_setting(const struct cmd_cluster *o, const struct dp_gpu_catalog
 #define CMD_ECONOMICS_USAGE "[--epoch-samples N] [--price USD_PER_GPU_HOUR]"
 bool cmd_economics_opts(struct cli *c, double *samples, double *price);
 
+/* ---- what predict, compare and explain share ---- */
+/* Their options: --grouped FILE (instead of GRAPH), --inspector M | --setting ID | the cluster
+ * options, --settings FILE, --weights FILE, --batch N, --groups K, --seed S, --exported-batch N. */
+struct cmd_what_if {
+    const char           *grouped, *inspector, *setting, *settings, *weights;
+    int64_t               batch, groups, seed; /* 0, DP_DEFAULT_GROUPS, DP_DEFAULT_SEED */
+    struct dp_import_opts io;
+    struct cmd_cluster    cl;
+};
+/* Reads them (with the command's own options, before any positional). False, with c->bad set
+ * and the message printed, when one is malformed or out of range. */
+bool cmd_what_if_opts(struct cli *c, struct cmd_what_if *o);
+/* Exactly one of --inspector, --setting and the cluster options (else the usage of cmd, exit
+ * 2); opens the session (cmd_session_open) and finds the inspector: the file given, or the one
+ * that serves the setting (cmd_session_inspector). *insp: its index; *s: the setting predicted
+ * for, whose workers the derived figures use: the one named, or with --inspector the list's
+ * entry for the inspector's setting (*have_setting false when the list has none). Returns 0, or
+ * the exit status after printing why; *ss is set (to free) either way. */
+int cmd_what_if_inspector(const struct cmd_what_if *o, const char *cmd, const char *usage,
+                          struct dp_session **ss, int *insp, struct dp_setting *s,
+                          bool *have_setting);
+
 /* ---- the session (dp/session.h) that predict, compare, explain and dataset add open ---- */
 /* Opens it on the setting list (--settings), catalog (--gpus) and op weights (--weights); NULL:
  * the shipped ones. Returns 0, or 1 after saying why. */

@@ -14,11 +14,7 @@
 #define SIM_ITERATIONS 0 /* the simulator's default (20): about 1.5 ms for ResNet-50 */
 
 void sess_copy(char *dst, size_t n, const char *src) {
-    size_t len = src ? strlen(src) : 0;
-    if (n == 0) return;
-    if (len >= n) len = n - 1;
-    if (len) memcpy(dst, src, len);
-    dst[len] = '\0';
+    if (n) snprintf(dst, n, "%.*s", (int)(n - 1), src ? src : "");
 }
 
 const char *dp_pred_source_name(enum dp_pred_source s) {
