@@ -158,14 +158,18 @@ int cmd_simulate(int argc, char **argv) {
             rc = cli_fail(&err);
             goto done;
         }
+        /* the list's entry, else any setting the id grammar names (as predict takes it) */
         const struct dp_setting *f = dp_settings_find(list, setting_id);
-        if (!f) {
-            fprintf(stderr, "driple: %s: no setting \"%s\" (%d settings; see driple compare)\n",
-                    list->path, setting_id, list->n_settings);
+        struct dp_error perr = {0};
+        if (f) {
+            s = *f;
+        } else if (dp_setting_parse_id(setting_id, cat, &s, &perr) != DP_OK) {
+            fprintf(stderr, "driple: %s: no setting \"%s\" (%d settings; see driple compare), "
+                            "and as an id: %s\n", list->path, setting_id, list->n_settings,
+                    perr.msg);
             rc = 1;
             goto done;
         }
-        s = *f;
         if (cl.precision && prec != s.precision) {
             s.precision = prec;
             dp_setting_format_id(&s, s.id, sizeof s.id);

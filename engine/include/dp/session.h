@@ -215,6 +215,12 @@ struct dp_simulation {
 enum dp_status dp_session_simulate(struct dp_session *ss, const struct dp_setting *s, bool defer,
                                    struct dp_simulation *out, bool *pending,
                                    struct dp_error *err);
+/* dp_session_simulate at another batch size than the workload's (1 .. DP_BATCH_MAX, else
+ * DP_ERR_INVALID), the features left as they are: a sweep over batch sizes (how far a GPU's
+ * memory goes). Cached per cluster and batch as well. */
+enum dp_status dp_session_simulate_at(struct dp_session *ss, const struct dp_setting *s,
+                                      int64_t batch, bool defer, struct dp_simulation *out,
+                                      bool *pending, struct dp_error *err);
 /* Takes the simulation's figures the prediction shares: the memory footprint, which only the
  * simulator knows. */
 void dp_prediction_use_simulation(struct dp_prediction *p, const struct dp_simulation *sim);

@@ -174,15 +174,21 @@ double dp_session_price(const struct dp_session *ss, const struct dp_setting *s,
     return g ? g->price_per_gpu_hour : ss->price;
 }
 
-/* What the derived figures of setting s (NULL: workers unknown) need besides the outputs. */
-static void facts_of(const struct dp_session *ss, const struct dp_setting *s,
+/* What the derived figures of setting s (NULL: workers unknown) at `batch` need besides the
+ * outputs. */
+static void facts_at(const struct dp_session *ss, const struct dp_setting *s, int64_t batch,
                      struct dp_derive_in *in) {
     dp_derive_in_init(in);
-    in->batch = ss->batch;
+    in->batch = batch;
     in->workers = s ? s->workers : 0;
     in->params = ss->params;
     in->epoch_samples = ss->epoch_samples;
     in->price_per_gpu_hour = dp_session_price(ss, s, &in->price_source);
+}
+
+static void facts_of(const struct dp_session *ss, const struct dp_setting *s,
+                     struct dp_derive_in *in) {
+    facts_at(ss, s, ss->batch, in);
 }
 
 /* ---- inspectors ---------------------------------------------------------------------------- */
@@ -488,16 +494,18 @@ enum dp_status dp_session_predict_with(struct dp_session *ss, int i, const struc
 
 /* ---- simulations --------------------------------------------------------------------------- */
 
-static const struct sess_sim *sim_find(const struct dp_session *ss, const struct dp_setting *s) {
+static const struct sess_sim *sim_find(const struct dp_session *ss, const struct dp_setting *s,
+                                       int64_t batch) {
     for (int i = 0; i < ss->n_sims; i++)
-        if (ss->sims[i].workload == ss->workload && ss->sims[i].batch == ss->batch &&
+        if (ss->sims[i].workload == ss->workload && ss->sims[i].batch == batch &&
             dp_setting_same_cluster(&ss->sims[i].s, s))
             return &ss->sims[i];
     return NULL;
 }
 
-/* Runs the simulator for s into a cache entry; NULL when out of memory. */
-static const struct sess_sim *sim_run(struct dp_session *ss, const struct dp_setting *s) {
+/* Runs the simulator for s at `batch` into a cache entry; NULL when out of memory. */
+static const struct sess_sim *sim_run(struct dp_session *ss, const struct dp_setting *s,
+                                      int64_t batch) {
     if (!ss->sims && !(ss->sims = calloc(SIM_CACHE_MAX, sizeof *ss->sims))) return NULL;
     struct sess_sim *e = &ss->sims[ss->next_sim]; /* a cache, not a store: the oldest goes */
     ss->next_sim = (ss->next_sim + 1) % SIM_CACHE_MAX;
@@ -505,7 +513,7 @@ static const struct sess_sim *sim_run(struct dp_session *ss, const struct dp_set
     memset(e, 0, sizeof *e);
     e->s = *s;
     e->workload = ss->workload;
-    e->batch = ss->batch;
+    e->batch = batch;
     const struct dp_gpu *gpu = dp_gpu_find(ss->cat, s->gpu);
     if (!ss->graph) {
         snprintf(e->note, sizeof e->note, "no graph to simulate (a grouped file)");
@@ -517,7 +525,7 @@ static const struct sess_sim *sim_run(struct dp_session *ss, const struct dp_set
     }
     struct dp_sim_opts o;
     dp_sim_opts_default(&o);
-    o.batch = ss->batch;
+    o.batch = batch;
     o.iterations = SIM_ITERATIONS;
     struct dp_sim_result r;
     memset(&r, 0, sizeof r);
@@ -543,15 +551,25 @@ static const struct sess_sim *sim_run(struct dp_session *ss, const struct dp_set
 enum dp_status dp_session_simulate(struct dp_session *ss, const struct dp_setting *s, bool defer,
                                    struct dp_simulation *out, bool *pending,
                                    struct dp_error *err) {
+    return dp_session_simulate_at(ss, s, ss->batch, defer, out, pending, err);
+}
+
+enum dp_status dp_session_simulate_at(struct dp_session *ss, const struct dp_setting *s,
+                                      int64_t batch, bool defer, struct dp_simulation *out,
+                                      bool *pending, struct dp_error *err) {
     *pending = false;
     enum dp_status st = need_workload(ss, err);
     if (st) return st;
-    const struct sess_sim *e = sim_find(ss, s);
+    if (batch < 1 || batch > DP_BATCH_MAX)
+        return dp_error_set(err, DP_ERR_INVALID, "batch size %lld not in [1, %lld]",
+                            (long long)batch, (long long)DP_BATCH_MAX);
+    const struct sess_sim *e = sim_find(ss, s, batch);
     if (!e && defer) {
         *pending = true;
         return DP_OK;
     }
-    if (!e && !(e = sim_run(ss, s))) return dp_error_set(err, DP_ERR_NOMEM, "session: out of memory");
+    if (!e && !(e = sim_run(ss, s, batch)))
+        return dp_error_set(err, DP_ERR_NOMEM, "session: out of memory");
     memset(out, 0, sizeof *out);
     dp_derive_in_init(&out->facts);
     const struct dp_gpu *gpu = dp_gpu_find(ss->cat, s->gpu);
@@ -565,7 +583,7 @@ enum dp_status dp_session_simulate(struct dp_session *ss, const struct dp_settin
     out->memory_gb = e->memory_gb;
     out->oom = e->oom;
     struct dp_derive_in *facts = &out->facts; /* the simulator's own figures, where it has them */
-    facts_of(ss, s, facts);
+    facts_at(ss, s, batch, facts);
     facts->direct[DP_D_ITERATION_MS] = e->iteration_ms;
     facts->direct[DP_D_THROUGHPUT] = e->throughput;
     facts->direct[DP_D_MEAN_GPU_UTIL] = e->mean_gpu_util;
