@@ -106,6 +106,7 @@ static int load_graph(const char *spec, int64_t batch, enum dp_precision prec,
         return 0;
     }
     if (dp_graph_load(spec, io, out, &err)) return cli_fail(&err);
+    cmd_import_warnings(spec, io);
     return 0;
 }
 

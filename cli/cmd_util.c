@@ -109,8 +109,18 @@ struct dp_grouped *cmd_synthetic_grouped(int n, uint64_t seed) {
 }
 
 bool cmd_import_opts(struct cli *c, struct dp_import_opts *o) {
+    static struct dp_import_notes notes;
+    memset(&notes, 0, sizeof notes);
     o->exported_batch = 0;
+    o->notes = &notes;
     return cli_int(c, "--exported-batch", 1, INT64_C(1) << 40, &o->exported_batch);
+}
+
+void cmd_import_warnings(const char *path, const struct dp_import_opts *o) {
+    if (!o || !o->notes || !o->notes->n_generic) return;
+    fprintf(stderr, "driple: warning: %s: %zu ops of types driple does not know, kept with a "
+            "generic cost (1 FLOP per output element): %s\n", path, o->notes->n_generic,
+            o->notes->generic_types);
 }
 
 /* ---- naming a setting ---- */
@@ -218,8 +228,9 @@ int cmd_session_workload(struct dp_session *ss, const char *graph, const char *g
         return dp_session_load_grouped(ss, grouped, &err) ? cli_fail(&err) : 0;
     }
     struct dp_coarsen_opts co = {(int)groups, seed, 0};
-    if (dp_session_load_graph(ss, graph, io, &co, &err) || dp_session_set_batch(ss, batch, &err))
-        return cli_fail(&err);
+    if (dp_session_load_graph(ss, graph, io, &co, &err)) return cli_fail(&err);
+    cmd_import_warnings(graph, io);
+    if (dp_session_set_batch(ss, batch, &err)) return cli_fail(&err);
     return 0;
 }
 
