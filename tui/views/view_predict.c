@@ -275,10 +275,13 @@ void view_strips_draw(WINDOW *w, const struct app *a) {
     view_box(w, a, buf, focus);
     /* the simulator's reason when it has none, wrapped over the pane's free lines */
     int note_lines = 0;
-    if (!p->sim.ok && !p->sim_pending && p->sim.note[0]) {
+    if (!p->sim.ok && !p->sim_pending && p->sim.note[0]) { /* the last inner lines */
         snprintf(buf, sizeof buf, "no simulation: %s", p->sim.note);
+        note_lines = text_wrap(buf, iw - 1, 2, NULL, 0);
+        if (note_lines > 2) note_lines = 2;
+        if (note_lines > ih) note_lines = ih;
         wattron(w, view_attr(ST_WARN));
-        note_lines = view_wrap(w, ih - 1 > 1 ? ih - 1 : 1, 1, iw - 1, 2, 2, buf);
+        view_wrap(w, ih + 1 - note_lines, 1, iw - 1, note_lines, 2, buf);
         wattroff(w, view_attr(ST_WARN));
     }
     if (!p->p.ok && !p->sim.ok) {
