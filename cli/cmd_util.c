@@ -38,6 +38,25 @@ void cmd_json_num(FILE *f, double v) {
     fputs(buf, f);
 }
 
+void cmd_jw_labels(struct dp_jw *w, const char *key, const double *labels) {
+    static const char *const part[3] = {"idle", "active", "peak"};
+    dp_jw_object(w, key);
+    for (int r = 0; r < DP_N_RESOURCES; r++) {
+        dp_jw_object(w, dp_series_name((enum dp_series_kind)r));
+        for (int k = 0; k < 3; k++) dp_jw_num(w, part[k], labels[3 * r + k]);
+        dp_jw_end(w);
+    }
+    dp_jw_end(w);
+}
+
+void cmd_text_labels(const double *labels) {
+    printf("  %-13s %12s %12s %12s\n", "resource", "idle (ms)", "active (ms)", "peak");
+    for (int r = 0; r < DP_N_RESOURCES; r++)
+        printf("  %-13s %12.2f %12.2f %12.2f %s\n", dp_series_name((enum dp_series_kind)r),
+               labels[3 * r], labels[3 * r + 1], labels[3 * r + 2],
+               dp_series_unit((enum dp_series_kind)r));
+}
+
 int cmd_cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);

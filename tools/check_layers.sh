@@ -42,7 +42,10 @@ edge() {
 }
 
 # ---- 1a. link-level references between subsystems ----
-objs=$(ls "$BUILD"/engine/src/*/*.o 2>/dev/null)
+# only objects whose source still exists: a build directory keeps those of removed files
+objs=$(for o in "$BUILD"/engine/src/*/*.o; do
+    s=${o#"$BUILD"/}; [ -f "${s%.o}.c" ] && echo "$o"
+done 2>/dev/null)
 if [ -z "$objs" ]; then
     say "no objects under $BUILD/engine/src (build first)"
 else
