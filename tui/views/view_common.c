@@ -93,6 +93,11 @@ void view_num(char *buf, size_t n, double x, int width) {
     else snprintf(buf, n, "%*.3f", width, x);
 }
 
+bool view_derived_clamped(const struct dp_prediction *p, enum dp_derived k) {
+    int bit = k == DP_D_ITERATION_MS ? DP_SA_ITERATION : k == DP_D_MEMORY_GB ? DP_SA_MEMORY : -1;
+    return bit >= 0 && (p->clamped >> bit & 1u);
+}
+
 void view_num_fit(char *buf, size_t n, double x, int maxw) {
     if (!isfinite(x)) {
         snprintf(buf, n, "-");

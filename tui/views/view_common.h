@@ -31,6 +31,10 @@ void view_num(char *buf, size_t n, double x, int width);
 /* Writes x in at most maxw columns (1 .. 12), as precisely as they allow: "24.54", "24.5",
  * "259", "12k", "1.3M"; "-" for NaN. No padding. */
 void view_num_fit(char *buf, size_t n, double x, int maxw);
+/* Whether derived figure k of p came out of its physical range and reads at its edge: the
+ * setting-aware inspector's iteration time and memory, predicted directly (dp/sa.h's bits of
+ * p->clamped). */
+bool view_derived_clamped(const struct dp_prediction *p, enum dp_derived k);
 /* Prints at most `width` columns of s at (y, x), also clipped to the window; text that does not
  * fit ends in an ellipsis in its last column, so that nothing looks whole that is cut. Returns
  * the columns printed. */

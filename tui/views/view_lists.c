@@ -39,7 +39,7 @@ static void pred_cell(char *buf, size_t n, const struct dp_prediction *p, enum d
         view_num_fit(hw, sizeof hw, (p->d_hi[k] - p->d_lo[k]) / 2, 4);
         snprintf(buf, n, "%s%s%s", v, view_ascii() ? "+-" : "\xc2\xb1", hw);
     } else {
-        snprintf(buf, n, "%s%s", v, p->d_clamped >> k & 1u ? "^" : "");
+        snprintf(buf, n, "%s%s", v, view_derived_clamped(p, k) ? "^" : "");
     }
 }
 

@@ -170,10 +170,11 @@ void view_derived_draw(WINDOW *w, const struct app *a) {
         enum dp_derived k = app_derived_rows[row_i];
         bool sel = row_i == a->pane_sel[APP_PANE_DERIVED];
         enum view_style st = sel ? (focus ? ST_SEL : ST_SEL_DIM) : ST_NORMAL;
-        if (k == DP_D_MEMORY_GB && p->sim.oom) st = sel && focus ? ST_SEL : ST_WARN;
+        if (k == DP_D_MEMORY_GB && (p->sim.oom || (p->p.ok && p->p.oom)))
+            st = sel && focus ? ST_SEL : ST_WARN;
         if (p->p.ok)
-            cell(v1, sizeof v1, p->p.d[k], p->p.d_lo[k], p->p.d_hi[k], p->p.d_clamped >> k & 1u,
-                 &c);
+            cell(v1, sizeof v1, p->p.d[k], p->p.d_lo[k], p->p.d_hi[k],
+                 view_derived_clamped(&p->p, k), &c);
         else
             snprintf(v1, sizeof v1, "-");
         view_num_fit(v2, sizeof v2, p->sim.ok ? p->sim.d[k] : NAN, simw - 1);
@@ -190,6 +191,11 @@ void view_derived_draw(WINDOW *w, const struct app *a) {
         if (p->sim.oom) {
             snprintf(buf, sizeof buf, "OUT OF MEMORY: %.1f GB > %.0f GB (simulated)",
                      p->sim.memory_gb, p->sim.gpu_memory_gb);
+            st = ST_WARN;
+        } else if (p->p.ok && p->p.oom) { /* the setting-aware inspector's footprint */
+            const struct dp_gpu *g = dp_gpu_find(dp_session_catalog(a->ss), a->cur.gpu);
+            snprintf(buf, sizeof buf, "OUT OF MEMORY: %.1f GB > %.0f GB (predicted)",
+                     p->p.d[DP_D_MEMORY_GB], g ? g->memory_gb : NAN);
             st = ST_WARN;
         } else if (!p->sim.ok && !p->sim_pending && p->sim.note[0]) {
             snprintf(buf, sizeof buf, "no simulation: why below"); /* the strips say it whole */
