@@ -1,10 +1,12 @@
 #!/bin/sh
 # e2e_tui_screens.sh: the explorer as a planner uses it (issue 16), through tmux at 80x24 and at
 # 200x50: every screen (predict, help page by page, compare in its three modes, groups and a
-# search, importance zoomed in, scaling, prompts, long messages) has no line cut mid-word, and
-# every setting id shown is accepted back by --setting and names one setting; Tab leaves
-# Predict at once and Left/Right walk its panes; Esc clears a search; a message does not
-# outlive its tab; the marked-GPU filter stays in the every-GPU view; sync and framework keys;
+# search, importance zoomed in, scaling, prompts, long messages) has no line cut mid-word, no
+# box on the importance canvas covers another, and every setting id shown is accepted back by
+# --setting and names one setting; Tab leaves Predict at once and Left/Right walk its panes;
+# Esc clears a search; a message does not outlive its tab; the marked-GPU filter stays in the
+# every-GPU view; sync and framework keys; sorting by cost (each GPU's catalog price) is not
+# sorting by time; the simulator's reason whole;
 # compare hides out-of-memory rows, exports CSV beside JSON, asks before overwriting a file;
 # the dataset prompt reads 1.2M; one batch limit; the export's dataset size; the scaling tab
 # states the largest batch that fits; long op names elided in the middle (the tail that tells
@@ -23,6 +25,24 @@ shot() {
         "$TMP/screen" >>"$TMP/ids"
 }
 key() { tm send-keys -t e2e "$@"; }
+# gpu_order: the GPU names of the compare rows on the screen, top to bottom
+gpu_order() {
+    sed -n '/GPU \/ setting/,$p' "$TMP/screen" | sed 1d |
+        awk '/^ / { for (i = 1; i <= NF; i++) if ($i ~ /^[A-Za-z0-9]/) { print $i; break } }'
+}
+# boxes_apart WHAT: a check that no box on the importance canvas (rows 5 .. ROWS-2, above the
+# list's separator when the list is below, left of its border when beside) covers another:
+# every top and bottom border that starts on the canvas runs unbroken to its corner or to the
+# canvas's edge; and that a wide canvas zoomed in shows boxes at all
+boxes_apart() {
+    if LC_ALL=C.UTF-8 sed -n "5,$((TUI_ROWS - 2))p" "$TMP/screen" | LC_ALL=C.UTF-8 sed '/^─\{10,\}$/,$d' |
+        { if grep -q '^─\{10,\}$' "$TMP/screen"; then cat; else LC_ALL=C.UTF-8 sed 's/│[^│]*$//'; fi; } |
+        LC_ALL=C.UTF-8 grep -nP '┌─*[^─┐]|└─*[^─┘]' >"$TMP/cut"; then
+        fail "$1: boxes cover each other:"; cat "$TMP/cut" >&2
+    else pass; fi
+    if [ "$TUI_COLS" -lt 160 ] || [ "$(grep -o '┌' "$TMP/screen" | wc -l)" -ge 3 ]; then pass
+    else fail "$1: no boxes on a wide canvas zoomed in"; cat "$TMP/screen" >&2; fi
+}
 # canvas_off: the importance tab's screen without its canvas: the lines between the pane's
 # header and the separator (narrow), or what lies left of the list's border (wide)
 canvas_off() {
@@ -60,6 +80,18 @@ for size in 80x24 200x50; do
     shot "compare, every GPU"
     # a message does not outlive its tab: the predict tab's is gone, compare's hint is there
     contains "$TMP/screen" "Compare: s sort"
+    # each GPU at its own catalog price: sorting by cost is not sorting by time
+    key s
+    expect "sorted by predicted iteration"
+    settle; gpu_order >"$TMP/by-time"
+    key s
+    expect "sorted by predicted cost"
+    settle; gpu_order >"$TMP/by-cost"
+    shot "compare, sorted by cost"
+    if [ "$(wc -l <"$TMP/by-cost")" -ge 10 ] && ! cmp -s "$TMP/by-time" "$TMP/by-cost"; then pass
+    else fail "$size: sort by cost = sort by time: $(tr '\n' ' ' <"$TMP/by-cost")"; fi
+    key s s
+    expect "sorted by predicted throughput"
     # every setting, then every sync/framework/network of this GPU
     key c
     expect "Compare every setting"
@@ -162,7 +194,8 @@ for size in 80x24 200x50; do
     no_cut "$size: importance, a group's ops"
     key z z
     expect "zoom 2.2x"
-    settle; canvas_off; no_cut "$size: importance at zoom 2.2x"
+    settle; boxes_apart "$size: importance at zoom 2.2x"
+    canvas_off; no_cut "$size: importance at zoom 2.2x"
     key 0
     # scaling: bars, the out-of-memory batch marked, the largest batch that fits stated
     key 5
@@ -191,25 +224,38 @@ for size in 80x24 200x50; do
     quit_ok
 done
 
-# LANG=C: the iteration strips in ASCII levels, not one '#' for every height
-TUI_COLS=100; TUI_ROWS=30
-start "NO_COLOR=1 LANG=C LC_ALL=C" "'$BIN' explore '$GRAPH' --settings '$SETTINGS'"
-expect "+ Prediction: 12 metrics" 30
-settle
-levels=$(sed -n '/One iteration/,$p' "$TMP/screen" | grep -o '[_.,=+*#-]' | sort -u | wc -l)
-if [ "$levels" -ge 3 ]; then pass; else fail "LANG=C: the strips have $levels levels"; cat "$TMP/screen" >&2; fi
-quit_ok
-
-# the command line opens the explorer at a cluster: by id, or by the cluster options
-start "LANG=C.UTF-8 LC_ALL=C.UTF-8" "'$BIN' explore '$GRAPH' --settings '$SETTINGS' --setting A100-80GB-SXM-P2w4ho-10GbE-mixed"
-expect "A100-80GB-SXM" 30
-expect_re "P(S )?2 +homo +w(orkers )?4 +10GbE +mixed"
-quit_ok
-start "LANG=C.UTF-8 LC_ALL=C.UTF-8" "'$BIN' explore '$GRAPH' --settings '$SETTINGS' --gpu H100-SXM --workers 8 --sync allreduce --network NVLink --framework pytorch"
-expect "H100-SXM" 30
-expect_re "(all-reduce|AR) +w(orkers )?8 +NVLink +fp32 +(PyTorch|PT)"
-shot "all-reduce from the command line"
-quit_ok
+# a catalog whose V100-PCIe-16GB (the first setting's GPU) has no FP32 figure: the simulator
+# cannot time it, and the predict tab says why, whole
+mkdir -p "$TMP/assets"
+sed '/"name": "V100-PCIe-16GB"/,/"fp32_tflops"/ s/"fp32_tflops": [0-9.]*/"fp32_tflops": null/' \
+    assets/gpus.json >"$TMP/assets/gpus.json"
+for size in 80x24 200x50; do
+    TUI_COLS=${size%x*}; TUI_ROWS=${size#*x}
+    start "LANG=C.UTF-8 LC_ALL=C.UTF-8 DRIPLE_ASSETS='$TMP/assets'" "'$BIN' explore '$GRAPH' --settings '$SETTINGS'"
+    expect "no simulation:" 30
+    expect_re "cannot simulate +it"
+    shot "no simulation"
+    quit_ok
+    # LANG=C: the iteration strips in ASCII levels, not one '#' for every height
+    start "NO_COLOR=1 LANG=C LC_ALL=C" "'$BIN' explore '$GRAPH' --settings '$SETTINGS'"
+    expect "+ Prediction: 12 metrics" 30
+    settle
+    levels=$(sed -n '/One iteration/,$p' "$TMP/screen" | grep -o '[_.,=+*#-]' | sort -u | wc -l)
+    if [ "$levels" -ge 3 ]; then pass; else fail "$size LANG=C: the strips have $levels levels"; cat "$TMP/screen" >&2; fi
+    no_cut "$size LANG=C"
+    quit_ok
+    # the command line opens the explorer at a cluster: by id, or by the cluster options
+    start "LANG=C.UTF-8 LC_ALL=C.UTF-8" "'$BIN' explore '$GRAPH' --settings '$SETTINGS' --setting A100-80GB-SXM-P2w4ho-10GbE-mixed"
+    expect "A100-80GB-SXM" 30
+    expect_re "P(S )?2 +homo +w(orkers )?4 +10GbE +mixed"
+    shot "a setting from the command line"
+    quit_ok
+    start "LANG=C.UTF-8 LC_ALL=C.UTF-8" "'$BIN' explore '$GRAPH' --settings '$SETTINGS' --gpu H100-SXM --workers 8 --sync allreduce --network NVLink --framework pytorch"
+    expect "H100-SXM" 30
+    expect_re "(all-reduce|AR) +w(orkers )?8 +NVLink +fp32 +(PyTorch|PT)"
+    shot "all-reduce from the command line"
+    quit_ok
+done
 fails 1 "no setting 'NOPE-X'" "$DRIPLE" explore "$GRAPH" --setting NOPE-X --bench-keys 1
 fails 2 "not both" "$DRIPLE" explore "$GRAPH" --setting V100-P1w2ho-PCIe --gpu T4 --bench-keys 1
 

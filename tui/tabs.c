@@ -60,8 +60,8 @@ const struct tab_def tab_defs[APP_TAB_COUNT] = {
                          .mouse = keys_predict_mouse, EXPORT_JSON, .layout = layout_predict,
                          .draw = draw_predict},
     [APP_TAB_COMPARE] = {.name = "Compare",
-                         .hint = "Compare: s sort, Space mark, M marked, O hide OOM, c mode, "
-                                 "Enter apply, e/E",
+                         .hint = "Compare: s sort, Space/M mark, O hide OOM, c mode, Enter apply, "
+                                 "e JSON, E CSV",
                          .n_panes = 1, .list = true, .list_len = app_compare_list_len,
                          .shown = app_compare_ensure, .key = keys_compare_key,
                          .enter = keys_compare_enter, .sideways = keys_list_sideways,
