@@ -131,7 +131,7 @@ int cmd_compare(int argc, char **argv) {
         dp_jw_end(w);
         dp_jw_int(w, "n_predicted", n_ok);
         dp_jw_int(w, "gnn_passes", n_gnn);
-        dp_jw_num(w, "ms", ms);
+        dp_jw_fixed(w, "ms", ms, 3);
         dp_jw_num(w, "parameters", params);
         dp_jw_num(w, "net_mb_per_iter", net_mb);
         dp_jw_formulas(w, "formulas");

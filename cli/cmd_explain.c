@@ -401,8 +401,8 @@ int bench_explain(int argc, char **argv) {
         dp_jw_int(jw, "edges", g->n_edges);
         dp_jw_int(jw, "layers", dp_arch_n_layers(arch, g->n_groups));
         dp_jw_str(jw, "model", model_desc);
-        dp_jw_num(jw, "grad_ms", grad_ms);
-        dp_jw_num(jw, "occlusion_ms", occl_ms);
+        dp_jw_fixed(jw, "grad_ms", grad_ms, 3);
+        dp_jw_fixed(jw, "occlusion_ms", occl_ms, 3);
         dp_jw_int(jw, "occlusion_threads", used);
         dp_jw_int(jw, "repeat", repeat);
         dp_jw_object(jw, "targets");

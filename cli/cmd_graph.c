@@ -27,6 +27,7 @@ static int load_counting(const char *path, const struct dp_import_opts *o, struc
                          size_t *dropped) {
     struct dp_error err = {0};
     if (dp_graph_load_ex(path, o, g, dropped, &err)) return cli_fail(&err);
+    cmd_import_warnings(path, o);
     return 0;
 }
 
@@ -499,9 +500,9 @@ int bench_coarsen(int argc, char **argv) {
         dp_jw_int(w, "sweeps", sweeps);
         dp_jw_int(w, "disconnected", disc);
         dp_jw_int(w, "repeat", repeat);
-        dp_jw_num(w, "median_ms", ms[repeat / 2]);
-        dp_jw_num(w, "min_ms", ms[0]);
-        dp_jw_num(w, "features_median_ms", fms[repeat / 2]);
+        dp_jw_fixed(w, "median_ms", ms[repeat / 2], 3);
+        dp_jw_fixed(w, "min_ms", ms[0], 3);
+        dp_jw_fixed(w, "features_median_ms", fms[repeat / 2], 3);
         if (dp_jw_print(w, stdout, "stdout", &err)) rc = cli_fail(&err);
         dp_jw_free(w);
     } else {

@@ -38,6 +38,25 @@ void cmd_json_num(FILE *f, double v) {
     fputs(buf, f);
 }
 
+void cmd_jw_labels(struct dp_jw *w, const char *key, const double *labels) {
+    static const char *const part[3] = {"idle", "active", "peak"};
+    dp_jw_object(w, key);
+    for (int r = 0; r < DP_N_RESOURCES; r++) {
+        dp_jw_object(w, dp_series_name((enum dp_series_kind)r));
+        for (int k = 0; k < 3; k++) dp_jw_num(w, part[k], labels[3 * r + k]);
+        dp_jw_end(w);
+    }
+    dp_jw_end(w);
+}
+
+void cmd_text_labels(const double *labels) {
+    printf("  %-13s %12s %12s %12s\n", "resource", "idle (ms)", "active (ms)", "peak");
+    for (int r = 0; r < DP_N_RESOURCES; r++)
+        printf("  %-13s %12.2f %12.2f %12.2f %s\n", dp_series_name((enum dp_series_kind)r),
+               labels[3 * r], labels[3 * r + 1], labels[3 * r + 2],
+               dp_series_unit((enum dp_series_kind)r));
+}
+
 int cmd_cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -109,8 +128,18 @@ struct dp_grouped *cmd_synthetic_grouped(int n, uint64_t seed) {
 }
 
 bool cmd_import_opts(struct cli *c, struct dp_import_opts *o) {
+    static struct dp_import_notes notes;
+    memset(&notes, 0, sizeof notes);
     o->exported_batch = 0;
+    o->notes = &notes;
     return cli_int(c, "--exported-batch", 1, INT64_C(1) << 40, &o->exported_batch);
+}
+
+void cmd_import_warnings(const char *path, const struct dp_import_opts *o) {
+    if (!o || !o->notes || !o->notes->n_generic) return;
+    fprintf(stderr, "driple: warning: %s: %zu ops of types driple does not know, kept with a "
+            "generic cost (1 FLOP per output element): %s\n", path, o->notes->n_generic,
+            o->notes->generic_types);
 }
 
 /* ---- naming a setting ---- */
@@ -218,8 +247,9 @@ int cmd_session_workload(struct dp_session *ss, const char *graph, const char *g
         return dp_session_load_grouped(ss, grouped, &err) ? cli_fail(&err) : 0;
     }
     struct dp_coarsen_opts co = {(int)groups, seed, 0};
-    if (dp_session_load_graph(ss, graph, io, &co, &err) || dp_session_set_batch(ss, batch, &err))
-        return cli_fail(&err);
+    if (dp_session_load_graph(ss, graph, io, &co, &err)) return cli_fail(&err);
+    cmd_import_warnings(graph, io);
+    if (dp_session_set_batch(ss, batch, &err)) return cli_fail(&err);
     return 0;
 }
 

@@ -56,7 +56,7 @@ smi_hdr='timestamp, index, utilization.gpu [%], memory.used [MiB]'
 ok "$DRIPLE" trace extract "$TMP/two.csv"
 contains "$TMP/out" "GPU 0 (2 GPUs in the file; --gpu-index picks another)"
 ok "$DRIPLE" trace extract "$TMP/two.csv" --gpu-index 1 --json
-contains "$TMP/out" '"gpu_index":"1","gpus_in_file":2'
+contains "$TMP/out" '"gpu_index": "1", "gpus_in_file": 2'
 p1=$(sed 's/.*"gpu_util.peak":\([0-9.e+-]*\).*/\1/' "$TMP/out")
 "$DRIPLE" trace extract "$TMP/two.csv" --json >"$TMP/g0.json" 2>/dev/null
 p0=$(sed 's/.*"gpu_util.peak":\([0-9.e+-]*\).*/\1/' "$TMP/g0.json")

@@ -30,18 +30,6 @@ rank() {
     *) echo -1 ;;
     esac
 }
-# Known exceptions until their owners land the fix: "from to owner".
-EXCEPTIONS="tfgraph zoo import(issue-13)"
-
-exception() {
-    set -- $EXCEPTIONS
-    while [ $# -ge 3 ]; do
-        [ "$1" = "$A" ] && [ "$2" = "$B" ] && { echo "$3"; return 0; }
-        shift 3
-    done
-    return 1
-}
-
 # edge FROM TO WHAT: one reference, checked against the order.
 edge() {
     A=$1 B=$2
@@ -49,16 +37,15 @@ edge() {
     if [ "$ra" -lt 0 ] || [ "$rb" -lt 0 ]; then
         say "engine/src/$( [ "$ra" -lt 0 ] && echo "$A" || echo "$B"): not in the order (tools/check_layers.sh)"
     elif [ "$ra" -le "$rb" ]; then
-        if owner=$(exception); then
-            echo "check_layers: known: $A -> $B ($3), for $owner to remove"
-        else
-            say "$A -> $B goes up or sideways ($3)"
-        fi
+        say "$A -> $B goes up or sideways ($3)"
     fi
 }
 
 # ---- 1a. link-level references between subsystems ----
-objs=$(ls "$BUILD"/engine/src/*/*.o 2>/dev/null)
+# only objects whose source still exists: a build directory keeps those of removed files
+objs=$(for o in "$BUILD"/engine/src/*/*.o; do
+    s=${o#"$BUILD"/}; [ -f "${s%.o}.c" ] && echo "$o"
+done 2>/dev/null)
 if [ -z "$objs" ]; then
     say "no objects under $BUILD/engine/src (build first)"
 else
