@@ -73,6 +73,11 @@ static enum dp_status too_large(const char *name, const struct dp_read_spec *spe
                         size, spec->what, lim, by);
 }
 
+/* "an" before a vowel ("an inspector"), "a" otherwise. */
+static const char *article(const char *word) {
+    return strchr("aeiouAEIOU", word[0]) && word[0] ? "an" : "a";
+}
+
 enum dp_status dp_file_read(const char *path, const struct dp_read_spec *spec, char **out,
                             size_t *len, struct dp_error *err) {
     const char *name = dp_file_name(path);
@@ -132,8 +137,8 @@ enum dp_status dp_file_read(const char *path, const struct dp_read_spec *spec, c
         const char *nul = spec->text && r > 0 ? memchr(buf + n, '\0', (size_t)r) : NULL;
         if (nul) {
             st = dp_error_set(err, DP_ERR_PARSE,
-                              "%s: byte %zu is NUL: not a %s (a text format; binary data?)", name,
-                              (size_t)(nul - buf), spec->what);
+                              "%s: byte %zu is NUL: not %s %s (a text format; binary data?)", name,
+                              (size_t)(nul - buf), article(spec->what), spec->what);
             goto done;
         }
         n += (size_t)r;
