@@ -64,13 +64,15 @@ tm send-keys -t e2e W
 expect_re "trained (inspector )?V100-P1w2ho-PCIe"
 settle; cp "$TMP/screen" "$TMP/before"
 
-# export: the current predictions as JSON, over an old file (a hard link to it keeps the old
-# content: the export replaces the file whole, not writing over it)
+# export: the current predictions as JSON, over an old file once y says so (a hard link to it
+# keeps the old content: the export replaces the file whole, not writing over it)
 echo "old export" >"$TMP/export.json"
 ln "$TMP/export.json" "$TMP/export.old"
 tm send-keys -t e2e e C-u
 tm send-keys -t e2e -l "$TMP/export.json"
 tm send-keys -t e2e Enter
+expect "the file exists: overwrite it?"
+tm send-keys -t e2e y
 expect "predictions written to"
 if grep -q '"format": "driple-explore/1"' "$TMP/export.json" 2>/dev/null; then pass; else fail "export: no JSON in $TMP/export.json"; fi
 if [ "$(cat "$TMP/export.old")" = "old export" ]; then pass; else fail "export: wrote over the old file in place"; fi
