@@ -110,7 +110,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
     double *need = NULL;      /* per node: parameters a forward op reads first / a grad op makes */
     unsigned char *claimed = NULL; /* per variable: a forward op already needs it */
     int *readers = NULL, *worker_idx = NULL;
-    unsigned char *elem = NULL; /* per worker op: element-wise (fusable) */
+    unsigned char *elem = NULL; /* per worker op: its fuse_role */
     if (!w) goto fail;
     snprintf(w->name, sizeof w->name, "%s", dp_graph_name(g));
     if (batch <= 0) batch = dp_graph_batch(g);
