@@ -240,6 +240,10 @@ for sig in INT TERM KILL; do
     held write $sig "$TMP/k" "$TMP/k/c.json" "$DRIPLE" graph coarsen "$G" -o "$TMP/k/c.json"
     held write $sig "$TMP/k" "$TMP/k/new.json" "$DRIPLE" zoo build alexnet -o "$TMP/k/new.json"
 done
+# explain --svg: the old drawing stays whole (it was truncated before the layout: kill -9 left 0
+# bytes)
+echo '<svg>old</svg>' >"$TMP/k/e.svg"
+held write KILL "$TMP/k" "$TMP/k/e.svg" "$DRIPLE" explain "$G" --setting $I --svg "$TMP/k/e.svg"
 # between the file's temporary name and its rename: SIGINT and SIGTERM remove it (SIGKILL
 # cannot be caught there: README)
 for sig in INT TERM; do
