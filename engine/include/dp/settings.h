@@ -34,6 +34,8 @@ struct dp_gpu {
     char   name[DP_NAME_MAX];         /* "V100-PCIe-16GB": the catalog key */
     char   architecture[DP_NAME_MAX]; /* "Volta (GV100)" */
     double fp32_tflops;               /* peak FP32 (non-tensor) */
+    double fp32_base_tflops;          /* the same at the base clock where the spec sheet gives
+                                         it beside the boost figure; NaN: not read */
     double fp16_tflops;               /* dense FP16 tensor-core peak; NaN: not read, or no
                                          tensor cores */
     double memory_gb;
@@ -50,6 +52,10 @@ struct dp_gpu {
     char   aliases[DP_GPU_MAX_ALIASES][DP_NAME_MAX]; /* nvidia-smi's and others' names */
     char   source[1024];              /* where the figures were read */
     char   notes[1024];
+    double price_per_gpu_hour;        /* a public cloud's on-demand price for one worker GPU
+                                         (one device), USD; NaN: no price read */
+    char   price_source[512];         /* where it was read ("no price read" when none) */
+    char   price_date[16];            /* when it was read: "2026-11-09" or "2023-11"; "" */
 };
 
 /* The catalog: an array of GPUs in file order. */
