@@ -11,7 +11,8 @@
 # the dataset prompt reads 1.2M; one batch limit; the export's dataset size; the scaling tab
 # states the largest batch that fits; long op names elided in the middle (the tail that tells
 # them apart kept) and scrolled sideways; ASCII levels under LANG=C; "mem-ctrl" for the memory
-# controller; `driple explore --setting ID | --gpu ...` opens at that cluster.
+# controller; `driple explore --setting ID | --gpu ...` opens at that cluster; the setting-aware
+# inspector's source, intervals and out-of-distribution mark.
 . tests/lib.sh
 . tests/tui_lib.sh
 
@@ -254,6 +255,34 @@ for size in 80x24 200x50; do
     expect "H100-SXM" 30
     expect_re "(all-reduce|AR) +w(orkers )?8 +NVLink +fp32 +(PyTorch|PT)"
     shot "all-reduce from the command line"
+    quit_ok
+done
+# the setting-aware inspector (a small one trained here, as e2e_sa.sh does, shipped through
+# DRIPLE_ASSETS): the header names it, the predicted numbers carry their 80% interval (in
+# compare too), and a graph unlike its training graphs is marked OUT OF DISTRIBUTION
+SA="$TMP/sa-assets/inspectors"
+mkdir -p "$SA"
+ok "$DRIPLE" dataset sweep --out "$TMP/sw.json" --models alexnet,squeezenet --zoo-batches 1 \
+    --generated 2 --gen-batches 1 --random 2 --max-workers 4 --settings assets/settings/default.json --quota 1
+ok "$DRIPLE" dataset extract "$TMP/sw.json" --setting V100-P1w2ho-PCIe -o "$TMP/base_ds.json"
+ok "$DRIPLE" train --dataset "$TMP/base_ds.json" -o "$SA/base.json" --epochs 1 --hidden 8
+ok "$DRIPLE" train --sweep "$TMP/sw.json" --body "$SA/base.json" -o "$SA/setting-aware.json" \
+    --members 1 --hidden1 8 --hidden2 8 --epochs 1
+for size in 80x24 200x50; do
+    TUI_COLS=${size%x*}; TUI_ROWS=${size#*x}
+    start "LANG=C.UTF-8 LC_ALL=C.UTF-8 DRIPLE_ASSETS='$TMP/sa-assets' DRIPLE_INSPECTORS='$TMP/none'" "'$BIN' explore '$GRAPH' --settings '$SETTINGS'"
+    expect "setting-aware" 30
+    expect "80% interval"
+    shot "setting-aware"
+    if [ "$(grep -c '±' "$TMP/screen")" -ge 6 ]; then pass; else fail "$size: setting-aware: too few intervals"; cat "$TMP/screen" >&2; fi
+    key 2
+    expect "Compare every GPU"
+    expect_re " SA +[0-9.]+±"
+    shot "compare, setting-aware"
+    quit_ok
+    start "LANG=C.UTF-8 LC_ALL=C.UTF-8 DRIPLE_ASSETS='$TMP/sa-assets' DRIPLE_INSPECTORS='$TMP/none'" "'$BIN' explore tests/data/graph/small.json --settings '$SETTINGS'"
+    expect "OUT OF DISTRIBUTION" 30
+    shot "out of distribution"
     quit_ok
 done
 fails 1 "no setting 'NOPE-X'" "$DRIPLE" explore "$GRAPH" --setting NOPE-X --bench-keys 1
