@@ -63,7 +63,8 @@ canvas_off() {
 
 for size in 80x24 200x50; do
     TUI_COLS=${size%x*}; TUI_ROWS=${size#*x}
-    start "LANG=C.UTF-8 LC_ALL=C.UTF-8 DRIPLE_INSPECTORS='$USERDIR'" "'$BIN' explore '$GRAPH' --settings '$SETTINGS'"
+    # the per-setting inspectors (importance explains one; t transfers one): --setting-aware none
+    start "LANG=C.UTF-8 LC_ALL=C.UTF-8 DRIPLE_INSPECTORS='$USERDIR'" "'$BIN' explore '$GRAPH' --settings '$SETTINGS' --setting-aware none"
     expect "Prediction: 12 metrics" 30
     expect "Derived figures"
     shot "predict"
