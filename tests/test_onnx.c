@@ -123,7 +123,7 @@ struct attr_spec {
     const char *name;
     int         kind; /* 'i' int, 'l' ints, 's' string, 'f' float, 't' scalar float tensor */
     int64_t     i;
-    int64_t     ints[4];
+    int64_t     ints[6];
     int         n;
     const char *s;
 };
@@ -509,6 +509,53 @@ static void test_ops(void) {
     if (qk) CHECK_NEAR(qk->flops, 2.0 * 2 * 2 * 5 * 5 * 2, 0);
     CHECK(find(g, "attn/causal_mask") != NULL);
     dp_graph_free(g);
+    free(m.p);
+}
+
+/* 3-D convolutions (video models: torchvision's r3d_18): Conv3D with groups and dilation, its
+ * two gradients, costs by hand; a 3-D ConvTranspose (on a side output) is kept with a generic
+ * cost and warned about. */
+static void test_conv3d(void) {
+    struct buf g = {0};
+    const struct attr_spec cv[] = {{"kernel_shape", 'l', 0, {3, 3, 3}, 3, NULL},
+                                   {"pads", 'l', 0, {2, 1, 1, 2, 1, 1}, 6, NULL},
+                                   {"dilations", 'l', 0, {2, 1, 1}, 3, NULL},
+                                   {"group", 'i', 2, {0}, 0, NULL}};
+    node(&g, "Conv", "in3", IN("x", "wi"), IN("u"), NULL, 0);
+    node(&g, "Conv", "c3", IN("u", "w"), IN("y"), cv, 4);
+    node(&g, "ConvTranspose", "up3", IN("u", "wt"), IN("z"), NULL, 0);
+    w_str(&g, 2, "vol");
+    initializer(&g, "wi", FLOAT, DIMS(4, 2, 1, 1, 1), NULL, 0);
+    initializer(&g, "w", FLOAT, DIMS(8, 2, 3, 3, 3), NULL, 0);
+    initializer(&g, "wt", FLOAT, DIMS(4, 2, 1, 1, 1), NULL, 0);
+    value_info(&g, 11, "x", DIMS(-1, 2, 6, 8, 8), "N");
+    value_info(&g, 12, "y", DIMS(-1, 8, 6, 8, 8), "N");
+    value_info(&g, 12, "z", DIMS(-1, 2, 6, 8, 8), "N");
+    struct buf m = model(&g);
+    struct dp_error err;
+    struct dp_import_notes notes;
+    struct dp_import_opts o = {.exported_batch = 2, .notes = &notes};
+    struct dp_graph *gr = NULL;
+    CHECK(dp_graph_parse_onnx(m.p, m.n, "vol.onnx", &o, &gr, &err) == DP_OK);
+    if (!gr) fprintf(stderr, "conv3d: %s\n", err.msg);
+    const struct dp_node *c = gr ? find(gr, "c3/Conv3D") : NULL, *w = gr ? find(gr, "w") : NULL;
+    /* depth 6 + 2 + 2 - (2 x 2 + 1) + 1 = 6; filter DHWIO [3, 3, 3, 2, 8] */
+    CHECK(c && c->n_dims == 5 && c->dims[1] == 8 && c->dims[2] == 6 && c->dims[3] == 8);
+    CHECK(c && !strcmp(dp_node_attr(c, "data_format"), "NCDHW"));
+    CHECK(w && w->n_dims == 5 && w->dims[3] == 2 && w->dims[4] == 8 && w->params == 8 * 2 * 27);
+    /* 2 per multiply-add x output elements x taps (3 x 3 x 3 x 2 input channels per group) */
+    double fwd = 2.0 * 2 * 8 * 6 * 8 * 8 * 27 * 2;
+    if (c) CHECK_NEAR(c->flops, fwd, 1);
+    const struct dp_node *bi = gr ? find(gr, "gradients/c3/Conv3D_grad/Conv3DBackpropInputV2")
+                                  : NULL;
+    const struct dp_node *bf = gr ? find(gr, "gradients/c3/Conv3D_grad/Conv3DBackpropFilterV2")
+                                  : NULL;
+    CHECK(gr && count_op(gr, "Conv3DBackpropInputV2") == 1); /* none into x */
+    CHECK(bf && bf->n_dims == 5 && bi && bi->n_dims == 5 && bi->dims[1] == 4);
+    if (bf) CHECK_NEAR(bf->flops, fwd, 1);
+    if (bi) CHECK_NEAR(bi->flops, fwd, 1);
+    CHECK(notes.n_generic == 1 && !strcmp(notes.generic_types, "ConvTranspose (1)"));
+    dp_graph_free(gr);
     free(m.p);
 }
 
@@ -1029,6 +1076,7 @@ int main(int argc, char **argv) {
     }
     test_unnamed_linear();
     test_ops();
+    test_conv3d();
     test_attrs_as_inputs();
     test_long_names();
     test_huge_dims();

@@ -52,7 +52,7 @@ static const char *const corpus[] = {
     "mnasnet1_0", "mobilenet_v2", "mobilenet_v3_large", "mobilenet_v3_large_eval",
     "efficientnet_b0", "convnext_tiny", "googlenet", "squeezenet1_0", "squeezenet1_1_eval",
     "vit_b_16", "vit_b_16_eval", "swin_t", "transformer", "gpt_decoder", "lstm_lm",
-    "lstm_lm_eval", "gru_lm",
+    "lstm_lm_eval", "gru_lm", "r3d_18",
 };
 
 /* The zoo's models that the corpus exports too: the same forward multiply-adds, and the same

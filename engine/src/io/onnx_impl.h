@@ -258,7 +258,8 @@ bool onnx_map_expand(struct imp *im, bool tile);
 bool onnx_map_pad(struct imp *im);
 bool onnx_map_resize(struct imp *im);
 bool onnx_map_fill(struct imp *im, bool range);
-/* Conv and ConvTranspose (1-D and 2-D, grouped, dilated); MaxPool and AveragePool (1-D to 3-D). */
+/* Conv (1-D to 3-D) and ConvTranspose (1-D and 2-D), grouped, dilated; MaxPool and AveragePool
+ * (1-D to 3-D). */
 bool onnx_map_conv(struct imp *im);
 bool onnx_map_pool(struct imp *im);
 /* LSTM, GRU and RNN, unrolled over their time steps. */
