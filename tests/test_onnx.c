@@ -121,9 +121,10 @@ static void value_info(struct buf *g, int field, const char *name, const int64_t
 
 struct attr_spec {
     const char *name;
-    int         kind; /* 'i' int, 'l' ints, 's' string, 'f' float, 't' scalar float tensor */
+    int         kind; /* 'i' int, 'l' ints, 's' string, 'f' float, 'F' floats, 't' scalar float
+                       * tensor */
     int64_t     i;
-    int64_t     ints[6];
+    int64_t     ints[8];
     int         n;
     const char *s;
 };
@@ -141,6 +142,10 @@ static void node(struct buf *g, const char *op, const char *name, const char *co
         switch (attrs[i].kind) {
         case 'i': w_int(&a, 3, attrs[i].i); w_int(&a, 20, 2); break;
         case 'f': w_float(&a, 2, (float)attrs[i].i); w_int(&a, 20, 1); break;
+        case 'F': /* floats, from the integers */
+            for (int k = 0; k < attrs[i].n; k++) w_float(&a, 7, (float)attrs[i].ints[k]);
+            w_int(&a, 20, 6);
+            break;
         case 's': w_str(&a, 4, attrs[i].s); w_int(&a, 20, 3); break;
         case 'l': /* unpacked, as some writers do */
             for (int k = 0; k < attrs[i].n; k++) w_int(&a, 8, attrs[i].ints[k]);
@@ -557,6 +562,48 @@ static void test_conv3d(void) {
     CHECK(notes.n_generic == 1 && !strcmp(notes.generic_types, "ConvTranspose (1)"));
     dp_graph_free(gr);
     free(m.p);
+}
+
+/* Pad pads, Clip bounds and Upsample/Resize scales, attributes in opset 8 and inputs in 13: the
+ * same graph either way. */
+static void test_pad_clip_resize(void) {
+    for (int version = 8; version <= 13; version += 5) {
+        struct buf g = {0};
+        const struct attr_spec pad8[] = {{"pads", 'l', 0, {0, 0, 1, 2, 0, 0, 1, 2}, 8, NULL}};
+        const struct attr_spec clip8[] = {{"min", 'f', 0, {0}, 0, NULL},
+                                          {"max", 'f', 6, {0}, 0, NULL}};
+        const struct attr_spec up8[] = {{"scales", 'F', 0, {1, 1, 2, 2}, 4, NULL}};
+        if (version == 8) {
+            node(&g, "Pad", "pad", IN("x"), IN("p"), pad8, 1);
+            node(&g, "Clip", "clip", IN("p"), IN("c"), clip8, 2);
+            node(&g, "Upsample", "up", IN("c"), IN("u"), up8, 1);
+        } else {
+            node(&g, "Pad", "pad", IN("x", "pads"), IN("p"), NULL, 0);
+            node(&g, "Clip", "clip", IN("p", "lo", "hi"), IN("c"), NULL, 0);
+            node(&g, "Resize", "up", IN("c", "", "scales"), IN("u"), NULL, 0);
+        }
+        node(&g, "GlobalAveragePool", "gap", IN("u"), IN("a"), NULL, 0);
+        node(&g, "Flatten", "flat", IN("a"), IN("f"), NULL, 0);
+        node(&g, "MatMul", "fc", IN("f", "w"), IN("y"), NULL, 0);
+        initializer(&g, "pads", INT64, DIMS(8), DIMS(0, 0, 1, 2, 0, 0, 1, 2));
+        initializer_f(&g, "lo", NULL, 0, (const float[]){0}, 1);
+        initializer_f(&g, "hi", NULL, 0, (const float[]){6}, 1);
+        initializer_f(&g, "scales", DIMS(4), (const float[]){1, 1, 2, 2}, 4);
+        initializer(&g, "w", FLOAT, DIMS(4, 10), NULL, 0);
+        value_info(&g, 11, "x", DIMS(-1, 4, 8, 8), "N");
+        value_info(&g, 12, "y", DIMS(-1, 10), "N");
+        struct buf m = model_opset(&g, version);
+        struct dp_error err;
+        struct dp_graph *gr = parse(&m, "pcr.onnx", 4, &err);
+        if (!gr) fprintf(stderr, "opset %d: %s\n", version, err.msg);
+        const struct dp_node *p = gr ? find(gr, "pad/Pad") : NULL;
+        const struct dp_node *u = gr ? find(gr, "up/ResizeNearestNeighbor") : NULL;
+        CHECK(p && p->n_dims == 4 && p->dims[2] == 10 && p->dims[3] == 12);
+        CHECK(gr && count_op(gr, "Relu6") == 1 && count_op(gr, "ClipByValue") == 0);
+        CHECK(u && u->n_dims == 4 && u->dims[2] == 20 && u->dims[3] == 24);
+        dp_graph_free(gr);
+        free(m.p);
+    }
 }
 
 /* Attributes that became inputs, read either way: opset 11 gives Squeeze axes and Split sizes
@@ -1078,6 +1125,7 @@ int main(int argc, char **argv) {
     test_ops();
     test_conv3d();
     test_attrs_as_inputs();
+    test_pad_clip_resize();
     test_long_names();
     test_huge_dims();
     test_hostile_files();
