@@ -938,7 +938,8 @@ static void test_external(void) {
     unsigned char data[784] = {0}; /* w: 768 zero bytes, then t = {-1, 24} */
     int64_t t[2] = {-1, 24};
     for (int i = 0; i < 2; i++)
-        for (int k = 0; k < 8; k++) data[768 + 8 * i + k] = (unsigned char)((uint64_t)t[i] >> (8 * k));
+        for (int k = 0; k < 8; k++)
+            data[768 + 8 * i + k] = (unsigned char)((uint64_t)t[i] >> (8 * k));
     struct buf m = external_model("onnx_ext.data", "768", "16");
     const char *path = write_bin("onnx_ext.onnx", m.p, m.n);
     CHECK(path && write_bin("onnx_ext.data", data, sizeof data));

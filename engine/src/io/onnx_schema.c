@@ -1,7 +1,8 @@
 /* onnx_schema.c: the ONNX schema over the protobuf wire decoder: ModelProto (the default
  * domain's opset, the graph), GraphProto (nodes, initializers, inputs, outputs, value_info),
  * NodeProto, AttributeProto, TensorProto (dims, type, small contents from raw or typed data;
- * external data: dims and where its bytes are) and ValueInfoProto shapes. Field numbers from onnx/onnx.proto. */
+ * external data: dims and where its bytes are) and ValueInfoProto shapes. Field numbers from
+ * onnx/onnx.proto. */
 #include "onnx_impl.h"
 
 #include <math.h>

@@ -163,7 +163,9 @@ void dp_cost_node(const struct dp_graph *g, size_t i, int64_t batch, double *flo
         if (w) f = 2.0 * size_of(dy, batch) * filter_taps(w, batch);
         break;
     }
-    case RULE_CONV_BP_FILTER: f = 2.0 * size_of(input(g, n, 2), batch) * filter_taps(n, batch); break;
+    case RULE_CONV_BP_FILTER:
+        f = 2.0 * size_of(input(g, n, 2), batch) * filter_taps(n, batch);
+        break;
     case RULE_DWCONV:
     case RULE_DWCONV_BP_INPUT: {
         const struct dp_node *dy = rule == RULE_DWCONV ? n : input(g, n, 2);

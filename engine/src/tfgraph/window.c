@@ -1,7 +1,7 @@
 /* window.c: the builder's window ops: 2-D and 3-D convolutions (grouped, depthwise in 2-D,
- * dilated, strided, with explicit or SAME padding), transposed convolutions, and 2-D or 3-D pooling (ceil mode
- * included). Each computes its output size the way TensorFlow and ONNX define it and records
- * its TensorFlow attributes (ksize, strides, dilations, padding, data_format). */
+ * dilated, strided, with explicit or SAME padding), transposed convolutions, and 2-D or 3-D
+ * pooling (ceil mode included). Each computes its output size the way TensorFlow and ONNX define
+ * it and records its TensorFlow attributes (ksize, strides, dilations, padding, data_format). */
 #include "tfgraph_impl.h"
 
 #include <stdio.h>
