@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "cmd_util.h"
 #include "dp/clock.h"
+#include "dp/compute.h"
 #include "dp/grouped.h"
 #include "dp/inspector.h"
 #include "dp/model.h"
@@ -19,13 +20,13 @@
 #define BENCH_USAGE                                                                          \
     "driple bench predict|train|transfer (--inspector M.json | --weights W.json |\n"          \
     "       --random [--layer gcn|gin|gat|mpnn]) [--grouped G.json | --synthetic N]\n"          \
-    "       [--runs R] [--batch B] [--threads T (default 1)] [--json]\n"                        \
+    "       [--runs R] [--batch B] [--threads T] [--kernels portable|avx2|avx512] [--json]\n"   \
     "       driple bench coarsen [GRAPH [--exported-batch N]] [--ops N] [--groups K]\n"         \
     "                            [--seed S] [--repeat R] [--json]\n"                            \
     "       driple bench explain [GRAPH [--exported-batch N] | --grouped FILE] [--inspector M]\n" \
     "                            [--groups K] [--repeat N] [--threads N] [--json]"
 
-/* CPU time of the whole process (all BLAS threads), for figures less sensitive to other load. */
+/* CPU time of the whole process (all threads), for figures less sensitive to other load. */
 static double cpu_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
@@ -46,7 +47,7 @@ static struct stats summarise(double *ms, int n) {
 }
 
 struct bench_opts {
-    const char *inspector, *weights, *grouped, *layer;
+    const char *inspector, *weights, *grouped, *layer, *kernels;
     bool        random, json;
     int64_t     synthetic, runs, batch, threads;
 };
@@ -112,17 +113,17 @@ static void report(const struct bench_opts *o, const char *what, const struct dp
         printf(",\"graph\":");
         cmd_json_str(stdout, o->grouped ? o->grouped : "synthetic");
         printf(",\"layer\":\"%s\",\"n_groups\":%d,\"n_edges\":%d,\"n_layers\":%d,\"threads\":%d,"
-               "\"runs\":%d,\"median_ms\":%.4f,\"min_ms\":%.4f,\"mean_ms\":%.4f,"
+               "\"kernels\":\"%s\",\"runs\":%d,\"median_ms\":%.4f,\"min_ms\":%.4f,\"mean_ms\":%.4f,"
                "\"cpu_median_ms\":%.4f,\"load_avg\":%.2f%s}\n",
                dp_layer_name(dp_model_arch(m)->layer), g->n_groups, g->n_edges, layers,
-               dp_blas_threads(0), runs, s.median, s.min, s.mean, cpu.median, load_avg(),
+               dp_threads(), dp_kernels(), runs, s.median, s.min, s.mean, cpu.median, load_avg(),
                extra_json ? extra_json : "");
     } else {
-        printf("bench %s: %s on %s (%d groups, %d edges, %d layers), %d BLAS thread(s): median "
+        printf("bench %s: %s on %s (%d groups, %d edges, %d layers), %d thread(s), %s kernels: median "
                "%.3f ms (CPU %.3f ms), min %.3f ms, mean %.3f ms over %d runs, load average "
                "%.2f%s\n",
                what, dp_layer_name(dp_model_arch(m)->layer), o->grouped ? o->grouped : "synthetic",
-               g->n_groups, g->n_edges, layers, dp_blas_threads(0), s.median, cpu.median, s.min,
+               g->n_groups, g->n_edges, layers, dp_threads(), dp_kernels(), s.median, cpu.median, s.min,
                s.mean, runs, load_avg(), extra_text ? extra_text : "");
     }
 }
@@ -312,6 +313,7 @@ int cmd_bench(int argc, char **argv) {
     o.weights = cli_value(&c, "--weights");
     o.grouped = cli_value(&c, "--grouped");
     o.layer = cli_value(&c, "--layer");
+    o.kernels = cli_value(&c, "--kernels");
     bool ok = cli_int(&c, "--synthetic", 1, 100000, &o.synthetic) &&
               cli_int(&c, "--runs", 1, 100000, &o.runs) &&
               cli_int(&c, "--batch", 1, 4096, &o.batch) &&
@@ -323,9 +325,11 @@ int cmd_bench(int argc, char **argv) {
         return cli_usage("bench", BENCH_USAGE,
                          "give exactly one of --inspector, --weights or --random");
     if (o.runs == 0) o.runs = pred ? 50 : train ? 5 : 50;
-    /* one BLAS thread unless asked: the published model's GEMMs are small (100 x 64 x 256), and
-     * a second thread only spins on a busy machine (17.7 ms of CPU per prediction against 5.2) */
-    dp_blas_threads(o.threads > 0 ? (int)o.threads : 1);
+    /* the engine's defaults (dp/compute.h) unless asked */
+    if (o.threads > 0) dp_threads_set((int)o.threads);
+    if (o.kernels && !dp_kernels_set(o.kernels))
+        return cli_usage("bench", BENCH_USAGE, "unknown --kernels '%s' (portable, avx2, avx512)",
+                         o.kernels);
     struct dp_inspector *insp = NULL;
     struct dp_model *own = NULL;
     const struct dp_model *m = NULL;

@@ -314,8 +314,6 @@ int cmd_explain(int argc, char **argv) {
                      &g, &unknown, &err) != DP_OK)
         goto fail;
 
-    /* One prediction's GEMMs are small: BLAS on one thread, the CPUs for occlusion workers. */
-    dp_blas_threads(1);
     /* The engine names the group; the file is ours to add. */
     const char *input = graph_path ? graph_path : grouped_path;
     if (dp_explain_compute_inspector(insp, g, metric, method, (int)threads, &e, &err) != DP_OK ||
@@ -382,7 +380,6 @@ int bench_explain(int argc, char **argv) {
         goto done;
     }
     rc = 1;
-    dp_blas_threads(1); /* as `driple explain` runs it */
     const struct dp_model *m;
     const char *model_desc;
     if (insp_opt) {

@@ -259,7 +259,6 @@ int cmd_predict(int argc, char **argv) {
                          usage_predict, &g, &unknown, &params)))
         goto done;
     rc = 1;
-    dp_blas_threads(1); /* one prediction's GEMMs are small: threads only add overhead */
     if (dp_inspector_load(ipath, &insp, &err)) { cli_fail(&err); goto done; }
     if (!setting_id[0]) snprintf(setting_id, sizeof setting_id, "%s", dp_inspector_setting(insp));
     float raw[DP_N_OUTPUTS];
@@ -391,7 +390,6 @@ int cmd_compare(int argc, char **argv) {
                          usage_compare, &g, &unknown, &params)))
         goto done;
     rc = 1;
-    dp_blas_threads(1);
     if (!(cache = calloc((size_t)n_rows + 1, sizeof *cache))) {
         dp_error_set(&err, DP_ERR_NOMEM, "compare: out of memory");
         cli_fail(&err);
@@ -879,8 +877,6 @@ int cmd_transfer(int argc, char **argv) {
     rc = 1;
     struct dp_error err = {0};
     if (dp_inspector_load(from, &base, &err)) { cli_fail(&err); goto done; }
-    /* Head mode runs single-graph embeddings and tiny head GEMMs: one BLAS thread is fastest. */
-    if (r.o.mode == DP_TRAIN_HEAD && !vs) dp_blas_threads(1);
     if (dp_dataset_load_json(dataset, &r.ds, &err)) { cli_fail(&err); goto done; }
     watch_start(&r);
     enum dp_status st = dp_transfer(base, &r.ds, &r.o, &r.insp, &r.res, &err);
@@ -1083,7 +1079,6 @@ static int inspector_eval(struct cli *c) {
     struct dp_error err = {0};
     int rc = 1, n = 0, *idx = NULL;
     dp_dataset_init(&ds, NULL);
-    dp_blas_threads(1);
     if (dp_inspector_load(path, &insp, &err) || dp_dataset_load_json(dataset, &ds, &err)) {
         cli_fail(&err);
         goto done;

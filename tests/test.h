@@ -45,6 +45,18 @@ static int test_passed, test_failed;
 
 #define REF_DIR "../shared/reference"
 
+/* max |a - b| / max(1, max |b|) over n values (NaN counts as the worst): the reference README's
+ * tolerance base. */
+static inline double test_rel_err(const float *a, const double *b, size_t n) {
+    double d = 0, mb = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double e = fabs((double)a[i] - b[i]);
+        if (!(e <= d)) d = e;
+        if (fabs(b[i]) > mb) mb = fabs(b[i]);
+    }
+    return d / (mb > 1 ? mb : 1);
+}
+
 /* Writes text to build/tests/<name> (where the test binaries' scratch files go) and returns that
  * path, in a static buffer that the next call overwrites; NULL when the file cannot be written.
  * Static inline so that a test that does not call it gets no unused-function warning. */

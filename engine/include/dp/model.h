@@ -134,11 +134,6 @@ enum dp_status dp_model_input_grad(const struct dp_model *m, const struct dp_gro
                                    const float w[DP_N_OUTPUTS], double *grad,
                                    float out[DP_N_OUTPUTS], struct dp_error *err);
 
-/* BLAS threads. OpenBLAS keeps ONE thread count for the whole process, so the engine never
- * changes it; a front end may (before starting other threads that use the engine). n <= 0 leaves
- * it as it is. Returns the count in effect afterwards. The small GEMMs of one prediction
- * (100 x 64 x 256) run best on one thread; training batches (3200 rows) gain from two. */
-int dp_blas_threads(int n);
 
 /* ---- training ---- */
 enum dp_train_mode {

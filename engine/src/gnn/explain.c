@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dp/compute.h"
+
 #define MAX_THREADS 8
 /* Groups a worker takes at a time. (Predicting a chunk as one batched forward of B's fast engine
  * measured no faster than one prediction per copy: the GRU and aggregation loops dominate, not
@@ -226,9 +228,9 @@ static enum dp_status occlusion(const struct dp_model *m, const struct dp_groupe
     struct occl_job job = {.m = m, .g = g, .w = w, .base = e->value, .e = e, .st = DP_OK};
     if (pthread_mutex_init(&job.mu, NULL) != 0)
         return dp_error_set(err, DP_ERR_NOMEM, "explain: cannot create a mutex");
-    /* Automatic: one worker per CPU, but only when BLAS runs on one thread; worker threads on
-     * top of a multi-threaded OpenBLAS oversubscribe the CPUs (measured 10x slower). */
-    if (n_threads <= 0) n_threads = dp_blas_threads(0) > 1 ? 1 : auto_threads();
+    /* Automatic: one worker per CPU, but only when a prediction runs on one thread; workers on
+     * top of the engine's own threads would oversubscribe the CPUs. */
+    if (n_threads <= 0) n_threads = dp_threads() > 1 ? 1 : auto_threads();
     if (n_threads > MAX_THREADS) n_threads = MAX_THREADS;
     int chunks = (g->n_groups + OCCL_CHUNK - 1) / OCCL_CHUNK;
     if (n_threads > chunks) n_threads = chunks;

@@ -310,13 +310,13 @@ static enum dp_status check_graph(const struct dp_model *m, const struct dp_grou
 static enum dp_status fast_one(const struct dp_model *m, const struct dp_grouped *g, float *emb,
                                float *out, struct dp_error *err) {
     struct dp_fx_batch b;
-    struct dp_fx_work w;
-    memset(&w, 0, sizeof w);
+    struct dp_fx_work *w = dp_fx_thread_work();
+    if (!w) return dp_error_set(err, DP_ERR_NOMEM, "predict: out of memory");
     const struct dp_grouped *gs[1] = {g};
     enum dp_status st = dp_fx_batch_build(m, gs, 1, &b, err);
     if (st) return st;
-    st = dp_fx_forward(m, &b, &w, false, emb, out, err);
-    dp_fx_work_free(&w);
+    st = dp_fx_forward(m, &b, w, false, emb, out, err);
+    dp_fx_thread_work_done(w);
     dp_fx_batch_free(&b);
     return st;
 }
@@ -353,16 +353,16 @@ enum dp_status dp_model_input_grad(const struct dp_model *m, const struct dp_gro
     if (!dx) return dp_error_set(err, DP_ERR_NOMEM, "input_grad: out of memory");
     float o[DP_N_OUTPUTS];
     struct dp_fx_batch b;
-    struct dp_fx_work wk;
-    memset(&wk, 0, sizeof wk);
+    struct dp_fx_work *wk = dp_fx_thread_work();
     const struct dp_grouped *gs[1] = {g};
-    st = dp_fx_batch_build(m, gs, 1, &b, err);
+    st = wk ? dp_fx_batch_build(m, gs, 1, &b, err)
+            : dp_error_set(err, DP_ERR_NOMEM, "input_grad: out of memory");
     if (!st) {
-        st = dp_fx_forward(m, &b, &wk, true, NULL, o, err);
-        if (!st) st = dp_fx_backward(m, &b, &wk, w, NULL, true, dx, err);
+        st = dp_fx_forward(m, &b, wk, true, NULL, o, err);
+        if (!st) st = dp_fx_backward(m, &b, wk, w, NULL, true, dx, err);
+        dp_fx_thread_work_done(wk);
         dp_fx_batch_free(&b);
     }
-    dp_fx_work_free(&wk);
     if (!st) {
         for (int i = 0; i < N; i++)
             for (int f = 0; f < F; f++)

@@ -1,12 +1,19 @@
 /* model_train.c: training the inspector network: MSE loss over a batch, gradients from the fast
  * engine (graphs of equal layer and step count run as one stacked batch), and
  * PyTorch's Adam with L2 weight decay added to the gradient. Modes: every parameter, the head only
- * (the published transfer learning), or the head plus the reused layer and the GRU. */
+ * (the published transfer learning), or the head plus the reused layer and the GRU.
+ * Threads: a batch's sub-batches are shared out among the threads of one region (pool.h), each
+ * with its own work buffers and gradient sums, added up in thread order afterwards (so that a
+ * step's result depends on the thread count only through float rounding). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp/compute.h"
 #include "model_impl.h"
+#include "pool.h"
+
+#define TRAIN_THREADS 64 /* at most, as the pool */
 
 /* Graphs per stacked sub-batch (gradients accumulate over sub-batches): small enough that a
  * sub-batch's activations stay in cache; 4 measured fastest on 100-group graphs (425 ms of CPU per
@@ -31,7 +38,8 @@ struct dp_trainer {
     bool                has_grad[DP_MODEL_MAX_PARAMS];
     float              *grad, *mom, *var; /* n_data each, same offsets as the model */
     long                steps;
-    struct dp_fx_work   work;
+    struct dp_fx_work   work[TRAIN_THREADS];  /* one per thread */
+    float              *tgrad[TRAIN_THREADS]; /* threads 1..: their gradient sums (n_data) */
 };
 
 enum dp_status dp_trainer_init(struct dp_model *m, enum dp_train_mode mode,
@@ -65,7 +73,10 @@ enum dp_status dp_trainer_init(struct dp_model *m, enum dp_train_mode mode,
 
 void dp_trainer_free(struct dp_trainer *t) {
     if (!t) return;
-    dp_fx_work_free(&t->work);
+    for (int k = 0; k < TRAIN_THREADS; k++) {
+        dp_fx_work_free(&t->work[k]);
+        free(t->tgrad[k]);
+    }
     free(t->grad);
     free(t->mom);
     free(t->var);
@@ -104,22 +115,99 @@ static int cmp_key(const void *a, const void *b) {
     return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
-/* Loss and (when grads != NULL) gradients over n graphs. dout scale: 2 / (n x n_out). */
-static enum dp_status run_batch(const struct dp_model *m, struct dp_fx_work *work,
-                                const struct dp_grouped *const *graphs, int n,
-                                const float *targets, float *const *grads, bool body,
-                                double *loss, struct dp_error *err) {
+/* One batch over the threads of a region: graphs sorted by size (order: index pairs), cut into
+ * sub-batches of equal-sized graphs (sub: first position, count). */
+struct batch_run {
+    const struct dp_model            *m;
+    const struct dp_grouped *const   *graphs;
+    const float                      *targets;
+    const long                       *order;
+    const int                        *sub;
+    int                               n_sub;
+    double                            scale;
+    bool                              body;
+    float *const                     *grads;  /* thread 0's table, NULL entries: none */
+    float *const                     *tbuf;   /* thread k's gradient buffer (k >= 1) */
+    struct dp_fx_work                *work;   /* one per thread */
+    double                            loss[TRAIN_THREADS];
+    enum dp_status                    st[TRAIN_THREADS];
+    struct dp_error                   err[TRAIN_THREADS];
+};
+
+/* A thread's sub-batches: forward, loss, and (with gradients) backward into its own sums. */
+static void batch_region(void *ctx, int tid, int nt, struct dp_pool_region *reg) {
+    (void)reg;
+    struct batch_run *r = ctx;
+    const struct dp_model *m = r->m;
     const int O = m->arch.n_out;
-    const double scale = 2.0 / ((double)n * O);
+    int s0, s1;
+    dp_pool_share(r->n_sub, tid, nt, &s0, &s1);
+    float *grads[DP_MODEL_MAX_PARAMS];
+    bool any = false;
+    for (int i = 0; i < m->n_params; i++) {
+        grads[i] = !r->grads || !r->grads[i] ? NULL
+                   : tid == 0               ? r->grads[i]
+                                            : r->tbuf[tid] + m->p[i].off;
+        any |= grads[i] != NULL;
+    }
+    if (tid > 0 && any) memset(r->tbuf[tid], 0, m->n_data * sizeof *r->tbuf[tid]);
+    int most = 1;
+    for (int c = s0; c < s1; c++) most = r->sub[2 * c + 1] > most ? r->sub[2 * c + 1] : most;
+    float *out = malloc((size_t)most * O * 2 * sizeof *out), *dout = out + (size_t)most * O;
+    float *emb = malloc((size_t)most * 2 * m->arch.hidden * sizeof *emb);
+    float *act = malloc(dp_fx_head_act_size(m, most) * sizeof *act);
+    const struct dp_grouped **sub = malloc((size_t)most * sizeof *sub);
     double sum = 0;
     enum dp_status st = DP_OK;
-    float *out = malloc((size_t)n * O * sizeof *out), *dout = malloc((size_t)n * O * sizeof *dout);
+    if (!out || !emb || !act || !sub) st = dp_error_set(&r->err[tid], DP_ERR_NOMEM, "train: out of memory");
+    for (int c = s0; c < s1 && !st; c++) {
+        const int first = r->sub[2 * c], B = r->sub[2 * c + 1];
+        for (int k = 0; k < B; k++) sub[k] = r->graphs[r->order[2 * (first + k) + 1]];
+        struct dp_fx_batch b;
+        if ((st = dp_fx_batch_build(m, sub, B, &b, &r->err[tid]))) break;
+        /* head-only gradients need no saved body: keep the embeddings, redo the head */
+        const bool save = any && r->body;
+        st = dp_fx_forward(m, &b, &r->work[tid], save, emb, out, &r->err[tid]);
+        if (!st) {
+            for (int k = 0; k < B; k++) {
+                const int gi = (int)r->order[2 * (first + k) + 1];
+                for (int o = 0; o < O; o++) {
+                    double d = (double)out[k * O + o] - r->targets[(size_t)gi * O + o];
+                    sum += d * d;
+                    dout[k * O + o] = (float)(r->scale * d);
+                }
+            }
+            if (save) {
+                st = dp_fx_backward(m, &b, &r->work[tid], dout, grads, r->body, NULL,
+                                    &r->err[tid]);
+            } else if (any) {
+                dp_fx_head(m, B, emb, out, act);
+                if (dp_fx_head_backward(m, B, emb, act, dout, grads, NULL))
+                    st = dp_error_set(&r->err[tid], DP_ERR_NOMEM, "train: out of memory");
+            }
+        }
+        dp_fx_batch_free(&b);
+    }
+    free(out);
+    free(emb);
+    free(act);
+    free(sub);
+    r->loss[tid] = sum;
+    r->st[tid] = st;
+}
+
+/* Loss and (when grads != NULL) gradients over n graphs, on up to dp_threads() threads; work
+ * holds a work buffer per thread and tbuf (when grads != NULL) a gradient buffer for each thread
+ * but the first. dout scale: 2 / (n x n_out). */
+static enum dp_status run_batch(const struct dp_model *m, struct dp_fx_work *work,
+                                float *const *tbuf, const struct dp_grouped *const *graphs,
+                                int n, const float *targets, float *const *grads, bool body,
+                                double *loss, struct dp_error *err) {
+    const int O = m->arch.n_out;
+    enum dp_status st = DP_OK;
     long *order = malloc((size_t)n * 2 * sizeof *order);
-    const struct dp_grouped **sub = malloc((size_t)n * sizeof *sub);
-    const int chunk = n < TRAIN_CHUNK ? n : TRAIN_CHUNK;
-    float *emb = malloc((size_t)chunk * 2 * m->arch.hidden * sizeof *emb);
-    float *act = malloc(dp_fx_head_act_size(m, chunk) * sizeof *act);
-    if (!out || !dout || !order || !sub || !emb || !act) {
+    int *sub = malloc((size_t)n * 2 * sizeof *sub);
+    if (!order || !sub) {
         st = dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
         goto done;
     }
@@ -133,52 +221,58 @@ static enum dp_status run_batch(const struct dp_model *m, struct dp_fx_work *wor
         order[2 * i + 1] = i;
     }
     qsort(order, (size_t)n, 2 * sizeof *order, cmp_key);
-    int i = 0;
-    while (i < n) {
-        int j = i + 1;
+    int n_sub = 0;
+    for (int i = 0, j; i < n; i = j) {
+        j = i + 1;
         const int ni = graphs[order[2 * i + 1]]->n_groups;
         /* fewer graphs per sub-batch when their saved activations would pass ~256 MB */
         const double per_graph = 8.0 * dp_arch_n_layers(&m->arch, ni) * ni * m->arch.hidden;
         int cap = (int)(64e6 / (per_graph > 1 ? per_graph : 1));
         cap = cap < 1 ? 1 : cap > TRAIN_CHUNK ? TRAIN_CHUNK : cap;
         while (j < n && j - i < cap && graphs[order[2 * j + 1]]->n_groups == ni) j++;
-        const int B = j - i;
-        for (int k = 0; k < B; k++) sub[k] = graphs[order[2 * (i + k) + 1]];
-        struct dp_fx_batch b;
-        if ((st = dp_fx_batch_build(m, sub, B, &b, err))) goto done;
-        /* head-only gradients need no saved body: keep the embeddings, redo the head */
-        const bool save = grads && body;
-        st = dp_fx_forward(m, &b, work, save, emb, out, err);
-        if (!st) {
-            for (int k = 0; k < B; k++) {
-                const int gi = (int)order[2 * (i + k) + 1];
-                for (int o = 0; o < O; o++) {
-                    double d = (double)out[k * O + o] - targets[(size_t)gi * O + o];
-                    sum += d * d;
-                    dout[k * O + o] = (float)(scale * d);
-                }
-            }
-            if (save) {
-                st = dp_fx_backward(m, &b, work, dout, grads, body, NULL, err);
-            } else if (grads) {
-                dp_fx_head(m, B, emb, out, act);
-                if (dp_fx_head_backward(m, B, emb, act, dout, grads, NULL))
-                    st = dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
-            }
-        }
-        dp_fx_batch_free(&b);
-        if (st) goto done;
-        i = j;
+        sub[2 * n_sub] = i;
+        sub[2 * n_sub + 1] = j - i;
+        n_sub++;
     }
-    *loss = sum / ((double)n * O);
+    struct batch_run *r = calloc(1, sizeof *r);
+    if (!r) {
+        st = dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
+        goto done;
+    }
+    *r = (struct batch_run){.m = m, .graphs = graphs, .targets = targets, .order = order,
+                            .sub = sub, .n_sub = n_sub, .scale = 2.0 / ((double)n * O),
+                            .body = body, .grads = grads, .tbuf = tbuf, .work = work};
+    /* one thread per sub-batch at most; with a single one, its forward splits rows instead */
+    const int want = n_sub < dp_threads() ? n_sub : dp_threads();
+    dp_pool_run(want, batch_region, r);
+    double sum = 0;
+    for (int k = 0; k < want; k++) {
+        if (r->st[k] && !st) {
+            st = r->st[k];
+            if (err) *err = r->err[k];
+        }
+        sum += r->loss[k];
+        if (k > 0 && grads && !r->st[k])
+            for (int i = 0; i < m->n_params; i++)
+                if (grads[i])
+                    for (size_t q = 0; q < m->p[i].size; q++)
+                        grads[i][q] += tbuf[k][m->p[i].off + q];
+    }
+    free(r);
+    if (!st) *loss = sum / ((double)n * O);
 done:
-    free(emb);
-    free(act);
-    free(out);
-    free(dout);
     free(order);
     free(sub);
     return st;
+}
+
+/* Gradient buffers for threads 1 .. dp_threads() - 1 (kept across steps). */
+static enum dp_status thread_grads(struct dp_trainer *t, struct dp_error *err) {
+    const int nt = dp_threads() < TRAIN_THREADS ? dp_threads() : TRAIN_THREADS;
+    for (int k = 1; k < nt; k++)
+        if (!t->tgrad[k] && !(t->tgrad[k] = malloc((t->m->n_data + 16) * sizeof *t->tgrad[k])))
+            return dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
+    return DP_OK;
 }
 
 static void grad_table(struct dp_trainer *t, float **grads, bool head_only) {
@@ -199,7 +293,8 @@ enum dp_status dp_trainer_step(struct dp_trainer *t, const struct dp_grouped *co
     bool body = false;
     for (int i = 0; i < t->m->n_params; i++) body |= grads[i] && !t->m->p[i].head;
     double l = 0;
-    enum dp_status st = run_batch(t->m, &t->work, graphs, n, targets, grads, body, &l, err);
+    enum dp_status st = thread_grads(t, err);
+    if (!st) st = run_batch(t->m, t->work, t->tgrad, graphs, n, targets, grads, body, &l, err);
     if (st) return st;
     if (loss) *loss = (float)l;
     if (step) adam_step(t);
@@ -242,11 +337,12 @@ enum dp_status dp_trainer_step_head(struct dp_trainer *t, const float *emb, int 
 enum dp_status dp_model_loss(const struct dp_model *m, const struct dp_grouped *const *graphs,
                              int n, const float *targets, float *loss, struct dp_error *err) {
     if (n < 1) return dp_error_set(err, DP_ERR_INVALID, "loss: no graphs");
-    struct dp_fx_work w;
-    memset(&w, 0, sizeof w);
+    struct dp_fx_work *w = calloc(TRAIN_THREADS, sizeof *w);
+    if (!w) return dp_error_set(err, DP_ERR_NOMEM, "loss: out of memory");
     double l = 0;
-    enum dp_status st = run_batch(m, &w, graphs, n, targets, NULL, false, &l, err);
-    dp_fx_work_free(&w);
+    enum dp_status st = run_batch(m, w, NULL, graphs, n, targets, NULL, false, &l, err);
+    for (int k = 0; k < TRAIN_THREADS; k++) dp_fx_work_free(&w[k]);
+    free(w);
     if (!st) *loss = (float)l;
     return st;
 }

@@ -16,6 +16,7 @@
 
 #include "dataset_impl.h"
 #include "dp/clock.h"
+#include "dp/compute.h" /* dp_threads: embedding workers */
 #include "dp/zoo.h" /* dp_zoo_family: hold-out groups */
 
 #define EMBED_MAX_THREADS 16
@@ -646,14 +647,14 @@ static void *embed_worker(void *arg) {
 }
 
 /* Embeds every trainable sample (the model is immutable: threads share it). One worker per CPU
- * when BLAS runs on one thread; on top of a multi-threaded BLAS, only the calling thread. */
+ * when a prediction runs on one thread; on top of the engine's own threads, only the calling one. */
 static enum dp_status embed_all(const struct dp_model *m, const struct dp_dataset *ds, float *emb,
                                 int E, struct dp_error *err) {
     struct embed_job j = {.m = m, .ds = ds, .emb = emb, .E = E, .next = 0, .st = DP_OK};
     if (pthread_mutex_init(&j.mu, NULL) != 0)
         return dp_error_set(err, DP_ERR_NOMEM, "transfer: cannot create a mutex");
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int n_threads = dp_blas_threads(0) > 1 ? 1 : (int)(ncpu < 1 ? 1 : ncpu);
+    int n_threads = dp_threads() > 1 ? 1 : (int)(ncpu < 1 ? 1 : ncpu);
     if (n_threads > EMBED_MAX_THREADS) n_threads = EMBED_MAX_THREADS;
     if (n_threads > ds->n_samples) n_threads = ds->n_samples > 0 ? ds->n_samples : 1;
     pthread_t tid[EMBED_MAX_THREADS];
