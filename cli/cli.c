@@ -1,12 +1,16 @@
-/* cli.c: option lookup and the error/usage exits shared by the subcommands. */
+/* cli.c: option lookup, the error/usage exits shared by the subcommands, and the signals that
+ * end a command (which take its unfinished output files with them). */
 #include "cli.h"
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "dp/files.h"
 
 bool cli_init(struct cli *c, int argc, char **argv, const char *cmd) {
     c->argc = argc;
@@ -126,4 +130,34 @@ int cli_usage(const char *cmd, const char *usage, const char *fmt, ...) {
     va_end(ap);
     fprintf(stderr, "\nusage: %s\n", usage);
     return 2;
+}
+
+/* Every signal whose default action ends the process and that a handler may catch (SIGKILL and
+ * SIGSTOP cannot be; the crash signals are left to die as they do). */
+static const int ending_signals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM, SIGPIPE,   SIGALRM,
+                                     SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF};
+
+static void (*volatile g_also)(void);
+
+void cli_signals_also(void (*fn)(void)) { g_also = fn; }
+
+void cli_die_of_signal(int sig) {
+    dp_out_remove_pending(); /* async-signal-safe, as g_also must be */
+    void (*also)(void) = g_also;
+    if (also) also();
+    signal(sig, SIG_DFL);
+    raise(sig); /* delivered when this handler returns: the process ends by sig, as it would */
+}
+
+void cli_signals_install(void) {
+    for (size_t i = 0; i < sizeof ending_signals / sizeof ending_signals[0]; i++) {
+        struct sigaction old;
+        /* a signal ignored by whoever started us (nohup, a shell's trap '' PIPE) stays ignored */
+        if (sigaction(ending_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = cli_die_of_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(ending_signals[i], &sa, NULL);
+    }
 }

@@ -43,4 +43,15 @@ int cli_usage(const char *cmd, const char *usage, const char *fmt, ...)
 #endif
     ;
 
+/* Makes every catchable signal that ends the process (SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+ * SIGPIPE, SIGALRM, SIGUSR1/2, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF; not those ignored at start)
+ * run cli_die_of_signal. main() calls it first. */
+void cli_signals_install(void);
+/* The handler: removes the temporary files of writes in progress (dp_out_remove_pending), then
+ * ends the process by sig. A command that catches a signal for a while hands it back to this. */
+void cli_die_of_signal(int sig);
+/* Makes cli_die_of_signal also run fn (async-signal-safe; NULL: nothing), as the explorer's
+ * terminal restore. */
+void cli_signals_also(void (*fn)(void));
+
 #endif

@@ -1,5 +1,6 @@
 /* cmd.h: the `driple` subcommands. Each takes the arguments after its own name and returns the
- * process exit status (0 ok, 1 error, 2 usage). One file per family: cmd_<family>.c. */
+ * process exit status (0 ok, 1 error, 2 usage). One file per command: cmd_<command>.c (a
+ * command's subcommands live with it). */
 #ifndef DRIPLE_CMD_H
 #define DRIPLE_CMD_H
 
@@ -10,12 +11,12 @@ int cmd_simulate(int argc, char **argv);  /* cmd_sim.c */
 int cmd_trace(int argc, char **argv);     /* cmd_sim.c: extract */
 int cmd_calibrate(int argc, char **argv); /* cmd_sim.c */
 int cmd_dataset(int argc, char **argv);   /* cmd_dataset.c: build | eval | add */
-int cmd_dataset_add(int argc, char **argv); /* cmd_record.c: dataset add */
-int cmd_train(int argc, char **argv);     /* cmd_model.c */
-int cmd_transfer(int argc, char **argv);  /* cmd_model.c */
-int cmd_predict(int argc, char **argv);   /* cmd_model.c */
-int cmd_compare(int argc, char **argv);   /* cmd_model.c */
-int cmd_inspector(int argc, char **argv); /* cmd_model.c: info | import-torch | import-json */
+int cmd_dataset_build(int argc, char **argv); /* cmd_dataset_build.c: dataset build */
+int cmd_train(int argc, char **argv);     /* cmd_train.c */
+int cmd_transfer(int argc, char **argv);  /* cmd_transfer.c */
+int cmd_predict(int argc, char **argv);   /* cmd_predict.c */
+int cmd_compare(int argc, char **argv);   /* cmd_compare.c */
+int cmd_inspector(int argc, char **argv); /* cmd_inspector.c: info | import-* | eval */
 int cmd_bench(int argc, char **argv);     /* cmd_bench.c: predict | train | transfer | coarsen */
 int cmd_explain(int argc, char **argv);   /* cmd_explain.c */
 int cmd_record(int argc, char **argv);    /* cmd_record.c */

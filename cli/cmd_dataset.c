@@ -1,518 +1,257 @@
-/* cmd_dataset.c: `driple dataset build` sweeps zoo models x batch sizes x optimizers, coarsens
- * each training graph once (grouping depends only on structure), recomputes the features per
- * batch, simulates every job on every chosen setting (pthreads) and writes one driple-dataset/1
- * per setting, its labels marked simulated. (`dataset add` is cmd_record.c's.) */
+/* cmd_dataset.c: `driple dataset`: `build` (cmd_dataset_build.c: datasets from the simulator),
+ * `add` (a measured sample: a graph and the labels of its recorded traces, appended to a
+ * driple-dataset/1 file) and `eval` (`inspector eval`'s). */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
-#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmd.h"
 #include "cmd_util.h"
-#include "dp/clock.h"
-#include "dp/coarsen.h"
 #include "dp/dataset.h"
-#include "dp/settings.h"
-#include "dp/sim.h"
-#include "dp/zoo.h"
+#include "dp/session.h"
+#include "dp/trace.h"
 
-#define BUILD_USAGE                                                                             \
-    "driple dataset build [--settings FILE] [--setting ID] --out DIR [--graphs N] [--jobs J]\n" \
-    "       [--seed S] [--models a,b,...] [--optimizers sgd,momentum,adam] [--groups K]\n"       \
-    "       [--weights FILE] [--gpus FILE] [--cost-features] [--json]\n"                         \
-    "  jobs: zoo models x batch sizes (the model's default x 1/16 .. 6) x optimizers, in a\n"   \
-    "  seeded order spread over the models; each setting keeps the first N (default 320) jobs\n" \
-    "  that fit in its GPU's memory. Labels are SIMULATED (driple simulate).\n"             \
-    "  --cost-features also stores each group's FLOPs, bytes and parameter bytes (for driple\n" \
-    "  train --cost-features)."
 #define DATASET_USAGE                                                                           \
     "driple dataset build ... (datasets from the simulator)\n"                                  \
     "       dataset add ... (a measured job: see driple dataset add --help)\n"                    \
     "       dataset eval M.json --dataset D.json [--json] (an inspector's error on a dataset)"
 
-static const double batch_factors[] = {0.0625, 0.125, 0.25, 0.375, 0.5, 0.75, 1, 1.5, 2, 3, 4, 6};
-#define N_FACTORS ((int)(sizeof batch_factors / sizeof batch_factors[0]))
-#define MAX_GRAPHS 4096
+/* ---- driple dataset add ------------------------------------------------------------------- */
 
-/* One training graph: a model with an optimizer and a precision, coarsened once. */
-struct gkey {
-    const struct dp_zoo_info *model;
-    enum dp_optimizer         opt;
-    enum dp_precision         prec;
-    struct dp_graph          *g;
-    struct dp_partition      *part;
-};
+static const char add_usage[] =
+    "driple dataset add --dataset D.json --graph G --setting ID [--batch N] [--threshold F]\n"
+    "                     [--exported-batch N] [--groups K] [--seed S] [--optimizer O]\n"
+    "                     [--precision P] [--job-name N] [--where TEXT] [--when ISO8601] TRACE...\n"
+    "  Appends a measured sample: G coarsened (K groups, seed S; defaults 100 and 42) with its\n"
+    "  features at batch N (default: the graph's), and the 12 labels of the traces (an\n"
+    "  nvidia-smi GPU CSV and/or a network counter CSV, or a `driple record` PREFIX for both).\n"
+    "  The dataset is created for ID when it does not exist. Source: \"measured\", where = this\n"
+    "  host's name, when = the first trace's modification time (UTC), unless given.";
 
-struct job {
-    const struct dp_zoo_info *model;
-    enum dp_optimizer         opt;
-    int64_t                   batch;
-    int                       key[2]; /* graph per precision (-1: not needed) */
-};
-
-struct build {
-    const struct dp_settings  *settings;
-    const struct dp_gpu_catalog *cat;
-    const struct dp_op_weights *weights;
-    int                *chosen;   /* indices of the settings built */
-    int                 n_chosen;
-    struct gkey        *keys;
-    int                 n_keys;
-    struct job         *jobs;
-    int                 n_jobs;
-    struct dp_grouped **grouped;  /* [job][prec] */
-    double             *labels;   /* [job][chosen][12] */
-    unsigned char      *oom;      /* [job][chosen] */
-    uint64_t            seed;
-    int                 groups;
-    bool                cost;     /* keep the cost features in the samples' grouped graphs */
-    /* work queue */
-    pthread_mutex_t     mu;
-    int                 next;
-    int                 done;
-    bool                failed;
-    struct dp_error     err;
-};
-
-static int take(struct build *b, int limit) {
-    pthread_mutex_lock(&b->mu);
-    int i = b->failed || b->next >= limit ? -1 : b->next++;
-    pthread_mutex_unlock(&b->mu);
-    return i;
-}
-
-static void fail_with(struct build *b, const struct dp_error *err) {
-    pthread_mutex_lock(&b->mu);
-    if (!b->failed) {
-        b->failed = true;
-        b->err = *err;
-    }
-    pthread_mutex_unlock(&b->mu);
-}
-
-/* Phase 1: build and coarsen each graph. */
-static void *build_graphs(void *arg) {
-    struct build *b = arg;
-    int i;
-    while ((i = take(b, b->n_keys)) >= 0) {
-        struct gkey *k = &b->keys[i];
-        struct dp_error err = {0};
-        struct dp_zoo_opts zo;
-        dp_zoo_opts_default(&zo);
-        zo.optimizer = k->opt;
-        zo.precision = k->prec;
-        struct dp_coarsen_opts co = {b->groups, DP_DEFAULT_SEED, 0};
-        if (dp_zoo_build(k->model->name, &zo, &k->g, &err) ||
-            dp_coarsen(k->g, &co, &k->part, &err)) {
-            fail_with(b, &err);
-            break;
+/* Expands a `driple record` prefix into its traces; other arguments stay as they are. */
+static int expand_traces(struct cli *c, char paths[][PATH_MAX], int cap) {
+    int n = 0;
+    for (int i = 0; cli_positional(c, i); i++) {
+        const char *a = cli_positional(c, i);
+        struct stat sb;
+        if (stat(a, &sb) == 0 || n >= cap) {
+            if (n < cap) snprintf(paths[n++], PATH_MAX, "%s", a);
+            continue;
         }
-    }
-    return NULL;
-}
-
-/* Drops the member names (datasets store features and edges only). */
-static void strip_members(struct dp_grouped *g) {
-    if (!g->member_start) return;
-    for (int i = 0; i < g->member_start[g->n_groups]; i++) free(g->members[i]);
-    free(g->members);
-    free(g->member_start);
-    g->members = NULL;
-    g->member_start = NULL;
-}
-
-/* Phase 2: features per job, then a simulation per chosen setting. */
-static void *run_jobs(void *arg) {
-    struct build *b = arg;
-    int j;
-    while ((j = take(b, b->n_jobs)) >= 0) {
-        struct job *jb = &b->jobs[j];
-        struct dp_error err = {0};
-        for (int p = 0; p < 2; p++) {
-            if (jb->key[p] < 0) continue;
-            const struct gkey *k = &b->keys[jb->key[p]];
-            struct dp_grouped **gg = &b->grouped[2 * j + p];
-            if (dp_features(k->g, k->part, b->weights, jb->batch, gg, NULL, &err)) {
-                fail_with(b, &err);
-                return NULL;
-            }
-            strip_members(*gg);
-            if (!b->cost) dp_grouped_drop_cost(*gg);
+        char g[PATH_MAX], ne[PATH_MAX];
+        snprintf(g, sizeof g, "%.*s.gpu.csv", PATH_MAX - 9, a);
+        snprintf(ne, sizeof ne, "%.*s.net.csv", PATH_MAX - 9, a);
+        bool hg = stat(g, &sb) == 0, hn = stat(ne, &sb) == 0;
+        if (!hg && !hn) {
+            snprintf(paths[n++], PATH_MAX, "%s", a); /* let the reader report it */
+            continue;
         }
-        for (int c = 0; c < b->n_chosen; c++) {
-            const struct dp_setting *s = &b->settings->settings[b->chosen[c]];
-            const struct gkey *k = &b->keys[jb->key[s->precision == DP_PREC_MIXED]];
-            const struct dp_gpu *gpu = dp_gpu_find(b->cat, s->gpu);
-            struct dp_sim_opts o;
-            dp_sim_opts_default(&o);
-            o.batch = jb->batch;
-            o.seed = b->seed * 1000003u + (uint64_t)j * 131u + (uint64_t)c;
-            struct dp_sim_result r;
-            if (dp_simulate(k->g, s, gpu, &o, &r, &err)) {
-                fail_with(b, &err);
-                return NULL;
-            }
-            memcpy(&b->labels[((size_t)j * b->n_chosen + c) * DP_N_LABELS], r.labels,
-                   sizeof r.labels);
-            b->oom[(size_t)j * b->n_chosen + c] = r.oom;
-            dp_sim_result_free(&r);
+        if (hg && n < cap) snprintf(paths[n++], PATH_MAX, "%s", g);
+        if (hn && n < cap) snprintf(paths[n++], PATH_MAX, "%s", ne);
+    }
+    return n;
+}
+
+/* "YYYY-MM-DDTHH:MM:SSZ", digits where the pattern has them (sscanf's %d would also take signs
+ * and spaces, letting "2026-01-01T-1:00:00Z" through), fields in range. */
+static bool valid_iso_utc(const char *s) {
+    static const char pattern[] = "dddd-dd-ddTdd:dd:ddZ";
+    if (strlen(s) != sizeof pattern - 1) return false;
+    for (size_t i = 0; pattern[i]; i++)
+        if (pattern[i] == 'd' ? !(s[i] >= '0' && s[i] <= '9') : s[i] != pattern[i]) return false;
+    int mo = atoi(s + 5), d = atoi(s + 8), h = atoi(s + 11), mi = atoi(s + 14),
+        se = atoi(s + 17);
+    return mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h <= 23 && mi <= 59 && se <= 60;
+}
+
+static int dataset_add(int argc, char **argv) {
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: %s\n", add_usage);
+            return 0;
         }
-        pthread_mutex_lock(&b->mu);
-        b->done++;
-        pthread_mutex_unlock(&b->mu);
-    }
-    return NULL;
-}
-
-static int run_threads(struct build *b, int n_threads, void *(*fn)(void *)) {
-    pthread_t th[64];
-    int started = 0;
-    b->next = 0;
-    for (int t = 1; t < n_threads && t < 64; t++)
-        if (!pthread_create(&th[started], NULL, fn, b)) started++;
-    fn(b);
-    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
-    if (b->failed) return cli_fail(&b->err);
-    return 0;
-}
-
-static bool in_list(const char *list, const char *name) {
-    if (!list) return true;
-    size_t n = strlen(name);
-    for (const char *p = list; *p;) {
-        size_t len = strcspn(p, ",");
-        if (len == n && !strncmp(p, name, n)) return true;
-        p += len;
-        if (*p == ',') p++;
-    }
-    return false;
-}
-
-/* Checks that every name in a comma list is known (model names or optimizers). */
-static const char *unknown_in(const char *list, bool models) {
-    static char bad[64];
-    if (!list) return NULL;
-    for (const char *p = list; *p;) {
-        size_t len = strcspn(p, ",");
-        snprintf(bad, sizeof bad, "%.*s", (int)(len < 63 ? len : 63), p);
-        enum dp_optimizer o;
-        if (models ? !dp_zoo_find(bad) : !dp_optimizer_parse(bad, &o)) return bad;
-        p += len;
-        if (*p == ',') p++;
-    }
-    return NULL;
-}
-
-/* Creates dir (non-empty) and its missing parents; -1 with errno set on failure. */
-static int mkdir_p(const char *dir) {
-    char buf[1024];
-    if (!*dir || snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) {
-        errno = *dir ? ENAMETOOLONG : ENOENT;
-        return -1;
-    }
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(buf, 0777) && errno != EEXIST) return -1;
-            *p = '/';
-        }
-    if (mkdir(buf, 0777) && errno != EEXIST) return -1;
-    struct stat st; /* EEXIST also covers a file of that name */
-    if (stat(buf, &st)) return -1;
-    if (!S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
-        return -1;
-    }
-    return 0;
-}
-
-static double now_s(void) { return dp_clock_ms() / 1000.0; }
-
-/* Reports an allocation failure; returns the exit status. */
-static int out_of_memory(void) {
-    fprintf(stderr, "driple: dataset build: out of memory\n");
-    return 1;
-}
-
-static int dataset_build(int argc, char **argv) {
     struct cli c;
-    if (!cli_init(&c, argc, argv, "dataset build")) return 1;
-    bool json = cli_flag(&c, "--json");
-    const char *settings_path = cli_value(&c, "--settings");
-    const char *one = cli_value(&c, "--setting");
-    const char *out_dir = cli_value(&c, "--out");
-    const char *models = cli_value(&c, "--models");
-    const char *opts_list = cli_value(&c, "--optimizers");
-    const char *weights_path = cli_value(&c, "--weights");
-    const char *gpus_path = cli_value(&c, "--gpus");
-    bool cost = cli_flag(&c, "--cost-features");
-    int64_t n_graphs = 320, n_threads = 2, seed = 1, groups = DP_DEFAULT_GROUPS;
-    bool ok = cli_int(&c, "--graphs", 1, MAX_GRAPHS, &n_graphs) &&
-              cli_int(&c, "--jobs", 1, 64, &n_threads) &&
-              cli_int(&c, "--seed", 0, INT64_MAX, &seed) &&
-              cli_int(&c, "--groups", 1, 100000, &groups);
-    ok = ok && cli_check_unused(&c);
-    cli_done(&c);
-    if (!ok) return 2;
-    if (!out_dir || !*out_dir) return cli_usage("dataset build", BUILD_USAGE, "missing --out DIR");
-    /* An empty list would select nothing and write empty datasets without complaint. */
-    if ((models && !*models) || (opts_list && !*opts_list))
-        return cli_usage("dataset build", BUILD_USAGE, "%s: empty list",
-                         models && !*models ? "--models" : "--optimizers");
-    const char *bad = unknown_in(models, true);
-    if (bad) return cli_usage("dataset build", BUILD_USAGE, "--models: unknown model \"%s\"", bad);
-    if ((bad = unknown_in(opts_list, false)))
-        return cli_usage("dataset build", BUILD_USAGE, "--optimizers: unknown optimizer \"%s\"",
-                         bad);
-
-    struct build b;
-    memset(&b, 0, sizeof b);
-    pthread_mutex_init(&b.mu, NULL);
-    b.seed = (uint64_t)seed;
-    b.groups = (int)groups;
-    b.cost = cost;
-    struct dp_gpu_catalog *cat = NULL;
-    struct dp_settings *list = NULL;
-    struct dp_op_weights *w = NULL;
+    if (!cli_init(&c, argc, argv, "dataset add")) return 1;
+    int rc = 2;
+    int64_t batch = 0, groups = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED;
+    double thr = 0;
+    struct dp_session *ss = NULL;
+    struct dp_trace *t = NULL;
+    struct dp_dataset ds;
+    dp_dataset_init(&ds, NULL);
+    char (*paths)[PATH_MAX] = NULL;
     struct dp_error err = {0};
-    int rc = 0;
-    double t0 = now_s();
-    if (dp_gpu_catalog_load_default(gpus_path, &cat, &err) ||
-        dp_settings_load_default(settings_path, cat, &list, &err) ||
-        dp_op_weights_load_default(weights_path, &w, &err)) {
-        rc = cli_fail(&err);
+
+    const char *dataset = cli_value(&c, "--dataset");
+    const char *graph = cli_value(&c, "--graph");
+    const char *setting = cli_value(&c, "--setting");
+    const char *optimizer = cli_value(&c, "--optimizer");
+    const char *precision = cli_value(&c, "--precision");
+    const char *job_name = cli_value(&c, "--job-name");
+    const char *where = cli_value(&c, "--where");
+    const char *when = cli_value(&c, "--when");
+    struct dp_import_opts io;
+    bool ok = cmd_import_opts(&c, &io);
+    ok = cli_int(&c, "--batch", 1, 1 << 20, &batch) && ok;
+    ok = cli_int(&c, "--groups", 1, 100000, &groups) && ok;
+    ok = cli_int(&c, "--seed", INT64_MIN, INT64_MAX, &seed) && ok;
+    ok = cli_double(&c, "--threshold", 1e-6, 0.999999, &thr) && ok;
+    if (!ok || c.bad) goto done;
+    if (!dataset || !graph || !setting) {
+        rc = cli_usage("dataset add", add_usage, "--dataset, --graph and --setting are required");
         goto done;
     }
-    b.settings = list;
-    b.cat = cat;
-    b.weights = w;
-    if (!(b.chosen = calloc((size_t)list->n_settings + 1, sizeof *b.chosen))) {
-        rc = out_of_memory();
+    if (!*setting || strlen(setting) >= sizeof ds.setting) {
+        rc = cli_usage("dataset add", add_usage, "--setting '%s': not a setting id", setting);
         goto done;
     }
-    for (int i = 0; i < list->n_settings; i++)
-        if (!one || !strcasecmp(list->settings[i].id, one)) b.chosen[b.n_chosen++] = i;
-    if (!b.n_chosen) {
-        if (one) fprintf(stderr, "driple: %s: no setting \"%s\"\n", list->path, one);
-        else fprintf(stderr, "driple: %s:$.settings: empty\n", list->path);
-        rc = 1;
-        goto done;
-    }
-    /* Fail now, not after minutes of simulation: GPUs without the figures the simulator needs,
-     * and an output directory that cannot be made. */
-    for (int i = 0; i < b.n_chosen; i++) {
-        const struct dp_setting *s = &list->settings[b.chosen[i]];
-        if (dp_gpu_check_sim(cat, dp_gpu_find(cat, s->gpu), &err)) {
-            fprintf(stderr, "driple: %s (setting %s in %s)\n", err.msg, s->id, list->path);
-            rc = 1;
+    struct {
+        const char *name, *val;
+        size_t cap;
+    } fields[] = {{"--optimizer", optimizer, sizeof ds.samples->job.optimizer},
+                  {"--precision", precision, sizeof ds.samples->job.precision},
+                  {"--job-name", job_name, sizeof ds.samples->job.job_name},
+                  {"--where", where, sizeof ds.samples->source.where}};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (fields[i].val && strlen(fields[i].val) >= fields[i].cap) {
+            rc = cli_usage("dataset add", add_usage, "%s: longer than %zu characters",
+                           fields[i].name, fields[i].cap - 1);
             goto done;
         }
-    }
-    if (mkdir_p(out_dir)) {
-        fprintf(stderr, "driple: %s: cannot create directory: %s\n", out_dir, strerror(errno));
-        rc = 1;
+    if (when && !valid_iso_utc(when)) {
+        rc = cli_usage("dataset add", add_usage, "--when '%s': expected YYYY-MM-DDTHH:MM:SSZ",
+                       when);
         goto done;
     }
-    bool need[2] = {false, false};
-    for (int i = 0; i < b.n_chosen; i++)
-        need[list->settings[b.chosen[i]].precision == DP_PREC_MIXED] = true;
+    enum { MAX_TRACES = 8 };
+    if (!(paths = calloc(MAX_TRACES + 1, sizeof *paths))) {
+        dp_error_set(&err, DP_ERR_NOMEM, "dataset add: out of memory");
+        goto fail;
+    }
+    int n_traces = expand_traces(&c, paths, MAX_TRACES + 1);
+    if (!cli_check_unused(&c)) goto done;
+    if (n_traces == 0) {
+        rc = cli_usage("dataset add", add_usage, "no TRACE given");
+        goto done;
+    }
+    if (n_traces > MAX_TRACES) {
+        rc = cli_usage("dataset add", add_usage, "more than %d traces", MAX_TRACES);
+        goto done;
+    }
+    rc = 1;
 
-    /* The job list: per model, its optimizer x batch combinations in a seeded order; then
-     * round-robin over the models so that any prefix covers them evenly. */
-    size_t n_models = dp_zoo_count();
-    int n_opt = 0;
-    enum dp_optimizer opts[DP_OPT_COUNT];
-    for (int o = 0; o < DP_OPT_COUNT; o++)
-        if (in_list(opts_list, dp_optimizer_name((enum dp_optimizer)o)))
-            opts[n_opt++] = (enum dp_optimizer)o;
-    const struct dp_zoo_info *mods[64];
-    int n_mod = 0;
-    for (size_t i = 0; i < n_models && n_mod < 64; i++)
-        if (in_list(models, dp_zoo_info(i)->name)) mods[n_mod++] = dp_zoo_info(i);
-    int per_model = n_opt * N_FACTORS;
-    int total = n_mod * per_model; /* the pool: every combination, simulated everywhere */
-    if (!(b.jobs = calloc((size_t)total, sizeof *b.jobs)) ||
-        !(b.keys = calloc((size_t)n_mod * n_opt * 2, sizeof *b.keys))) {
-        rc = out_of_memory();
-        goto done;
+    /* The traces first: they are the point, and the cheapest to get wrong. */
+    if (!(t = dp_trace_init("measured"))) {
+        dp_error_set(&err, DP_ERR_NOMEM, "dataset add: out of memory");
+        goto fail;
     }
-    int *order = malloc((size_t)per_model * sizeof *order);
-    if (!order) {
-        rc = out_of_memory();
-        goto done;
-    }
-    uint64_t rng = (uint64_t)seed * 0x9E3779B97F4A7C15ull + 1;
-    int *perm = malloc((size_t)n_mod * per_model * sizeof *perm);
-    if (!perm) {
-        free(order);
-        rc = out_of_memory();
-        goto done;
-    }
-    for (int m = 0; m < n_mod; m++) {
-        for (int i = 0; i < per_model; i++) order[i] = i;
-        for (int i = per_model - 1; i > 0; i--) { /* Fisher-Yates, xorshift */
-            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-            int r = (int)(rng % (uint64_t)(i + 1)), t = order[i];
-            order[i] = order[r];
-            order[r] = t;
-        }
-        memcpy(perm + (size_t)m * per_model, order, (size_t)per_model * sizeof *order);
-    }
-    free(order);
-    for (int j = 0; j < total; j++) {
-        int m = j % n_mod, i = perm[(size_t)m * per_model + j / n_mod];
-        struct job *jb = &b.jobs[j];
-        jb->model = mods[m];
-        jb->opt = opts[i / N_FACTORS];
-        double bt = (double)mods[m]->default_batch * batch_factors[i % N_FACTORS];
-        jb->batch = bt < 1 ? 1 : (int64_t)llround(bt);
-        for (int p = 0; p < 2; p++) {
-            jb->key[p] = -1;
-            if (!need[p]) continue;
-            int k;
-            for (k = 0; k < b.n_keys; k++)
-                if (b.keys[k].model == jb->model && b.keys[k].opt == jb->opt &&
-                    b.keys[k].prec == (enum dp_precision)p)
-                    break;
-            if (k == b.n_keys) {
-                b.keys[k].model = jb->model;
-                b.keys[k].opt = jb->opt;
-                b.keys[k].prec = (enum dp_precision)p;
-                b.n_keys++;
-            }
-            jb->key[p] = k;
-        }
-    }
-    free(perm);
-    b.n_jobs = total;
-    if (!(b.grouped = calloc((size_t)b.n_jobs * 2, sizeof *b.grouped)) ||
-        !(b.labels = calloc((size_t)b.n_jobs * b.n_chosen * DP_N_LABELS, sizeof *b.labels)) ||
-        !(b.oom = calloc((size_t)b.n_jobs * b.n_chosen, 1))) {
-        rc = out_of_memory();
-        goto done;
+    const char *tr[MAX_TRACES];
+    for (int i = 0; i < n_traces; i++) tr[i] = paths[i];
+    if (dp_trace_read_merged(tr, n_traces, t, &err) != DP_OK) goto fail;
+    double lab[DP_N_OUTPUTS];
+    unsigned missing = 0;
+    dp_trace_labels(t, thr, lab, &missing);
+    if ((missing & 0xfu) == 0xfu) {
+        dp_error_set(&err, DP_ERR_INVALID, "%s: no GPU or network samples", paths[0]);
+        goto fail;
     }
 
-    if (!json)
-        fprintf(stderr, "dataset build: a pool of %d jobs (%d models x %d optimizers x %d batch "
-                        "sizes), %d graphs to coarsen, %d setting(s), %lld thread(s), %lld jobs "
-                        "kept per setting\n",
-                b.n_jobs, n_mod, n_opt, N_FACTORS, b.n_keys, b.n_chosen, (long long)n_threads,
-                (long long)n_graphs);
-    if ((rc = run_threads(&b, (int)n_threads, build_graphs))) goto done;
-    double t1 = now_s();
-    if ((rc = run_threads(&b, (int)n_threads, run_jobs))) goto done;
-    double t2 = now_s();
+    /* The dataset: appended to when it exists, created for the setting otherwise. */
+    struct stat sb;
+    if (stat(dataset, &sb) == 0) {
+        if (dp_dataset_load_json(dataset, &ds, &err) != DP_OK) goto fail;
+        if (ds.setting[0] && strcmp(ds.setting, setting)) {
+            dp_error_set(&err, DP_ERR_INVALID, "%s: the dataset is for setting '%s', not '%s'",
+                         dataset, ds.setting, setting);
+            goto fail;
+        }
+        if (!ds.setting[0]) snprintf(ds.setting, sizeof ds.setting, "%s", setting);
+    } else if (errno == ENOENT) {
+        dp_dataset_init(&ds, setting);
+    } else {
+        dp_error_set(&err, DP_ERR_IO, "%s: %s", dataset, strerror(errno));
+        goto fail;
+    }
 
-    char when[32];
-    time_t tnow = time(NULL);
-    struct tm tmv;
-    gmtime_r(&tnow, &tmv);
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tmv);
-    if (json) {
-        printf("{\"simulated\":true,\"out\":");
-        cmd_json_str(stdout, out_dir);
-        printf(",\"jobs\":%d,\"graphs\":%d,\"settings\":[", b.n_jobs, b.n_keys);
+    /* The graph, grouped as every other sample. */
+    if ((rc = cmd_session_open(NULL, NULL, NULL, &ss)) ||
+        (rc = cmd_session_workload(ss, graph, NULL, &io, batch, groups, seed, "dataset add",
+                                   add_usage)))
+        goto done;
+    rc = 1;
+    const struct dp_grouped *grouped = dp_session_grouped(ss);
+    const char *unknown = dp_session_unknown_ops(ss);
+    if (unknown)
+        fprintf(stderr, "driple: dataset add: %s: op types without a weight (counted 0): %s\n",
+                graph, unknown);
+
+    struct dp_sample s;
+    memset(&s, 0, sizeof s);
+    s.graph = (char *)(uintptr_t)graph;
+    s.model = grouped->graph; /* the graph's name */
+    s.batch = batch ? batch : grouped->batch;
+    s.grouped = (struct dp_grouped *)(uintptr_t)grouped; /* copied by dp_dataset_add_sample */
+    if (optimizer) snprintf(s.job.optimizer, sizeof s.job.optimizer, "%s", optimizer);
+    if (precision) snprintf(s.job.precision, sizeof s.job.precision, "%s", precision);
+    if (job_name) snprintf(s.job.job_name, sizeof s.job.job_name, "%s", job_name);
+    /* a resource the traces did not record has no labels */
+    for (int i = 0; i < DP_N_OUTPUTS; i++)
+        s.labels[i] = (missing >> (i / DP_N_STATS)) & 1u ? NAN : lab[i];
+    /* A simulator trace added here stays simulated: never present it as a measurement. */
+    snprintf(s.source.kind, sizeof s.source.kind, "%s", t->source);
+    if (where) {
+        snprintf(s.source.where, sizeof s.source.where, "%s", where);
+    } else {
+        char host[64] = "unknown host";
+        if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown host");
+        host[sizeof host - 1] = '\0';
+        const char *base = strrchr(paths[0], '/');
+        snprintf(s.source.where, sizeof s.source.where, "host %.58s, %.60s", host,
+                 base ? base + 1 : paths[0]);
     }
-    for (int cc = 0; cc < b.n_chosen; cc++) {
-        const struct dp_setting *s = &list->settings[b.chosen[cc]];
-        struct dp_dataset ds;
-        dp_dataset_init(&ds, s->id);
-        int skipped = 0;
-        enum dp_status st = DP_OK;
-        for (int j = 0; j < b.n_jobs && !st && ds.n_samples < n_graphs; j++) {
-            const struct job *jb = &b.jobs[j];
-            if (b.oom[(size_t)j * b.n_chosen + cc]) {
-                skipped++;
-                continue;
-            }
-            struct dp_sample smp;
-            memset(&smp, 0, sizeof smp);
-            char gname[96], model[64];
-            snprintf(gname, sizeof gname, "zoo:%s", jb->model->name);
-            snprintf(model, sizeof model, "%s", jb->model->name);
-            smp.graph = gname;
-            smp.model = model;
-            smp.batch = jb->batch;
-            smp.grouped = b.grouped[2 * j + (s->precision == DP_PREC_MIXED)];
-            snprintf(smp.job.optimizer, sizeof smp.job.optimizer, "%s", dp_optimizer_name(jb->opt));
-            snprintf(smp.job.precision, sizeof smp.job.precision, "%s",
-                     dp_precision_name(s->precision));
-            snprintf(smp.job.data_set, sizeof smp.job.data_set, "synthetic");
-            snprintf(smp.job.sync, sizeof smp.job.sync, "sync");
-            snprintf(smp.job.hyper, sizeof smp.job.hyper, "batch=%lld", (long long)jb->batch);
-            snprintf(smp.job.job_name, sizeof smp.job.job_name, "%s-%s-b%lld", jb->model->name,
-                     dp_optimizer_name(jb->opt), (long long)jb->batch);
-            snprintf(smp.job.gpu, sizeof smp.job.gpu, "%.31s", s->gpu);
-            smp.job.input_size = jb->model->default_input;
-            memcpy(smp.labels, &b.labels[((size_t)j * b.n_chosen + cc) * DP_N_LABELS],
-                   sizeof smp.labels);
-            snprintf(smp.source.kind, sizeof smp.source.kind, "simulated");
-            snprintf(smp.source.where, sizeof smp.source.where, "driple simulate, seed %lld",
-                     (long long)seed);
-            snprintf(smp.source.when, sizeof smp.source.when, "%s", when);
-            st = dp_dataset_add_sample(&ds, &smp, &err);
-        }
-        char path[1200];
-        if (!st && snprintf(path, sizeof path, "%s/%s.json", out_dir, s->id) >= (int)sizeof path)
-            st = dp_error_set(&err, DP_ERR_INVALID, "%s/%s.json: path too long", out_dir, s->id);
-        if (!st) st = dp_dataset_save_json(&ds, path, &err);
-        int n_samples = ds.n_samples;
-        dp_dataset_free(&ds);
-        if (st) {
-            rc = cli_fail(&err);
-            if (json) printf("]}\n");
-            goto done;
-        }
-        if (json) {
-            printf("%s{\"id\":", cc ? "," : "");
-            cmd_json_str(stdout, s->id);
-            printf(",\"file\":");
-            cmd_json_str(stdout, path);
-            printf(",\"samples\":%d,\"skipped_oom\":%d}", n_samples, skipped);
-        } else {
-            printf("%-28s %4d samples (simulated) %3d left out (out of memory)  %s%s\n", s->id,
-                   n_samples, skipped, path,
-                   n_samples < n_graphs ? "  (fewer than asked: the rest do not fit)" : "");
-        }
+    if (when) {
+        snprintf(s.source.when, sizeof s.source.when, "%s", when);
+    } else {
+        time_t tt = stat(paths[0], &sb) == 0 ? sb.st_mtime : time(NULL);
+        struct tm tm;
+        gmtime_r(&tt, &tm);
+        strftime(s.source.when, sizeof s.source.when, "%Y-%m-%dT%H:%M:%SZ", &tm);
     }
-    double t3 = now_s();
-    if (json)
-        printf("],\"seconds\":{\"coarsen\":%.2f,\"simulate\":%.2f,\"write\":%.2f}}\n", t1 - t0,
-               t2 - t1, t3 - t2);
-    else
-        printf("built in %.1f s (graphs + coarsening %.1f s, features + simulation %.1f s, "
-               "writing %.1f s)\n",
-               t3 - t0, t1 - t0, t2 - t1, t3 - t2);
+    if (dp_dataset_add_sample(&ds, &s, &err) != DP_OK) goto fail;
+    if (dp_dataset_save_json(&ds, dataset, &err) != DP_OK) goto fail;
+
+    printf("%s: sample %d added (setting %s, graph %s, batch %lld, %d groups; %s, %s, %s)\n",
+           dataset, ds.n_samples, ds.setting, graph, (long long)s.batch, grouped->n_groups,
+           s.source.kind, s.source.where, s.source.when);
+    for (int i = 0; i < DP_N_OUTPUTS; i++) {
+        if (isnan(s.labels[i])) printf("  %-20s missing\n", dp_outputs[i].name);
+        else printf("  %-20s %10.3f %s\n", dp_outputs[i].name, s.labels[i], dp_outputs[i].unit);
+    }
+    rc = 0;
+    goto done;
+fail:
+    rc = cli_fail(&err);
 done:
-    for (int k = 0; k < b.n_keys; k++) {
-        dp_partition_free(b.keys[k].part);
-        dp_graph_free(b.keys[k].g);
-    }
-    if (b.grouped)
-        for (int j = 0; j < 2 * b.n_jobs; j++) dp_grouped_free(b.grouped[j]);
-    free(b.grouped);
-    free(b.labels);
-    free(b.oom);
-    free(b.jobs);
-    free(b.keys);
-    free(b.chosen);
-    pthread_mutex_destroy(&b.mu);
-    dp_op_weights_free(w);
-    dp_settings_free(list);
-    dp_gpu_catalog_free(cat);
+    dp_session_free(ss);
+    free(paths);
+    dp_trace_free(t);
+    dp_dataset_free(&ds);
+    cli_done(&c);
     return rc;
 }
 
 int cmd_dataset(int argc, char **argv) {
     if (argc < 1) return cli_usage("dataset", DATASET_USAGE, "missing subcommand");
-    if (!strcmp(argv[0], "build")) return dataset_build(argc - 1, argv + 1);
-    if (!strcmp(argv[0], "add")) return cmd_dataset_add(argc - 1, argv + 1);
+    if (!strcmp(argv[0], "build")) return cmd_dataset_build(argc - 1, argv + 1);
+    if (!strcmp(argv[0], "add")) return dataset_add(argc - 1, argv + 1);
     /* One evaluation, two doors: `inspector eval` owns it. */
     if (!strcmp(argv[0], "eval")) return cmd_inspector(argc, argv);
     return cli_usage("dataset", DATASET_USAGE, "unknown subcommand \"%s\"", argv[0]);

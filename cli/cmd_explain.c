@@ -16,12 +16,15 @@
 #include "dp/explain.h"
 #include "dp/graph_io.h"
 #include "dp/inspector.h"
+#include "dp/json_out.h"
+#include "dp/metrics.h"
 #include "dp/render.h"
+#include "dp/session.h"
 #include "dp/settings.h"
 
 static const char *const usage_explain =
-    "driple explain GRAPH|--grouped FILE (--inspector M | --setting ID | --gpu NAME --ps N\n"
-    "       --workers N --network NET [--placement homo|hetero] [--precision fp32|mixed])\n"
+    "driple explain GRAPH|--grouped FILE (--inspector M | --setting ID | --gpu NAME\n"
+    "       " CMD_CLUSTER_USAGE ")\n"
     "       [--settings FILE] [--gpus FILE]\n"
     "       [--metric NAME] [--method grad|occlusion] [--batch N] [--exported-batch N]\n"
     "       [--groups K] [--seed S] [--weights FILE] [--top N] [--threads N]\n"
@@ -30,7 +33,8 @@ static const char *const usage_explain =
     "  (= gpu_util.idle + gpu_util.active, ms). Importance = |attribution| / sum of |attribution|:\n"
     "  grad: sum over the 3 features of d metric / d feature x feature; occlusion: metric minus\n"
     "  the metric with the group's features zeroed. An op type's share: each group's importance\n"
-    "  spread over its ops by their share of the group's features (see dp/explain.h).";
+    "  spread over its ops by their share of the group's features (see dp/explain.h).\n"
+    "  --svg/--png/--dot -: the drawing alone on stdout.";
 
 static const char *const usage_bench =
     "driple bench explain [GRAPH [--exported-batch N]|--grouped FILE] [--inspector M]\n"
@@ -39,25 +43,6 @@ static const char *const usage_bench =
     "       weights)";
 
 /* ---- small helpers ---- */
-
-/* The grouped graph to explain: read from grouped_path, or graph_path (read with io) coarsened
- * into k groups (op weights from weights_path or the shipped ones; *graph and *w are kept for the
- * drill-down; *unknown, when not NULL, lists op types without a weight). All outputs are owned by
- * the caller, also on failure. */
-static enum dp_status load_grouped(const char *graph_path, const char *grouped_path,
-                                   const struct dp_import_opts *io, const char *weights_path,
-                                   int k, int64_t seed, int64_t batch, struct dp_graph **graph,
-                                   struct dp_op_weights **w, struct dp_grouped **g,
-                                   char **unknown, struct dp_error *err) {
-    if (grouped_path) return dp_grouped_load_json(grouped_path, g, err);
-    enum dp_status st = dp_graph_load(graph_path, io, graph, err);
-    if (st == DP_OK) st = dp_op_weights_load_default(weights_path, w, err);
-    if (st != DP_OK) return st;
-    struct dp_coarsen_opts co = {.k = k, .seed = seed};
-    if ((st = dp_graph_group(*graph, &co, *w, batch, g, unknown, err)) != DP_OK)
-        dp_error_prefix(err, graph_path);
-    return st;
-}
 
 static void list_metrics(FILE *f) {
     fprintf(f, "known metrics:");
@@ -73,95 +58,80 @@ static bool all_zero(const struct dp_explain *e) {
     return true;
 }
 
-static void print_types_json(FILE *f, const struct dp_explain_type *t, int n) {
-    fputc('[', f);
+static void jw_types(struct dp_jw *w, const char *key, const struct dp_explain_type *t, int n) {
+    dp_jw_array(w, key);
     for (int i = 0; i < n; i++) {
-        fprintf(f, "%s{\"op\": ", i ? ", " : "");
-        cmd_json_str(f, t[i].op);
-        fprintf(f, ", \"n_ops\": %d, \"importance\": ", t[i].n_ops);
-        cmd_json_num(f, t[i].importance);
-        fputc('}', f);
+        dp_jw_object(w, NULL);
+        dp_jw_str(w, "op", t[i].op);
+        dp_jw_int(w, "n_ops", t[i].n_ops);
+        dp_jw_num(w, "importance", t[i].importance);
+        dp_jw_end(w);
     }
-    fputc(']', f);
+    dp_jw_end(w);
 }
 
-static void print_json(const struct dp_grouped *g, const struct dp_explain *e, int n_feat,
-                       const char *graph_path, const char *insp_path, const char *setting_id,
-                       const char *render_fmt, const char *render_file, const char *unknown) {
-    FILE *f = stdout;
-    fprintf(f, "{\"graph\": ");
-    cmd_json_str(f, g->graph);
-    fprintf(f, ", \"file\": ");
-    cmd_json_str(f, graph_path);
-    fprintf(f, ", \"batch\": %lld, \"n_groups\": %d, \"inspector\": ", (long long)g->batch,
-            g->n_groups);
-    cmd_json_str(f, insp_path);
-    fprintf(f, ", \"setting\": ");
-    if (setting_id[0]) cmd_json_str(f, setting_id);
-    else fputs("null", f);
-    fprintf(f, ",\n \"metric\": ");
-    cmd_json_str(f, dp_metric_name(e->metric));
-    fprintf(f, ", \"unit\": ");
-    cmd_json_str(f, dp_metric_unit(e->metric));
-    fprintf(f, ", \"value\": ");
-    cmd_json_num(f, e->value);
+/* The --json document; 0, or 1 after saying why it could not be written. */
+static int print_json(const struct dp_grouped *g, const struct dp_explain *e, int n_feat,
+                      const char *graph_path, const char *insp_path, const char *setting_id,
+                      const char *render_fmt, const char *render_file, const char *unknown) {
+    struct dp_jw *w = dp_jw_new();
+    dp_jw_str(w, "graph", g->graph);
+    dp_jw_str(w, "file", graph_path);
+    dp_jw_int(w, "batch", g->batch);
+    dp_jw_int(w, "n_groups", g->n_groups);
+    dp_jw_str(w, "inspector", insp_path);
+    dp_jw_str(w, "setting", setting_id[0] ? setting_id : NULL);
+    dp_jw_str(w, "metric", dp_metric_name(e->metric));
+    dp_jw_str(w, "unit", dp_metric_unit(e->metric));
+    dp_jw_num(w, "value", e->value);
     if (e->metric == DP_METRIC_ITERATION)
-        fprintf(f, ", \"metric_formula\": \"gpu_util.idle + gpu_util.active\"");
-    fprintf(f, ", \"method\": ");
-    cmd_json_str(f, dp_explain_method_name(e->method));
-    fprintf(f, ",\n \"importance_formula\": ");
-    cmd_json_str(f, e->method == DP_EXPLAIN_GRAD
-                    ? "|sum_f d metric/d x_f * x_f| / sum over groups"
-                    : "|metric - metric with the group's features zeroed| / sum over groups");
-    fprintf(f, ", \"all_zero\": %s", all_zero(e) ? "true" : "false");
-    if (unknown) {
-        fprintf(f, ", \"unknown_op_types\": ");
-        cmd_json_str(f, unknown);
-    }
+        dp_jw_str(w, "metric_formula", dp_derived_figures[DP_D_ITERATION_MS].formula);
+    dp_jw_str(w, "method", dp_explain_method_name(e->method));
+    dp_jw_str(w, "importance_formula",
+              e->method == DP_EXPLAIN_GRAD
+                  ? "|sum_f d metric/d x_f * x_f| / sum over groups"
+                  : "|metric - metric with the group's features zeroed| / sum over groups");
+    dp_jw_bool(w, "all_zero", all_zero(e));
+    if (unknown) dp_jw_str(w, "unknown_op_types", unknown);
     if (render_file) {
-        fprintf(f, ", \"rendered\": {\"format\": ");
-        cmd_json_str(f, render_fmt);
-        fprintf(f, ", \"file\": ");
-        cmd_json_str(f, render_file);
-        fputc('}', f);
+        dp_jw_object(w, "rendered");
+        dp_jw_str(w, "format", render_fmt);
+        dp_jw_str(w, "file", render_file);
+        dp_jw_end(w);
     }
-    fprintf(f, ",\n \"groups\": [");
+    dp_jw_array(w, "groups");
     for (int r = 0; r < e->n_groups; r++) {
         int i = e->order[r];
         const struct dp_explain_group *gr = &e->groups[i];
         int ops = gr->n_ops > 0 ? gr->n_ops : (int)lround(g->x[i * DP_N_FEATURES + 1]);
-        fprintf(f, "%s\n  {\"id\": %d, \"rank\": %d, \"importance\": ", r ? "," : "", i,
-                gr->rank + 1);
-        cmd_json_num(f, gr->importance);
-        fprintf(f, ", \"attribution\": ");
-        cmd_json_num(f, gr->attribution);
-        fprintf(f, ", \"features\": [");
-        for (int k = 0; k < n_feat; k++) { /* the published three, then any cost features */
-            if (k) fputs(", ", f);
-            cmd_json_num(f, dp_grouped_feat(g, i, k));
-        }
-        fputc(']', f);
+        dp_jw_object(w, NULL);
+        dp_jw_int(w, "id", i);
+        dp_jw_int(w, "rank", gr->rank + 1);
+        dp_jw_num(w, "importance", gr->importance);
+        dp_jw_num(w, "attribution", gr->attribution);
+        dp_jw_array(w, "features"); /* the published three, then any cost features */
+        for (int k = 0; k < n_feat; k++) dp_jw_num(w, NULL, dp_grouped_feat(g, i, k));
+        dp_jw_end(w);
         if (e->method == DP_EXPLAIN_GRAD) {
-            fprintf(f, ", \"feature_attribution\": [");
-            for (int k = 0; k < n_feat; k++) {
-                if (k) fputs(", ", f);
-                cmd_json_num(f, gr->feat_attr[k]);
-            }
-            fputc(']', f);
+            dp_jw_array(w, "feature_attribution");
+            for (int k = 0; k < n_feat; k++) dp_jw_num(w, NULL, gr->feat_attr[k]);
+            dp_jw_end(w);
         }
-        fprintf(f, ", \"ops\": %d, \"op_types\": ", ops);
-        print_types_json(f, gr->types, gr->n_types);
-        fprintf(f, ", \"members\": [");
+        dp_jw_int(w, "ops", ops);
+        jw_types(w, "op_types", gr->types, gr->n_types);
+        dp_jw_array(w, "members");
         if (g->member_start)
-            for (int j = g->member_start[i]; j < g->member_start[i + 1]; j++) {
-                if (j > g->member_start[i]) fputs(", ", f);
-                cmd_json_str(f, g->members[j]);
-            }
-        fputs("]}", f);
+            for (int j = g->member_start[i]; j < g->member_start[i + 1]; j++)
+                dp_jw_str(w, NULL, g->members[j]);
+        dp_jw_end(w);
+        dp_jw_end(w);
     }
-    fprintf(f, "],\n \"op_types\": ");
-    print_types_json(f, e->types, e->n_types);
-    fprintf(f, "}\n");
+    dp_jw_end(w);
+    jw_types(w, "op_types", e->types, e->n_types);
+    struct dp_error err = {0};
+    int rc = dp_jw_print(w, stdout, "stdout", &err) ? cli_fail(&err) : 0;
+    dp_jw_free(w);
+    return rc;
 }
 
 static void print_text(const struct dp_grouped *g, const struct dp_explain *e,
@@ -211,12 +181,8 @@ int cmd_explain(int argc, char **argv) {
     if (!cli_init(&c, argc, argv, "explain")) return 1;
     int rc = 2;
     struct dp_error err = {0};
-    struct dp_graph *graph = NULL;
-    struct dp_grouped *g = NULL;
-    struct dp_op_weights *w = NULL;
-    struct dp_inspector *insp = NULL;
+    struct dp_session *ss = NULL;
     struct dp_explain *e = NULL;
-    char *unknown = NULL;
 
     if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
         printf("usage: %s\n", usage_explain);
@@ -293,31 +259,47 @@ int cmd_explain(int argc, char **argv) {
         rc = cli_usage("explain", usage_explain, "give one of --svg, --png and --dot");
         goto done;
     }
+    if (json && ((svg && !strcmp(svg, "-")) || (png && !strcmp(png, "-")) ||
+                 (dot && !strcmp(dot, "-")))) {
+        rc = cli_usage("explain", usage_explain, "--json and a drawing to \"-\" would both go to "
+                       "stdout");
+        goto done;
+    }
     rc = 1;
 
+    if ((rc = cmd_session_open(settings_file, cl.gpus, weights_path, &ss))) goto done;
     /* The inspector first: a missing one is the commonest mistake and costs nothing to find. */
-    char insp_path[PATH_MAX + 64], setting_id[DP_NAME_MAX] = "";
+    struct dp_resolution r;
+    int i_insp;
     if (insp_opt) {
-        snprintf(insp_path, sizeof insp_path, "%s", insp_opt);
+        rc = 1;
+        if ((i_insp = dp_session_use_file(ss, insp_opt, &err)) < 0) goto fail;
+        snprintf(r.path, sizeof r.path, "%s", insp_opt);
+        r.setting_id[0] = '\0';
     } else {
         struct dp_setting st;
-        if ((rc = cmd_setting_resolve(setting, &cl, settings_file, "explain", usage_explain, &st,
-                                      insp_path, sizeof insp_path)))
+        if ((rc = cmd_session_setting(ss, setting, &cl, "explain", usage_explain, &st)) ||
+            (rc = cmd_session_inspector(ss, &st, &r)))
             goto done;
-        rc = 1;
-        snprintf(setting_id, sizeof setting_id, "%s", st.id);
+        snprintf(r.setting_id, sizeof r.setting_id, "%s", st.id);
+        i_insp = r.inspector;
     }
-    if (dp_inspector_load(insp_path, &insp, &err) != DP_OK) goto fail;
-    if (!setting_id[0]) snprintf(setting_id, sizeof setting_id, "%s", dp_inspector_setting(insp));
-
-    if (load_grouped(graph_path, grouped_path, &io, weights_path, (int)k, seed, batch, &graph, &w,
-                     &g, &unknown, &err) != DP_OK)
-        goto fail;
+    const struct dp_inspector *insp = dp_session_inspector(ss, i_insp);
+    const char *insp_path = r.path, *setting_id = r.setting_id[0] ? r.setting_id
+                                                                     : dp_inspector_setting(insp);
+    if ((rc = cmd_session_workload(ss, graph_path, grouped_path, &io, batch, k, seed, "explain",
+                                   usage_explain)))
+        goto done;
+    rc = 1;
+    const struct dp_grouped *g = dp_session_grouped(ss);
+    const struct dp_graph *graph = dp_session_graph(ss);
+    const char *unknown = dp_session_unknown_ops(ss);
 
     /* The engine names the group; the file is ours to add. */
     const char *input = graph_path ? graph_path : grouped_path;
     if (dp_explain_compute_inspector(insp, g, metric, method, (int)threads, &e, &err) != DP_OK ||
-        (graph && g->member_start && dp_explain_drill(e, g, graph, w, &err) != DP_OK)) {
+        (graph && g->member_start &&
+         dp_explain_drill(e, g, graph, dp_session_weights(ss), &err) != DP_OK)) {
         dp_error_prefix(&err, input);
         goto fail;
     }
@@ -329,26 +311,25 @@ int cmd_explain(int argc, char **argv) {
         if (dp_render_file(g, e, &ro, fmt, render_file, &err) != DP_OK) goto fail;
     }
     const int n_feat = dp_model_arch(dp_inspector_model(insp))->n_feat;
-    if (json)
-        print_json(g, e, n_feat, input, insp_path, setting_id, dp_render_format_name(fmt),
-                   render_file, unknown);
-    else {
-        print_text(g, e, insp_path, setting_id, n_feat > DP_N_FEATURES, (int)top);
-        if (render_file) printf("\nwrote %s (%s)\n", render_file, dp_render_format_name(fmt));
-        if (unknown)
-            fprintf(stderr, "driple: explain: note: op types without a weight: %s\n", unknown);
+    if (render_file && !strcmp(render_file, "-")) { /* the drawing is the output, alone */
+        rc = 0;
+        goto done;
     }
+    if (json) {
+        rc = print_json(g, e, n_feat, input, insp_path, setting_id, dp_render_format_name(fmt),
+                        render_file, unknown);
+        goto done;
+    }
+    print_text(g, e, insp_path, setting_id, n_feat > DP_N_FEATURES, (int)top);
+    if (render_file) printf("\nwrote %s (%s)\n", render_file, dp_render_format_name(fmt));
+    if (unknown) fprintf(stderr, "driple: explain: note: op types without a weight: %s\n", unknown);
     rc = 0;
     goto done;
 fail:
     rc = cli_fail(&err);
 done:
-    free(unknown);
     dp_explain_free(e);
-    dp_inspector_free(insp);
-    dp_op_weights_free(w);
-    dp_grouped_free(g);
-    dp_graph_free(graph);
+    dp_session_free(ss);
     cli_done(&c);
     return rc;
 }
@@ -360,9 +341,7 @@ int bench_explain(int argc, char **argv) {
     if (!cli_init(&c, argc, argv, "bench explain")) return 1;
     int rc = 2;
     struct dp_error err = {0};
-    struct dp_graph *graph = NULL;
-    struct dp_grouped *g = NULL;
-    struct dp_op_weights *w = NULL;
+    struct dp_session *ss = NULL;
     struct dp_inspector *insp = NULL;
     struct dp_model *model = NULL;
     const char *grouped_path = cli_value(&c, "--grouped");
@@ -393,14 +372,16 @@ int bench_explain(int argc, char **argv) {
         m = model;
         model_desc = "published GCN architecture, seeded random weights";
     }
+    if ((rc = cmd_session_open(NULL, NULL, NULL, &ss))) goto done;
     if (grouped_path || graph_path) {
-        if (load_grouped(graph_path, grouped_path, &io, NULL, (int)k, DP_DEFAULT_SEED, 0, &graph,
-                         &w, &g, NULL, &err) != DP_OK)
-            goto fail;
-    } else if (!(g = cmd_synthetic_grouped((int)k, 1))) {
-        dp_error_set(&err, DP_ERR_NOMEM, "bench explain: out of memory");
+        if ((rc = cmd_session_workload(ss, graph_path, grouped_path, &io, 0, k, DP_DEFAULT_SEED,
+                                       "bench explain", usage_bench)))
+            goto done;
+    } else if (dp_session_set_grouped(ss, cmd_synthetic_grouped((int)k, 1), "synthetic", &err)) {
         goto fail;
     }
+    rc = 1;
+    const struct dp_grouped *g = dp_session_grouped(ss);
 
     double *t = calloc((size_t)repeat, sizeof *t);
     if (!t) {
@@ -438,14 +419,24 @@ int bench_explain(int argc, char **argv) {
     if (used > g->n_groups) used = g->n_groups;
     const struct dp_arch *arch = dp_model_arch(m);
     if (json) {
-        printf("{\"bench\": \"explain\", \"graph\": ");
-        cmd_json_str(stdout, graph_path ? graph_path : grouped_path ? grouped_path : "synthetic");
-        printf(", \"groups\": %d, \"edges\": %d, \"layers\": %d, \"model\": ", g->n_groups,
-               g->n_edges, dp_arch_n_layers(arch, g->n_groups));
-        cmd_json_str(stdout, model_desc);
-        printf(", \"grad_ms\": %.3f, \"occlusion_ms\": %.3f, \"occlusion_threads\": %d, "
-               "\"repeat\": %d, \"targets\": {\"grad_ms\": 50, \"occlusion_ms\": 1000}}\n",
-               grad_ms, occl_ms, used, (int)repeat);
+        struct dp_jw *jw = dp_jw_new();
+        dp_jw_str(jw, "bench", "explain");
+        dp_jw_str(jw, "graph", graph_path ? graph_path : grouped_path ? grouped_path : "synthetic");
+        dp_jw_int(jw, "groups", g->n_groups);
+        dp_jw_int(jw, "edges", g->n_edges);
+        dp_jw_int(jw, "layers", dp_arch_n_layers(arch, g->n_groups));
+        dp_jw_str(jw, "model", model_desc);
+        dp_jw_num(jw, "grad_ms", grad_ms);
+        dp_jw_num(jw, "occlusion_ms", occl_ms);
+        dp_jw_int(jw, "occlusion_threads", used);
+        dp_jw_int(jw, "repeat", repeat);
+        dp_jw_object(jw, "targets");
+        dp_jw_num(jw, "grad_ms", 50);
+        dp_jw_num(jw, "occlusion_ms", 1000);
+        dp_jw_end(jw);
+        st = dp_jw_print(jw, stdout, "stdout", &err);
+        dp_jw_free(jw);
+        if (st != DP_OK) goto fail;
     } else {
         printf("explain on %d groups (%d layers, %s):\n", g->n_groups,
                dp_arch_n_layers(arch, g->n_groups), model_desc);
@@ -460,9 +451,7 @@ fail:
 done:
     dp_model_free(model);
     dp_inspector_free(insp);
-    dp_op_weights_free(w);
-    dp_grouped_free(g);
-    dp_graph_free(graph);
+    dp_session_free(ss);
     cli_done(&c);
     return rc;
 }

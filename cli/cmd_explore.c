@@ -47,5 +47,6 @@ int cmd_explore(int argc, char **argv) {
     o.bench_keys = (long)bench;
     o.rows = (int)rows;
     o.cols = (int)cols;
+    cli_signals_also(tui_restore_terminal); /* every other ending signal gives the tty back */
     return tui_explore(&o);
 }

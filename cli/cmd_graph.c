@@ -12,6 +12,7 @@
 #include "dp/clock.h"
 #include "dp/coarsen.h"
 #include "dp/graph_io.h"
+#include "dp/json_out.h"
 
 #define GRAPH_USAGE                                                                               \
     "driple graph info GRAPH [--batch N] [--exported-batch N] [--json]\n"                        \
@@ -118,26 +119,29 @@ static int graph_info(int argc, char **argv) {
         if (dp_graph_op_on_gpu(n, s.unplaced)) elems += dp_node_tensor_size(n, b);
     }
     if (json) {
-        printf("{\"graph\":");
-        cmd_json_str(stdout, dp_graph_name(g));
-        printf(",\"framework\":");
-        cmd_json_str(stdout, dp_graph_framework(g));
-        printf(",\"exported_batch\":%lld,\"batch_source\":", (long long)dp_graph_batch(g));
-        cmd_json_str(stdout, dp_graph_batch_source(g));
-        printf(",\"batch\":%lld,\"ops\":%d,\"gpu_ops\":%d,\"gpu_edges\":%lld,"
-               "\"isolated_gpu_ops\":%d,\"components\":%d,\"largest_component_ops\":%d,"
-               "\"variables\":%d,\"parameters\":%.17g,\"parameter_bytes\":%.17g,"
-               "\"gpu_tensor_elements\":%.17g,\"dropped_inputs\":%zu,\"unplaced\":%s,"
-               "\"op_types\":{",
-               (long long)b, s.n_ops, s.n_gpu_ops, (long long)s.n_gpu_edges, s.n_isolated,
-               s.n_components, s.largest_component, s.n_variables, s.param_count, s.param_bytes,
-               elems, dropped, s.unplaced ? "true" : "false");
-        for (size_t i = 0; i < n_types; i++) {
-            if (i) putchar(',');
-            cmd_json_str(stdout, h[i].op);
-            printf(":%d", h[i].n);
-        }
-        printf("}}\n");
+        struct dp_jw *w = dp_jw_new();
+        dp_jw_str(w, "graph", dp_graph_name(g));
+        dp_jw_str(w, "framework", dp_graph_framework(g));
+        dp_jw_int(w, "exported_batch", dp_graph_batch(g));
+        dp_jw_str(w, "batch_source", dp_graph_batch_source(g));
+        dp_jw_int(w, "batch", b);
+        dp_jw_int(w, "ops", s.n_ops);
+        dp_jw_int(w, "gpu_ops", s.n_gpu_ops);
+        dp_jw_int(w, "gpu_edges", s.n_gpu_edges);
+        dp_jw_int(w, "isolated_gpu_ops", s.n_isolated);
+        dp_jw_int(w, "components", s.n_components);
+        dp_jw_int(w, "largest_component_ops", s.largest_component);
+        dp_jw_int(w, "variables", s.n_variables);
+        dp_jw_num(w, "parameters", s.param_count);
+        dp_jw_num(w, "parameter_bytes", s.param_bytes);
+        dp_jw_num(w, "gpu_tensor_elements", elems);
+        dp_jw_int(w, "dropped_inputs", (int64_t)dropped);
+        dp_jw_bool(w, "unplaced", s.unplaced);
+        dp_jw_object(w, "op_types");
+        for (size_t i = 0; i < n_types; i++) dp_jw_int(w, h[i].op, h[i].n);
+        dp_jw_end(w);
+        rc = dp_jw_print(w, stdout, "stdout", &err) ? cli_fail(&err) : 0;
+        dp_jw_free(w);
     } else {
         printf("graph            %s (%s)\n", dp_graph_name(g),
                *dp_graph_framework(g) ? dp_graph_framework(g) : "framework not given");
@@ -502,12 +506,20 @@ int bench_coarsen(int argc, char **argv) {
     qsort(ms, (size_t)repeat, sizeof *ms, cmd_cmp_double);
     qsort(fms, (size_t)repeat, sizeof *fms, cmd_cmp_double);
     if (json) {
-        printf("{\"bench\":\"coarsen\",\"graph\":");
-        cmd_json_str(stdout, path ? path : "synthetic");
-        printf(",\"ops\":%zu,\"kept_ops\":%d,\"groups\":%d,\"sweeps\":%d,\"disconnected\":%d,"
-               "\"repeat\":%lld,\"median_ms\":%.3f,\"min_ms\":%.3f,\"features_median_ms\":%.3f}\n",
-               dp_graph_n_nodes(g), kept, groups, sweeps, disc, (long long)repeat,
-               ms[repeat / 2], ms[0], fms[repeat / 2]);
+        struct dp_jw *w = dp_jw_new();
+        dp_jw_str(w, "bench", "coarsen");
+        dp_jw_str(w, "graph", path ? path : "synthetic");
+        dp_jw_int(w, "ops", (int64_t)dp_graph_n_nodes(g));
+        dp_jw_int(w, "kept_ops", kept);
+        dp_jw_int(w, "groups", groups);
+        dp_jw_int(w, "sweeps", sweeps);
+        dp_jw_int(w, "disconnected", disc);
+        dp_jw_int(w, "repeat", repeat);
+        dp_jw_num(w, "median_ms", ms[repeat / 2]);
+        dp_jw_num(w, "min_ms", ms[0]);
+        dp_jw_num(w, "features_median_ms", fms[repeat / 2]);
+        if (dp_jw_print(w, stdout, "stdout", &err)) rc = cli_fail(&err);
+        dp_jw_free(w);
     } else {
         printf("coarsen %s: %zu ops, %d kept, %d groups, %d sweeps: median %.1f ms (min %.1f) "
                "over %lld runs; features %.2f ms\n",

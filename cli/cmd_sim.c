@@ -21,19 +21,22 @@
 #define DEFAULT_CALIB    "../shared/calibration/throughput_measured.csv"
 
 #define SIM_USAGE                                                                               \
-    "driple simulate GRAPH (--setting ID [--settings FILE] | --gpu NAME --workers W --ps P "  \
-    "--network NET [--machines M] [--placement homo|hetero]) [--batch N] [--exported-batch N] " \
-    "[--precision fp32|mixed] [--seed S] [--iterations N] [--sample-ms MS] "                  \
-    "[--threshold FRAC] [--trace OUT.csv] [--gpus FILE] [--json]\n"                           \
+    "driple simulate GRAPH (--setting ID [--settings FILE] | --gpu NAME " CMD_CLUSTER_USAGE    \
+    ")\n       [--batch N] [--exported-batch N] [--seed S] "                                      \
+    "[--iterations N] [--sample-ms MS]\n       [--threshold FRAC] [--trace OUT.csv] "          \
+    "[--gpus FILE] [--json]\n"                                                                \
     "  GRAPH: a graph file (driple-graph/1, .pbtxt, .onnx) or zoo:MODEL (driple zoo list)\n"  \
-    "  networks: PCIe NVLink 1GbE 10GbE 25GbE 40GbE 100GbE IB-EDR IB-HDR\n"                   \
+    "  networks: PCIe NVLink 1GbE 10GbE 25GbE 40GbE 100GbE IB-EDR IB-HDR (all-reduce: the "  \
+    "network between machines; inside one NCCL uses NVLink or PCIe as the GPU has them)\n"   \
     "  throughput = batch x workers / iteration (samples/s); every figure is simulated"
 #define TRACE_USAGE                                                                             \
-    "driple trace extract TRACE.csv [--net NET.csv] [--threshold FRAC] [--json] "             \
-    "[--driple-csv OUT.csv [--gpu G] [--model M] [--job J] [--batch N]]\n"                    \
+    "driple trace extract TRACE.csv [--gpu-index I] [--net NET.csv] [--threshold FRAC] "      \
+    "[--json] [--driple-csv OUT.csv [--gpu G] [--model M] [--job J] [--batch N]]\n"           \
     "  TRACE.csv: nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.memory,"       \
     "memory.used --format=csv -lms 100, a timestamp,rx_bytes,tx_bytes counter CSV, or a "     \
-    "driple simulate --trace file\n"                                                          \
+    "driple simulate --trace file (\"-\": standard input)\n"                                    \
+    "  --gpu-index I: the GPU of an nvidia-smi CSV holding several (its index column; default: "\
+    "the first)\n"                                                                              \
     "  a burst is a maximal run of samples above FRAC x the resource's maximum (default 0.1); " \
     "idle/active = mean gap/burst length (ms), peak = mean of each burst's largest sample"
 #define CALIB_USAGE                                                                             \
@@ -134,8 +137,8 @@ int cmd_simulate(int argc, char **argv) {
         return cli_usage("simulate", SIM_USAGE, "give --setting ID or --gpu NAME");
     if (setting_id && cmd_cluster_given(&cl))
         return cli_usage("simulate", SIM_USAGE,
-                         "--setting and --gpu/--workers/--ps/--network/--machines/--placement "
-                         "exclude each other");
+                         "--setting and --gpu/--workers/--ps/--network/--machines/--placement/"
+                         "--sync/--framework exclude each other");
     enum dp_precision prec = DP_PREC_FP32;
     if (cl.precision && !dp_precision_parse(cl.precision, &prec))
         return cli_usage("simulate", SIM_USAGE, "--precision %s: expected fp32 or mixed",
@@ -225,12 +228,13 @@ int cmd_simulate(int argc, char **argv) {
         const struct named_num parts[] = {{"compute", r.compute_ms}, {"pull", r.pull_ms},
                                           {"push", r.push_ms},       {"apply", r.apply_ms},
                                           {"wait", r.wait_ms}};
-        fprintf(f, ",\"workers\":%d,\"ps\":%d,\"machines\":%d,\"placement\":\"%s\","
-                   "\"network\":\"%s\",\"precision\":\"%s\",\"batch\":%lld,\"seed\":%lld,"
-                   "\"iterations\":%d,",
-                s.workers, s.ps, s.machines, dp_placement_name(s.placement),
-                dp_network_name(s.network), dp_precision_name(s.precision), (long long)r.batch,
-                (long long)seed, r.n_iterations);
+        fprintf(f, ",\"sync\":\"%s\",\"workers\":%d,\"ps\":%d,\"machines\":%d,"
+                   "\"placement\":\"%s\",\"network\":\"%s\",\"precision\":\"%s\","
+                   "\"framework\":\"%s\",\"batch\":%lld,\"seed\":%lld,\"iterations\":%d,",
+                dp_sync_name(s.sync), s.workers, s.ps, s.machines, dp_placement_name(s.placement),
+                dp_network_name(s.network), dp_precision_name(s.precision),
+                dp_framework_name(s.framework), (long long)r.batch, (long long)seed,
+                r.n_iterations);
         json_nums(f, timing, 4);
         fprintf(f, ",\"oom\":%s,", r.oom ? "true" : "false");
         json_nums(f, usage, 4);
@@ -245,9 +249,15 @@ int cmd_simulate(int argc, char **argv) {
     } else {
         printf("SIMULATED (not measured): %s on %s, batch %lld per worker, seed %lld\n",
                dp_graph_name(g), s.id, (long long)r.batch, (long long)seed);
-        printf("  GPU %s, %d worker(s), %d PS, %s placement, %s, %d machine(s), %s\n", s.gpu,
-               s.workers, s.ps, dp_placement_name(s.placement), dp_network_name(s.network),
-               s.machines, dp_precision_name(s.precision));
+        if (s.sync == DP_SYNC_ALLREDUCE)
+            printf("  GPU %s, %d worker(s), all-reduce, %s, %d machine(s), %s, %s\n", s.gpu,
+                   s.workers, dp_network_name(s.network), s.machines,
+                   dp_precision_name(s.precision), dp_framework_name(s.framework));
+        else
+            printf("  GPU %s, %d worker(s), %d PS, %s placement, %s, %d machine(s), %s, %s\n",
+                   s.gpu, s.workers, s.ps, dp_placement_name(s.placement),
+                   dp_network_name(s.network), s.machines, dp_precision_name(s.precision),
+                   dp_framework_name(s.framework));
         printf("  iteration     %.2f ms (compute %.2f, pull %.2f, push %.2f, apply %.2f, wait "
                "%.2f; pull/push overlap compute)\n",
                r.iteration_ms, r.compute_ms, r.pull_ms, r.push_ms, r.apply_ms, r.wait_ms);
@@ -280,6 +290,7 @@ static int trace_extract(int argc, char **argv) {
     const char *gpu = cli_value(&c, "--gpu");
     const char *model = cli_value(&c, "--model");
     const char *job = cli_value(&c, "--job");
+    const char *gpu_index = cli_value(&c, "--gpu-index");
     double threshold = DP_TRACE_THRESHOLD;
     int64_t batch = 0;
     bool ok = cli_double(&c, "--threshold", 1e-6, 0.999999, &threshold) &&
@@ -290,44 +301,25 @@ static int trace_extract(int argc, char **argv) {
     if (!ok) return 2;
     if (!path) return cli_usage("trace extract", TRACE_USAGE, "missing TRACE.csv");
     struct dp_error err = {0};
-    struct dp_trace *t = dp_trace_init("measured");
-    if (!t) {
-        fprintf(stderr, "driple: trace extract: out of memory\n");
-        return 1;
-    }
+    struct dp_trace_file tf;
+    if (dp_trace_file_read(path, gpu_index, &tf, &err)) return cli_fail(&err);
     int rc = 0;
-    if (dp_trace_read_any(path, t, &err) || (net && dp_trace_read_net(net, t, &err))) {
+    struct dp_trace *t = tf.traces[0];
+    if (net && dp_trace_read_net(net, t, &err)) {
         rc = cli_fail(&err);
         goto done;
     }
-    double labels[DP_N_LABELS];
+    double labels[DP_N_OUTPUTS];
     unsigned missing = 0;
     dp_trace_labels(t, threshold, labels, &missing);
     /* A simulator trace holds every worker: the labels are the mean over them, as simulate's. */
-    int n_workers = 1;
-    if (!strcmp(t->source, "simulated")) {
-        for (int w = 1;; w++) {
-            struct dp_trace *tw = dp_trace_init("simulated");
-            if (!tw) { /* a mean over fewer workers would pass for the answer */
-                fprintf(stderr, "driple: %s: out of memory reading worker %d\n", path, w);
-                rc = 1;
-                goto done;
-            }
-            enum dp_status st = dp_trace_read_sim_worker(path, w, tw, &err);
-            if (st) {
-                dp_trace_free(tw);
-                if (st == DP_ERR_NOT_FOUND) break;
-                rc = cli_fail(&err);
-                goto done;
-            }
-            double lw[DP_N_LABELS];
-            dp_trace_labels(tw, threshold, lw, NULL);
-            for (int i = 0; i < DP_N_LABELS; i++) labels[i] += lw[i];
-            n_workers++;
-            dp_trace_free(tw);
-        }
-        for (int i = 0; i < DP_N_LABELS; i++) labels[i] /= n_workers;
+    int n_workers = tf.n_traces;
+    for (int w = 1; w < n_workers; w++) {
+        double lw[DP_N_OUTPUTS];
+        dp_trace_labels(tf.traces[w], threshold, lw, NULL);
+        for (int i = 0; i < DP_N_OUTPUTS; i++) labels[i] += lw[i];
     }
+    for (int i = 0; i < DP_N_OUTPUTS; i++) labels[i] /= n_workers;
     if (csv_out) {
         struct dp_dataset ds;
         struct dp_sample smp;
@@ -342,7 +334,7 @@ static int trace_extract(int argc, char **argv) {
         if (batch) snprintf(smp.job.hyper, sizeof smp.job.hyper, "batch=%lld", (long long)batch);
         snprintf(smp.source.kind, sizeof smp.source.kind, "%s", t->source);
         snprintf(smp.source.where, sizeof smp.source.where, "%s", path);
-        for (int i = 0; i < DP_N_LABELS; i++)
+        for (int i = 0; i < DP_N_OUTPUTS; i++)
             smp.labels[i] = (missing >> (i / 3)) & 1u ? NAN : labels[i];
         enum dp_status st = dp_dataset_add_sample(&ds, &smp, &err);
         if (!st) st = dp_dataset_save_csv(&ds, csv_out, &err);
@@ -360,8 +352,11 @@ static int trace_extract(int argc, char **argv) {
         else printf("null");
         printf(",\"source\":");
         cmd_json_str(stdout, t->source);
-        printf(",\"simulated\":%s,\"workers\":%d,\"threshold\":",
+        printf(",\"simulated\":%s,\"workers\":%d,\"gpu_index\":",
                strcmp(t->source, "simulated") ? "false" : "true", n_workers);
+        if (tf.gpu[0]) cmd_json_str(stdout, tf.gpu);
+        else printf("null");
+        printf(",\"gpus_in_file\":%d,\"threshold\":", tf.n_gpus);
         cmd_json_num(stdout, threshold);
         printf(",\"samples\":{");
         for (int k = 0; k < DP_SERIES_COUNT; k++)
@@ -378,6 +373,9 @@ static int trace_extract(int argc, char **argv) {
         printf("labels from %s%s%s (%s%s), threshold %.3g x each resource's max\n", path,
                net ? " + " : "", net ? net : "", t->source,
                n_workers > 1 ? "; mean over the workers" : "", threshold);
+        if (tf.gpu[0])
+            printf("  GPU %s (%d GPU%s in the file%s)\n", tf.gpu, tf.n_gpus,
+                   tf.n_gpus == 1 ? "" : "s", tf.n_gpus > 1 ? "; --gpu-index picks another" : "");
         text_labels(labels);
         for (int k = 0; k < DP_N_RESOURCES; k++)
             if ((missing >> k) & 1u)
@@ -385,7 +383,7 @@ static int trace_extract(int argc, char **argv) {
                        dp_series_name((enum dp_series_kind)k));
     }
 done:
-    dp_trace_free(t);
+    dp_trace_file_free(&tf);
     return rc;
 }
 

@@ -1,11 +1,11 @@
-/* cmd_util.h: small helpers shared by the bench, zoo, explain and model (predict, compare, train,
- * transfer, inspector) commands and the explorer's importance pane (open to the other commands):
- * a JSON string or number written to a stream, an ascending
- * comparison of doubles for qsort, the seeded synthetic grouped graph that the benchmarks time
- * when no graph is given, the --exported-batch option that every command reading a graph
- * file takes, and the cluster options (--gpu --ps --workers --placement --network --machines
- * --precision) with which simulate, predict and explain name a setting that need not be in the
- * setting list, plus how such a setting finds its inspector. */
+/* cmd_util.h: small helpers the commands share: a JSON document printed to stdout, an
+ * ascending comparison of doubles for qsort, the seeded synthetic grouped graph that the
+ * benchmarks time when no graph is given, the --exported-batch option that every command
+ * reading a graph file takes, the cluster options (--gpu --ps --workers ...) with which
+ * simulate, predict, compare and explain name a setting that need not be in the setting list
+ * plus how such a setting finds its inspector, and reading the workload (a graph or a grouped
+ * file) for predict and compare. (cmd_json_str and cmd_json_num serve the printers not yet on
+ * dp/json_out.h.) */
 #ifndef DRIPLE_CMD_UTIL_H
 #define DRIPLE_CMD_UTIL_H
 
@@ -16,11 +16,17 @@
 #include "cli.h"
 #include "dp/graph_io.h"
 #include "dp/grouped.h"
+#include "dp/metrics.h"
+#include "dp/session.h"
 #include "dp/settings.h"
+
+struct dp_jw;
 
 /* Writes s (NULL: "") as a JSON string literal: quote, backslash and control characters escaped. */
 void cmd_json_str(FILE *f, const char *s);
-/* Writes v with 9 significant digits, or null when it is NaN or infinite (JSON has neither). */
+/* Writes v in the one number format of every JSON output (dp_json_num_text, dp/json_out.h):
+ * the shortest text that reads back as v, null when it is NaN or infinite. For the printers
+ * not yet on dp/json_out.h (simulate, calibrate, bench). */
 void cmd_json_num(FILE *f, double v);
 /* qsort comparison: doubles in ascending order. */
 int cmd_cmp_double(const void *a, const void *b);
@@ -35,11 +41,15 @@ struct dp_grouped *cmd_synthetic_grouped(int n, uint64_t seed);
  * the value is malformed or out of range; true when absent or valid. */
 bool cmd_import_opts(struct cli *c, struct dp_import_opts *o);
 
-/* The cluster options as given (NULL / 0: absent): --gpu NAME --ps N --workers N
- * --placement homo|hetero --network NET --machines M --precision fp32|mixed, and --gpus FILE
- * (the catalog; NULL: the shipped one). */
+/* The cluster options as given (NULL / 0: absent): --gpu NAME --sync ps|allreduce --ps N
+ * --workers N --placement homo|hetero --network NET --machines M --precision fp32|mixed
+ * --framework tensorflow|pytorch, and --gpus FILE (the catalog; NULL: the shipped one). */
+/* The cluster options as the usage messages show them (after "--gpu NAME"). */
+#define CMD_CLUSTER_USAGE                                                                        \
+    "--workers N --network NET [--sync ps|allreduce] [--ps N] [--machines M]\n"                 \
+    "       [--placement homo|hetero] [--precision fp32|mixed] [--framework tensorflow|pytorch]"
 struct cmd_cluster {
-    const char *gpu, *network, *placement, *precision, *gpus;
+    const char *gpu, *network, *placement, *precision, *sync, *framework, *gpus;
     int64_t     ps, workers, machines;
 };
 /* Reads the cluster options into *o (query them with the other options, before any
@@ -50,29 +60,37 @@ bool cmd_cluster_opts(struct cli *c, struct cmd_cluster *o);
 bool cmd_cluster_given(const struct cmd_cluster *o);
 /* Builds the setting the options name (the GPU found with dp_gpu_find in cat, machines 0 =
  * dp_setting_default_machines). Returns 0, or the exit status after printing why: 2 (usage of
- * cmd) for a missing option, an unknown GPU, network, placement or precision; 1 when the
- * combination is invalid (dp_setting_make's message). */
+ * cmd) for a missing option (--ps is needed with parameter servers and refused with
+ * all-reduce), an unknown GPU, sync, network, placement, precision or framework; 1 when the
+ * combination is invalid (dp_setting_finish's message: too many GPUs in one machine, ...). */
 int cmd_cluster_setting(const struct cmd_cluster *o, const struct dp_gpu_catalog *cat,
                         const char *cmd, const char *usage, struct dp_setting *out);
-/* Parses a setting id "<GPU>-P<ps>w<workers><ho|he>-<network>[-mixed]" against the catalog
- * (settings.h). GPU is a short name (dp_gpu_short_name: "V100", "4090") that must fit exactly
- * one catalog GPU, or a full catalog name ("V100-SXM2-16GB", as user inspector files are
- * named). Fills *out (dp_setting_make) on success; on failure DP_ERR_INVALID (not of that
- * form, an unknown network, bad counts) or DP_ERR_NOT_FOUND (no such GPU; several: the message
- * lists them) with err->msg saying why, and *out untouched. */
-enum dp_status cmd_setting_parse_id(const char *id, const struct dp_gpu_catalog *cat,
-                                    struct dp_setting *out, struct dp_error *err);
-/* The setting named by --setting ID or by the cluster options o (exactly one; the caller
- * checks) and its inspector file, for predict and explain. ID is looked up in the setting list
- * (settings_file, NULL: the shipped one) first; an ID not in it is parsed against the catalog
- * (cmd_setting_parse_id), as are the options. Such a setting takes the inspector of the list's
- * entry for the same cluster (GPU, PS, workers, placement, network, precision) when that file
- * exists, else the user directory's file (dp_user_inspector_path). Fills *s (the list's entry
- * when there is one) and path (n bytes). Returns 0, or the exit status after printing why: 2
- * for a bad option (cmd_cluster_setting), 1 otherwise (an unknown or ambiguous id, no inspector
- * file: the message names the file looked for and how to make one). */
-int cmd_setting_resolve(const char *id, const struct cmd_cluster *o, const char *settings_file,
-                        const char *cmd, const char *usage, struct dp_setting *s, char *path,
-                        size_t n);
+/* ---- the session (dp/session.h) that predict, compare, explain and dataset add open ---- */
+/* Opens it on the setting list (--settings), catalog (--gpus) and op weights (--weights); NULL:
+ * the shipped ones. Returns 0, or 1 after saying why. */
+int cmd_session_open(const char *settings, const char *gpus, const char *weights,
+                     struct dp_session **out);
+/* The setting named by --setting ID (the list's, else the id parsed against the catalog) or by
+ * the cluster options o (exactly one; the caller checks) into *s. Returns 0, or the exit status
+ * after printing why: 2 for a bad option (cmd_cluster_setting), 1 for an unknown id. */
+int cmd_session_setting(struct dp_session *ss, const char *id, const struct cmd_cluster *o,
+                        const char *cmd, const char *usage, struct dp_setting *s);
+/* The inspector that serves s (dp_session_resolve: no nearest setting's). Returns 0, or 1 after
+ * printing why (the files looked for, how to make one, or to pass --inspector M). */
+int cmd_session_inspector(struct dp_session *ss, const struct dp_setting *s,
+                          struct dp_resolution *r);
+/* The workload: GRAPH (read with io, coarsened into `groups` groups with `seed`, features at
+ * `batch`; 0: the graph's own) or --grouped FILE, exactly one (else the usage of cmd). Returns
+ * 0, or the exit status after printing why (2 for usage). */
+int cmd_session_workload(struct dp_session *ss, const char *graph, const char *grouped,
+                         const struct dp_import_opts *io, int64_t batch, int64_t groups,
+                         int64_t seed, const char *cmd, const char *usage);
+
+/* The 12 raw outputs as a JSON array, member key of w. */
+void cmd_jw_raw(struct dp_jw *w, const char *key, const float raw[DP_N_OUTPUTS]);
+/* Prints the derived figures' formulas, one line each. */
+void cmd_print_formulas(void);
+/* Prints the document w to stdout and frees it; 0, or 1 after saying why it failed. */
+int cmd_json_emit(struct dp_jw *w);
 
 #endif

@@ -4,8 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cmd.h"
-#include "dp/model.h"
 
 #define DRIPLE_VERSION "0.1.0"
 
@@ -42,6 +42,7 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+    cli_signals_install();
     if (argc < 2) return cmd_explore(0, argv + 1);
     const char *name = argv[1];
     if (!strcmp(name, "help") || !strcmp(name, "--help") || !strcmp(name, "-h")) {

@@ -81,14 +81,14 @@ ok env DRIPLE_INSPECTORS="$U" "$DRIPLE" compare $G --setting $S
 # The options of a listed cluster take the list's own inspector.
 ok env DRIPLE_INSPECTORS="$U" "$DRIPLE" predict $G --gpu V100-PCIe-16GB --ps 1 --workers 2 --network PCIe --json
 contains "$TMP/out" '"inspector": "assets/inspectors/V100-P1w2ho-PCIe.json"'
-# A short GPU name that fits several catalog GPUs is refused, listing them.
-fails 1 "V100-PCIe-16GB, V100-SXM2-16GB, V100-SXM2-32GB" "$DRIPLE" predict $G --setting V100-P1w8ho-PCIe
+# A paper-style short GPU id names one GPU (issue 16: "V100" once fit three and was refused).
+fails 1 "V100-PCIe-16GB-P1w8ho-PCIe.json does not exist" "$DRIPLE" predict $G --setting V100-P1w8ho-PCIe
 fails 1 "no setting 'NOPE'" "$DRIPLE" predict $G --setting NOPE
 # Bad option values exit 2 naming the option.
 fails 2 "--workers '-2'" "$DRIPLE" predict $G --gpu RTX4090 --ps 1 --workers -2 --network PCIe
 fails 2 "--gpu Voodoo: no such GPU" "$DRIPLE" predict $G --gpu Voodoo --ps 1 --workers 2 --network PCIe
 fails 2 "--network 3GbE: unknown network" "$DRIPLE" predict $G --gpu RTX4090 --ps 1 --workers 2 --network 3GbE
 fails 2 "--placement middle" "$DRIPLE" explain $G --gpu RTX4090 --ps 1 --workers 2 --network PCIe --placement middle
-fails 2 "needs --gpu, --workers, --ps and" "$DRIPLE" predict $G --gpu RTX4090 --ps 1
+fails 2 "needs --gpu, --workers, --network and" "$DRIPLE" predict $G --gpu RTX4090 --ps 1
 fails 2 "give one of --inspector M, --setting ID" "$DRIPLE" predict $G --setting $S --workers 2
 finish

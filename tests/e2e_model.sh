@@ -191,6 +191,6 @@ cat >"$TMP/none.json" <<EOF
  {"id": "H100-P1w1ho-100GbE", "gpu": "H100", "ps": 1, "workers": 1, "placement": "homo", "network": "100GbE"}]}
 EOF
 fails 1 "none.json: no setting could be predicted" "$DRIPLE" compare tests/data/graph/small.json --settings "$TMP/none.json"
-fails 1 "tests/data: cannot read: Is a directory" "$DRIPLE" predict tests/data --inspector "$TMP/base.json"
+fails 1 "tests/data: is a directory" "$DRIPLE" predict tests/data --inspector "$TMP/base.json"
 fails 1 "tests/data:" "$DRIPLE" predict tests/data/graph/small.json --inspector tests/data
 finish

@@ -62,11 +62,15 @@ whole "$TMP/d.net.csv" "$NET_HDR"
 DRIPLE_NVML_LIB=$FAKE "$DRIPLE" record --interval 20 --iface lo -o "$TMP/c" -- sleep 37.25 \
     >"$TMP/c.out" 2>"$TMP/c.err" &
 pid=$!
-# Wait (at most 10 s) until it is sampling, so that the signal meets driple's handler.
+# Wait (at most 10 s) until the command runs (driple's handler is in place by then; the traces
+# take their names only when the recording ends), then a few samples more.
 i=0
-while [ $i -lt 100 ] && [ "$(cat "$TMP/c.net.csv" 2>/dev/null | wc -l)" -lt 5 ]; do
+while [ $i -lt 100 ] && ! for p in /proc/[0-9]*; do { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null; echo; done |
+    grep -q '^sleep 37\.25 '; do
     sleep 0.1; i=$((i + 1))
 done
+[ -e "$TMP/c.net.csv" ] && fail "the net trace has its name before the recording ends" || pass
+sleep 0.3
 kill -INT $pid
 wait $pid; rc=$?
 [ $rc -eq 130 ] && pass || fail "Ctrl-C: exit $rc, expected 130 :: $(cat "$TMP/c.err")"

@@ -111,7 +111,7 @@ fails 1 "gpus.json:\$.gpus[0]: X1 has no known fp32_tflops" "$DRIPLE" dataset bu
 # one sample has no duration
 printf 'timestamp, utilization.gpu [%%]\n2024/01/31 12:00:00.000, 50 %%\n' >"$TMP/one.csv"
 fails 1 "one.csv:2: only one sample" "$DRIPLE" trace extract "$TMP/one.csv"
-fails 1 "read error: Is a directory" "$DRIPLE" trace extract "$TMP"
+fails 1 "$TMP: is a directory" "$DRIPLE" trace extract "$TMP"
 
 # calibration: every published row, summary line
 ok "$DRIPLE" calibrate --json
@@ -123,7 +123,7 @@ fails 1 "one.csv:1: column 2 is not \"model\"" "$DRIPLE" calibrate --data "$TMP/
 # a small dataset: two models, one setting, simulated labels
 ok "$DRIPLE" dataset build --setting V100-P1w2he-40GbE --out "$TMP/ds" --models squeezenet,alexnet \
     --graphs 12 --jobs 2 --json
-contains "$TMP/out" '"samples":12'
+contains "$TMP/out" '"samples": 12'
 contains "$TMP/ds/V100-P1w2he-40GbE.json" '"kind":"simulated"'
 contains "$TMP/ds/V100-P1w2he-40GbE.json" '"format":"driple-dataset/1"'
 # the same with one thread: the same samples (only the time stamp may differ)
@@ -153,6 +153,24 @@ contains "$TMP/out" "gradient x input (the three features and the three cost fea
 ok "$DRIPLE" explain "$TMP/alexnet.json" --inspector "$TMP/mc.json" --json
 if grep -qE '"feature_attribution": \[[^],]*(, [^],]*){5}\]' "$TMP/out"; then pass
 else fail "explain --json lacks six feature attributions for a cost-feature inspector"; fi
+# generated architectures beside the zoo's jobs: each kept job of one, the same with 1 thread
+ok "$DRIPLE" dataset build --setting V100-P1w2he-40GbE --out "$TMP/dsg" --models squeezenet \
+    --graphs 4 --generated 5 --gen-seed 2 --gen-jobs 2 --json
+if command -v python3 >/dev/null 2>&1; then
+    if python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+gen = [s for s in d["samples"] if s["model"].startswith("gen-")]
+zoo = [s for s in d["samples"] if s["model"] == "squeezenet"]
+assert len(zoo) == 4 and 5 <= len(gen) <= 10, (len(zoo), len(gen))
+assert all(s["graph"] == "generated:" + s["model"] and s["model"].endswith(("-s2-0", "-s2-1", "-s2-2", "-s2-3", "-s2-4")) for s in gen)' "$TMP/dsg/V100-P1w2he-40GbE.json"
+    then pass; else fail "dataset build --generated 5 --gen-jobs 2: 4 zoo and 5-10 generated samples"; fi
+fi
+ok "$DRIPLE" dataset build --setting V100-P1w2he-40GbE --out "$TMP/dsg1" --models squeezenet \
+    --graphs 4 --generated 5 --gen-seed 2 --gen-jobs 2 --jobs 1
+sed 's/"when":"[^"]*"//g' "$TMP/dsg/V100-P1w2he-40GbE.json" >"$TMP/a.txt"
+sed 's/"when":"[^"]*"//g' "$TMP/dsg1/V100-P1w2he-40GbE.json" >"$TMP/b.txt"
+if cmp -s "$TMP/a.txt" "$TMP/b.txt"; then pass; else fail "dataset build --generated differs with --jobs 1 and 2"; fi
+fails 2 "--gen-jobs" "$DRIPLE" dataset build --out "$TMP/ds" --generated 2 --gen-jobs 13
 fails 2 "unknown model" "$DRIPLE" dataset build --out "$TMP/ds" --models resnet9000
 fails 2 "missing --out" "$DRIPLE" dataset build
 fails 2 "--models: empty list" "$DRIPLE" dataset build --out "$TMP/ds" --models ""

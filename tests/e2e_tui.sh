@@ -7,7 +7,8 @@
 # background (q while it runs exits cleanly), `e` exports JSON, g changes the GPU
 # and the numbers, compare lists every GPU of the catalog, the help opens, a resize relays out
 # (and below 80x24 says so), q exits with status 0 and restores the terminal, as SIGTERM does
-# (143); NO_COLOR, --no-color and a C locale (ASCII boxes). Bad arguments fail naming the file.
+# (143) and every other catchable signal that ends a process; an unknown TERM is reported;
+# NO_COLOR, --no-color and a C locale (ASCII boxes). Bad arguments fail naming the file.
 # Saves the screens to $BUILD/screen.txt (README shows a copy).
 . tests/lib.sh
 if ! command -v tmux >/dev/null 2>&1; then
@@ -58,14 +59,18 @@ start() { # start ENV CMD: a 100x30 session running the explorer; its exit statu
     rm -f "$TMP/rc" "$TMP/pid"
     N=$((N + 1)); SOCK="driple_e2e_$$_$N"
     tm new-session -d -s e2e -x 100 -y 30 \
-        "cd '$PWD' && env $1 sh '$TMP/run.sh' $2; echo \$? >'$TMP/rc'; sleep 5"
+        "cd '$PWD' && env $1 sh '$TMP/run.sh' $2; rc=\$?; stty -a >'$TMP/stty' 2>&1; echo \$rc >'$TMP/rc'; sleep 5"
 }
-# ended CODE WHAT: the explorer exited with CODE and left the alternate screen (endwin ran)
+# ended CODE WHAT: the explorer exited with CODE and gave the terminal back: the alternate screen
+# left, mouse reporting and keypad mode off, the cursor shown, and the tty cooked again (stty -a
+# run in the pane after it: icanon and echo, not -icanon -echo)
 ended() {
     i=0; while [ ! -f "$TMP/rc" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
     if [ -f "$TMP/rc" ] && [ "$(cat "$TMP/rc")" = "$1" ]; then pass; else fail "$2: exit status '$(cat "$TMP/rc" 2>/dev/null)', expected $1"; fi
-    alt=$(tm display-message -p -t e2e '#{alternate_on}' 2>/dev/null)
-    if [ "$alt" = 0 ]; then pass; else fail "$2: the terminal was not restored (alternate screen '$alt')"; fi
+    st=$(tm display-message -p -t e2e 'alt=#{alternate_on} mouse=#{mouse_any_flag}#{mouse_standard_flag}#{mouse_button_flag}#{mouse_all_flag} keypad=#{keypad_flag} cursor=#{cursor_flag}' 2>/dev/null)
+    if [ "$st" = "alt=0 mouse=0000 keypad=0 cursor=1" ]; then pass; else fail "$2: the terminal was not restored ($st)"; fi
+    if grep -Eq -- '(^| )icanon( |$)' "$TMP/stty" && grep -Eq -- '(^| )echo( |$)' "$TMP/stty"; then pass
+    else fail "$2: the tty was left raw: $(grep -Eo -- '-?icanon|-?echo ' "$TMP/stty" | tr '\n' ' ')"; fi
     tm kill-server >/dev/null 2>&1
 }
 quit_ok() { tm send-keys -t e2e q; ended 0 "q"; }
@@ -156,7 +161,8 @@ done
 if [ -n "$gpu_after" ] && [ "$gpu_after" != "$gpu_before" ]; then pass; else fail "g did not change the GPU ($gpu_before)"; fi
 if [ $changed -eq 1 ]; then pass; else fail "g ($presses presses) did not change the numbers"; cat "$TMP/screen" >&2; fi
 
-# compare: every GPU of the catalog
+# compare: every GPU of the catalog (35: a window tall enough to hold them)
+tm resize-window -t e2e -x 100 -y 46
 tm send-keys -t e2e c
 expect "Compare every GPU"
 sleep 0.3; tm capture-pane -p -t e2e >"$TMP/screen"
@@ -165,6 +171,7 @@ for g in $(grep -o '"name": *"[^"]*"' assets/gpus.json | sed 's/.*"\([^"]*\)"$/\
     grep -qF -- "$(printf '%.22s' "$g")" "$TMP/screen" || missing="$missing $g"
 done
 if [ -z "$missing" ]; then pass; else fail "compare lacks:$missing"; cat "$TMP/screen" >&2; fi
+tm resize-window -t e2e -x 100 -y 30
 tm send-keys -t e2e s
 expect "sorted by pred. iteration"
 
@@ -251,6 +258,20 @@ tm capture-pane -e -p -t e2e >"$TMP/esc"
 if grep -q "$(printf '\033')\[[0-9;]*3[0-7]m" "$TMP/esc"; then pass; else fail "no colour escapes by default"; fi
 kill -TERM "$(cat "$TMP/pid")"
 ended 143 "SIGTERM"
+# every other catchable signal that ends a process gives the terminal back too (the shell
+# reports 128 + the signal); SIGKILL cannot be caught: README says to type `reset`
+for sn in INT:2 HUP:1 QUIT:3 USR1:10 USR2:12 ALRM:14 PIPE:13 XCPU:24 XFSZ:25 VTALRM:26 PROF:27; do
+    start "LANG=C.UTF-8 LC_ALL=C.UTF-8" "'$BIN' explore samples/graphs/alexnet.json --settings '$SETTINGS'"
+    expect "Prediction: 12 metrics" 30
+    kill -"${sn%:*}" "$(cat "$TMP/pid")"
+    ended $((128 + ${sn#*:})) "SIG${sn%:*}"
+done
+# a terminal type terminfo does not know: our message, not ncurses' own
+start "LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=driple-no-such-terminal" "'$BIN' explore '$GRAPH' --settings '$SETTINGS'"
+expect "the terminal type 'driple-no-such-terminal' (TERM) is unknown" 30
+i=0; while [ ! -f "$TMP/rc" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+if [ "$(cat "$TMP/rc" 2>/dev/null)" = 1 ]; then pass; else fail "unknown TERM: exit status '$(cat "$TMP/rc" 2>/dev/null)'"; fi
+tm kill-server >/dev/null 2>&1
 
 # a bad graph: an error naming the file, non-zero exit, before the screen is touched
 fails 1 "does-not-exist.json" "$DRIPLE" explore tests/data/graph/does-not-exist.json

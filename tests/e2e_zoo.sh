@@ -71,6 +71,34 @@ ok "$DRIPLE" graph info tests/data/onnx/tiny_res.onnx
 head -c 300 tests/data/onnx/tiny_cnn.onnx > "$TMP/cut.onnx"
 fails 1 "cut.onnx:byte" "$DRIPLE" graph info "$TMP/cut.onnx"
 
+# Generated architectures: a listing with parameters and FLOPs, graphs written on request, the
+# same seed giving the same graphs, `zoo build` of a generated name, bad arguments refused.
+ok "$DRIPLE" zoo generate --seed 3 --count 4
+contains "$TMP/out" "GFLOP/STEP"
+contains "$TMP/out" "gen-"
+ok "$DRIPLE" zoo generate --seed 3 --count 6 --json
+if command -v python3 >/dev/null 2>&1; then
+    if python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); assert len(a) == 6 and all(m["params"] == m["closed_form_params"] > 0 and m["flops"] > 0 and m["ops"] > 0 for m in a)' "$TMP/out"; then pass; else fail "zoo generate --json: 6 models with params = closed form, flops and ops"; fi
+fi
+mkdir -p "$TMP/gen1" "$TMP/gen2"
+ok "$DRIPLE" zoo generate --seed 3 --count 3 --start 10 --kind transformer --out "$TMP/gen1"
+ok "$DRIPLE" zoo generate --seed 3 --count 3 --start 10 --kind transformer --out "$TMP/gen2"
+for i in 10 11 12; do
+    f=gen-transformer-s3-$i.json
+    if cmp -s "$TMP/gen1/$f" "$TMP/gen2/$f"; then pass; else fail "$f differs between two runs of one seed"; fi
+done
+ok "$DRIPLE" zoo build gen-transformer-s3-11 -o "$TMP/g11.json"
+if cmp -s "$TMP/g11.json" "$TMP/gen1/gen-transformer-s3-11.json"; then pass; else fail "zoo build of a generated name differs from zoo generate's graph"; fi
+ok "$DRIPLE" graph info "$TMP/g11.json"
+ok "$DRIPLE" zoo build gen-mlp-s1-4 --batch 16 --precision mixed -o "$TMP/m.json"
+contains "$TMP/m.json" '"dtype":"float16"'
+fails 2 "missing --seed" "$DRIPLE" zoo generate --count 2
+fails 2 "missing --count" "$DRIPLE" zoo generate --seed 2
+fails 2 "--kind 'gnn'" "$DRIPLE" zoo generate --seed 2 --count 2 --kind gnn
+fails 2 "input size is part of" "$DRIPLE" zoo build gen-cnn-s1-2 --input 64 -o "$TMP/x.json"
+fails 1 "unknown model 'gen-cnn-s1-'" "$DRIPLE" zoo build gen-cnn-s1- -o "$TMP/x.json"
+fails 1 "$TMP/nodir" "$DRIPLE" zoo generate --seed 1 --count 1 --out "$TMP/nodir"
+
 # The shipped samples were made by `driple zoo build` (defaults) and load; they must match what
 # the current builder writes (regenerate: driple zoo build MODEL -o samples/graphs/MODEL.json).
 for f in samples/graphs/*.json; do

@@ -57,12 +57,31 @@ static inline double test_rel_err(const float *a, const double *b, size_t n) {
     return d / (mb > 1 ? mb : 1);
 }
 
-/* Writes text to build/tests/<name> (where the test binaries' scratch files go) and returns that
- * path, in a static buffer that the next call overwrites; NULL when the file cannot be written.
- * Static inline so that a test that does not call it gets no unused-function warning. */
+/* The scratch directory: $BUILD/tests, where the test binaries are ($BUILD is the build
+ * directory, which `make test` passes; "build" when unset), so that the tests pass on a fresh
+ * clone in any build directory, and the sanitizer build writes into its own. */
+static inline const char *test_dir(void) {
+    static char dir[512];
+    const char *build = getenv("BUILD");
+    snprintf(dir, sizeof dir, "%s/tests", build && *build ? build : "build");
+    return dir;
+}
+
+/* <test_dir()>/<name>, in one of 8 static buffers that later calls reuse in turn (so a few may
+ * appear in one expression). Static inline (as below) so that a test that does not call it
+ * gets no unused-function warning. */
+static inline const char *test_path(const char *name) {
+    static char paths[8][640];
+    static int next;
+    char *p = paths[next++ % 8];
+    snprintf(p, sizeof paths[0], "%s/%s", test_dir(), name);
+    return p;
+}
+
+/* Writes text to test_path(name) and returns that path (test_path's buffer); NULL when the
+ * file cannot be written. */
 static inline const char *write_tmp(const char *name, const char *text) {
-    static char path[256];
-    snprintf(path, sizeof path, "build/tests/%s", name);
+    const char *path = test_path(name);
     FILE *f = fopen(path, "w");
     if (!f) return NULL;
     fputs(text, f);

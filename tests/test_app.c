@@ -15,6 +15,7 @@
 
 #include "../tui/app.h"
 #include "../tui/keys.h"
+#include "../tui/tabs.h"
 #include "../tui/imp.h"
 #include "../tui/views/view_importance.h"
 #include "dp/inspector.h"
@@ -81,57 +82,70 @@ static void init(struct app *a) {
     CHECK(st == DP_OK);
 }
 
+/* GNN passes and simulations the app's session ran so far. */
+static long embed_calls(const struct app *a) {
+    long n;
+    dp_session_counts(a->ss, &n, NULL);
+    return n;
+}
+
+static long sim_calls(const struct app *a) {
+    long n;
+    dp_session_counts(a->ss, NULL, &n);
+    return n;
+}
+
 static void test_prediction(void) {
     struct app a;
     init(&a);
     const struct app_pred *p = &a.pred;
     CHECK(!strcmp(a.cur.id, "V100-P1w2ho-PCIe"));
-    CHECK(p->ok);
-    CHECK(p->src == APP_SRC_TRAINED);
-    CHECK(!strcmp(p->insp_id, "V100-P1w2ho-PCIe"));
-    for (int k = 0; k < DP_N_OUTPUTS; k++) CHECK(isfinite(p->m[k]));
+    CHECK(p->p.ok);
+    CHECK(p->p.from.source == DP_SOURCE_TRAINED);
+    CHECK(!strcmp(p->p.from.setting_id, "V100-P1w2ho-PCIe"));
+    for (int k = 0; k < DP_N_OUTPUTS; k++) CHECK(isfinite(p->p.m[k]));
     /* the same numbers as `driple predict` (dp_inspector_predict), clamped at 0 */
-    if (p->ok && p->insp >= 0) {
+    if (p->p.ok && p->p.from.inspector >= 0) {
         double metrics[DP_N_OUTPUTS];
         struct dp_error err = {0};
-        CHECK(dp_inspector_predict(a.insps[p->insp].insp, a.grouped, NULL, metrics, &err) == DP_OK);
+        CHECK(dp_inspector_predict(dp_session_inspector(a.ss, p->p.from.inspector), dp_session_grouped(a.ss), NULL, metrics, &err) == DP_OK);
         for (int k = 0; k < DP_N_OUTPUTS; k++)
-            CHECK_NEAR(p->m[k], fmax(0, metrics[k]), 1e-4 * (1 + fabs(metrics[k])));
+            CHECK_NEAR(p->p.m[k], fmax(0, metrics[k]), 1e-4 * (1 + fabs(metrics[k])));
     }
     /* derived figures follow their stated formulas */
-    double iter = p->m[3] + p->m[4];
-    CHECK_NEAR(p->d[APP_D_ITER], iter, 1e-9);
+    double iter = p->p.m[3] + p->p.m[4];
+    CHECK_NEAR(p->p.d[DP_D_ITERATION_MS], iter, 1e-9);
     if (iter > 0) {
-        CHECK_NEAR(p->d[APP_D_THRU], (double)a.batch * 2 * 1000.0 / iter, 1e-6 * p->d[APP_D_THRU]);
-        CHECK_NEAR(p->d[APP_D_UTIL], fmin(100, p->m[5] * p->m[4] / iter), 1e-9);
-        CHECK_NEAR(p->d[APP_D_EPOCH], a.dataset_size / p->d[APP_D_THRU], 1e-6 * p->d[APP_D_EPOCH]);
-        CHECK_NEAR(p->d[APP_D_COST], p->d[APP_D_EPOCH] / 3600 * 2 * a.price_hour,
-                   1e-9 + 1e-6 * p->d[APP_D_COST]);
+        CHECK_NEAR(p->p.d[DP_D_THROUGHPUT], (double)dp_session_batch(a.ss) * 2 * 1000.0 / iter, 1e-6 * p->p.d[DP_D_THROUGHPUT]);
+        CHECK_NEAR(p->p.d[DP_D_MEAN_GPU_UTIL], fmin(100, p->p.m[5] * p->p.m[4] / iter), 1e-9);
+        CHECK_NEAR(p->p.d[DP_D_EPOCH_S], a.dataset_size / p->p.d[DP_D_THROUGHPUT], 1e-6 * p->p.d[DP_D_EPOCH_S]);
+        CHECK_NEAR(p->p.d[DP_D_EPOCH_COST], p->p.d[DP_D_EPOCH_S] / 3600 * 2 * a.price_hour,
+                   1e-9 + 1e-6 * p->p.d[DP_D_EPOCH_COST]);
     }
     /* net per iter is exact: every variable pulled and every gradient pushed, 4 B each; on
      * PCIe every byte crosses a link, so the simulator moves exactly as much per worker */
-    CHECK(a.params > 0);
-    CHECK_NEAR(p->d[APP_D_BYTES], 2.0 * (double)a.params * 4.0 / 1e6, 1e-12);
-    CHECK(p->sim_ok);
-    CHECK_NEAR(p->sim_d[APP_D_BYTES], p->d[APP_D_BYTES], 1e-9 * p->d[APP_D_BYTES]);
+    CHECK(dp_session_params(a.ss) > 0);
+    CHECK_NEAR(p->p.d[DP_D_NET_MB_PER_ITER], 2.0 * (double)dp_session_params(a.ss) * 4.0 / 1e6, 1e-12);
+    CHECK(p->sim.ok);
+    CHECK_NEAR(p->sim.d[DP_D_NET_MB_PER_ITER], p->p.d[DP_D_NET_MB_PER_ITER], 1e-9 * p->p.d[DP_D_NET_MB_PER_ITER]);
     /* the simulator's estimate beside it */
-    CHECK(p->sim_ok);
-    CHECK(p->sim_d[APP_D_ITER] > 0);
-    CHECK(p->mem_gb > 0 && p->mem_cap_gb == 16.0);
-    CHECK(a.n_embed_calls == 1);
-    struct dp_partition *part = a.part;
+    CHECK(p->sim.ok);
+    CHECK(p->sim.d[DP_D_ITERATION_MS] > 0);
+    CHECK(p->sim.memory_gb > 0 && p->sim.gpu_memory_gb == 16.0);
+    CHECK(embed_calls(&a) == 1);
+    const struct dp_partition *part = dp_session_partition(a.ss);
 
     /* a setting change costs a head only: no new GNN pass */
     CHECK(app_workers_step(&a, +1));
     CHECK(a.cur.workers == 3);
-    CHECK(a.pred.ok && a.pred.src == APP_SRC_NEAREST);
-    CHECK(!strcmp(a.pred.insp_id, "V100-P1w2ho-PCIe"));
-    CHECK(a.n_embed_calls == 1);
-    CHECK_NEAR(a.pred.d[APP_D_THRU], (double)a.batch * 3 * 1000.0 / a.pred.d[APP_D_ITER],
-               1e-6 * a.pred.d[APP_D_THRU]);
+    CHECK(a.pred.p.ok && a.pred.p.from.source == DP_SOURCE_NEAREST);
+    CHECK(!strcmp(a.pred.p.from.setting_id, "V100-P1w2ho-PCIe"));
+    CHECK(embed_calls(&a) == 1);
+    CHECK_NEAR(a.pred.p.d[DP_D_THROUGHPUT], (double)dp_session_batch(a.ss) * 3 * 1000.0 / a.pred.p.d[DP_D_ITERATION_MS],
+               1e-6 * a.pred.p.d[DP_D_THROUGHPUT]);
     /* workers 4: the list names an inspector file that does not exist -> the nearest one */
     CHECK(app_workers_step(&a, +1));
-    CHECK(a.pred.ok && a.pred.src == APP_SRC_NEAREST);
+    CHECK(a.pred.p.ok && a.pred.p.from.source == DP_SOURCE_NEAREST);
 
     char gpu0[DP_NAME_MAX];
     snprintf(gpu0, sizeof gpu0, "%s", a.cur.gpu);
@@ -139,25 +153,25 @@ static void test_prediction(void) {
     CHECK(strcmp(gpu0, a.cur.gpu) != 0);
     CHECK(app_gpu_step(&a, -1));
     CHECK(!strcmp(gpu0, a.cur.gpu));
-    CHECK(a.n_embed_calls == 1);
+    CHECK(embed_calls(&a) == 1);
 
     /* batch: new features (one GNN pass), same partition */
     CHECK(app_batch_set(&a, 64));
-    CHECK(a.batch == 64 && a.grouped->batch == 64);
-    CHECK(a.part == part);
-    CHECK(a.n_embed_calls == 2);
+    CHECK(dp_session_batch(a.ss) == 64 && dp_session_grouped(a.ss)->batch == 64);
+    CHECK(dp_session_partition(a.ss) == part);
+    CHECK(embed_calls(&a) == 2);
     CHECK(app_batch_step(&a, -1));
-    CHECK(a.batch == 32);
+    CHECK(dp_session_batch(a.ss) == 32);
     CHECK(app_batch_set(&a, 64)); /* cached */
-    CHECK(a.n_embed_calls == 3);  /* 32 was new; 64 again is a hit */
+    CHECK(embed_calls(&a) == 3);  /* 32 was new; 64 again is a hit */
 
     /* precision, network, placement */
     CHECK(app_precision_toggle(&a));
     CHECK(a.cur.precision == DP_PREC_MIXED);
     /* mixed precision: still 4 B a parameter on the wire, in the simulator too */
-    CHECK_NEAR(a.pred.d[APP_D_BYTES], 2.0 * (double)a.params * 4.0 / 1e6, 1e-12);
-    CHECK(a.pred.sim_ok);
-    CHECK_NEAR(a.pred.sim_d[APP_D_BYTES], a.pred.d[APP_D_BYTES], 1e-9 * a.pred.d[APP_D_BYTES]);
+    CHECK_NEAR(a.pred.p.d[DP_D_NET_MB_PER_ITER], 2.0 * (double)dp_session_params(a.ss) * 4.0 / 1e6, 1e-12);
+    CHECK(a.pred.sim.ok);
+    CHECK_NEAR(a.pred.sim.d[DP_D_NET_MB_PER_ITER], a.pred.p.d[DP_D_NET_MB_PER_ITER], 1e-9 * a.pred.p.d[DP_D_NET_MB_PER_ITER]);
     CHECK(!app_placement_toggle(&a)); /* PCIe cannot be hetero */
     CHECK(a.status_err);
     CHECK(app_network_step(&a, +1));
@@ -165,7 +179,7 @@ static void test_prediction(void) {
 
     /* bad values are refused with a message, the setting unchanged */
     CHECK(!app_batch_set(&a, 0));
-    CHECK(a.status_err && a.batch == 64);
+    CHECK(a.status_err && dp_session_batch(a.ss) == 64);
     while (a.cur.workers > 1) app_workers_step(&a, -1);
     CHECK(!app_workers_step(&a, -1));
     CHECK(a.cur.workers == 1);
@@ -173,17 +187,17 @@ static void test_prediction(void) {
      * adds the simulated half */
     a.defer_sims = true;
     CHECK(app_gpu_step(&a, +1));
-    CHECK(a.pred.ok && a.pred.sim_pending && !a.pred.sim_ok);
+    CHECK(a.pred.p.ok && a.pred.sim_pending && !a.pred.sim.ok);
     CHECK(app_pending(&a));
     CHECK(app_fill_pending(&a, 1000));
     /* simulated, or a reason why not (a catalog GPU without FP32 or bandwidth figures) */
-    CHECK(!app_pending(&a) && !a.pred.sim_pending && (a.pred.sim_ok || a.pred.note[0]));
+    CHECK(!app_pending(&a) && !a.pred.sim_pending && (a.pred.sim.ok || a.pred.sim.note[0]));
     CHECK(app_gpu_step(&a, -1)); /* cached: nothing pending */
-    CHECK(!a.pred.sim_pending && a.pred.sim_ok);
+    CHECK(!a.pred.sim_pending && a.pred.sim.ok);
     app_tab_set(&a, APP_TAB_COMPARE);
-    long sims = a.n_sim_calls;
+    long sims = sim_calls(&a);
     while (app_pending(&a)) app_fill_pending(&a, 1);
-    CHECK(a.n_sim_calls > sims);
+    CHECK(sim_calls(&a) > sims);
     for (int i = 0; i < a.n_rows; i++) CHECK(!a.rows[i].p.sim_pending);
     a.defer_sims = false;
     CHECK(!app_dataset_set(&a, -5));
@@ -196,27 +210,27 @@ static void test_compare(void) {
     struct app a;
     init(&a);
     app_tab_set(&a, APP_TAB_COMPARE);
-    CHECK(a.n_rows == a.cat->n_gpus);
+    CHECK(a.n_rows == dp_session_catalog(a.ss)->n_gpus);
     int current = 0;
     for (int i = 0; i < a.n_rows; i++) {
         current += a.rows[i].current;
         bool found = false;
-        for (int g = 0; g < a.cat->n_gpus; g++) found |= !strcmp(a.rows[i].label, a.cat->gpus[g].name);
+        for (int g = 0; g < dp_session_catalog(a.ss)->n_gpus; g++) found |= !strcmp(a.rows[i].label, dp_session_catalog(a.ss)->gpus[g].name);
         CHECK(found);
     }
     CHECK(current == 1);
     /* sorted by throughput (highest first), NaN last */
     for (int i = 1; i < a.n_rows; i++) {
-        const double *x = a.rows[i - 1].p.ok ? a.rows[i - 1].p.d : a.rows[i - 1].p.sim_d;
-        const double *y = a.rows[i].p.ok ? a.rows[i].p.d : a.rows[i].p.sim_d;
-        if (!isnan(y[APP_D_THRU])) CHECK(x[APP_D_THRU] >= y[APP_D_THRU]);
+        const double *x = a.rows[i - 1].p.p.ok ? a.rows[i - 1].p.p.d : a.rows[i - 1].p.sim.d;
+        const double *y = a.rows[i].p.p.ok ? a.rows[i].p.p.d : a.rows[i].p.sim.d;
+        if (!isnan(y[DP_D_THROUGHPUT])) CHECK(x[DP_D_THROUGHPUT] >= y[DP_D_THROUGHPUT]);
     }
     app_sort_next(&a);
     CHECK(a.sort == APP_SORT_ITER);
     for (int i = 1; i < a.n_rows; i++) {
-        const double *x = a.rows[i - 1].p.ok ? a.rows[i - 1].p.d : a.rows[i - 1].p.sim_d;
-        const double *y = a.rows[i].p.ok ? a.rows[i].p.d : a.rows[i].p.sim_d;
-        if (!isnan(y[APP_D_ITER])) CHECK(x[APP_D_ITER] <= y[APP_D_ITER]);
+        const double *x = a.rows[i - 1].p.p.ok ? a.rows[i - 1].p.p.d : a.rows[i - 1].p.sim.d;
+        const double *y = a.rows[i].p.p.ok ? a.rows[i].p.p.d : a.rows[i].p.sim.d;
+        if (!isnan(y[DP_D_ITERATION_MS])) CHECK(x[DP_D_ITERATION_MS] <= y[DP_D_ITERATION_MS]);
     }
     /* marking: only the marked GPUs */
     app_select(&a, 2);
@@ -226,7 +240,7 @@ static void test_compare(void) {
     app_only_marked_toggle(&a);
     CHECK(a.only_marked && a.n_rows == 2);
     app_only_marked_toggle(&a);
-    CHECK(a.n_rows == a.cat->n_gpus);
+    CHECK(a.n_rows == dp_session_catalog(a.ss)->n_gpus);
     /* apply a row */
     app_select(&a, 0);
     char want[DP_NAME_MAX];
@@ -235,7 +249,7 @@ static void test_compare(void) {
     CHECK(!strcmp(a.cur.gpu, want));
     /* every setting of the list */
     app_compare_mode(&a, APP_CMP_SETTINGS);
-    CHECK(a.n_rows == a.settings->n_settings);
+    CHECK(a.n_rows == dp_session_settings(a.ss)->n_settings);
     /* a change while the compare tab is hidden leaves the rows stale until shown */
     app_tab_set(&a, APP_TAB_PREDICT);
     app_gpu_step(&a, +1);
@@ -281,7 +295,7 @@ static void test_search_keys(void) {
     CHECK(!strcmp(a.cur.gpu, gpu0));
     CHECK(keys_handle(&a, 'q') == R_QUIT);
     CHECK(keys_handle(&a, 'c') & R_RELAYOUT);
-    CHECK(a.tab == APP_TAB_COMPARE && a.n_rows == a.cat->n_gpus);
+    CHECK(a.tab == APP_TAB_COMPARE && a.n_rows == dp_session_catalog(a.ss)->n_gpus);
     keys_handle(&a, '?');
     CHECK(a.help);
     keys_handle(&a, 27);
@@ -293,18 +307,18 @@ static void test_search_keys(void) {
     keys_handle(&a, '2');
     keys_handle(&a, '8');
     keys_handle(&a, '\r');
-    CHECK(a.prompt == APP_PROMPT_NONE && a.batch == 128);
+    CHECK(a.prompt == APP_PROMPT_NONE && dp_session_batch(a.ss) == 128);
     keys_handle(&a, 'b');
     keys_handle(&a, 'x');
     keys_handle(&a, '\r');
-    CHECK(a.status_err && a.batch == 128);
+    CHECK(a.status_err && dp_session_batch(a.ss) == 128);
     /* numbers no integer holds are refused, not converted (that would be undefined) */
     const char *huge[] = {"1e300", "nan", "-inf"};
     for (int h = 0; h < 3; h++) {
         keys_handle(&a, 'b');
         for (const char *c = huge[h]; *c; c++) keys_handle(&a, *c);
         keys_handle(&a, '\r');
-        CHECK(a.status_err && a.batch == 128);
+        CHECK(a.status_err && dp_session_batch(a.ss) == 128);
         CHECK_CONTAINS(a.status, huge[h]);
     }
     /* search prompt is live */
@@ -337,15 +351,15 @@ static void test_search_keys(void) {
     /* mouse: tabs, list rows, panes */
     struct layout l = layout_compute(30, 100, &a);
     CHECK(keys_mouse(&a, &l, l.tab[APP_TAB_COMPARE].y, l.tab[APP_TAB_COMPARE].x + 1) & R_RELAYOUT);
-    CHECK(a.tab == APP_TAB_COMPARE && a.n_rows == a.cat->n_gpus);
+    CHECK(a.tab == APP_TAB_COMPARE && a.n_rows == dp_session_catalog(a.ss)->n_gpus);
     keys_mouse(&a, &l, l.list.y + 3, 10);
     CHECK(a.sel[APP_TAB_COMPARE] == 3);
     keys_mouse(&a, &l, l.list.y + 200, 10); /* below the rows: nothing */
     CHECK(a.sel[APP_TAB_COMPARE] == 3);
     keys_mouse(&a, &l, l.tab[APP_TAB_PREDICT].y, l.tab[APP_TAB_PREDICT].x);
     CHECK(a.tab == APP_TAB_PREDICT);
-    keys_mouse(&a, &l, l.derived.y + 2 + APP_D_THRU, l.derived.x + 3);
-    CHECK(a.pane == APP_PANE_DERIVED && a.pane_sel[APP_PANE_DERIVED] == APP_D_THRU);
+    keys_mouse(&a, &l, l.derived.y + 2 + DP_D_THROUGHPUT, l.derived.x + 3);
+    CHECK(a.pane == APP_PANE_DERIVED && a.pane_sel[APP_PANE_DERIVED] == DP_D_THROUGHPUT);
     CHECK_CONTAINS(a.status, "throughput = batch x workers / iteration");
     keys_mouse(&a, &l, l.table.y + 2 + 2 * 2, l.table.x + 3); /* net rx */
     CHECK(a.pane == APP_PANE_TABLE && a.pane_sel[APP_PANE_TABLE] == 2 && a.metric == 7);
@@ -410,7 +424,7 @@ static void test_save(struct app *a) {
     CHECK(app_unsaved(a) == 0 && !app_pred_unsaved(a));
     snprintf(path, sizeof path, "%s/V100-PCIe-16GB-P1w3ho-PCIe.json", user);
     CHECK(access(path, R_OK) == 0);
-    CHECK(!strcmp(a->insps[a->pred.insp].path, path));
+    CHECK(!strcmp(dp_session_inspector_path(a->ss, a->pred.p.from.inspector), path));
     char tmp[640];
     snprintf(tmp, sizeof tmp, "%s.tmp~", path);
     CHECK(access(tmp, F_OK) != 0); /* written through a temporary file, renamed */
@@ -433,12 +447,12 @@ static void test_save(struct app *a) {
     struct app b;
     init(&b);
     app_workers_step(&b, +1);
-    CHECK(b.pred.ok && b.pred.src == APP_SRC_TRANSFERRED);
-    CHECK(!strcmp(b.pred.insp_id, "V100-P1w3ho-PCIe"));
-    CHECK(b.pred.insp >= 0 && !strcmp(b.insps[b.pred.insp].path, path));
+    CHECK(b.pred.p.ok && b.pred.p.from.source == DP_SOURCE_TRANSFERRED);
+    CHECK(!strcmp(b.pred.p.from.setting_id, "V100-P1w3ho-PCIe"));
+    CHECK(b.pred.p.from.inspector >= 0 && !strcmp(dp_session_inspector_path(b.ss, b.pred.p.from.inspector), path));
     CHECK(!app_pred_unsaved(&b) && app_unsaved(&b) == 0);
     for (int k = 0; k < DP_N_OUTPUTS; k++)
-        CHECK_NEAR(b.pred.m[k], a->pred.m[k], 1e-6 * (1 + fabs(a->pred.m[k])));
+        CHECK_NEAR(b.pred.p.m[k], a->pred.p.m[k], 1e-6 * (1 + fabs(a->pred.p.m[k])));
     /* nothing to save at a setting without a session transfer */
     CHECK(!app_transfer_save(&b));
     CHECK_CONTAINS(b.status, "no inspector was transferred");
@@ -450,27 +464,27 @@ static void test_transfer(void) {
     init(&a);
     CHECK(!app_transfer_start(&a)); /* this setting has its own inspector */
     app_workers_step(&a, +1);
-    CHECK(a.pred.src == APP_SRC_NEAREST);
+    CHECK(a.pred.p.from.source == DP_SOURCE_NEAREST);
     CHECK(app_transfer_start(&a));
     wait_job(&a, 120);
     CHECK(a.job.state == APP_JOB_DONE);
     printf("test_app: %s\n", a.status);
-    CHECK(a.pred.ok && a.pred.src == APP_SRC_TRANSFERRED);
-    CHECK(!strcmp(a.pred.insp_id, "V100-P1w3ho-PCIe"));
+    CHECK(a.pred.p.ok && a.pred.p.from.source == DP_SOURCE_TRANSFERRED);
+    CHECK(!strcmp(a.pred.p.from.setting_id, "V100-P1w3ho-PCIe"));
     const struct dp_inspector *in = app_inspector(&a);
     CHECK(in && !strcmp(dp_inspector_provenance(in)->origin, "transfer"));
     CHECK(in && !strcmp(dp_inspector_provenance(in)->data, "simulated"));
-    for (int k = 0; k < DP_N_OUTPUTS; k++) CHECK(isfinite(a.pred.m[k]));
+    for (int k = 0; k < DP_N_OUTPUTS; k++) CHECK(isfinite(a.pred.p.m[k]));
     test_save(&a);
     /* cancelled at once: no inspector added, the state says so */
-    int before = a.n_insps;
+    int before = dp_session_n_inspectors(a.ss);
     app_workers_step(&a, +2);
-    CHECK(a.pred.src == APP_SRC_NEAREST);
+    CHECK(a.pred.p.from.source == DP_SOURCE_NEAREST);
     CHECK(app_transfer_start(&a));
     app_transfer_cancel(&a);
     wait_job(&a, 60);
     CHECK(a.job.state == APP_JOB_CANCELLED || a.job.state == APP_JOB_DONE);
-    if (a.job.state == APP_JOB_CANCELLED) CHECK(a.n_insps == before);
+    if (a.job.state == APP_JOB_CANCELLED) CHECK(dp_session_n_inspectors(a.ss) == before);
     /* app_free joins a running job */
     app_workers_step(&a, +1);
     CHECK(app_transfer_start(&a));
@@ -583,7 +597,7 @@ static void test_importance_background(void) {
     imp_sync(&a);
     CHECK(!v->e && imp_busy(&a));
     imp_wait(&a);
-    CHECK(v->e && v->e->method == DP_EXPLAIN_OCCLUSION && v->g->batch == a.batch);
+    CHECK(v->e && v->e->method == DP_EXPLAIN_OCCLUSION && v->g->batch == dp_session_batch(a.ss));
     /* the SVG export waits for a running computation and shows its importances */
     CHECK(app_batch_step(&a, -1));
     imp_sync(&a);
@@ -639,10 +653,34 @@ static void test_bad_input(void) {
     o.gpus = GPUS;
     o.graph = "/tmp/driple-test-app-nobatch.json";
     CHECK(app_init(&a, &o, &err) == DP_OK);
-    CHECK(a.batch == 32 && a.status_err);
+    CHECK(dp_session_batch(a.ss) == 32 && a.status_err);
     CHECK_CONTAINS(a.status, "no batch size: 32 assumed");
     app_free(&a);
     unlink("/tmp/driple-test-app-nobatch.json");
+}
+
+/* The tab table: every tab has what the loop, the keys and the layout ask of it; Tab walks the
+ * predict tab's panes, then every tab, and around. */
+static void test_tabs(void) {
+    for (int i = 0; i < APP_TAB_COUNT; i++) {
+        const struct tab_def *t = &tab_defs[i];
+        CHECK(t->name && t->draw && t->mouse && t->export_file && t->export_name);
+        CHECK(t->n_panes >= 1 && (t->busy == NULL) == (t->ready == NULL));
+        CHECK(!t->list || (t->list_len && t->layout));
+    }
+    struct app a;
+    init(&a);
+    int seen[APP_TAB_COUNT] = {0};
+    for (int k = 0; k < APP_PANE_COUNT + APP_TAB_COUNT - 1; k++) {
+        seen[a.tab]++;
+        CHECK(keys_handle(&a, '\t') & R_RELAYOUT);
+    }
+    CHECK(a.tab == APP_TAB_PREDICT && a.pane == APP_PANE_TABLE);
+    CHECK(seen[APP_TAB_PREDICT] == APP_PANE_COUNT);
+    for (int i = 1; i < APP_TAB_COUNT; i++) CHECK(seen[i] == 1);
+    CHECK(keys_handle(&a, KEY_BTAB) & R_RELAYOUT);
+    CHECK(a.tab == APP_TAB_COUNT - 1);
+    app_free(&a);
 }
 
 int main(void) {
@@ -655,6 +693,7 @@ int main(void) {
     snprintf(user, sizeof user, "%s/user-inspectors", dir);
     setenv("DRIPLE_INSPECTORS", user, 1);
     test_prediction();
+    test_tabs();
     test_compare();
     test_search_keys();
     test_transfer();

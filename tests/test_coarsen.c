@@ -292,9 +292,9 @@ static void test_features(void) {
             }
         CHECK(members_ok);
         /* Round trip through driple-grouped/1. */
-        CHECK(dp_grouped_save_json(a, "build/tests/coarsen_rt.json", &err) == DP_OK);
+        CHECK(dp_grouped_save_json(a, test_path("coarsen_rt.json"), &err) == DP_OK);
         struct dp_grouped *c = NULL;
-        CHECK(dp_grouped_load_json("build/tests/coarsen_rt.json", &c, &err) == DP_OK);
+        CHECK(dp_grouped_load_json(test_path("coarsen_rt.json"), &c, &err) == DP_OK);
         CHECK(c && c->n_groups == a->n_groups && c->n_edges == a->n_edges && c->x[3] == a->x[3]);
         dp_grouped_free(c);
     }
@@ -344,8 +344,8 @@ static void test_cost_features(void) {
         CHECK_NEAR(a->cost[2], 12.0 * 4, 0);
         CHECK_NEAR(dp_grouped_feat(a, 0, 3), 192.0, 0);
         CHECK_NEAR(dp_grouped_feat(a, 0, 1), 3.0, 0);
-        CHECK(dp_grouped_save_json(a, "build/tests/coarsen_cost.json", &err) == DP_OK);
-        CHECK(dp_grouped_load_json("build/tests/coarsen_cost.json", &c, &err) == DP_OK);
+        CHECK(dp_grouped_save_json(a, test_path("coarsen_cost.json"), &err) == DP_OK);
+        CHECK(dp_grouped_load_json(test_path("coarsen_cost.json"), &c, &err) == DP_OK);
         CHECK(c && c->cost && !memcmp(c->cost, a->cost, DP_N_COST_FEATURES * sizeof *c->cost) &&
               !memcmp(c->x, a->x, DP_N_FEATURES * sizeof *c->x));
         dp_grouped_free(c);
@@ -355,8 +355,8 @@ static void test_cost_features(void) {
         c = NULL;
         /* Without them: saved without the fields, loaded without cost. */
         dp_grouped_drop_cost(a);
-        CHECK(dp_grouped_save_json(a, "build/tests/coarsen_cost.json", &err) == DP_OK);
-        CHECK(dp_grouped_load_json("build/tests/coarsen_cost.json", &c, &err) == DP_OK);
+        CHECK(dp_grouped_save_json(a, test_path("coarsen_cost.json"), &err) == DP_OK);
+        CHECK(dp_grouped_load_json(test_path("coarsen_cost.json"), &c, &err) == DP_OK);
         CHECK(c && !c->cost && dp_grouped_feat(c, 0, 3) == 0 && c->x[1] == 3);
         dp_grouped_free(c);
         c = NULL;
@@ -410,9 +410,9 @@ static void test_weights(void) {
         CHECK_NEAR(dp_op_weight(w, "MatMul", NULL), 2.0 / 11, 1e-12);
         CHECK_NEAR(dp_op_weight(w, "Const", NULL), 1.0 / 11, 1e-12);
         CHECK_NEAR(dp_op_weight(w, "IteratorGetNext", NULL), 0, 0); /* on the CPU */
-        CHECK(dp_op_weights_save(w, "build/tests/weights_rt.json", &err) == DP_OK);
+        CHECK(dp_op_weights_save(w, test_path("weights_rt.json"), &err) == DP_OK);
         struct dp_op_weights *v = NULL;
-        CHECK(dp_op_weights_load("build/tests/weights_rt.json", &v, &err) == DP_OK);
+        CHECK(dp_op_weights_load(test_path("weights_rt.json"), &v, &err) == DP_OK);
         CHECK(v && dp_op_weights_count(v) == dp_op_weights_count(w) &&
               dp_op_weight(v, "MatMul", NULL) == dp_op_weight(w, "MatMul", NULL) &&
               !strcmp(dp_op_weights_source(v), "unit test"));

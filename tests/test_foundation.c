@@ -66,9 +66,9 @@ static void test_grouped(void) {
     /* Round trip through a file. */
     CHECK(dp_grouped_load_json(REF_DIR "/cases/gcn/tiny3.grouped.json", &g, &err) == DP_OK);
     if (g) {
-        CHECK(dp_grouped_save_json(g, "build/tests/tiny3.json", &err) == DP_OK);
+        CHECK(dp_grouped_save_json(g, test_path("tiny3.json"), &err) == DP_OK);
         struct dp_grouped *h = NULL;
-        CHECK(dp_grouped_load_json("build/tests/tiny3.json", &h, &err) == DP_OK);
+        CHECK(dp_grouped_load_json(test_path("tiny3.json"), &h, &err) == DP_OK);
         CHECK(h && h->n_groups == 3 && h->x[0] == g->x[0] && h->x[8] == g->x[8]);
         dp_grouped_free(h);
     }

@@ -48,9 +48,9 @@ static void test_json_good(void) {
     CHECK_NEAR(dp_node_tensor_size(node(g, "cpu_side"), 16), 0, 0);
 
     /* Round trip through a file: the same model comes back. */
-    CHECK(dp_graph_save_json(g, "build/tests/graph_rt.json", &err) == DP_OK);
+    CHECK(dp_graph_save_json(g, test_path("graph_rt.json"), &err) == DP_OK);
     struct dp_graph *h = NULL;
-    CHECK(dp_graph_load_json("build/tests/graph_rt.json", &h, &dropped, &err) == DP_OK);
+    CHECK(dp_graph_load_json(test_path("graph_rt.json"), &h, &dropped, &err) == DP_OK);
     CHECK(dropped == 0);
     if (h) {
         CHECK(dp_graph_n_nodes(h) == dp_graph_n_nodes(g) && dp_graph_batch(h) == 16);
@@ -289,36 +289,36 @@ static void test_load_by_content(void) {
     struct dp_error err = {0};
     /* The content decides, not the name. */
     const char *pb = "# exported\nnode { name: \"a\" op: \"X\" device: \"/gpu:0\" }\n";
-    write_file("build/tests/looks_like.json", pb, strlen(pb));
-    CHECK(dp_graph_load("build/tests/looks_like.json", NULL, &g, &err) == DP_OK);
+    write_file(test_path("looks_like.json"), pb, strlen(pb));
+    CHECK(dp_graph_load(test_path("looks_like.json"), NULL, &g, &err) == DP_OK);
     CHECK(g && !strcmp(dp_graph_framework(g), "tensorflow"));
     dp_graph_free(g);
     g = NULL;
     const char *js = "\xef\xbb\xbf  {\"format\":\"driple-graph/1\",\"nodes\":[{\"name\":\"a\",\"op\":\"X\"}]}";
-    write_file("build/tests/looks_like.pbtxt", js, strlen(js));
-    CHECK(dp_graph_load("build/tests/looks_like.pbtxt", NULL, &g, &err) == DP_OK); /* BOM skipped */
+    write_file(test_path("looks_like.pbtxt"), js, strlen(js));
+    CHECK(dp_graph_load(test_path("looks_like.pbtxt"), NULL, &g, &err) == DP_OK); /* BOM skipped */
     CHECK(g && dp_graph_n_nodes(g) == 1);
     dp_graph_free(g);
     g = NULL;
-    write_file("build/tests/looks_like.pbtxt", js + 3, strlen(js + 3));
+    write_file(test_path("looks_like.pbtxt"), js + 3, strlen(js + 3));
     struct dp_import_opts o = {.exported_batch = 64};
-    CHECK(dp_graph_load("build/tests/looks_like.pbtxt", &o, &g, &err) == DP_OK);
+    CHECK(dp_graph_load(test_path("looks_like.pbtxt"), &o, &g, &err) == DP_OK);
     CHECK(g && dp_graph_batch(g) == 64 && !strcmp(dp_graph_batch_source(g), "--exported-batch"));
     dp_graph_free(g);
     g = NULL;
     const unsigned char onnx[] = {0x08, 0x07, 0x12, 0x04, 'd', 'p', 0x00, 0x01};
     CHECK(dp_graph_detect_format(onnx, sizeof onnx) == DP_GRAPH_FORMAT_ONNX);
     const unsigned char junk[] = {0xff, 0x00, 0x13, 0x37};
-    write_file("build/tests/junk.bin", junk, sizeof junk);
-    CHECK(dp_graph_load("build/tests/junk.bin", NULL, &g, &err) == DP_ERR_UNSUPPORTED);
-    CHECK_CONTAINS(err.msg, "build/tests/junk.bin: not a graph");
-    write_file("build/tests/empty.txt", "", 0);
-    CHECK(dp_graph_load("build/tests/empty.txt", NULL, &g, &err) == DP_ERR_PARSE);
+    write_file(test_path("junk.bin"), junk, sizeof junk);
+    CHECK(dp_graph_load(test_path("junk.bin"), NULL, &g, &err) == DP_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(err.msg, test_path("junk.bin: not a graph"));
+    write_file(test_path("empty.txt"), "", 0);
+    CHECK(dp_graph_load(test_path("empty.txt"), NULL, &g, &err) == DP_ERR_PARSE);
     CHECK_CONTAINS(err.msg, "empty file");
     CHECK(dp_graph_load("no/such/file.pbtxt", NULL, &g, &err) == DP_ERR_IO);
     CHECK_CONTAINS(err.msg, "no/such/file.pbtxt: cannot open");
     CHECK(dp_graph_load("tests/data", NULL, &g, &err) == DP_ERR_IO); /* a directory: said so */
-    CHECK_CONTAINS(err.msg, "tests/data: cannot read: Is a directory");
+    CHECK_CONTAINS(err.msg, "tests/data: is a directory");
     CHECK(dp_graph_detect_format((const unsigned char *)"  \n", 3) == DP_GRAPH_FORMAT_UNKNOWN);
     CHECK(dp_graph_detect_format((const unsigned char *)"node {", 6) == DP_GRAPH_FORMAT_PBTXT);
     size_t dropped = 0;

@@ -181,7 +181,8 @@ static void test_json_errors(void) {
     struct dp_error err = {0};
     struct dp_model *m = NULL;
     CHECK(dp_model_load_torch_json_new("build/no/such/file.json", &m, &err) == DP_ERR_IO);
-    char path[] = "build/test_model_XXXXXX";
+    char path[700];
+    snprintf(path, sizeof path, "%s/test_model_XXXXXX", test_dir());
     int fd = mkstemp(path);
     CHECK(fd >= 0);
     close(fd);

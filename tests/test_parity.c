@@ -13,6 +13,9 @@
 #include "gnn/model_impl.h"
 #include "test.h"
 
+/* The reference files (../shared/reference) are read as any JSON is. */
+static const struct dp_read_spec reference_spec = {"reference JSON", (size_t)1 << 30, true, NULL};
+
 static double worst_out = 0; /* largest relative output error over all cases (printed) */
 
 /* max|a-b| / max|b| (the gradient and parameter tolerance base) */
@@ -90,7 +93,7 @@ static void check_vec(const char *cname, const char *what, const float *got, con
 static void forward_cases(const struct dp_model *m, const char *file) {
     cJSON *root = NULL;
     struct dp_error err = {0};
-    CHECK(dp_json_load(file, (size_t)1 << 30, &root, &err) == DP_OK);
+    CHECK(dp_json_load(file, &reference_spec, &root, &err) == DP_OK);
     if (!root) {
         fprintf(stderr, "%s\n", err.msg);
         return;
@@ -145,7 +148,7 @@ static void grouped_cases(const struct dp_model *m, const char *dir) {
     snprintf(path, sizeof path, "%s/cases/%s/expected.json", REF_DIR, dir);
     cJSON *root = NULL;
     struct dp_error err = {0};
-    CHECK(dp_json_load(path, (size_t)1 << 28, &root, &err) == DP_OK);
+    CHECK(dp_json_load(path, &reference_spec, &root, &err) == DP_OK);
     if (!root) return;
     const cJSON *c;
     int n_cases = 0;
@@ -318,7 +321,7 @@ int main(void) {
 
     snprintf(path, sizeof path, "%s/gcn_training_step.json", REF_DIR);
     cJSON *root = NULL;
-    CHECK(dp_json_load(path, (size_t)1 << 30, &root, &err) == DP_OK);
+    CHECK(dp_json_load(path, &reference_spec, &root, &err) == DP_OK);
 
     /* every kernel level this CPU has (the same tolerances), on one thread, then the best level
      * on 2 and 3 threads (rows split within a layer, graphs within a training step) */

@@ -273,7 +273,7 @@ static void test_run_scripted(void) {
         struct dp_trace *t = dp_trace_init("measured");
         CHECK(dp_trace_read_smi(gpu, t, &err) == DP_OK);
         CHECK(dp_trace_read_net(net, t, &err) == DP_OK);
-        double lab[DP_N_LABELS];
+        double lab[DP_N_OUTPUTS];
         unsigned missing = 0;
         dp_trace_labels(t, 0, lab, &missing);
         CHECK(missing == 0);
@@ -431,7 +431,7 @@ static void test_run_duration_and_errors(void) {
     /* Unwritable output. */
     o.net_csv = "/nonexistent-dir/x.net.csv";
     CHECK(dp_record_run(&o, sleeper, &res, &err) == DP_ERR_IO && res.pid == 0);
-    CHECK_CONTAINS(err.msg, "/nonexistent-dir/x.net.csv: cannot create");
+    CHECK_CONTAINS(err.msg, "/nonexistent-dir/x.net.csv: cannot write: cannot create");
     o.net_csv = net;
 
     /* With a GPU requested but no NVML: the clear error, before anything starts. */

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "dp/render.h"
 #include "test.h"
@@ -95,14 +94,12 @@ static struct dp_explain *fake_explain(int n) {
 }
 
 static void test_svg_dot_png(void) {
-    mkdir("build", 0755);
-    mkdir("build/tmp", 0755);
     struct dp_grouped *g = ring(12, 3);
     struct dp_explain *e = fake_explain(12);
     struct dp_error err = {0};
     struct dp_render_opts o = {.layout = DP_LAYOUT_AUTO};
 
-    const char *svg = "build/tmp/test_render.svg";
+    const char *svg = test_path("test_render.svg");
     CHECK(dp_render_file(g, e, &o, DP_RENDER_SVG, svg, &err) == DP_OK);
     size_t len = 0;
     char *text = slurp(svg, &len);
@@ -117,7 +114,7 @@ static void test_svg_dot_png(void) {
         free(text);
     }
 
-    const char *dot = "build/tmp/test_render.dot";
+    const char *dot = test_path("test_render.dot");
     CHECK(dp_render_file(g, e, &o, DP_RENDER_DOT, dot, &err) == DP_OK);
     text = slurp(dot, &len);
     CHECK(text != NULL);
@@ -140,7 +137,7 @@ static void test_svg_dot_png(void) {
         free(data);
     }
 
-    const char *png = "build/tmp/test_render.png";
+    const char *png = test_path("test_render.png");
     CHECK(dp_render_file(g, e, &o, DP_RENDER_PNG, png, &err) == DP_OK);
     text = slurp(png, &len);
     CHECK(text != NULL && len > 8 && !memcmp(text, "\x89PNG", 4));

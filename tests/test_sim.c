@@ -157,7 +157,7 @@ static void test_determinism(struct dp_graph *g) {
     CHECK(a.n_traces == 4);
     CHECK(!strcmp(a.traces[0]->source, "simulated"));
     CHECK(a.traces[0]->s[DP_SERIES_GPU_UTIL].n >= 199);
-    for (int i = 0; i < DP_N_LABELS; i++) CHECK(isfinite(a.labels[i]) && a.labels[i] >= 0);
+    for (int i = 0; i < DP_N_OUTPUTS; i++) CHECK(isfinite(a.labels[i]) && a.labels[i] >= 0);
     CHECK(a.labels[5] > 0 && a.labels[5] <= 100); /* gpu_util peak, % */
     CHECK(a.labels[8] > 0);                       /* net_rx peak, MB/s */
     CHECK(a.labels[8] <= 5000 * 0.7 + 1e-6);      /* never above the 40GbE line rate x eff */

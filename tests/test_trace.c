@@ -33,7 +33,7 @@ static void test_bursts(void) {
     CHECK_NEAR(b.peak, 70, 1e-9);
 
     /* Labels: Driple order, missing resources flagged and zero. */
-    double labels[DP_N_LABELS];
+    double labels[DP_N_OUTPUTS];
     unsigned missing = 0;
     dp_trace_labels(t, 0, labels, &missing);
     CHECK(missing == ((1u << DP_SERIES_GPU_MEM_UTIL) | (1u << DP_SERIES_NET_RX) |
@@ -42,9 +42,9 @@ static void test_bursts(void) {
     CHECK_NEAR(labels[4], 250, 1e-9);
     CHECK_NEAR(labels[5], 70, 1e-9);
     CHECK(labels[0] == 0 && labels[11] == 0);
-    CHECK(!strcmp(dp_label_name(4), "gpu_util.active"));
-    CHECK(!strcmp(dp_label_unit(8), "MB/s"));
-    CHECK(!strcmp(dp_label_unit(6), "ms"));
+    CHECK(!strcmp(dp_outputs[4].name, "gpu_util.active"));
+    CHECK(!strcmp(dp_outputs[8].unit, "MB/s"));
+    CHECK(!strcmp(dp_outputs[6].unit, "ms"));
 
     /* Going back in time is refused. */
     CHECK(dp_trace_push(t, DP_SERIES_GPU_UTIL, 50.0, 1, &err) == DP_ERR_INVALID);
@@ -94,7 +94,7 @@ static void test_smi(void) {
     CHECK(t->s[DP_SERIES_MEM_USED].n == 5);
     /* Crossing midnight and a month: 100 ms steps. */
     CHECK_NEAR(t->s[DP_SERIES_GPU_UTIL].t_ms[1] - t->s[DP_SERIES_GPU_UTIL].t_ms[0], 100, 1e-6);
-    double labels[DP_N_LABELS];
+    double labels[DP_N_OUTPUTS];
     dp_trace_labels(t, 0, labels, NULL);
     CHECK_NEAR(labels[4], 200, 1e-6); /* gpu_util active: two samples */
     CHECK_NEAR(labels[5], 95, 1e-9);
@@ -147,12 +147,12 @@ static void test_smi(void) {
         dp_trace_free(t);
     }
     t = dp_trace_init("measured");
-    CHECK(dp_trace_read_any("build/tests/does_not_exist.csv", t, &err) == DP_ERR_IO);
+    CHECK(dp_trace_read_any(test_path("does_not_exist.csv"), t, &err) == DP_ERR_IO);
     /* err is optional: the readers must not read a status back out of it. */
-    CHECK(dp_trace_read_any("build/tests/smi_bad8.csv", t, NULL) == DP_ERR_PARSE);
-    CHECK(dp_trace_read_smi("build/tests", t, NULL) == DP_ERR_IO);
-    CHECK(dp_trace_read_net("build/tests", t, NULL) == DP_ERR_IO);
-    CHECK(dp_trace_read_sim("build/tests", t, NULL) == DP_ERR_IO);
+    CHECK(dp_trace_read_any(test_path("smi_bad8.csv"), t, NULL) == DP_ERR_PARSE);
+    CHECK(dp_trace_read_smi(test_dir(), t, NULL) == DP_ERR_IO);
+    CHECK(dp_trace_read_net(test_dir(), t, NULL) == DP_ERR_IO);
+    CHECK(dp_trace_read_sim(test_dir(), t, NULL) == DP_ERR_IO);
     dp_trace_free(t);
 }
 
@@ -214,13 +214,13 @@ static void test_sim_csv(void) {
     const struct dp_trace *both[2] = {a, b};
     /* A line break in the comment (a graph's name) must not split the comment line. */
     CHECK(dp_trace_write_sim(both, 2, "simulated by test_trace\ngraph x",
-                             "build/tests/simtrace.csv", &err) == DP_OK);
+                             test_path("simtrace.csv"), &err) == DP_OK);
     struct dp_trace *r = dp_trace_init("simulated");
-    CHECK(dp_trace_read_any("build/tests/simtrace.csv", r, &err) == DP_OK);
-    double la[DP_N_LABELS], lr[DP_N_LABELS];
+    CHECK(dp_trace_read_any(test_path("simtrace.csv"), r, &err) == DP_OK);
+    double la[DP_N_OUTPUTS], lr[DP_N_OUTPUTS];
     dp_trace_labels(a, 0, la, NULL);
     dp_trace_labels(r, 0, lr, NULL);
-    for (int i = 0; i < DP_N_LABELS; i++) CHECK_NEAR(la[i], lr[i], 1e-6);
+    for (int i = 0; i < DP_N_OUTPUTS; i++) CHECK_NEAR(la[i], lr[i], 1e-6);
     CHECK(r->s[DP_SERIES_GPU_UTIL].n == 10); /* worker 0 only */
     CHECK_NEAR(r->s[DP_SERIES_MEM_USED].v[3], 1234.5, 1e-9);
     dp_trace_free(a);

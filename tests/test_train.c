@@ -12,6 +12,7 @@
 
 #include "dp/train.h"
 #include "dp/zoo.h"
+#include "dp/zoo_gen.h"
 #include "test.h"
 
 static uint64_t rs = 12345;
@@ -210,6 +211,38 @@ static void test_split_families(void) {
         dp_dataset_free(&other);
         dp_split_free(&m);
     }
+    dp_dataset_free(&ds);
+}
+
+/* Generated architectures always train and leave the zoo families' assignment as it was. */
+static void test_split_generated(void) {
+    static const char *const names[] = {"resnet50", "vgg16", "bert_base", "lstm_lm",
+                                        "mobilenet_v2", "gpt2_small", "gen-cnn-s1-0",
+                                        "gen-transformer-s1-3", "gen-mlp-s2-7"};
+    struct dp_dataset ds, zoo_only;
+    struct dp_error err = {0};
+    make_ds(&ds, 45, 1, 0);
+    dp_dataset_init(&zoo_only, "zoo");
+    for (int i = 0; i < ds.n_samples; i++) {
+        free(ds.samples[i].model);
+        ds.samples[i].model = malloc(32);
+        if (ds.samples[i].model) snprintf(ds.samples[i].model, 32, "%s", names[i % 9]);
+        if (i % 9 < 6) CHECK(dp_dataset_add_sample(&zoo_only, &ds.samples[i], &err) == DP_OK);
+    }
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        struct dp_split m, z;
+        CHECK(dp_split_make(&ds, DP_SPLIT_MODELS, 0.2, 0.2, seed, &m, &err) == DP_OK);
+        CHECK(dp_split_make(&zoo_only, DP_SPLIT_MODELS, 0.2, 0.2, seed, &z, &err) == DP_OK);
+        int gen_train = 0;
+        for (int i = 0; i < m.n_train; i++) gen_train += dp_gen_is_generated(ds.samples[m.train[i]].model);
+        CHECK(gen_train == 15);
+        CHECK(m.n_test == z.n_test && m.n_val == z.n_val && m.n_train == z.n_train + 15);
+        for (int i = 0; i < m.n_test && i < z.n_test; i++)
+            CHECK(!strcmp(ds.samples[m.test[i]].model, zoo_only.samples[z.test[i]].model));
+        dp_split_free(&m);
+        dp_split_free(&z);
+    }
+    dp_dataset_free(&zoo_only);
     dp_dataset_free(&ds);
 }
 
@@ -433,7 +466,7 @@ static void test_cost_features(void) {
     CHECK(a->n_feat == DP_N_FEATURES_MAX && r.epochs_run == 3);
     CHECK(a->feat_mean[3] > 20 && a->feat_std[3] > 0 && a->feat_std[5] > 0);
     CHECK(r.last_train_loss < r.first_train_loss);
-    const char *path = "build/tests/train_cost.json";
+    const char *path = test_path("train_cost.json");
     CHECK(dp_inspector_save(insp, path, NULL, NULL, &err) == DP_OK);
     CHECK(dp_inspector_load(path, &back, &err) == DP_OK);
     if (back) {
@@ -491,6 +524,7 @@ static void test_recipes(void) {
 int main(void) {
     test_splits();
     test_split_families();
+    test_split_generated();
     test_learns();
     test_cancel();
     test_transfer();

@@ -7,6 +7,7 @@
 #include "dp/cost.h"
 #include "dp/graph_io.h"
 #include "dp/zoo.h"
+#include "graph_check.h"
 #include "test.h"
 
 static struct dp_graph *build(const char *name, enum dp_optimizer opt, enum dp_precision prec,
@@ -67,17 +68,9 @@ static void test_all_models(void) {
         CHECK(n >= ranges[k].lo && n <= ranges[k].hi);
         /* Every GPU op but NoOp has a shape; every input is a valid node; the input pipeline
          * is on the CPU; flops and bytes are filled. */
-        size_t unshaped = 0, bad_inputs = 0, uncosted = 0, cpu_iter = 0;
-        for (size_t i = 0; i < n; i++) {
-            const struct dp_node *nd = dp_graph_node(g, i);
-            if (dp_node_on_gpu(nd) && nd->n_dims < 0 && strcmp(nd->op, "NoOp")) unshaped++;
-            for (int j = 0; j < nd->n_inputs; j++)
-                bad_inputs += nd->inputs[j] < 0 || (size_t)nd->inputs[j] >= n;
-            uncosted += nd->flops < 0 || nd->bytes < 0;
-            if (!strcmp(nd->op, "IteratorGetNext")) cpu_iter += !dp_node_on_gpu(nd);
-        }
-        CHECK(unshaped == 0 && bad_inputs == 0 && uncosted == 0);
-        CHECK(cpu_iter == 1);
+        struct graph_check gc = graph_check(g);
+        CHECK(gc.unshaped == 0 && gc.bad_inputs == 0 && gc.uncosted == 0);
+        CHECK(gc.cpu_iter == 1);
         CHECK(count_op(g, "ApplyMomentum") > 0);
         CHECK(dp_graph_find(g, "train_op") >= 0);
         CHECK(!strcmp(dp_graph_framework(g), "tensorflow"));
@@ -248,10 +241,7 @@ static void test_determinism_and_roundtrip(void) {
     struct dp_graph *b = build("inception3", DP_OPT_MOMENTUM, DP_PREC_FP32, 32, 0);
     if (!a || !b) { CHECK(0); dp_graph_free(a); dp_graph_free(b); return; }
     size_t la = 0, lb = 0;
-    const char *dir = getenv("BUILD") ? getenv("BUILD") : "build"; /* set by make test */
-    char pa[512], pb[512];
-    snprintf(pa, sizeof pa, "%s/test_zoo_a.json", dir);
-    snprintf(pb, sizeof pb, "%s/test_zoo_b.json", dir);
+    const char *pa = test_path("test_zoo_a.json"), *pb = test_path("test_zoo_b.json");
     char *sa = save_to_string(a, pa, &la);
     char *sb = save_to_string(b, pb, &lb);
     CHECK(sa && sb && la == lb && !memcmp(sa, sb, la));

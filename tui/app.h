@@ -1,7 +1,8 @@
-/* app.h: the explorer's model (no curses): the graph, its partition (computed once) and its
- * grouped features (recomputed per batch size), the GPU catalog and setting list, the current
- * what-if setting, the prediction (which inspector, metrics, derived figures, the simulator's
- * estimate beside it), the compare rows, the UI state, and a background transfer job. */
+/* app.h: the explorer's model (no curses): the what-if session (dp/session.h: the graph, its
+ * partition and features, the catalog and setting list, the inspectors and caches), the current
+ * what-if setting, its prediction and the simulator's estimate beside it, the compare rows, the
+ * UI state, and a background transfer job. The what-if logic is the session's; this is the UI's
+ * state around it. */
 #ifndef DRIPLE_APP_H
 #define DRIPLE_APP_H
 
@@ -14,85 +15,21 @@
 #include "dp/graph.h"
 #include "dp/grouped.h"
 #include "dp/inspector.h"
+#include "dp/metrics.h"
 #include "dp/model.h"
+#include "dp/session.h"
 #include "dp/settings.h"
 #include "dp/status.h"
 
-#define APP_N_RES 4 /* gpu_mem_util, gpu_util, net_rx, net_tx (Driple order) */
+/* The derived figures (dp/metrics.h) the predict tab lists, in its order. */
+#define APP_N_DERIVED_ROWS 7
+extern const enum dp_derived app_derived_rows[APP_N_DERIVED_ROWS];
 
-/* Where a prediction comes from. */
-enum app_src {
-    APP_SRC_NONE,        /* no inspector at all: only the simulator */
-    APP_SRC_TRAINED,     /* an inspector trained for exactly this setting */
-    APP_SRC_TRANSFERRED, /* one transferred to this setting (file or this session) */
-    APP_SRC_NEAREST,     /* the nearest setting's inspector: extrapolated */
-};
-const char *app_src_name(enum app_src s); /* "trained", "transferred", "nearest (extrapolated)" */
-
-/* Derived figures (DESIGN.md "Metrics"); NaN where not computable. Formulas: app_derived_help. */
-enum app_derived_id {
-    APP_D_ITER,      /* iteration time, ms */
-    APP_D_THRU,      /* throughput, samples/s */
-    APP_D_UTIL,      /* mean GPU utilisation, % */
-    APP_D_MEM,       /* GPU memory footprint, GB (simulator) */
-    APP_D_BYTES,     /* bytes moved per iteration (rx + tx), MB */
-    APP_D_EPOCH,     /* time per epoch, s */
-    APP_D_COST,      /* cost per epoch, $ */
-    APP_D_COUNT
-};
-extern const char *const app_derived_names[APP_D_COUNT];
-extern const char *const app_derived_units[APP_D_COUNT];
-extern const char *const app_derived_help[APP_D_COUNT];
-
-/* One prediction for one setting at one batch size. */
+/* Everything known about one setting at the current batch size. */
 struct app_pred {
-    bool         ok;                 /* metrics hold an inspector prediction */
-    enum app_src src;
-    char         insp_id[DP_NAME_MAX]; /* the inspector's setting id */
-    char         insp_origin[16];    /* provenance origin of that inspector */
-    int          insp;               /* index in app.insps, -1 when none */
-    double       m[DP_N_OUTPUTS];    /* metrics in their units: max(0, dp_inspector_metric) */
-    float        raw[DP_N_OUTPUTS];  /* the network's outputs (Driple order) */
-    double       d[APP_D_COUNT];
-    bool         sim_ok;             /* the simulator's estimate (labelled "simulated") */
-    bool         sim_pending;        /* not simulated yet (defer_sims): app_fill_pending will */
-    bool         insp_pending;       /* its inspector file is not loaded yet (compare rows) */
-    double       sim_m[DP_N_OUTPUTS];
-    double       sim_d[APP_D_COUNT];
-    double       mem_gb, mem_cap_gb; /* simulated footprint and the GPU's memory */
-    bool         oom;                /* footprint > GPU memory */
-    char         note[160];          /* why something is missing */
-};
-
-/* A loaded inspector. */
-struct app_insp {
-    struct dp_inspector *insp;
-    char                 setting[DP_NAME_MAX];
-    char                 path[512];
-    bool                 session; /* transferred in this session ... */
-    struct dp_setting    target;  /* ... to this setting (ids alone are ambiguous across GPUs) */
-    bool                 saved;   /* a session transfer written to `path` (app_transfer_save) */
-};
-
-/* Embedding cache entry: (body key, batch) -> embedding. */
-struct app_emb {
-    char    key[128];
-    int64_t batch;
-    int     n;
-    float  *v;
-};
-
-/* Simulator cache entry. */
-struct app_sim {
-    char    id[DP_NAME_MAX];
-    char    gpu[DP_NAME_MAX]; /* ids name the GPU's short form only (V100-PCIe and V100-SXM2
-                                 share "V100-..."): the full name is part of the key */
-    int64_t batch;
-    bool    ok;
-    double  m[DP_N_OUTPUTS];
-    double  iter_ms, thru, util, mem_gb, bytes;
-    bool    oom;
-    char    note[128];
+    struct dp_prediction p;           /* the inspector's (p.ok; p.pending: file not loaded yet) */
+    struct dp_simulation sim;         /* the simulator's (sim.ok), labelled "simulated" */
+    bool                 sim_pending; /* not simulated yet (defer_sims): app_fill_pending will */
 };
 
 /* The what-if setting. */
@@ -104,8 +41,8 @@ struct app_what {
     enum dp_precision precision;
 };
 
+/* The tabs; what differs between them is in the tab table (tabs.h). */
 enum app_tab { APP_TAB_PREDICT, APP_TAB_COMPARE, APP_TAB_GROUPS, APP_TAB_IMPORTANCE, APP_TAB_COUNT };
-extern const char *const app_tab_names[APP_TAB_COUNT];
 
 /* Panes of the predict tab that Tab cycles through. */
 enum app_pane { APP_PANE_TABLE, APP_PANE_DERIVED, APP_PANE_STRIPS, APP_PANE_COUNT };
@@ -144,28 +81,13 @@ struct app_job {
     char               target[DP_NAME_MAX];
     char               msg[256];
     struct dp_inspector *result;  /* owned until picked up by app_tick */
-    void              *work;      /* worker-private input */
+    struct dp_transfer_plan plan; /* the worker's input (app_transfer_start) */
 };
 
 struct app {
-    /* inputs */
-    char                   graph_path[512];
-    struct dp_graph       *graph;
-    struct dp_partition   *part;
-    struct dp_op_weights  *weights;
-    struct dp_grouped     *grouped;     /* features at `batch` */
-    long                   grouped_gen; /* bumped whenever grouped is replaced */
-    int64_t                batch;
-    int64_t                params;      /* sum of variable params */
-    struct dp_gpu_catalog *cat;
-    struct dp_settings    *settings;
-    char                   settings_path[512];
-
-    struct app_insp *insps;
-    int              n_insps;
-    struct app_emb  *embs;
-    int              n_embs;
-    long             n_embed_calls;     /* GNN passes (cache misses), for tests */
+    /* the what-if session: workload, catalog, setting list, inspectors, caches */
+    struct dp_session *ss;
+    char               graph_path[512];
 
     struct app_what  what;
     struct dp_setting cur;              /* made from `what` */
@@ -190,15 +112,9 @@ struct app {
     char        (*group_top)[48];       /* per group: its most frequent op types */
     int          *group_ops;            /* per group: op count */
 
-    /* simulator cache: (GPU, setting id, batch) -> result */
-    struct app_sim *sims;
-    int             n_sims;
-    long            n_sim_calls;
     bool            defer_sims;         /* the UI: uncached simulations (and compare rows' inspector
                                            loads) wait for app_fill_pending, which also preloads
                                            the list's inspector files while idle */
-    bool            defer_loads;        /* set while compare rows are built */
-    int             preload;            /* next setting to preload */
 
     /* UI */
     enum app_tab  tab;
@@ -228,9 +144,9 @@ struct app {
     struct app_job job;
 };
 
-/* The importance tab is drawn by tui/views/view_importance.c (helper G) through the glue in
- * tui/imp.c, which keeps the pane in step with a->grouped (a->grouped_gen), app_inspector(a)
- * and a->metric (dp/explain.h numbering: 0..11 outputs, 12 iteration time). */
+/* The importance tab is drawn by tui/views/view_importance.c through the glue in tui/imp.c,
+ * which keeps the pane in step with the session's features (dp_session_features_gen),
+ * app_inspector(a) and a->metric (dp/explain.h numbering: 0..11 outputs, 12 iteration time). */
 
 struct app_opts {
     const char *graph;          /* NULL: the sample graph */
@@ -279,7 +195,6 @@ void app_compare_apply(struct app *a);
 
 /* ---- UI state ---- */
 void app_tab_set(struct app *a, enum app_tab t);
-void app_pane_next(struct app *a, int dir);
 void app_select(struct app *a, int row);  /* clamps to the current list */
 void app_move(struct app *a, int delta);
 int  app_list_len(const struct app *a);   /* rows of the list in the current tab */
@@ -321,8 +236,8 @@ bool app_fill_pending(struct app *a, double budget_ms);
 /* Picks up a finished job (adds the inspector, repredicts); true when the screen must redraw. */
 bool app_tick(struct app *a);
 /* Copies the job's progress for drawing. */
-void app_job_snapshot(struct app *a, enum app_job_state *st, double *progress, char *phase,
-                      size_t n);
+void app_job_snapshot(const struct app *a, enum app_job_state *st, double *progress,
+                      char *phase, size_t n);
 
 /* Groups tab: the group of graph node i (-1 when not kept). */
 int app_group_of_op(const struct app *a, int op_index);
@@ -330,6 +245,12 @@ int app_group_of_op(const struct app *a, int op_index);
 /* The inspector behind the current prediction (NULL when there is none): for the importance view
  * (dp_explain_compute on dp_inspector_model() with the outputs' scales, over a->grouped). */
 const struct dp_inspector *app_inspector(const struct app *a);
+/* ---- the tabs' model: their columns of the tab table (tabs.c) ---- */
+int  app_predict_list_len(const struct app *a);     /* the selected pane's rows */
+void app_predict_selected(struct app *a, int row);  /* the importance metric, a formula */
+int  app_compare_list_len(const struct app *a);
+int  app_groups_list_len(const struct app *a);      /* groups, or the ops the search found */
+
 /* Keeps scroll[tab] so that sel[tab] is visible in `page` rows. */
 void app_scroll_fit(struct app *a, int page);
 

@@ -12,32 +12,82 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "explore.h"
 
 #include "dp/clock.h"
+#include "dp/files.h"
 #include "keys.h"
 #include "layout.h"
+#include "tabs.h"
 #include "views/view_common.h"
 #include "imp.h"
 #include "views/view_importance.h"
+#include "wins.h"
 
 #define FILL_BUDGET_MS 25 /* simulations run per idle frame while some are pending */
-
-struct wins {
-    WINDOW *header, *tabs, *table, *derived, *strips, *body, *status, *footer, *help;
-};
 
 static volatile sig_atomic_t g_quit_sig;
 static volatile sig_atomic_t g_curses_on;
 
+/* What a signal handler needs to give the terminal back without curses (endwin is not
+ * async-signal-safe): the tty modes from before curses, and the terminfo strings that leave
+ * the alternate screen, show the cursor, reset attributes, keypad and mouse reporting, made
+ * once at start. */
+static struct termios g_tty_saved;
+static volatile sig_atomic_t g_tty_saved_ok;
+static int  g_tty_in = -1, g_tty_out = -1;
+static char g_reset[512];
+static size_t g_reset_len;
+
+static void reset_add(const char *cap) {
+    const char *v = tigetstr(cap);
+    if (!v || v == (char *)-1) return;
+    size_t n = strlen(v);
+    if (g_reset_len + n < sizeof g_reset) {
+        memcpy(g_reset + g_reset_len, v, n);
+        g_reset_len += n;
+    }
+}
+
+/* After newterm: the reset sequence for this terminal. CAN first ends any escape sequence the
+ * interrupted frame left half written. */
+static void reset_prepare(void) {
+    g_reset_len = 0;
+    g_reset[g_reset_len++] = '\030';
+    reset_add("sgr0");
+    reset_add("cnorm");
+    reset_add("rmkx");
+    const char *km = tigetstr("kmous");
+    if (km && km != (char *)-1) { /* xterm mouse modes, as ncurses turns them on */
+        static const char off[] = "\033[?1006l\033[?1003l\033[?1002l\033[?1000l";
+        if (g_reset_len + sizeof off - 1 < sizeof g_reset) {
+            memcpy(g_reset + g_reset_len, off, sizeof off - 1);
+            g_reset_len += sizeof off - 1;
+        }
+    }
+    reset_add("rmcup");
+}
+
+void tui_restore_terminal(void) {
+    if (!g_curses_on) return;
+    if (g_tty_out >= 0 && g_reset_len) {
+        ssize_t w = write(g_tty_out, g_reset, g_reset_len);
+        (void)w;
+    }
+    if (g_tty_saved_ok && g_tty_in >= 0) tcsetattr(g_tty_in, TCSAFLUSH, &g_tty_saved);
+}
+
 static void on_quit_signal(int sig) { g_quit_sig = sig; }
 
-/* A crash must not leave the terminal raw: restore it, then die of the same signal. */
+/* A crash must not leave the terminal raw or an output half written: restore, remove, then die
+ * of the same signal. */
 static void on_fatal_signal(int sig) {
-    if (g_curses_on) endwin();
+    tui_restore_terminal();
+    dp_out_remove_pending();
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -47,21 +97,20 @@ static void curses_atexit(void) {
     g_curses_on = 0;
 }
 
+/* SIGINT, SIGTERM and SIGHUP quit through the loop (endwin, status 128 + the signal); a crash
+ * restores the terminal from the handler. Every other signal that ends a process is the front
+ * end's (cli_die_of_signal), which calls tui_restore_terminal. */
 static void install_signals(void) {
+    static const int quit[] = {SIGINT, SIGTERM, SIGHUP};
+    static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGILL, SIGTRAP, SIGSYS};
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_quit_signal; /* no SA_RESTART: getch returns and the loop sees the flag */
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    for (size_t i = 0; i < sizeof quit / sizeof quit[0]; i++) sigaction(quit[i], &sa, NULL);
     sa.sa_handler = on_fatal_signal;
     sa.sa_flags = SA_RESETHAND;
-    sigaction(SIGSEGV, &sa, NULL);
-    sigaction(SIGBUS, &sa, NULL);
-    sigaction(SIGFPE, &sa, NULL);
-    sigaction(SIGABRT, &sa, NULL);
-    sigaction(SIGILL, &sa, NULL);
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) sigaction(fatal[i], &sa, NULL);
     atexit(curses_atexit);
 }
 
@@ -97,38 +146,38 @@ static void wins_make(struct wins *w, const struct layout *l) {
         if (all[i]) keypad(all[i], TRUE);
 }
 
-/* One frame: every window of the current tab, then (the caller) one doupdate. */
-static void draw(struct app *a, const struct layout *l, struct wins *w) {
+/* Every window of the current tab; draws only. */
+static void draw(const struct app *a, const struct layout *l, const struct wins *w) {
     if (l->too_small) {
         view_too_small_draw(l->rows, l->cols, a);
         return;
     }
     view_header_draw(w->header, a);
     view_tabs_draw(w->tabs, a, l);
-    switch (a->tab) {
-    case APP_TAB_PREDICT:
-        view_table_draw(w->table, a);
-        view_derived_draw(w->derived, a);
-        view_strips_draw(w->strips, a);
-        break;
-    case APP_TAB_COMPARE: view_compare_draw(w->body, a); break;
-    case APP_TAB_GROUPS: view_groups_draw(w->body, a); break;
-    default:
-        imp_sync(a); /* the pane's state follows the app before it is drawn */
-        imp_draw(w->body, a);
-        break;
-    }
+    tab_of(a)->draw(w, a);
     view_status_draw(w->status, a);
     view_footer_draw(w->footer, a);
     if (a->help && w->help) view_help_draw(w->help, a);
+}
+
+/* One frame: the current tab's state follows the app (the importance pane takes in what its
+ * thread finished), then every window, then one doupdate. */
+static void frame(struct app *a, const struct layout *l, const struct wins *w) {
+    if (!l->too_small && tab_of(a)->prepare) tab_of(a)->prepare(a);
+    draw(a, l, w);
+    doupdate();
+}
+
+/* A list tab keeps its selection in view. */
+static void keep_selection(struct app *a, const struct layout *l) {
+    if (tab_of(a)->list) app_scroll_fit(a, l->list.h);
 }
 
 static void relayout(struct app *a, struct layout *l, struct wins *w) {
     *l = layout_compute(LINES, COLS, a);
     wins_make(w, l);
     a->page = l->list.h;
-    /* a new layout can hide the selection: keep it in view */
-    if (a->tab == APP_TAB_COMPARE || a->tab == APP_TAB_GROUPS) app_scroll_fit(a, l->list.h);
+    keep_selection(a, l); /* a new layout can hide the selection */
     erase();
     wnoutrefresh(stdscr);
 }
@@ -136,10 +185,9 @@ static void relayout(struct app *a, struct layout *l, struct wins *w) {
 /* Applies one key and redraws the whole screen (what the loop does per key press). */
 static int frame_key(struct app *a, struct layout *l, struct wins *w, int ch) {
     int r = keys_handle(a, ch);
-    if (a->tab == APP_TAB_COMPARE || a->tab == APP_TAB_GROUPS) app_scroll_fit(a, l->list.h);
+    keep_selection(a, l);
     if (r & R_RELAYOUT) relayout(a, l, w);
-    draw(a, l, w);
-    doupdate();
+    frame(a, l, w);
     return r;
 }
 
@@ -162,8 +210,7 @@ static void bench_imp_wait(struct app *a, struct layout *l, struct wins *w, doub
             continue;
         }
         double f0 = dp_clock_ms();
-        draw(a, l, w);
-        doupdate();
+        frame(a, l, w);
         *adopt_ms = fmax(*adopt_ms, dp_clock_ms() - f0);
     }
 }
@@ -248,8 +295,7 @@ static int bench_keys(struct app *a, long n, int rows, int cols, bool json, cons
     struct layout l;
     struct wins w = {0};
     relayout(a, &l, &w);
-    draw(a, &l, &w);
-    doupdate();
+    frame(a, &l, &w);
     double imp_open, imp_adopt, imp_ready_ms;
     bench_importance(a, &l, &w, &imp_open, &imp_adopt, &imp_ready_ms);
     struct bench_occl occl;
@@ -278,8 +324,7 @@ static int bench_keys(struct app *a, long n, int rows, int cols, bool json, cons
         while (app_pending(a)) {
             double f0 = dp_clock_ms();
             app_fill_pending(a, FILL_BUDGET_MS);
-            draw(a, &l, &w);
-            doupdate();
+            frame(a, &l, &w);
             fill_max = fmax(fill_max, dp_clock_ms() - f0);
             fills++;
         }
@@ -294,6 +339,8 @@ static int bench_keys(struct app *a, long n, int rows, int cols, bool json, cons
     for (long i = 0; i < n; i++) sum += t[i];
     qsort(t, (size_t)n, sizeof *t, cmp_double);
     double p50 = t[n / 2], p95 = t[(long)(0.95 * (double)(n - 1))], mx = t[n - 1];
+    long n_embed, n_sim;
+    dp_session_counts(a->ss, &n_embed, &n_sim);
     if (json)
         printf("{\"bench\": \"explore-keys\", \"keys\": %ld, \"rows\": %d, \"cols\": %d, "
                "\"mean_ms\": %.3f, \"median_ms\": %.3f, \"p95_ms\": %.3f, \"max_ms\": %.3f, "
@@ -304,7 +351,7 @@ static int bench_keys(struct app *a, long n, int rows, int cols, bool json, cons
                "\"occlusion_adopt_ms\": %.3f, \"occlusion_ready_ms\": %.3f, "
                "\"grad_key_ms\": %.3f}\n",
                n, rows, cols, sum / (double)n, p50, p95, mx, bench_key_name(worst_key), fills,
-               fill_max, a->n_embed_calls, a->n_sim_calls, imp_open, imp_adopt, imp_ready_ms,
+               fill_max, n_embed, n_sim, imp_open, imp_adopt, imp_ready_ms,
                imp_layout_ms(a), occl.key_ms, occl.adopt_ms, occl.ready_ms, occl.back_ms);
     else
         printf("explore --bench-keys: %ld key actions with full redraws at %dx%d: mean %.2f ms, "
@@ -316,7 +363,7 @@ static int bench_keys(struct app *a, long n, int rows, int cols, bool json, cons
                "it in %.2f ms; shown %.1f ms after the key); r back to grad: key to frame "
                "%.2f ms\n",
                n, cols, rows, sum / (double)n, p50, p95, mx, bench_key_name(worst_key), fills,
-               fill_max, a->n_embed_calls, a->n_sim_calls, imp_open, imp_layout_ms(a), imp_adopt,
+               fill_max, n_embed, n_sim, imp_open, imp_layout_ms(a), imp_adopt,
                imp_ready_ms, occl.key_ms, occl.adopt_ms, occl.ready_ms, occl.back_ms);
     free(t);
     return 0;
@@ -324,11 +371,20 @@ static int bench_keys(struct app *a, long n, int rows, int cols, bool json, cons
 
 static int run_ui(struct app *a) {
     install_signals();
-    if (!initscr()) {
-        fprintf(stderr, "driple: explore: cannot initialise the terminal (TERM=%s)\n",
-                getenv("TERM") ? getenv("TERM") : "");
+    g_tty_in = STDIN_FILENO;
+    g_tty_out = STDOUT_FILENO;
+    g_tty_saved_ok = tcgetattr(g_tty_in, &g_tty_saved) == 0;
+    /* newterm, not initscr: an unknown TERM is ours to report (initscr prints and exits) */
+    SCREEN *scr = newterm(NULL, stdout, stdin);
+    if (!scr) {
+        const char *term = getenv("TERM");
+        fprintf(stderr, "driple: explore: the terminal type '%s' (TERM) is unknown to this "
+                        "system's terminfo; try TERM=xterm-256color\n",
+                term && *term ? term : "(unset)");
         return 1;
     }
+    set_term(scr);
+    reset_prepare();
     g_curses_on = 1;
     cbreak();
     noecho();
@@ -349,8 +405,7 @@ static int run_ui(struct app *a) {
         if (flags & R_QUIT) break;
         if (flags & R_RELAYOUT) relayout(a, &l, &w);
         if (flags & (R_REDRAW | R_RELAYOUT)) {
-            draw(a, &l, &w);
-            doupdate();
+            frame(a, &l, &w);
         }
         if (!prepared) { /* the importance tab's layout, while the user reads the first screen */
             imp_prepare(a);
@@ -368,11 +423,11 @@ static int run_ui(struct app *a) {
         app_job_snapshot(a, &js, &prog, phase, sizeof phase);
         bool pending = app_pending(a);
         /* the importance pane waits for its background layout: look again soon */
-        bool imp_wait = a->tab == APP_TAB_IMPORTANCE && imp_busy(a);
-        timeout(pending ? 0 : imp_wait ? 10 : js == APP_JOB_RUNNING || a->job.started ? 100 : 1000);
+        bool tab_wait = tab_of(a)->busy && tab_of(a)->busy(a);
+        timeout(pending ? 0 : tab_wait ? 10 : js == APP_JOB_RUNNING || a->job.started ? 100 : 1000);
         int ch = getch();
         if (ch == ERR) {
-            if (imp_wait && imp_ready(a)) flags |= R_REDRAW; /* the draw takes the layout in */
+            if (tab_wait && tab_of(a)->ready(a)) flags |= R_REDRAW; /* the frame takes it in */
             if (pending && app_fill_pending(a, FILL_BUDGET_MS)) flags |= R_REDRAW;
             if (app_tick(a)) flags |= R_REDRAW;
             continue;
@@ -384,19 +439,19 @@ static int run_ui(struct app *a) {
         if (ch == KEY_MOUSE) {
             MEVENT ev;
             if (getmouse(&ev) == OK) flags |= keys_mouse(a, &l, ev.y, ev.x);
-            if (a->tab == APP_TAB_COMPARE || a->tab == APP_TAB_GROUPS)
-                app_scroll_fit(a, l.list.h);
+            keep_selection(a, &l);
             flags |= R_REDRAW;
             continue;
         }
         if (l.too_small && ch != 'q' && ch != KEY_F(10) && a->prompt != APP_PROMPT_QUIT) continue;
         flags |= keys_handle(a, ch);
-        if (a->tab == APP_TAB_COMPARE || a->tab == APP_TAB_GROUPS) app_scroll_fit(a, l.list.h);
+        keep_selection(a, &l);
         if (app_tick(a)) flags |= R_REDRAW;
     }
     wins_free(&w);
     endwin();
     g_curses_on = 0;
+    delscreen(scr);
     return rc;
 }
 

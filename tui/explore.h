@@ -22,4 +22,9 @@ struct tui_opts {
  * or 128 + the signal that ended it. */
 int tui_explore(const struct tui_opts *o);
 
+/* Gives the terminal back (alternate screen left, cursor shown, attributes, keypad and mouse
+ * reporting reset, the tty modes from before the explorer) when the explorer has it; else does
+ * nothing. Async-signal-safe: for the handler of a signal that ends the process. */
+void tui_restore_terminal(void);
+
 #endif

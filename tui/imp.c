@@ -21,10 +21,11 @@
  * importance computation (occlusion: one forward pass per group). One job at a time; requests
  * made meanwhile wait (newest only) and start when it ends.
  *
- * No data race: the worker owns its copy of the grouped graph (the app rewrites the features of
- * a->grouped and of the pane's copy on a batch change); everything else it reads is borrowed
- * read-only and outlives it: the inspector (app.c never writes one after adding it to a->insps,
- * and frees them only in app_free, which calls imp_free, which joins the worker, first; the UI's
+ * No data race: the worker owns its copy of the grouped graph (a batch change replaces the
+ * session's features and rewrites the pane's copy); everything else it reads is borrowed
+ * read-only and outlives it: the inspector (the session never writes one after loading or adding
+ * it, and frees them only in dp_session_free, from app_free, which calls imp_free, which joins
+ * the worker, first; the UI's
  * own predictions on it only read, as the engine's occlusion threads do), the op graph and the op
  * weights (set at app_init, freed by app_free). Inputs are written before pthread_create; the
  * results are read after `done` under mu, and only after pthread_join. Graphviz keeps global
@@ -229,17 +230,18 @@ void imp_sync(struct app *a) {
     const struct dp_model *m = in ? dp_inspector_model(in) : NULL;
     double scale[DP_N_OUTPUTS];
     scales(in, scale);
-    if (s->g_gen != a->grouped_gen) {
-        s->g_gen = a->grouped_gen;
+    const struct dp_grouped *grouped = dp_session_grouped(a->ss);
+    if (s->g_gen != dp_session_features_gen(a->ss)) {
+        s->g_gen = dp_session_features_gen(a->ss);
         s->stale = true;
-        if (s->g && s->g->n_groups == a->grouped->n_groups && s->g->n_edges == a->grouped->n_edges) {
+        if (s->g && s->g->n_groups == grouped->n_groups && s->g->n_edges == grouped->n_edges) {
             /* same partition, new batch: new features under the same layout (a running job
              * works on its own copy) */
-            memcpy(s->g->x, a->grouped->x,
-                   (size_t)a->grouped->n_groups * DP_N_FEATURES * sizeof *s->g->x);
-            s->g->batch = a->grouped->batch;
+            memcpy(s->g->x, grouped->x,
+                   (size_t)grouped->n_groups * DP_N_FEATURES * sizeof *s->g->x);
+            s->g->batch = grouped->batch;
         } else {
-            struct dp_grouped *c = dp_grouped_clone(a->grouped, true);
+            struct dp_grouped *c = dp_grouped_clone(grouped, true);
             if (!c) {
                 app_status(a, true, "importance: out of memory");
                 return;
@@ -268,8 +270,8 @@ void imp_sync(struct app *a) {
         if (a->metric >= 0 && a->metric < DP_N_METRICS) s->v.metric = s->metric = a->metric;
         /* without a layout from the thread (it could not start, or Graphviz failed) the view
          * lays out in place, and shows Graphviz's message if that fails too */
-        if (l) importance_view_set_laid_out(&s->v, s->g, a->graph, a->weights, m, scale, l, &err);
-        else importance_view_set_inputs(&s->v, s->g, a->graph, a->weights, m, scale, true, &err);
+        if (l) importance_view_set_laid_out(&s->v, s->g, dp_session_graph(a->ss), dp_session_weights(a->ss), m, scale, l, &err);
+        else importance_view_set_inputs(&s->v, s->g, dp_session_graph(a->ss), dp_session_weights(a->ss), m, scale, true, &err);
         s->laid_out = true;
         s->stale = false;
         s->model = m;
@@ -277,7 +279,7 @@ void imp_sync(struct app *a) {
     if (s->stale || m != s->model) {
         /* Graph and model go in together, so nothing is computed with a stale model. */
         s->v.insp = in;
-        importance_view_set_inputs(&s->v, s->g, a->graph, a->weights, m, scale, false, &err);
+        importance_view_set_inputs(&s->v, s->g, dp_session_graph(a->ss), dp_session_weights(a->ss), m, scale, false, &err);
         s->model = m;
         s->stale = false;
     }
@@ -390,7 +392,7 @@ enum dp_status imp_export_svg(struct app *a, const char *path, struct dp_error *
         imp_sync(a);
     } while (s->job.started);
     struct dp_render_opts o = {DP_LAYOUT_AUTO, NULL, 0};
-    return dp_render_file(s->g ? s->g : a->grouped, s->v.e, &o, DP_RENDER_SVG, path, err);
+    return dp_render_file(s->g ? s->g : dp_session_grouped(a->ss), s->v.e, &o, DP_RENDER_SVG, path, err);
 }
 
 int imp_help_lines(const char **lines, int max) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "imp.h"
+#include "tabs.h"
 
 #define KEY_TAB     '\t'
 #define KEY_ESC     27
@@ -41,29 +42,26 @@ static int k_search(struct app *a) {
     return open_prompt(a, APP_PROMPT_SEARCH, "") | R_RELAYOUT;
 }
 static int k_export(struct app *a) {
-    return open_prompt(a, APP_PROMPT_EXPORT, a->tab == APP_TAB_IMPORTANCE
-                                                 ? "driple-importance.svg"
-                                                 : "driple-prediction.json");
+    return open_prompt(a, APP_PROMPT_EXPORT, tab_of(a)->export_name);
 }
 
+/* Tab walks every pane of every tab (a tab of panes starts at its first), then around. */
 static int k_pane_next(struct app *a) {
-    /* Tab walks every pane: the predict tab's three, then the other tabs, then around. */
-    if (a->tab == APP_TAB_PREDICT && a->pane + 1 < APP_PANE_COUNT) app_pane_next(a, +1);
-    else if (a->tab == APP_TAB_PREDICT) app_tab_set(a, APP_TAB_COMPARE);
-    else if (a->tab + 1 < APP_TAB_COUNT) app_tab_set(a, (enum app_tab)(a->tab + 1));
-    else {
-        app_tab_set(a, APP_TAB_PREDICT);
-        a->pane = APP_PANE_TABLE;
+    if (tab_of(a)->n_panes > 1 && (int)a->pane + 1 < tab_of(a)->n_panes) {
+        a->pane = (enum app_pane)(a->pane + 1);
+        return R_RELAYOUT;
     }
+    app_tab_set(a, (enum app_tab)((a->tab + 1) % APP_TAB_COUNT));
+    if (tab_of(a)->n_panes > 1) a->pane = (enum app_pane)0;
     return R_RELAYOUT;
 }
 static int k_pane_prev(struct app *a) {
-    if (a->tab == APP_TAB_PREDICT && a->pane > 0) app_pane_next(a, -1);
-    else if (a->tab == APP_TAB_PREDICT) app_tab_set(a, (enum app_tab)(APP_TAB_COUNT - 1));
-    else if (a->tab == APP_TAB_COMPARE) {
-        app_tab_set(a, APP_TAB_PREDICT);
-        a->pane = (enum app_pane)(APP_PANE_COUNT - 1);
-    } else app_tab_set(a, (enum app_tab)(a->tab - 1));
+    if (tab_of(a)->n_panes > 1 && a->pane > 0) {
+        a->pane = (enum app_pane)(a->pane - 1);
+        return R_RELAYOUT;
+    }
+    app_tab_set(a, (enum app_tab)((a->tab + APP_TAB_COUNT - 1) % APP_TAB_COUNT));
+    if (tab_of(a)->n_panes > 1) a->pane = (enum app_pane)(tab_of(a)->n_panes - 1);
     return R_RELAYOUT;
 }
 static int k_tab_next(struct app *a) {
@@ -75,47 +73,21 @@ static int k_tab_prev(struct app *a) {
     return R_RELAYOUT;
 }
 static int k_predict(struct app *a) { app_tab_set(a, APP_TAB_PREDICT); return R_RELAYOUT; }
-static int k_compare(struct app *a) {
-    if (a->tab == APP_TAB_COMPARE) {
-        app_compare_mode(a, a->cmp_mode == APP_CMP_GPUS ? APP_CMP_SETTINGS : APP_CMP_GPUS);
-        app_status(a, false, "compare: %s",
-                   a->cmp_mode == APP_CMP_GPUS ? "every GPU at this cluster" : "every setting");
-    }
-    app_tab_set(a, APP_TAB_COMPARE);
-    return R_RELAYOUT;
-}
+static int k_compare(struct app *a) { app_tab_set(a, APP_TAB_COMPARE); return R_RELAYOUT; }
 static int k_groups(struct app *a) { app_tab_set(a, APP_TAB_GROUPS); return R_RELAYOUT; }
 static int k_importance(struct app *a) { app_tab_set(a, APP_TAB_IMPORTANCE); return R_RELAYOUT; }
 static int k_sort(struct app *a) {
     app_sort_next(a);
-    if (a->tab != APP_TAB_COMPARE) app_tab_set(a, APP_TAB_COMPARE);
+    app_tab_set(a, APP_TAB_COMPARE);
     return R_RELAYOUT;
 }
 static int k_sort_source(struct app *a) {
     app_sort_source_toggle(a);
-    if (a->tab != APP_TAB_COMPARE) app_tab_set(a, APP_TAB_COMPARE);
+    app_tab_set(a, APP_TAB_COMPARE);
     return R_RELAYOUT;
 }
-static int k_mark(struct app *a) {
-    if (a->tab == APP_TAB_COMPARE) app_mark_toggle(a);
-    return R_REDRAW;
-}
 static int k_only_marked(struct app *a) { app_only_marked_toggle(a); return R_REDRAW; }
-static int k_enter(struct app *a) {
-    if (a->tab == APP_TAB_COMPARE) {
-        app_compare_apply(a);
-        app_tab_set(a, APP_TAB_PREDICT);
-        return R_RELAYOUT;
-    }
-    if (a->tab == APP_TAB_GROUPS && app_list_len(a) > 0) {
-        /* the selected group (or the selected op's group) in the importance pane */
-        int s = a->sel[APP_TAB_GROUPS];
-        a->imp_select = a->search[0] ? app_group_of_op(a, a->hits[s]) : s;
-        app_tab_set(a, APP_TAB_IMPORTANCE);
-        return R_RELAYOUT;
-    }
-    return R_NONE;
-}
+static int k_enter(struct app *a) { return tab_of(a)->enter ? tab_of(a)->enter(a) : R_NONE; }
 static int k_transfer(struct app *a) { app_transfer_start(a); return R_REDRAW; }
 static int k_cancel(struct app *a) { app_transfer_cancel(a); return R_REDRAW; }
 static int k_save(struct app *a) { app_transfer_save(a); return R_REDRAW; }
@@ -169,7 +141,7 @@ const struct keymap keymap[] = {
     {'/',           k_search,       "/",          "search ops by name or type",               "search"},
     {'s',           k_sort,         "s",          "sort compare rows: throughput, iteration, cost, utilisation", "sort"},
     {'S',           k_sort_source,  "S",          "sort on the predicted / the simulated figures", NULL},
-    {' ',           k_mark,         "Space",      "mark / unmark the selected GPU (compare)", NULL},
+    {' ',           NULL,           "Space",      "mark / unmark the selected GPU (compare)", NULL},
     {'M',           k_only_marked,  "M",          "compare marked GPUs only / every GPU",     NULL},
     {'\n',          k_enter,        "Enter",      "compare: use the row as the setting; groups: show it in importance", NULL},
     {'\r',          k_enter,        "Enter",      NULL,                                        NULL},
@@ -245,14 +217,13 @@ static int prompt_commit(struct app *a) {
     case APP_PROMPT_EXPORT: {
         struct dp_error err = {0};
         if (!a->input[0]) break;
-        if (a->tab == APP_TAB_IMPORTANCE) {
-            if (imp_export_svg(a, a->input, &err) != DP_OK)
-                app_status(a, true, "%s", err.msg);
-            else app_status(a, false, "importance written to %s (SVG)", a->input);
-        } else if (app_compare_ensure(a), app_export_json(a, a->input, &err) != DP_OK) {
+        if (!strcmp(a->input, "-")) { /* stdout is this screen */
+            app_status(a, true, "export: '-' (stdout) is the screen here; give a file name");
+        } else if (tab_of(a)->export_file(a, a->input, &err) != DP_OK) {
             app_status(a, true, "%s", err.msg);
         } else {
-            app_status(a, false, "predictions written to %s (JSON)", a->input);
+            app_status(a, false, "%s written to %s (%s)", tab_of(a)->export_what, a->input,
+                       tab_of(a)->export_kind);
         }
         break;
     }
@@ -314,12 +285,12 @@ int keys_handle(struct app *a, int ch) {
         return R_REDRAW;
     }
     if (ch == KEY_ESC) return R_NONE;
-    if (!a->help && a->tab == APP_TAB_IMPORTANCE) {
-        int r = imp_key(a, ch);
+    if (!a->help && tab_of(a)->key) {
+        int r = tab_of(a)->key(a, ch);
         if (r >= 0) return r;
     }
     for (int i = 0; i < keymap_len; i++)
-        if (keymap[i].key == ch) return keymap[i].fn(a);
+        if (keymap[i].key == ch && keymap[i].fn) return keymap[i].fn(a);
     return R_NONE;
 }
 
@@ -334,29 +305,60 @@ int keys_mouse(struct app *a, const struct layout *l, int y, int x) {
             app_tab_set(a, (enum app_tab)i);
             return R_RELAYOUT;
         }
-    switch (a->tab) {
-    case APP_TAB_PREDICT:
-        if (rect_contains(l->table, y, x)) {
-            a->pane = APP_PANE_TABLE;
-            int row = (y - l->table.y - 2) / 2; /* border, heading, then 2 lines per resource */
-            if (y - l->table.y >= 2) app_select(a, row);
-        } else if (rect_contains(l->derived, y, x)) {
-            a->pane = APP_PANE_DERIVED;
-            if (y - l->derived.y >= 2) app_select(a, y - l->derived.y - 2);
-        } else if (rect_contains(l->strips, y, x)) {
-            a->pane = APP_PANE_STRIPS;
-        }
-        return R_REDRAW;
-    case APP_TAB_COMPARE:
-    case APP_TAB_GROUPS:
-        if (rect_contains(l->list, y, x)) {
-            int row = a->scroll[a->tab] + (y - l->list.y);
-            if (row < app_list_len(a)) app_select(a, row);
-        }
-        return R_REDRAW;
-    default:
-        return imp_mouse(a, l->body, y, x);
+    return tab_of(a)->mouse(a, l, y, x);
+}
+
+/* ---- the tabs' own input (their columns of the tab table, tabs.c) ---- */
+
+int keys_predict_mouse(struct app *a, const struct layout *l, int y, int x) {
+    if (rect_contains(l->table, y, x)) {
+        a->pane = APP_PANE_TABLE;
+        int row = (y - l->table.y - 2) / 2; /* border, heading, then 2 lines per resource */
+        if (y - l->table.y >= 2) app_select(a, row);
+    } else if (rect_contains(l->derived, y, x)) {
+        a->pane = APP_PANE_DERIVED;
+        if (y - l->derived.y >= 2) app_select(a, y - l->derived.y - 2);
+    } else if (rect_contains(l->strips, y, x)) {
+        a->pane = APP_PANE_STRIPS;
     }
+    return R_REDRAW;
+}
+
+int keys_list_mouse(struct app *a, const struct layout *l, int y, int x) {
+    if (rect_contains(l->list, y, x)) {
+        int row = a->scroll[a->tab] + (y - l->list.y);
+        if (row < app_list_len(a)) app_select(a, row);
+    }
+    return R_REDRAW;
+}
+
+int keys_compare_key(struct app *a, int ch) {
+    if (ch == ' ') {
+        app_mark_toggle(a);
+        return R_REDRAW;
+    }
+    if (ch == 'c' || ch == '2') { /* the compare key again: the other mode */
+        app_compare_mode(a, a->cmp_mode == APP_CMP_GPUS ? APP_CMP_SETTINGS : APP_CMP_GPUS);
+        app_status(a, false, "compare: %s",
+                   a->cmp_mode == APP_CMP_GPUS ? "every GPU at this cluster" : "every setting");
+        return R_RELAYOUT;
+    }
+    return -1;
+}
+
+int keys_compare_enter(struct app *a) {
+    app_compare_apply(a);
+    app_tab_set(a, APP_TAB_PREDICT);
+    return R_RELAYOUT;
+}
+
+int keys_groups_enter(struct app *a) {
+    if (app_list_len(a) == 0) return R_NONE;
+    /* the selected group (or the selected op's group) in the importance pane */
+    int s = a->sel[APP_TAB_GROUPS];
+    a->imp_select = a->search[0] ? app_group_of_op(a, a->hits[s]) : s;
+    app_tab_set(a, APP_TAB_IMPORTANCE);
+    return R_RELAYOUT;
 }
 
 int keys_help_lines(const char **lines, char (*buf)[128], int max) {
@@ -371,8 +373,9 @@ int keys_help_lines(const char **lines, char (*buf)[128], int max) {
     n += imp_help_lines(lines + n, max - n);
     if (n < max) lines[n++] = "";
     if (n < max) lines[n++] = "Derived figures (predicted from the 12 metrics; simulated ones from the simulator):";
-    for (int k = 0; k < APP_D_COUNT && n < max; k++) {
-        snprintf(buf[n], sizeof buf[n], "  %s", app_derived_help[k]);
+    for (int k = 0; k < DP_N_DERIVED && n < max; k++) {
+        const struct dp_derived_info *f = &dp_derived_figures[k];
+        snprintf(buf[n], sizeof buf[n], "  %s = %s (%s)", f->label, f->formula, f->note);
         lines[n] = buf[n];
         n++;
     }

@@ -11,7 +11,8 @@ enum reaction { R_NONE = 0, R_REDRAW = 1 << 0, R_RELAYOUT = 1 << 1, R_QUIT = 1 <
 
 struct keymap {
     int         key;
-    int (*fn)(struct app *);     /* returns enum reaction flags */
+    int (*fn)(struct app *);     /* returns enum reaction flags; NULL: a tab's own key (its row
+                                    of the tab table handles it), listed for the help */
     const char *label;           /* how the key is written in help ("g", "Tab", "F1") */
     const char *help;            /* what it does; NULL: an alias not listed */
     const char *footer;          /* short footer text; NULL: not in the footer */
@@ -20,8 +21,8 @@ struct keymap {
 extern const struct keymap keymap[];
 extern const int keymap_len;
 
-/* Handles one key (prompt editing when a prompt is open, then the importance view's own keys on
- * its tab, then the table). Unknown keys do nothing. Returns enum reaction flags. */
+/* Handles one key (prompt editing when a prompt is open, then the current tab's own keys, then
+ * the table). Unknown keys do nothing. Returns enum reaction flags. */
 int keys_handle(struct app *a, int ch);
 /* Handles a mouse press at (y, x) on a screen laid out as l (tabs, list rows, panes). */
 int keys_mouse(struct app *a, const struct layout *l, int y, int x);
@@ -31,5 +32,16 @@ int keys_mouse(struct app *a, const struct layout *l, int y, int x);
 int keys_help_lines(const char **lines, char (*buf)[128], int max);
 /* The prompt's label ("batch size: ") for the open prompt. */
 const char *keys_prompt_label(const struct app *a);
+
+/* ---- the tabs' own input: their columns of the tab table (tabs.c) ---- */
+/* Clicks on the predict panes (a pane, a row), on a list's rows (compare, groups). */
+int keys_predict_mouse(struct app *a, const struct layout *l, int y, int x);
+int keys_list_mouse(struct app *a, const struct layout *l, int y, int x);
+/* Compare: Space marks the row's GPU, its own key (c, 2) again switches GPUs / settings; Enter
+ * makes the row the what-if setting. */
+int keys_compare_key(struct app *a, int ch);
+int keys_compare_enter(struct app *a);
+/* Groups: Enter shows the selected group (or op's group) in the importance tab. */
+int keys_groups_enter(struct app *a);
 
 #endif

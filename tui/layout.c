@@ -4,14 +4,28 @@
 
 #include <string.h>
 
+#include "tabs.h"
+
 static struct rect mk(int y, int x, int h, int w) {
     struct rect r = {y, x, h < 0 ? 0 : h, w < 0 ? 0 : w};
     return r;
 }
 
 int layout_tab_width(int i) {
-    return (int)strlen(app_tab_names[i]) + 4;
+    return (int)strlen(tab_defs[i].name) + 4;
 }
+
+/* Predict: the metric table and the derived figures side by side, the strips below. */
+void layout_predict(struct layout *l) {
+    int tw = l->cols / 2 > 42 ? l->cols / 2 : 42;
+    int top = LAYOUT_TOP_H;
+    l->table = mk(l->body.y, 0, top, tw);
+    l->derived = mk(l->body.y, tw, top, l->cols - tw);
+    l->strips = mk(l->body.y + top, 0, l->body.h - top, l->cols);
+}
+
+/* Lists: a title and a column heading inside the body, then the rows. */
+void layout_list(struct layout *l) { l->list = mk(l->body.y + 2, 0, l->body.h - 2, l->cols); }
 
 bool rect_contains(struct rect r, int y, int x) {
     return y >= r.y && y < r.y + r.h && x >= r.x && x < r.x + r.w;
@@ -37,16 +51,9 @@ struct layout layout_compute(int rows, int cols, const struct app *a) {
     l.status = mk(rows - 2, 0, 1, cols);
     l.footer = mk(rows - 1, 0, 1, cols);
     l.body = mk(3, 0, rows - 5, cols);
-
-    /* Predict tab: the metric table and the derived figures side by side, the strips below. */
-    int tw = cols / 2 > 42 ? cols / 2 : 42;
-    int top = LAYOUT_TOP_H;
-    l.table = mk(l.body.y, 0, top, tw);
-    l.derived = mk(l.body.y, tw, top, cols - tw);
-    l.strips = mk(l.body.y + top, 0, l.body.h - top, cols);
-
-    /* Lists: a title and a column heading inside the body, then the rows. */
-    l.list = mk(l.body.y + 2, 0, l.body.h - 2, cols);
+    /* every tab's panes: the windows of every tab exist, the current tab draws into its own */
+    for (int i = 0; i < APP_TAB_COUNT; i++)
+        if (tab_defs[i].layout) tab_defs[i].layout(&l);
 
     if (a && a->help) {
         int hw = cols - 4 < 96 ? cols - 4 : 96;

@@ -36,6 +36,11 @@ struct layout {
  * screen, none overlap except the help overlay; below the minimum only too_small is meaningful. */
 struct layout layout_compute(int rows, int cols, const struct app *a);
 
+/* The tabs' panes inside l->body (their rows of the tab table): the predict tab's table,
+ * derived figures and strips; a list tab's rows. */
+void layout_predict(struct layout *l);
+void layout_list(struct layout *l);
+
 /* Width of tab i's label as drawn: " N Name ". */
 int layout_tab_width(int i);
 

@@ -5,16 +5,18 @@
 #include <string.h>
 
 #include "keys.h"
+#include "tabs.h"
 #include "view_common.h"
 
 void view_header_draw(WINDOW *w, const struct app *a) {
     char buf[512], params[16];
     werase(w);
     int cols = getmaxx(w);
-    view_num(params, sizeof params, (double)a->params, 1);
+    const struct dp_graph *graph = dp_session_graph(a->ss);
+    view_num(params, sizeof params, dp_session_params(a->ss), 1);
     snprintf(buf, sizeof buf, " %s  ops %zu  groups %d  params %s  batch %lld",
-             dp_graph_name(a->graph), dp_graph_n_nodes(a->graph), a->part->n_groups, params,
-             (long long)a->batch);
+             dp_graph_name(graph), dp_graph_n_nodes(graph), dp_session_partition(a->ss)->n_groups,
+             params, (long long)dp_session_batch(a->ss));
     wattron(w, view_attr(ST_TITLE));
     view_put(w, 0, 0, 8, " driple ");
     wattroff(w, view_attr(ST_TITLE));
@@ -25,7 +27,7 @@ void view_header_draw(WINDOW *w, const struct app *a) {
     /* line 2: the setting, then where the prediction comes from (most telling words first,
      * so that a narrow terminal cuts the least useful end) */
     const struct dp_setting *s = &a->cur;
-    const struct app_pred *p = &a->pred;
+    const struct dp_prediction *p = &a->pred.p;
     char set[2][256], src[2][256];
     enum view_style st = ST_GOOD;
     /* [0] verbose, [1] compact (the setting ids' shorthand P<ps> w<workers>) */
@@ -44,27 +46,27 @@ void view_header_draw(WINDOW *w, const struct app *a) {
         snprintf(src[0], sizeof src[0], "NO INSPECTOR: simulated only");
         snprintf(src[1], sizeof src[1], "NO INSPECTOR: simulated only");
         st = ST_WARN;
-    } else if (p->src == APP_SRC_NEAREST) {
+    } else if (p->from.source == DP_SOURCE_NEAREST) {
         snprintf(src[0], sizeof src[0], "EXTRAPOLATED: nearest inspector %s (t transfers)",
-                 p->insp_id);
-        snprintf(src[1], sizeof src[1], "EXTRAPOLATED from %s", p->insp_id);
+                 p->from.setting_id);
+        snprintf(src[1], sizeof src[1], "EXTRAPOLATED from %s", p->from.setting_id);
         st = ST_WARN;
     } else {
         const struct dp_inspector *in = app_inspector(a);
         const char *base = in ? dp_inspector_provenance(in)->base_id : "";
         /* What the inspector learnt from: simulated labels must say so wherever they show. */
         const char *data = in ? dp_inspector_provenance(in)->data : "";
-        bool xf = p->src == APP_SRC_TRANSFERRED && base[0];
+        bool xf = p->from.source == DP_SOURCE_TRANSFERRED && base[0];
         /* a transfer of this session is lost on quitting unless saved: say which it is */
         bool unsaved = app_pred_unsaved(a);
-        const char *kept = p->src != APP_SRC_TRANSFERRED ? "" : unsaved ? " (unsaved, f saves)"
+        const char *kept = p->from.source != DP_SOURCE_TRANSFERRED ? "" : unsaved ? " (unsaved, f saves)"
                                                                         : " (file)";
-        snprintf(src[0], sizeof src[0], "%s%s inspector %s%s%s%s%s%s", app_src_name(p->src),
-                 kept, p->insp_id, xf ? " (from " : "", xf ? base : "", xf ? ")" : "",
+        snprintf(src[0], sizeof src[0], "%s%s inspector %s%s%s%s%s%s", dp_pred_source_name(p->from.source),
+                 kept, p->from.setting_id, xf ? " (from " : "", xf ? base : "", xf ? ")" : "",
                  data[0] ? ", data: " : "", data);
-        snprintf(src[1], sizeof src[1], "%s%s %s%s%s", app_src_name(p->src),
-                 p->src != APP_SRC_TRANSFERRED ? "" : unsaved ? " (unsaved)" : " (file)",
-                 p->insp_id, data[0] ? " " : "", data);
+        snprintf(src[1], sizeof src[1], "%s%s %s%s%s", dp_pred_source_name(p->from.source),
+                 p->from.source != DP_SOURCE_TRANSFERRED ? "" : unsaved ? " (unsaved)" : " (file)",
+                 p->from.setting_id, data[0] ? " " : "", data);
     }
     /* the most verbose pair that fits; the compact one is cut at its least useful end */
     int k = (int)(strlen(set[0]) + 3 + strlen(src[0])) <= cols ? 0 : 1;
@@ -80,12 +82,12 @@ void view_header_draw(WINDOW *w, const struct app *a) {
     wnoutrefresh(w);
 }
 
-void view_tabs_draw(WINDOW *w, struct app *a, const struct layout *l) {
+void view_tabs_draw(WINDOW *w, const struct app *a, const struct layout *l) {
     char buf[320];
     werase(w);
     for (int i = 0; i < APP_TAB_COUNT; i++) {
         enum view_style st = i == (int)a->tab ? ST_TAB_ON : ST_TAB;
-        snprintf(buf, sizeof buf, " %d %s ", i + 1, app_tab_names[i]);
+        snprintf(buf, sizeof buf, " %d %s ", i + 1, tab_defs[i].name);
         wattron(w, view_attr(st));
         view_put(w, 0, l->tab[i].x, l->tab[i].w, buf);
         wattroff(w, view_attr(st));

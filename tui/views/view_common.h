@@ -29,7 +29,7 @@ void view_num(char *buf, size_t n, double x, int width);
 void view_put(WINDOW *w, int y, int x, int width, const char *s);
 
 void view_header_draw(WINDOW *w, const struct app *a);
-void view_tabs_draw(WINDOW *w, struct app *a, const struct layout *l);
+void view_tabs_draw(WINDOW *w, const struct app *a, const struct layout *l);
 void view_status_draw(WINDOW *w, const struct app *a);
 void view_footer_draw(WINDOW *w, const struct app *a);
 void view_table_draw(WINDOW *w, const struct app *a);

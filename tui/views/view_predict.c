@@ -7,7 +7,7 @@
 
 #include "view_common.h"
 
-static const char *const res_label[APP_N_RES] = {"gpu mem  %", "gpu util %", "net rx MB/s",
+static const char *const res_label[DP_N_RESOURCES] = {"gpu mem  %", "gpu util %", "net rx MB/s",
                                                  "net tx MB/s"};
 
 static void row3(WINDOW *w, int y, const char *name, const char *src, const double *m,
@@ -31,11 +31,11 @@ void view_table_draw(WINDOW *w, const struct app *a) {
     view_put(w, 1, 1, iw, "resource    src  idle ms act. ms    peak");
     wattroff(w, view_attr(ST_HEAD));
     const struct app_pred *p = &a->pred;
-    for (int r = 0; r < APP_N_RES; r++) {
+    for (int r = 0; r < DP_N_RESOURCES; r++) {
         int y = 2 + 2 * r;
         bool sel = r == a->pane_sel[APP_PANE_TABLE];
         enum view_style st = sel ? (focus ? ST_SEL : ST_SEL_DIM) : ST_NORMAL;
-        if (p->ok) row3(w, y, res_label[r], "pred", p->m + 3 * r, st);
+        if (p->p.ok) row3(w, y, res_label[r], "pred", p->p.m + 3 * r, st);
         else {
             wattron(w, view_attr(st));
             char buf[64];
@@ -43,7 +43,7 @@ void view_table_draw(WINDOW *w, const struct app *a) {
             view_put(w, y, 1, iw, buf);
             wattroff(w, view_attr(st));
         }
-        if (p->sim_ok) row3(w, y + 1, "", "sim", p->sim_m + 3 * r, ST_SIM);
+        if (p->sim.ok) row3(w, y + 1, "", "sim", p->sim.m + 3 * r, ST_SIM);
         else {
             wattron(w, view_attr(ST_DIM));
             view_put(w, y + 1, 1, iw, p->sim_pending ? "            sim   simulating..."
@@ -51,9 +51,9 @@ void view_table_draw(WINDOW *w, const struct app *a) {
             wattroff(w, view_attr(ST_DIM));
         }
     }
-    if (!p->ok && p->note[0] && getmaxy(w) > 10) { /* why: on the bottom border */
+    if (!p->p.ok && p->p.note[0] && getmaxy(w) > 10) { /* why: on the bottom border */
         char note[200];
-        snprintf(note, sizeof note, " %.180s ", p->note);
+        snprintf(note, sizeof note, " %.180s ", p->p.note);
         wattron(w, view_attr(ST_WARN));
         view_put(w, 10, 1, iw, note);
         wattroff(w, view_attr(ST_WARN));
@@ -61,10 +61,12 @@ void view_table_draw(WINDOW *w, const struct app *a) {
     wnoutrefresh(w);
 }
 
-static const char *const d_label[APP_D_COUNT] = {"iteration", "throughput", "GPU util",
-                                                 "GPU memory", "net/iter", "epoch time",
-                                                 "epoch cost"};
-static const char *const d_unit[APP_D_COUNT] = {"ms", "smp/s", "%", "GB", "MB", "s", "$"};
+/* Short forms of the derived figures' labels and units (dp_derived_figures), for a pane of
+ * about 35 columns. */
+static const char *const d_label[DP_N_DERIVED] = {"iteration", "throughput", "GPU util",
+                                                  "mem-ctrl", "GPU memory", "net/iter",
+                                                  "epoch time", "epoch cost"};
+static const char *const d_unit[DP_N_DERIVED] = {"ms", "smp/s", "%", "%", "GB", "MB", "s", "$"};
 
 void view_derived_draw(WINDOW *w, const struct app *a) {
     char buf[160], v1[16], v2[16];
@@ -76,25 +78,26 @@ void view_derived_draw(WINDOW *w, const struct app *a) {
     view_put(w, 1, 1, iw, "figure       predicted simulated");
     wattroff(w, view_attr(ST_HEAD));
     const struct app_pred *p = &a->pred;
-    for (int k = 0; k < APP_D_COUNT; k++) {
-        bool sel = k == a->pane_sel[APP_PANE_DERIVED];
+    for (int row = 0; row < APP_N_DERIVED_ROWS; row++) {
+        enum dp_derived k = app_derived_rows[row];
+        bool sel = row == a->pane_sel[APP_PANE_DERIVED];
         enum view_style st = sel ? (focus ? ST_SEL : ST_SEL_DIM) : ST_NORMAL;
-        if (k == APP_D_MEM && p->oom) st = sel && focus ? ST_SEL : ST_WARN;
-        view_num(v1, sizeof v1, p->ok ? p->d[k] : NAN, 8);
-        view_num(v2, sizeof v2, p->sim_ok ? p->sim_d[k] : NAN, 8);
+        if (k == DP_D_MEMORY_GB && p->sim.oom) st = sel && focus ? ST_SEL : ST_WARN;
+        view_num(v1, sizeof v1, p->p.ok ? p->p.d[k] : NAN, 8);
+        view_num(v2, sizeof v2, p->sim.ok ? p->sim.d[k] : NAN, 8);
         if (p->sim_pending) snprintf(v2, sizeof v2, "%8s", "...");
         snprintf(buf, sizeof buf, "%-12s %s %s %s", d_label[k], v1, v2, d_unit[k]);
         wattron(w, view_attr(st));
-        view_put(w, 2 + k, 1, iw, buf);
+        view_put(w, 2 + row, 1, iw, buf);
         wattroff(w, view_attr(st));
     }
-    int y = 2 + APP_D_COUNT;
+    int y = 2 + APP_N_DERIVED_ROWS;
     if (y < getmaxy(w) - 1) {
-        if (p->oom) {
-            snprintf(buf, sizeof buf, "OOM: %.1f GB > %.0f GB", p->mem_gb, p->mem_cap_gb);
+        if (p->sim.oom) {
+            snprintf(buf, sizeof buf, "OOM: %.1f GB > %.0f GB", p->sim.memory_gb, p->sim.gpu_memory_gb);
             wattron(w, view_attr(ST_WARN));
-        } else if (!p->sim_ok && !p->sim_pending && p->note[0]) {
-            snprintf(buf, sizeof buf, "%.150s", p->note); /* why there is no simulation */
+        } else if (!p->sim.ok && !p->sim_pending && p->sim.note[0]) {
+            snprintf(buf, sizeof buf, "%.150s", p->sim.note); /* why there is no simulation */
             wattron(w, view_attr(ST_WARN));
         } else {
             char ds[16];
@@ -165,35 +168,35 @@ void view_strips_draw(WINDOW *w, const struct app *a) {
     werase(w);
     bool focus = a->tab == APP_TAB_PREDICT && a->pane == APP_PANE_STRIPS;
     const struct app_pred *p = &a->pred;
-    bool pred = p->ok;
-    const double *m = pred ? p->m : p->sim_m;
-    double T = pred ? p->d[APP_D_ITER] : p->sim_d[APP_D_ITER];
-    bool both = pred && p->sim_ok;
+    bool pred = p->p.ok;
+    const double *m = pred ? p->p.m : p->sim.m;
+    double T = pred ? p->p.d[DP_D_ITERATION_MS] : p->sim.d[DP_D_ITERATION_MS];
+    bool both = pred && p->sim.ok;
     int ih = getmaxy(w) - 3, iw = getmaxx(w) - 2;
     /* rows per resource: predicted (and simulated when there is room); with both, one time axis
      * spans the longer iteration */
     int lines = both && ih >= 8 ? 2 : 1;
-    double axis = lines == 2 ? fmax(T, p->sim_d[APP_D_ITER]) : T;
-    int per = ih / (APP_N_RES * lines);
+    double axis = lines == 2 ? fmax(T, p->sim.d[DP_D_ITERATION_MS]) : T;
+    int per = ih / (DP_N_RESOURCES * lines);
     if (per < 1) per = 1;
     if (per > 3) per = 3;
     view_num(tbuf, sizeof tbuf, axis, 1);
     snprintf(buf, sizeof buf, "One iteration, to scale: 0 .. %s ms (%s%s)", tbuf,
              pred ? "predicted" : "simulated", lines == 2 ? "; simulated below" : "");
     view_box(w, a, buf, focus);
-    if (!p->ok && !p->sim_ok) {
+    if (!p->p.ok && !p->sim.ok) {
         view_put(w, 1, 1, iw, "nothing to draw: no inspector and no simulation");
         wnoutrefresh(w);
         return;
     }
     double netmax = 0;
-    for (int r = 2; r < APP_N_RES; r++) {
+    for (int r = 2; r < DP_N_RESOURCES; r++) {
         netmax = fmax(netmax, m[3 * r + 2]);
-        if (lines == 2) netmax = fmax(netmax, p->sim_m[3 * r + 2]);
+        if (lines == 2) netmax = fmax(netmax, p->sim.m[3 * r + 2]);
     }
     int lw = 12, bw = iw - lw;
     int y = 1;
-    for (int r = 0; r < APP_N_RES && y + per <= ih + 1; r++) {
+    for (int r = 0; r < DP_N_RESOURCES && y + per <= ih + 1; r++) {
         double full = r < 2 ? 100.0 : netmax;
         view_put(w, y + per - 1, 1, lw - 1, res_label[r]);
         strip(w, a, y, 1 + lw, bw, per, m + 3 * r, T, axis, full, ST_BURST);
@@ -202,7 +205,7 @@ void view_strips_draw(WINDOW *w, const struct app *a) {
             wattron(w, view_attr(ST_SIM));
             view_put(w, y + per - 1, 1, lw - 1, "  simulated");
             wattroff(w, view_attr(ST_SIM));
-            strip(w, a, y, 1 + lw, bw, per, p->sim_m + 3 * r, p->sim_d[APP_D_ITER], axis, full,
+            strip(w, a, y, 1 + lw, bw, per, p->sim.m + 3 * r, p->sim.d[DP_D_ITERATION_MS], axis, full,
                       ST_SIM);
             y += per;
         }

@@ -36,9 +36,8 @@ enum dp_status dp_op_weights_load(const char *path, struct dp_op_weights **out, 
 /* The same from memory (`name` in messages). */
 enum dp_status dp_op_weights_parse(const char *text, size_t len, const char *name,
                                    struct dp_op_weights **out, struct dp_error *err);
-/* Finds and loads the shipped table: `path` when not NULL, else $DRIPLE_ASSETS/op_weights.json,
- * else assets/op_weights.json (from the current directory), else <dir of the running binary>/
- * ../assets/op_weights.json. Fails (DP_ERR_NOT_FOUND) naming the places tried. */
+/* Loads `path`, or when it is NULL the shipped assets/op_weights.json found by dp_shipped_path
+ * (shipped.h), whose DP_ERR_NOT_FOUND names the places tried. */
 enum dp_status dp_op_weights_load_default(const char *path, struct dp_op_weights **out,
                                           struct dp_error *err);
 /* Frees the table; NULL-safe. */

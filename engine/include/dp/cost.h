@@ -1,8 +1,8 @@
 /* cost.h: per-op cost from op type, shapes and attributes, for any graph (zoo-built or imported):
  * floating-point operations (a multiply-add counts 2) and bytes moved (inputs read + output
  * written, at the dtype's size), for convolutions, matmuls, element-wise ops, pooling, batch
- * norm, softmax, their gradients and the optimizer updates. Also the op's class and the model's
- * parameter count. */
+ * norm, softmax, their gradients and the optimizer updates, each op type's rule read from the op
+ * registry (dp/ops.h); the op's phase in a training step and the model's parameter count. */
 #ifndef DP_COST_H
 #define DP_COST_H
 
@@ -11,23 +11,7 @@
 #include <stdint.h>
 
 #include "dp/graph.h"
-
-/* What bounds an op on a GPU, for the simulator's efficiency per class. */
-enum dp_op_class {
-    DP_OPCLASS_NONE,      /* no kernel: variables, constants, NoOp, shape bookkeeping */
-    DP_OPCLASS_MATMUL,    /* convolutions and matrix products (tensor-core bound) */
-    DP_OPCLASS_ELEMWISE,  /* element-wise, activation, their grads, casts (memory bound) */
-    DP_OPCLASS_REDUCE,    /* pooling, batch/layer norm, softmax, reductions (memory bound) */
-    DP_OPCLASS_OPTIMIZER, /* Apply* updates */
-    DP_OPCLASS_MEMORY,    /* copies: concat, slice, transpose, gather, tile, pad */
-    DP_OPCLASS_INPUT,     /* the input pipeline (IteratorGetNext, ...) */
-    DP_OPCLASS_COUNT
-};
-
-/* The class of a TensorFlow-style op type; unknown ops count as DP_OPCLASS_ELEMWISE. */
-enum dp_op_class dp_op_class(const char *op);
-/* "none", "matmul", "elementwise", "reduce", "optimizer", "memory", "input". */
-const char *dp_op_class_name(enum dp_op_class c);
+#include "dp/ops.h" /* enum dp_op_class, the registry */
 
 /* Where an op sits in a training step (TensorFlow naming conventions, so it also reads real
  * exported graphs): INIT = variable initializers (attr phase=init: run once, not per step),

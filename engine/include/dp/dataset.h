@@ -1,5 +1,5 @@
 /* dataset.h: a training set for one setting ("driple-dataset/1"): the setting id, the output
- * names (Driple order, dp_output_names) and samples, each a job (graph, model, batch, optimizer,
+ * names (Driple order, dp_outputs) and samples, each a job (graph, model, batch, optimizer,
  * precision, ...), its grouped graph and its 12 labels, with where the labels came from (the
  * simulator or a measured trace: never mixed up). Also reads and writes the published
  * DriplePerf CSV (one row per job and resource; no graphs in it). */

@@ -17,7 +17,7 @@
 #include "dp/model.h"
 #include "dp/status.h"
 
-/* Metrics: 0..11 are the model outputs (dp_output_names, Driple order); DP_METRIC_ITERATION is
+/* Metrics: 0..11 are the model outputs (dp_outputs, Driple order); DP_METRIC_ITERATION is
  * the iteration time in ms, defined as gpu_util.idle + gpu_util.active (scaled): in the PS
  * training model one GPU burst plus the idle gap before the next is one iteration. */
 #define DP_METRIC_ITERATION DP_N_OUTPUTS

@@ -46,7 +46,7 @@ struct dp_provenance {
 struct dp_inspector;
 
 /* Wraps a model (takes ownership of m, also on failure) with default output metadata
- * (dp_output_names, units, scale 1), no setting and provenance "scratch". */
+ * (dp_outputs: names, units; scale 1), no setting and provenance "scratch". */
 enum dp_status dp_inspector_init(struct dp_model *m, struct dp_inspector **out, struct dp_error *err);
 /* Reads an inspector file (and its base, when it names one). Corrupt, truncated or mismatched
  * files (base64, shapes, NaN weights, feature count) fail naming the file and JSON path. */

@@ -10,15 +10,8 @@
 #include <stdint.h>
 
 #include "dp/grouped.h"
+#include "dp/metrics.h" /* DP_N_OUTPUTS outputs in Driple's order */
 #include "dp/status.h"
-
-#define DP_N_OUTPUTS 12
-
-/* Driple's output order: gpu_mem_util, gpu_util, net_rx, net_tx, each {idle, active, peak}. */
-extern const char *const dp_output_names[DP_N_OUTPUTS]; /* "gpu_mem_util.idle", ... */
-extern const char *const dp_output_units[DP_N_OUTPUTS]; /* "ms", "ms", "%", ..., "MB/s" */
-/* Index of an output name ("gpu_util.active"), or -1. */
-int dp_output_find(const char *name);
 
 /* Graph layers (k = 0 for layer 0, 1 for every later layer; y is the layer's output):
  *  GCN  y = LeakyReLU_0.01(Â (x W) + b), Â = D^-1/2 (A + I) D^-1/2      conv_layers.k.{W, b}

@@ -121,12 +121,13 @@ struct dp_record_result {
 
 /* Starts argv (argv[0] searched in PATH; NULL or empty argv: no command, then duration_s must be
  * > 0 and the machine is sampled as it is), samples every interval_ms into the two CSV files
- * (truncated first; each row flushed as written, so the files are whole at any stop) until the
+ * (written as every output is, dp/files.h: they take their names, whole, when the recording
+ * ends, whatever ended it; a killed process leaves none) until the
  * command exits, duration_s passes or o->stop is requested; then makes sure the command has
  * ended (forwarded signal, SIGTERM, SIGKILL after o->grace_s each) and reaps it. The child gets
  * default SIGINT/SIGTERM dispositions. Fails before starting anything on bad options, a missing
  * GPU or interface, or unwritable files; DP_ERR_NOT_FOUND when the command cannot be executed
- * (the files are removed then). A failure after the start still ends and reaps the command and
+ * (no file is left then). A failure after the start still ends and reaps the command and
  * leaves whole files. *res is filled as far as the run got. */
 enum dp_status dp_record_run(const struct dp_record_opts *o, char *const argv[],
                              struct dp_record_result *res, struct dp_error *err);

@@ -32,8 +32,10 @@ struct dp_render_opts {
 };
 
 /* Draws g (importances, metric and op types from e, which may be NULL: then nodes are unfilled
- * and labelled with their op count only) into path in format f. Errors: DP_ERR_RENDER with
- * Graphviz's message (layout engine or output format missing, file not writable). */
+ * and labelled with their op count only) into path in format f: rendered in memory, then
+ * written atomically (dp_out_write_all: the old file stays whole until the new one is complete;
+ * "-" is stdout). Errors: DP_ERR_RENDER with Graphviz's message (layout engine or output format
+ * missing), DP_ERR_IO naming the file when it cannot be written. */
 enum dp_status dp_render_file(const struct dp_grouped *g, const struct dp_explain *e,
                               const struct dp_render_opts *o, enum dp_render_format f,
                               const char *path, struct dp_error *err);

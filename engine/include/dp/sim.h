@@ -49,7 +49,7 @@ struct dp_sim_result {
     double throughput;      /* samples/s = batch x workers / iteration */
     double memory_gb;       /* per-worker GPU memory footprint */
     bool   oom;             /* footprint > the GPU's memory */
-    double labels[DP_N_LABELS]; /* Driple order: the mean over workers of each one's labels */
+    double labels[DP_N_OUTPUTS]; /* Driple order: the mean over workers of each one's labels */
     double mean_gpu_util;   /* %, mean over the workers and the whole run */
     double bytes_per_iter;  /* bytes moved over the network (or PCIe) per iteration, all workers */
     /* Breakdown of one iteration (ms): worker 0's compute and wait, the slowest worker's pull

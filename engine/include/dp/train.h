@@ -31,8 +31,10 @@ struct dp_split {
  * zoo architecture (resnet18 .. wide_resnet50_2) is one, a model outside the zoo is its own.
  * The families, in name order, are shuffled with the seed; the first round(test_frac x F) (at
  * least 1) are test, the next round(val_frac x F) (at least 1) val, the rest (at least 1)
- * train, so datasets of other settings holding the same families split the same way. The same
- * seed gives the same split. DP_ERR_INVALID with fewer than 1 trainable sample, or for
+ * train, so datasets of other settings holding the same families split the same way. Samples of
+ * generated architectures (dp_gen_is_generated) are training material: they are always in
+ * train and not counted as families, so adding them leaves the held-out families as they were.
+ * The same seed gives the same split. DP_ERR_INVALID with fewer than 1 trainable sample, or for
  * hold-out-models with fewer than 3 families. Free with dp_split_free. */
 enum dp_status dp_split_make(const struct dp_dataset *ds, enum dp_split_kind kind, double val_frac,
                              double test_frac, uint64_t seed, struct dp_split *out,

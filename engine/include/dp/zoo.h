@@ -10,14 +10,8 @@
 #include <stdint.h>
 
 #include "dp/graph.h"
+#include "dp/optimizer.h"
 #include "dp/settings.h" /* enum dp_precision */
-
-enum dp_optimizer { DP_OPT_SGD, DP_OPT_MOMENTUM, DP_OPT_ADAM, DP_OPT_COUNT };
-
-/* "sgd" | "momentum" | "adam". */
-const char *dp_optimizer_name(enum dp_optimizer o);
-/* Parses the names above; false if unknown. */
-bool dp_optimizer_parse(const char *s, enum dp_optimizer *out);
 
 struct dp_zoo_opts {
     int64_t           batch;     /* exported batch (shapes keep it symbolic); 0 = model default */

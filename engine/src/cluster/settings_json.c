@@ -11,9 +11,12 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "dp/shipped.h"
 #include "core/json_util.h"
 
 #define SETTINGS_MAX_BYTES ((size_t)64 << 20)
+static const struct dp_read_spec catalog_spec = {"GPU catalog", SETTINGS_MAX_BYTES, true, NULL};
+static const struct dp_read_spec settings_spec = {"setting list", SETTINGS_MAX_BYTES, true, NULL};
 
 /* Removes "dir/../" pairs from a joined path in place ("assets/settings/../inspectors/x" ->
  * "assets/inspectors/x") so that messages and the explorer show the path a user would type.
@@ -49,7 +52,7 @@ enum dp_status dp_gpu_catalog_load(const char *path, struct dp_gpu_catalog **out
                                    struct dp_error *err) {
     cJSON *root = NULL;
     struct dp_gpu_catalog *c = NULL;
-    enum dp_status st = dp_json_load(path, SETTINGS_MAX_BYTES, &root, err);
+    enum dp_status st = dp_json_load(path, &catalog_spec, &root, err);
     if (st) return st;
     if ((st = dp_json_check_format(root, "driple-gpus/1", path, err))) goto fail;
     const cJSON *arr = NULL;
@@ -94,15 +97,65 @@ enum dp_status dp_gpu_catalog_load(const char *path, struct dp_gpu_catalog **out
             (st = opt_fig(g, "bandwidth_gbps", 0.1, 1e6, path, jp, &d->bandwidth_gbps, err)) ||
             (st = opt_fig(g, "tdp_w", 1, 1e5, path, jp, &d->tdp_w, err)))
             goto fail;
-        int64_t sm = 0, year = 0;
+        int64_t sm = 0, year = 0, pcie = 0, devices = 1;
         if ((st = dp_json_get_int(g, "sm_count", true, 1, 100000, path, jp, &sm, err)) ||
-            (st = dp_json_get_int(g, "year", true, 1990, 2100, path, jp, &year, err)))
+            (st = dp_json_get_int(g, "year", true, 1990, 2100, path, jp, &year, err)) ||
+            (st = opt_fig(g, "nvlink_gbps", 1, 1e5, path, jp, &d->nvlink_gbps, err)) ||
+            (st = dp_json_get_int(g, "pcie_gen", true, 1, 10, path, jp, &pcie, err)) ||
+            (st = dp_json_get_int(g, "devices", true, 1, 16, path, jp, &devices, err)))
             goto fail;
         d->sm_count = (int)sm;
         d->year = (int)year;
+        d->pcie_gen = (int)pcie;
+        d->devices = (int)devices;
+        const char *ff = NULL;
+        if ((st = dp_json_get_string(g, "form_factor", true, path, jp, &ff, err))) goto fail;
+        if (!ff) d->form_factor = DP_FORM_UNKNOWN;
+        else if (!strcasecmp(ff, "SXM")) d->form_factor = DP_FORM_SXM;
+        else if (!strcasecmp(ff, "PCIe")) d->form_factor = DP_FORM_PCIE;
+        else {
+            st = dp_error_set(err, DP_ERR_INVALID, "%s:%s.form_factor: \"%s\" is not SXM or PCIe",
+                              path, jp, ff);
+            goto fail;
+        }
+        const cJSON *al = NULL, *a;
+        if ((st = dp_json_get_array(g, "aliases", true, path, jp, &al, err))) goto fail;
+        cJSON_ArrayForEach(a, al) {
+            char ap[64];
+            snprintf(ap, sizeof ap, "%s.aliases[%d]", jp, d->n_aliases);
+            if (d->n_aliases == DP_GPU_MAX_ALIASES) {
+                st = dp_error_set(err, DP_ERR_INVALID, "%s:%s: more than %d aliases", path, ap,
+                                  DP_GPU_MAX_ALIASES);
+                goto fail;
+            }
+            if (!cJSON_IsString(a) || !a->valuestring[0] ||
+                strlen(a->valuestring) >= sizeof d->aliases[0]) {
+                st = dp_error_set(err, DP_ERR_INVALID,
+                                  "%s:%s: expected a name of 1 to %d characters", path, ap,
+                                  DP_NAME_MAX - 1);
+                goto fail;
+            }
+            strcpy(d->aliases[d->n_aliases++], a->valuestring);
+        }
         i++;
     }
     c->n_gpus = i;
+    /* Every name and alias must find its GPU and no other (dp_gpu_find, setting ids). */
+    for (int k = 0; k < c->n_gpus; k++) {
+        const struct dp_gpu *d = &c->gpus[k];
+        for (int a = -1; a < d->n_aliases; a++) {
+            const char *nm = a < 0 ? d->name : d->aliases[a];
+            const struct dp_gpu *hit = dp_gpu_find(c, nm);
+            if (hit != d) {
+                st = dp_error_set(err, DP_ERR_INVALID,
+                                  "%s:$.gpus[%d]: \"%s\" also names %s; a name or alias must "
+                                  "name one GPU (setting ids abbreviate a few: %s)",
+                                  path, k, nm, hit ? hit->name : "several GPUs",
+                                  "V100, 2080Ti, 4090, A100, H100");
+                goto fail;
+            }
+        }
+    }
     cJSON_Delete(root);
     *out = c;
     return DP_OK;
@@ -142,7 +195,14 @@ static enum dp_status parse_setting(const cJSON *o, const char *path, const char
                                 "%s:%s.gpu: \"%s\" is not in the GPU catalog", path, jp, s->gpu);
         strcpy(s->gpu, g->name);
     }
-    if ((st = dp_json_get_int(o, "ps", false, 1, 64, path, jp, &v, err))) return st;
+    str = "ps";
+    if ((st = dp_json_get_string(o, "sync", true, path, jp, &str, err))) return st;
+    if (!dp_sync_parse(str, &s->sync))
+        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.sync: \"%s\" is not ps or allreduce", path,
+                            jp, str);
+    v = 0;
+    bool ar = s->sync == DP_SYNC_ALLREDUCE;
+    if ((st = dp_json_get_int(o, "ps", ar, ar ? 0 : 1, ar ? 0 : 64, path, jp, &v, err))) return st;
     s->ps = (int)v;
     if ((st = dp_json_get_int(o, "workers", false, 1, 64, path, jp, &v, err))) return st;
     s->workers = (int)v;
@@ -163,9 +223,14 @@ static enum dp_status parse_setting(const cJSON *o, const char *path, const char
     if (!dp_precision_parse(str, &s->precision))
         return dp_error_set(err, DP_ERR_INVALID, "%s:%s.precision: \"%s\" is not fp32 or mixed",
                             path, jp, str);
+    str = "tensorflow";
+    if ((st = dp_json_get_string(o, "framework", true, path, jp, &str, err))) return st;
+    if (!dp_framework_parse(str, &s->framework))
+        return dp_error_set(err, DP_ERR_INVALID,
+                            "%s:%s.framework: \"%s\" is not tensorflow or pytorch", path, jp, str);
     v = 0;
     if ((st = dp_json_get_int(o, "machines", true, 1, 128, path, jp, &v, err))) return st;
-    s->machines = v ? (int)v : dp_setting_default_machines(s->workers, s->ps, s->network,
+    s->machines = v ? (int)v : dp_setting_default_machines(s->sync, s->workers, s->ps, s->network,
                                                            s->placement);
     if (!s->id[0]) dp_setting_format_id(s, s->id, sizeof s->id);
     /* `dataset build` names its output files <id>.json: an id must stay one file name. */
@@ -205,7 +270,7 @@ enum dp_status dp_settings_load(const char *path, const struct dp_gpu_catalog *c
     cJSON *root = NULL;
     struct dp_settings *s = NULL;
     char *dir = NULL;
-    enum dp_status st = dp_json_load(path, SETTINGS_MAX_BYTES, &root, err);
+    enum dp_status st = dp_json_load(path, &settings_spec, &root, err);
     if (st) return st;
     if ((st = dp_json_check_format(root, "driple-settings/1", path, err))) goto fail;
     const cJSON *arr = NULL;
@@ -299,12 +364,14 @@ enum dp_status dp_settings_save(const struct dp_settings *s, const char *path,
         cJSON_AddItemToArray(arr, o);
         if (!cJSON_AddStringToObject(o, "id", x->id) ||
             !cJSON_AddStringToObject(o, "gpu", x->gpu) ||
-            !cJSON_AddNumberToObject(o, "ps", x->ps) ||
+            !cJSON_AddStringToObject(o, "sync", dp_sync_name(x->sync)) ||
+            (x->sync == DP_SYNC_PS && !cJSON_AddNumberToObject(o, "ps", x->ps)) ||
             !cJSON_AddNumberToObject(o, "workers", x->workers) ||
             !cJSON_AddStringToObject(o, "placement", dp_placement_name(x->placement)) ||
             !cJSON_AddStringToObject(o, "network", dp_network_name(x->network)) ||
             !cJSON_AddNumberToObject(o, "machines", x->machines) ||
             !cJSON_AddStringToObject(o, "precision", dp_precision_name(x->precision)) ||
+            !cJSON_AddStringToObject(o, "framework", dp_framework_name(x->framework)) ||
             !cJSON_AddStringToObject(o, "inspector", insp))
             goto nomem;
     }
@@ -316,49 +383,19 @@ nomem:
     return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path);
 }
 
-bool dp_asset_path(const char *name, char *buf, size_t n) {
-    char cand[3][PATH_MAX + 64];
-    int k = 0;
-    const char *env = getenv("DRIPLE_ASSETS");
-    if (env && *env) snprintf(cand[k++], sizeof cand[0], "%.*s/%s", PATH_MAX, env, name);
-    snprintf(cand[k++], sizeof cand[0], "assets/%s", name);
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) *slash = '\0';
-        snprintf(cand[k++], sizeof cand[0], "%.*s/../assets/%s", PATH_MAX, exe, name);
-    }
-    for (int i = 0; i < k; i++)
-        if (access(cand[i], R_OK) == 0) {
-            snprintf(buf, n, "%s", cand[i]);
-            return true;
-        }
-    snprintf(buf, n, "%s%s%s%s%s", cand[0], k > 1 ? ", " : "", k > 1 ? cand[1] : "",
-             k > 2 ? ", " : "", k > 2 ? cand[2] : "");
-    return false;
-}
-
 enum dp_status dp_gpu_catalog_load_default(const char *path, struct dp_gpu_catalog **out,
                                            struct dp_error *err) {
     if (path) return dp_gpu_catalog_load(path, out, err);
-    char p[3 * PATH_MAX + 256];
-    if (!dp_asset_path("gpus.json", p, sizeof p))
-        return dp_error_set(err, DP_ERR_NOT_FOUND,
-                            "gpus.json: not found (tried %.400s; set DRIPLE_ASSETS or pass --gpus)",
-                            p);
-    return dp_gpu_catalog_load(p, out, err);
+    char p[PATH_MAX + 64];
+    enum dp_status st = dp_shipped_path("assets/gpus.json", "--gpus", p, sizeof p, err);
+    return st ? st : dp_gpu_catalog_load(p, out, err);
 }
 
 enum dp_status dp_settings_load_default(const char *path, const struct dp_gpu_catalog *catalog,
                                         struct dp_settings **out, struct dp_error *err) {
     if (path) return dp_settings_load(path, catalog, out, err);
-    char p[3 * PATH_MAX + 256];
-    if (!dp_asset_path("settings/default.json", p, sizeof p))
-        return dp_error_set(err, DP_ERR_NOT_FOUND,
-                            "settings/default.json: not found (tried %.400s; set DRIPLE_ASSETS or "
-                            "pass --settings)",
-                            p);
-    return dp_settings_load(p, catalog, out, err);
+    char p[PATH_MAX + 64];
+    enum dp_status st =
+        dp_shipped_path("assets/settings/default.json", "--settings", p, sizeof p, err);
+    return st ? st : dp_settings_load(p, catalog, out, err);
 }

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp/ops.h"
+
 /* --- Python's random.Random, exactly ----------------------------------------------------------
  * MT19937 seeded as CPython's random.seed(int) does (init_by_array over the absolute value's
  * 32-bit words, least significant first), _randbelow by rejection on getrandbits(bit_length),
@@ -263,11 +265,6 @@ bool dp_graph_op_on_gpu(const struct dp_node *n, bool unplaced) {
     return unplaced || dp_node_on_gpu(n);
 }
 
-static bool is_variable_op(const char *op) {
-    return !strcmp(op, "VariableV2") || !strcmp(op, "Variable") || !strcmp(op, "VarHandleOp") ||
-           !strcmp(op, "VariableV1");
-}
-
 enum dp_status dp_graph_stats(const struct dp_graph *g, struct dp_graph_stats *out,
                               struct dp_error *err) {
     size_t nn = dp_graph_n_nodes(g);
@@ -279,7 +276,7 @@ enum dp_status dp_graph_stats(const struct dp_graph *g, struct dp_graph_stats *o
     for (size_t i = 0; i < nn; i++) {
         const struct dp_node *nd = dp_graph_node(g, i);
         local[i] = dp_graph_op_on_gpu(nd, s.unplaced) ? s.n_gpu_ops++ : -1;
-        if (nd->params > 0 || is_variable_op(nd->op)) {
+        if (nd->params > 0 || dp_op_is_variable(nd->op)) {
             s.n_variables++;
             int sz = dp_dtype_size(nd->dtype);
             s.param_count += (double)nd->params;

@@ -9,7 +9,8 @@
 
 #include "core/json_util.h"
 
-#define GROUPED_MAX_BYTES ((size_t)1 << 30)
+#define GROUPED_MAX_BYTES ((size_t)256 << 20)
+static const struct dp_read_spec grouped_spec = {"grouped graph", GROUPED_MAX_BYTES, true, NULL};
 #define GROUPED_MAX_GROUPS 1000000
 
 static const char *const feature_keys[DP_N_FEATURES_MAX] = {
@@ -217,7 +218,7 @@ enum dp_status dp_grouped_parse_json(const char *text, size_t len, const char *n
 
 enum dp_status dp_grouped_load_json(const char *path, struct dp_grouped **out, struct dp_error *err) {
     cJSON *root = NULL;
-    enum dp_status st = dp_json_load(path, GROUPED_MAX_BYTES, &root, err);
+    enum dp_status st = dp_json_load(path, &grouped_spec, &root, err);
     if (st) return st;
     st = from_json(root, path, out, err);
     cJSON_Delete(root);

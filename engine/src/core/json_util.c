@@ -2,49 +2,10 @@
  * names the JSON path of whatever is wrong. */
 #include "json_util.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-enum dp_status dp_read_file(const char *path, size_t max_bytes, char **out, size_t *len,
-                            struct dp_error *err) {
-    struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-        return dp_error_set(err, DP_ERR_IO, "%s: is a directory, not a file", path);
-    FILE *f = fopen(path, "rb");
-    if (!f) return dp_error_set(err, DP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    enum dp_status st = DP_OK;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    if (!buf) { st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path); goto done; }
-    for (;;) {
-        if (n == cap) {
-            if (cap >= max_bytes) {
-                st = dp_error_set(err, DP_ERR_INVALID, "%s: larger than %zu bytes", path, max_bytes);
-                goto done;
-            }
-            cap *= 2;
-            char *b = realloc(buf, cap + 1);
-            if (!b) { st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path); goto done; }
-            buf = b;
-        }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (r == 0) break;
-    }
-    if (ferror(f)) { st = dp_error_set(err, DP_ERR_IO, "%s: read error", path); goto done; }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    buf = NULL;
-done:
-    free(buf);
-    fclose(f);
-    return st;
-}
 
 /* True when text ends inside a string or an unclosed object or array: a truncated file, whatever
  * place cJSON's error pointer names. */
@@ -128,6 +89,61 @@ static bool find_duplicate_key(const cJSON *node, char *path, size_t cap, const 
     return false;
 }
 
+/* Line and column of offset `at` in text, 1-based. */
+static void line_col(const char *text, size_t at, int *line, int *col) {
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < at; i++) {
+        if (text[i] == '\n') {
+            ++*line;
+            *col = 1;
+        } else {
+            ++*col;
+        }
+    }
+}
+
+/* What cJSON would accept but driple must not, found before cJSON allocates anything: a NUL
+ * byte, or a \u0000 escape inside a string (cJSON would cut the string there silently), and
+ * more values than DP_JSON_MAX_VALUES (the parsed tree's memory cap). Each value but the root
+ * follows a comma or an opening bracket, so those bound the count. */
+static enum dp_status prescan(const char *text, size_t len, const char *name,
+                              struct dp_error *err) {
+    size_t values = 1;
+    bool in_str = false;
+    int line, col;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (c == '\0') {
+            line_col(text, i, &line, &col);
+            return dp_error_set(err, DP_ERR_PARSE, "%s:%d:%d: a NUL byte (not JSON text)", name,
+                                line, col);
+        }
+        if (in_str) {
+            if (c == '\\' && i + 1 < len) {
+                if (text[i + 1] == 'u' && len - i >= 6 && !memcmp(text + i + 2, "0000", 4)) {
+                    line_col(text, i, &line, &col);
+                    return dp_error_set(err, DP_ERR_PARSE,
+                                        "%s:%d:%d: \\u0000 (a NUL character) inside a string: "
+                                        "names and values cannot hold one", name, line, col);
+                }
+                i++;
+            } else if (c == '"') {
+                in_str = false;
+            }
+        } else if (c == '"') {
+            in_str = true;
+        } else if (c == ',' || c == '[' || c == '{') {
+            values++;
+        }
+    }
+    if (values > DP_JSON_MAX_VALUES)
+        return dp_error_set(err, DP_ERR_INVALID,
+                            "%s: more than %d JSON values: over driple's memory cap for one "
+                            "file", name, DP_JSON_MAX_VALUES);
+    return DP_OK;
+}
+
 enum dp_status dp_json_parse(const char *text, size_t len, const char *name, cJSON **out,
                              struct dp_error *err) {
     if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) { /* a UTF-8 byte-order mark */
@@ -135,6 +151,8 @@ enum dp_status dp_json_parse(const char *text, size_t len, const char *name, cJS
         len -= 3;
     }
     if (len == 0) return dp_error_set(err, DP_ERR_PARSE, "%s: empty file", name);
+    enum dp_status pre = prescan(text, len, name, err);
+    if (pre) return pre;
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (root) {
@@ -188,13 +206,13 @@ enum dp_status dp_json_parse(const char *text, size_t len, const char *name, cJS
                             : "");
 }
 
-enum dp_status dp_json_load(const char *path, size_t max_bytes, cJSON **out, struct dp_error *err) {
+enum dp_status dp_json_load(const char *path, const struct dp_read_spec *spec, cJSON **out,
+                            struct dp_error *err) {
     char *text = NULL;
     size_t len = 0;
-    enum dp_status st = dp_read_file(path, max_bytes, &text, &len, err);
+    enum dp_status st = dp_file_read(path, spec, &text, &len, err);
     if (st) return st;
-    if (len == 0) st = dp_error_set(err, DP_ERR_PARSE, "%s: empty file", path);
-    else st = dp_json_parse(text, len, path, out, err);
+    st = dp_json_parse(text, len, dp_file_name(path), out, err);
     free(text);
     return st;
 }
@@ -305,42 +323,9 @@ enum dp_status dp_json_get_object(const cJSON *obj, const char *key, bool option
 enum dp_status dp_json_save(const cJSON *root, const char *path, bool pretty, struct dp_error *err) {
     char *text = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
     if (!text) return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory writing JSON", path);
-    enum dp_status st = DP_OK;
-    if (!strcmp(path, "-")) {
-        if (fputs(text, stdout) == EOF || fputc('\n', stdout) == EOF)
-            st = dp_error_set(err, DP_ERR_IO, "stdout: write failed");
-        free(text);
-        return st;
-    }
-    struct stat sb;
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-        /* A device or fifo (/dev/null, a pipe): write through it; renaming over it would
-         * replace it with a regular file. */
-        FILE *f = fopen(path, "wb");
-        bool ok = f && fputs(text, f) != EOF && fputc('\n', f) != EOF;
-        if (f) ok = (fclose(f) == 0) && ok;
-        if (!ok) st = dp_error_set(err, DP_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-        free(text);
-        return st;
-    }
-    size_t n = strlen(path) + 16;
-    char *tmp = malloc(n);
-    if (!tmp) { st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path); goto done; }
-    snprintf(tmp, n, "%s.tmp~", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        st = dp_error_set(err, DP_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-        goto done;
-    }
-    size_t len = strlen(text);
-    bool ok = fwrite(text, 1, len, f) == len && fputc('\n', f) != EOF;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        remove(tmp);
-        st = dp_error_set(err, DP_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-    }
-done:
-    free(tmp);
+    size_t n = strlen(text);
+    text[n] = '\n'; /* the terminating NUL becomes the final line end */
+    enum dp_status st = dp_out_write_all(path, text, n + 1, err);
     free(text);
     return st;
 }

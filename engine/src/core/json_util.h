@@ -10,18 +10,22 @@
 
 #include <cJSON.h>
 
+#include "dp/files.h"
 #include "dp/status.h"
 
-/* Reads a whole file into a NUL-terminated buffer (caller frees); *len gets its size. Refuses
- * files over max_bytes. */
-enum dp_status dp_read_file(const char *path, size_t max_bytes, char **out, size_t *len,
-                            struct dp_error *err);
+/* At most this many values in one JSON text: the parsed tree's memory cap (a cJSON node is 64
+ * bytes, with its strings about 150 at most: about 5 GiB), checked before cJSON allocates. */
+#define DP_JSON_MAX_VALUES (1 << 25)
+
 /* Parses text as JSON; on failure names "<name>:<line>:<col>: JSON syntax error near '...'" or a
- * truncation. The caller owns the result (cJSON_Delete). */
+ * truncation. A NUL byte, a \u0000 escape inside a string (cJSON would cut the string there) and
+ * more than DP_JSON_MAX_VALUES values are refused before parsing. The caller owns the result
+ * (cJSON_Delete). */
 enum dp_status dp_json_parse(const char *text, size_t len, const char *name, cJSON **out,
                              struct dp_error *err);
-/* Reads and parses a file. */
-enum dp_status dp_json_load(const char *path, size_t max_bytes, cJSON **out, struct dp_error *err);
+/* Reads a file ("-": stdin) through dp_file_read with spec (a text format) and parses it. */
+enum dp_status dp_json_load(const char *path, const struct dp_read_spec *spec, cJSON **out,
+                            struct dp_error *err);
 
 /* Checks obj["format"] == want ("driple-grouped/1"). */
 enum dp_status dp_json_check_format(const cJSON *obj, const char *want, const char *name,
@@ -54,7 +58,8 @@ enum dp_status dp_json_get_object(const cJSON *obj, const char *key, bool option
                                   const char *name, const char *path, const cJSON **out,
                                   struct dp_error *err);
 
-/* Writes a cJSON tree to path (pretty when `pretty`), atomically through a temp file; "-" is stdout. */
+/* Writes a cJSON tree to path (pretty when `pretty`) through dp_out_write_all: atomically, "-"
+ * is stdout. */
 enum dp_status dp_json_save(const cJSON *root, const char *path, bool pretty, struct dp_error *err);
 
 /* Adds a number member (dp_json_number) to o; false when out of memory. */

@@ -21,13 +21,13 @@
 /* ---- metrics ---- */
 
 const char *dp_metric_name(int metric) {
-    if (metric >= 0 && metric < DP_N_OUTPUTS) return dp_output_names[metric];
+    if (metric >= 0 && metric < DP_N_OUTPUTS) return dp_outputs[metric].name;
     if (metric == DP_METRIC_ITERATION) return "iteration_time";
     return NULL;
 }
 
 const char *dp_metric_unit(int metric) {
-    if (metric >= 0 && metric < DP_N_OUTPUTS) return dp_output_units[metric];
+    if (metric >= 0 && metric < DP_N_OUTPUTS) return dp_outputs[metric].unit;
     if (metric == DP_METRIC_ITERATION) return "ms";
     return "";
 }
@@ -48,9 +48,9 @@ void dp_metric_weights(int metric, const double *scale, float w[DP_N_OUTPUTS]) {
         w[metric] = scale ? (float)scale[metric] : 1.0f;
     } else if (metric == DP_METRIC_ITERATION) {
         /* One iteration = one GPU burst plus the idle gap that follows it. */
-        int idle = dp_output_find("gpu_util.idle"), active = dp_output_find("gpu_util.active");
-        if (idle >= 0) w[idle] = scale ? (float)scale[idle] : 1.0f;
-        if (active >= 0) w[active] = scale ? (float)scale[active] : 1.0f;
+        int idle = DP_OUT_GPU_UTIL_IDLE, active = DP_OUT_GPU_UTIL_ACTIVE;
+        w[idle] = scale ? (float)scale[idle] : 1.0f;
+        w[active] = scale ? (float)scale[active] : 1.0f;
     }
 }
 

@@ -47,8 +47,8 @@ enum dp_status dp_inspector_init(struct dp_model *m, struct dp_inspector **out, 
     }
     insp->model = m;
     for (int o = 0; o < DP_N_OUTPUTS; o++) {
-        snprintf(insp->out[o].name, sizeof insp->out[o].name, "%s", dp_output_names[o]);
-        snprintf(insp->out[o].unit, sizeof insp->out[o].unit, "%s", dp_output_units[o]);
+        snprintf(insp->out[o].name, sizeof insp->out[o].name, "%s", dp_outputs[o].name);
+        snprintf(insp->out[o].unit, sizeof insp->out[o].unit, "%s", dp_outputs[o].unit);
         insp->out[o].scale = 1.0;
         insp->out[o].transform = DP_OUT_LINEAR;
         insp->out[o].offset = 0.0;

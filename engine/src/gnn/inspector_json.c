@@ -15,7 +15,8 @@
 #include "inspector_impl.h"
 #include "core/json_util.h"
 
-#define INSPECTOR_MAX_BYTES ((size_t)1 << 30)
+#define INSPECTOR_MAX_BYTES ((size_t)256 << 20)
+static const struct dp_read_spec inspector_spec = {"inspector", INSPECTOR_MAX_BYTES, true, NULL};
 #define INSPECTOR_MAX_DEPTH 8
 #define INSPECTOR_MAX_WEIGHT 1e6
 #define INSPECTOR_MAX_SCALE  1e12
@@ -601,7 +602,7 @@ fail:
 static enum dp_status load_at(const char *path, const struct base_chain *up,
                               struct dp_inspector **out, struct dp_error *err) {
     cJSON *root = NULL;
-    enum dp_status st = dp_json_load(path, INSPECTOR_MAX_BYTES, &root, err);
+    enum dp_status st = dp_json_load(path, &inspector_spec, &root, err);
     if (st) return st;
     return from_root(root, path, up, out, err);
 }

@@ -10,23 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/rng.h"
 #include "model_impl.h"
-
-const char *const dp_output_names[DP_N_OUTPUTS] = {
-    "gpu_mem_util.idle", "gpu_mem_util.active", "gpu_mem_util.peak",
-    "gpu_util.idle",     "gpu_util.active",     "gpu_util.peak",
-    "net_rx.idle",       "net_rx.active",       "net_rx.peak",
-    "net_tx.idle",       "net_tx.active",       "net_tx.peak",
-};
-const char *const dp_output_units[DP_N_OUTPUTS] = {
-    "ms", "ms", "%", "ms", "ms", "%", "ms", "ms", "MB/s", "ms", "ms", "MB/s",
-};
-
-int dp_output_find(const char *name) {
-    for (int i = 0; name && i < DP_N_OUTPUTS; i++)
-        if (!strcmp(name, dp_output_names[i])) return i;
-    return -1;
-}
 
 /* ---- parameter table ---- */
 
@@ -163,15 +148,6 @@ static void build_table(struct dp_model *m, struct init_spec *spec) {
     }
 }
 
-/* splitmix64: a small seeded generator; no global state. */
-static uint64_t rng_next(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-static double rng_uniform(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1.0p-53; }
-
 size_t dp_arch_n_weights(const struct dp_arch *a) {
     if (dp_arch_check(a, NULL)) return 0;
     struct dp_model m = {.arch = *a};
@@ -208,7 +184,7 @@ enum dp_status dp_model_init(const struct dp_arch *a, uint64_t seed, struct dp_m
         }
         float *d = dp_model_pdata(m, i);
         for (size_t k = 0; k < m->p[i].size; k++)
-            d[k] = bound > 0 ? (float)((2 * rng_uniform(&s) - 1) * bound) : 0.0f;
+            d[k] = bound > 0 ? (float)((2 * dp_rng_uniform(&s) - 1) * bound) : 0.0f;
     }
     *out = m;
     return DP_OK;

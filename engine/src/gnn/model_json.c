@@ -10,7 +10,8 @@
 #include "core/json_util.h"
 #include "model_impl.h"
 
-#define TORCH_JSON_MAX_BYTES ((size_t)1 << 31)
+#define TORCH_JSON_MAX_BYTES ((size_t)256 << 20)
+static const struct dp_read_spec weights_spec = {"weights JSON", TORCH_JSON_MAX_BYTES, true, NULL};
 #define MAX_DIM              1e8                /* largest dimension a shape may give */
 #define MAX_ELEMS            ((size_t)1 << 31)  /* a parameter's element count stays below this */
 
@@ -107,7 +108,7 @@ static enum dp_status load_params(struct dp_model *m, const cJSON *root, const c
 enum dp_status dp_model_load_torch_json(struct dp_model *m, const char *path,
                                         struct dp_error *err) {
     cJSON *root = NULL;
-    enum dp_status st = dp_json_load(path, TORCH_JSON_MAX_BYTES, &root, err);
+    enum dp_status st = dp_json_load(path, &weights_spec, &root, err);
     if (st) return st;
     /* load into a copy so that a failure leaves m untouched */
     struct dp_model *tmp = dp_model_clone(m);
@@ -135,7 +136,7 @@ enum dp_status dp_model_load_torch_json_new(const char *path, struct dp_model **
                                             struct dp_error *err) {
     cJSON *root = NULL;
     struct dp_model *m = NULL;
-    enum dp_status st = dp_json_load(path, TORCH_JSON_MAX_BYTES, &root, err);
+    enum dp_status st = dp_json_load(path, &weights_spec, &root, err);
     if (st) return st;
     struct dp_arch a;
     dp_arch_default(&a);

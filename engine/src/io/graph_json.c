@@ -200,9 +200,10 @@ enum dp_status dp_graph_load_json(const char *path, struct dp_graph **out, size_
                                   struct dp_error *err) {
     char *text = NULL;
     size_t len = 0;
-    enum dp_status st = dp_read_file(path, GRAPH_MAX_BYTES, &text, &len, err);
+    static const struct dp_read_spec spec = {"driple-graph JSON", GRAPH_MAX_BYTES, true, NULL};
+    enum dp_status st = dp_file_read(path, &spec, &text, &len, err);
     if (st) return st;
-    st = dp_graph_parse_json(text, len, path, out, n_dropped, err);
+    st = dp_graph_parse_json(text, len, dp_file_name(path), out, n_dropped, err);
     free(text);
     return st;
 }

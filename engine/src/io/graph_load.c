@@ -3,12 +3,12 @@
  * field name or a '#' comment, ONNX is binary protobuf (a ModelProto opens with a small tag). */
 #include "dp/graph_io.h"
 
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp/files.h"
 #include "dp/onnx.h"
 
 enum dp_graph_format dp_graph_detect_format(const unsigned char *head, size_t len) {
@@ -34,67 +34,54 @@ enum dp_graph_format dp_graph_detect_format(const unsigned char *head, size_t le
     return DP_GRAPH_FORMAT_UNKNOWN;
 }
 
-int dp_graph_resolve_input(const struct dp_graph *g, const char *ref, bool *control) {
-    *control = ref[0] == '^';
-    if (*control) ref++;
-    int i = dp_graph_find(g, ref);
-    if (i >= 0) return i;
-    const char *colon = strrchr(ref, ':');
-    if (!colon || colon == ref || !colon[1]) return -1;
-    for (const char *p = colon + 1; *p; p++)
-        if (*p < '0' || *p > '9') return -1;
-    size_t n = (size_t)(colon - ref);
-    char buf[256];
-    char *name = n < sizeof buf ? buf : malloc(n + 1);
-    if (!name) return -1;
-    memcpy(name, ref, n);
-    name[n] = '\0';
-    i = dp_graph_find(g, name);
-    if (name != buf) free(name);
-    return i;
-}
-
 enum dp_status dp_graph_load(const char *path, const struct dp_import_opts *opts,
                              struct dp_graph **out, struct dp_error *err) {
     return dp_graph_load_ex(path, opts, out, NULL, err);
 }
 
+/* The first bytes decide the format: anything else (an endless /dev/zero included) is refused
+ * before the rest is read. */
+static const char *graph_head(const unsigned char *head, size_t n) {
+    if (dp_graph_detect_format(head, n) != DP_GRAPH_FORMAT_UNKNOWN) return NULL;
+    return "not a graph this build reads (expected driple-graph/1 JSON, TensorFlow GraphDef text "
+           "or ONNX)";
+}
+
+/* The largest graph file of any format (ONNX's, protobuf's own limit, holds the weights). */
+#define GRAPH_FILE_MAX_BYTES ((size_t)1 << 31)
+
 enum dp_status dp_graph_load_ex(const char *path, const struct dp_import_opts *opts,
                                 struct dp_graph **out, size_t *n_dropped, struct dp_error *err) {
-    unsigned char head[4096];
-    FILE *f = fopen(path, "rb");
-    if (!f) return dp_error_set(err, DP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    errno = 0;
-    size_t n = fread(head, 1, sizeof head, f);
-    bool bad = ferror(f);
-    int why = errno; /* EISDIR for a directory given as the graph */
-    fclose(f);
-    if (bad)
-        return dp_error_set(err, DP_ERR_IO, "%s: cannot read: %s", path,
-                            why ? strerror(why) : "read error");
-    if (n == 0) return dp_error_set(err, DP_ERR_PARSE, "%s: empty file", path);
-    enum dp_graph_format fmt = dp_graph_detect_format(head, n);
-    enum dp_status st;
+    static const struct dp_read_spec spec = {"graph", GRAPH_FILE_MAX_BYTES, false, graph_head};
+    char *text = NULL;
+    size_t len = 0;
+    enum dp_status st = dp_file_read(path, &spec, &text, &len, err);
+    if (st) return st;
+    const char *name = dp_file_name(path);
     struct dp_graph *g = NULL;
     size_t dropped = 0;
-    switch (fmt) {
+    switch (dp_graph_detect_format((const unsigned char *)text, len < 4096 ? len : 4096)) {
     case DP_GRAPH_FORMAT_JSON:
-        st = dp_graph_load_json(path, &g, &dropped, err);
+        st = dp_graph_parse_json(text, len, name, &g, &dropped, err);
         if (!st && opts && opts->exported_batch > 0 &&
-            dp_graph_set_batch(g, opts->exported_batch, "--exported-batch")) {
-            dp_graph_free(g);
-            return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path);
-        }
+            dp_graph_set_batch(g, opts->exported_batch, "--exported-batch"))
+            st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
         break;
-    case DP_GRAPH_FORMAT_PBTXT: st = dp_graph_import_pbtxt_ex(path, opts, &g, &dropped, err); break;
-    case DP_GRAPH_FORMAT_ONNX: st = dp_graph_import_onnx(path, opts, &g, err); break;
+    case DP_GRAPH_FORMAT_PBTXT:
+        st = dp_graph_parse_pbtxt_ex(text, len, name, opts, &g, &dropped, err);
+        break;
+    case DP_GRAPH_FORMAT_ONNX:
+        st = dp_graph_parse_onnx((const unsigned char *)text, len, name, opts, &g, err);
+        break;
     default:
-        return dp_error_set(err, DP_ERR_UNSUPPORTED,
-                            "%s: not a graph this build reads (expected driple-graph/1 JSON, "
-                            "TensorFlow GraphDef text or ONNX)",
-                            path);
+        st = dp_error_set(err, DP_ERR_PARSE, "%s: empty file", name);
+        break;
     }
-    if (st) return st;
+    free(text);
+    if (st) {
+        dp_graph_free(g);
+        return st;
+    }
     if (n_dropped) *n_dropped = dropped;
     *out = g;
     return DP_OK;

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/json_util.h"
+#include "dp/files.h"
+#include "dp/ops.h"
 
 #define PBTXT_MAX_BYTES ((size_t)1 << 31)
 #define PBTXT_MAX_DEPTH 64
@@ -557,16 +558,6 @@ struct import {
     int                   iterator_node; /* first IteratorGetNext with a known first dim */
 };
 
-static bool is_variable_op(const char *op) {
-    return !strcmp(op, "VariableV2") || !strcmp(op, "Variable") || !strcmp(op, "VarHandleOp") ||
-           !strcmp(op, "VariableV1");
-}
-
-static bool is_input_pipeline_op(const char *op) {
-    return !strcmp(op, "IteratorGetNext") || !strcmp(op, "IteratorGetNextSync") ||
-           !strcmp(op, "QueueDequeueManyV2") || !strcmp(op, "QueueDequeueUpToV2");
-}
-
 static enum dp_status dtype_of(struct parser *p, int node, enum dp_dtype *out) {
     static const char *const keys[] = {"T", "dtype", "DstT", "out_type", "output_types", "Tout"};
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
@@ -641,7 +632,7 @@ static enum dp_status import_node(struct parser *p, struct import *im, int node)
         return st;
     }
     /* Variables: the parameter count from the `shape` attribute (else the output shape). */
-    if (is_variable_op(op)) {
+    if (dp_op_is_variable(op)) {
         int vn = -1;
         int64_t vd[DP_MAX_DIMS];
         if (var_shape >= 0 ? read_shape(p, var_shape, &vn, vd) == DP_OK
@@ -657,7 +648,7 @@ static enum dp_status import_node(struct parser *p, struct import *im, int node)
             dp_graph_set_cost(im->g, idx, -1, -1, params);
         }
     }
-    if (im->iterator_node < 0 && is_input_pipeline_op(op) && n_dims > 0 && dims[0] > 0)
+    if (im->iterator_node < 0 && dp_op_is_input_pipeline(op) && n_dims > 0 && dims[0] > 0)
         im->iterator_node = idx;
     /* Inputs are resolved once every node is known. */
     for (int c = p->f[node].first; c >= 0; c = p->f[c].next) {
@@ -710,8 +701,8 @@ static enum dp_status settle_batch(struct import *im, const struct dp_import_opt
         for (size_t i = 0; i < dp_graph_n_nodes(g); i++) {
             const struct dp_node *n = dp_graph_node(g, i);
             /* Variables and constants have no batch dimension: skip them. */
-            if (!dp_node_on_gpu(n) || n->n_dims < 1 || n->dims[0] <= 0 || is_variable_op(n->op) ||
-                !strcmp(n->op, "Const"))
+            if (!dp_node_on_gpu(n) || n->n_dims < 1 || n->dims[0] <= 0 ||
+                dp_op_is_variable(n->op) || dp_op_is_constant(n->op))
                 continue;
             batch = n->dims[0];
             snprintf(source, sizeof source, "first GPU op '%.200s' (%s) dim 0", n->name, n->op);
@@ -722,7 +713,7 @@ static enum dp_status settle_batch(struct import *im, const struct dp_import_opt
     if (st) return st;
     for (size_t i = 0; i < dp_graph_n_nodes(g); i++) {
         const struct dp_node *n = dp_graph_node(g, i);
-        if (n->n_dims < 1 || is_variable_op(n->op)) continue;
+        if (n->n_dims < 1 || dp_op_is_variable(n->op)) continue;
         if (n->dims[0] == DP_DIM_UNKNOWN || (batch > 0 && n->dims[0] == batch)) {
             int64_t dims[DP_MAX_DIMS];
             memcpy(dims, n->dims, sizeof dims);
@@ -825,9 +816,11 @@ enum dp_status dp_graph_import_pbtxt_ex(const char *path, const struct dp_import
                                         struct dp_error *err) {
     char *text = NULL;
     size_t len = 0;
-    enum dp_status st = dp_read_file(path, PBTXT_MAX_BYTES, &text, &len, err);
+    static const struct dp_read_spec spec = {"TensorFlow GraphDef text", PBTXT_MAX_BYTES, true,
+                                             NULL};
+    enum dp_status st = dp_file_read(path, &spec, &text, &len, err);
     if (st) return st;
-    st = dp_graph_parse_pbtxt_ex(text, len, path, opts, out, n_dropped, err);
+    st = dp_graph_parse_pbtxt_ex(text, len, dp_file_name(path), opts, out, n_dropped, err);
     free(text);
     return st;
 }

@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tfgraph/zoo_builder.h"
+#include "dp/files.h"
+#include "tfgraph/tfgraph.h"
 
 #define ONNX_MAX_FILE  ((size_t)1 << 31)
 #define ONNX_MAX_VALS  16 /* small integer tensors kept (Reshape shapes, axes) */
@@ -1164,9 +1165,8 @@ static enum dp_status build_training(struct ctx *c, struct o_graph *g,
         oom(c);
         return c->st;
     }
-    struct dp_zoo_opts zo;
-    dp_zoo_opts_default(&zo);
-    zo.nchw = true; /* ONNX activations are NCHW */
+    /* ONNX activations are NCHW; PyTorch's usual SGD with momentum. */
+    struct zb_opts zo = {DP_OPT_MOMENTUM, DP_PREC_FP32, true};
     if (!(dg = dp_graph_init(gname)) || dp_graph_set_framework(dg, "onnx") ||
         !(im.b = zb_init(dg, &zo))) {
         oom(c);
@@ -1346,35 +1346,12 @@ done:
 
 enum dp_status dp_graph_import_onnx(const char *path, const struct dp_import_opts *opts,
                                     struct dp_graph **out, struct dp_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return dp_error_set(err, DP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    unsigned char *buf = NULL;
-    size_t len = 0, cap = 0;
-    enum dp_status st = DP_OK;
-    for (;;) {
-        if (len == cap) {
-            size_t nc = cap ? cap * 2 : 1 << 16;
-            if (nc > ONNX_MAX_FILE) {
-                st = dp_error_set(err, DP_ERR_UNSUPPORTED, "%s: larger than 2 GiB", path);
-                break;
-            }
-            unsigned char *p = realloc(buf, nc);
-            if (!p) {
-                st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path);
-                break;
-            }
-            buf = p;
-            cap = nc;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f)) st = dp_error_set(err, DP_ERR_IO, "%s: read error", path);
-            break;
-        }
-    }
-    fclose(f);
-    if (!st) st = dp_graph_parse_onnx(buf, len, path, opts, out, err);
+    static const struct dp_read_spec spec = {"ONNX model", ONNX_MAX_FILE, false, NULL};
+    char *buf = NULL;
+    size_t len = 0;
+    enum dp_status st = dp_file_read(path, &spec, &buf, &len, err);
+    if (!st)
+        st = dp_graph_parse_onnx((unsigned char *)buf, len, dp_file_name(path), opts, out, err);
     free(buf);
     return st;
 }

@@ -10,12 +10,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/json_util.h" /* dp_read_file */
+#include "dp/files.h"
 
-#define TORCH_MAX_BYTES   ((size_t)1 << 32)
+/* Limits (README "Reliability"): the file, the zip entries, the pickle machine's stack, memo and
+ * values (each pickle value or container item counts one: every opcode can make one, so this is
+ * the pickle's memory cap, about 100 MB), the length of a global's or storage key's name (a
+ * memoised string must not be copied again and again), and the elements of all tensors (float32:
+ * 256 MiB, as much as the largest file can hold). */
+#define TORCH_MAX_BYTES   ((size_t)256 << 20)
 #define ZIP_MAX_ENTRIES   100000
 #define PK_MAX_STACK      (1 << 20)
 #define PK_MAX_MEMO       (1 << 22)
+#define PK_MAX_VALUES     (1 << 21)
+#define PK_MAX_NAME       1024
+#define TORCH_MAX_ELEMS   ((uint64_t)1 << 26)
 
 /* ---- little-endian reads ---- */
 
@@ -49,18 +57,61 @@ struct zip_entry {
     char                *name;   /* owned */
     const unsigned char *data;   /* into the archive buffer */
     uint64_t             size;
+    uint32_t             crc;
 };
 
+/* Entries in the central directory's order; by_name sorts them by name for lookups. */
 struct zip {
-    int               n;
-    struct zip_entry *e;
+    int                      n;
+    struct zip_entry        *e;
+    const struct zip_entry **by_name;
 };
 
 static void zip_free(struct zip *z) {
     for (int i = 0; i < z->n; i++) free(z->e[i].name);
     free(z->e);
+    free(z->by_name);
     z->e = NULL;
+    z->by_name = NULL;
     z->n = 0;
+}
+
+static int cmp_entry_data(const void *a, const void *b) {
+    const struct zip_entry *x = *(const struct zip_entry *const *)a;
+    const struct zip_entry *y = *(const struct zip_entry *const *)b;
+    return (x->data > y->data) - (x->data < y->data);
+}
+
+static int cmp_entry_name(const void *a, const void *b) {
+    return strcmp((*(const struct zip_entry *const *)a)->name,
+                  (*(const struct zip_entry *const *)b)->name);
+}
+
+/* Checks what the records say before reading any data: entries whose data overlap (records
+ * naming one entry again and again would make each CRC read it again: 60,000 records over a
+ * 1 MiB entry took 145 s) and names given twice are refused; then every CRC-32 is checked,
+ * reading each byte once. Fills z->by_name. */
+static enum dp_status zip_check(struct zip *z, const char *name, struct dp_error *err) {
+    if (!(z->by_name = malloc(((size_t)z->n + 1) * sizeof *z->by_name)))
+        return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
+    for (int i = 0; i < z->n; i++) z->by_name[i] = &z->e[i];
+    qsort(z->by_name, (size_t)z->n, sizeof *z->by_name, cmp_entry_data);
+    for (int i = 1; i < z->n; i++) {
+        const struct zip_entry *a = z->by_name[i - 1], *b = z->by_name[i];
+        if (a->size > (uint64_t)(b->data - a->data))
+            return dp_error_set(err, DP_ERR_PARSE, "%s: zip entries '%s' and '%s' overlap "
+                                "(a crafted archive)", name, a->name, b->name);
+    }
+    qsort(z->by_name, (size_t)z->n, sizeof *z->by_name, cmp_entry_name);
+    for (int i = 1; i < z->n; i++)
+        if (!strcmp(z->by_name[i - 1]->name, z->by_name[i]->name))
+            return dp_error_set(err, DP_ERR_PARSE, "%s: zip entry '%s' is listed twice", name,
+                                z->by_name[i]->name);
+    for (int i = 0; i < z->n; i++)
+        if (crc32_of(z->e[i].data, (size_t)z->e[i].size) != z->e[i].crc)
+            return dp_error_set(err, DP_ERR_PARSE, "%s: entry '%s' fails its CRC-32 check (corrupt)",
+                                name, z->e[i].name);
+    return DP_OK;
 }
 
 static enum dp_status zip_open(const unsigned char *b, size_t len, const char *name, struct zip *z,
@@ -170,13 +221,10 @@ static enum dp_status zip_open(const unsigned char *b, size_t len, const char *n
         }
         e->data = b + data;
         e->size = csize;
-        if (crc32_of(e->data, (size_t)csize) != crc) {
-            st = dp_error_set(err, DP_ERR_PARSE, "%s: entry '%s' fails its CRC-32 check (corrupt)",
-                              name, e->name);
-            goto fail;
-        }
+        e->crc = crc;
         p += 46 + nlen + xlen + clen;
     }
+    if ((st = zip_check(z, name, err))) goto fail;
     return DP_OK;
 fail:
     zip_free(z);
@@ -184,9 +232,11 @@ fail:
 }
 
 static const struct zip_entry *zip_find(const struct zip *z, const char *name) {
-    for (int i = 0; i < z->n; i++)
-        if (!strcmp(z->e[i].name, name)) return &z->e[i];
-    return NULL;
+    struct zip_entry key = {.name = (char *)name};
+    const struct zip_entry *pkey = &key;
+    const struct zip_entry **hit =
+        bsearch(&pkey, z->by_name, (size_t)z->n, sizeof *z->by_name, cmp_entry_name);
+    return hit ? *hit : NULL;
 }
 
 /* ---- pickle values ---- */
@@ -196,19 +246,22 @@ enum pk_kind {
     PK_STORAGE, PK_TENSOR, PK_MARK
 };
 
+struct pk_tensor {
+    struct pk_val *storage;
+    int64_t        offset;
+    int            n_dims;
+    int64_t        shape[DP_TORCH_MAX_DIMS], stride[DP_TORCH_MAX_DIMS];
+};
+
 struct pk_val {
-    enum pk_kind    kind;
-    int64_t         i;         /* INT, BOOL */
-    double          f;         /* FLOAT */
-    char           *s;         /* STR; GLOBAL "module.name"; STORAGE key */
-    char           *s2;        /* STORAGE: type global name */
-    int             n, cap;    /* TUPLE, LIST, DICT (pairs: items[2k], items[2k+1]) */
-    struct pk_val **items;
-    /* TENSOR */
-    struct pk_val  *storage;
-    int64_t         offset;
-    int             n_dims;
-    int64_t         shape[DP_TORCH_MAX_DIMS], stride[DP_TORCH_MAX_DIMS];
+    enum pk_kind      kind;
+    int64_t           i;       /* INT, BOOL */
+    double            f;       /* FLOAT */
+    char             *s;       /* STR; GLOBAL "module.name"; STORAGE key */
+    char             *s2;      /* STORAGE: type global name */
+    int               n, cap;  /* TUPLE, LIST, DICT (pairs: items[2k], items[2k+1]) */
+    struct pk_val   **items;
+    struct pk_tensor *t;       /* TENSOR */
 };
 
 /* Every value lives in the pool and dies with it (pickles share values through the memo). */
@@ -218,14 +271,27 @@ struct pk {
     const char          *name;
     struct pk_val      **pool;
     size_t               n_pool, cap_pool;
+    size_t               n_units;  /* values made plus container items: PK_MAX_VALUES at most */
     struct pk_val      **stack;
     size_t               sp, cap_stack;
     struct pk_val      **memo;
-    size_t               cap_memo;
+    size_t               cap_memo, n_memo; /* n_memo: indices stored (MEMOIZE's next index) */
+    bool                 over;     /* a pk_new or pk_append failed on PK_MAX_VALUES, not memory */
     struct dp_error     *err;
 };
 
+/* Counts one value or item against PK_MAX_VALUES; false (k->over set) past it. */
+static bool pk_budget(struct pk *k) {
+    if (k->n_units >= PK_MAX_VALUES) {
+        k->over = true;
+        return false;
+    }
+    k->n_units++;
+    return true;
+}
+
 static struct pk_val *pk_new(struct pk *k, enum pk_kind kind) {
+    if (!pk_budget(k)) return NULL;
     if (k->n_pool == k->cap_pool) {
         size_t cap = k->cap_pool ? 2 * k->cap_pool : 256;
         struct pk_val **p = realloc(k->pool, cap * sizeof *p);
@@ -245,6 +311,7 @@ static void pk_free(struct pk *k) {
         free(k->pool[i]->s);
         free(k->pool[i]->s2);
         free(k->pool[i]->items);
+        free(k->pool[i]->t);
         free(k->pool[i]);
     }
     free(k->pool);
@@ -256,8 +323,17 @@ static enum dp_status pk_fail(struct pk *k, enum dp_status st, size_t at, const 
     return dp_error_set(k->err, st, "%s:data.pkl+%zu: %s", k->name, at, what);
 }
 
+/* The failure of a pk_new or pk_append: the value cap, else memory. */
+static enum dp_status pk_nomem(struct pk *k) {
+    if (k->over)
+        return dp_error_set(k->err, DP_ERR_INVALID,
+                            "%s:data.pkl+%zu: more than %d pickle values and items: larger than "
+                            "any state_dict (driple's memory cap)", k->name, k->pos, PK_MAX_VALUES);
+    return dp_error_set(k->err, DP_ERR_NOMEM, "%s: out of memory", k->name);
+}
+
 static enum dp_status pk_push(struct pk *k, struct pk_val *v) {
-    if (!v) return dp_error_set(k->err, DP_ERR_NOMEM, "%s: out of memory", k->name);
+    if (!v) return pk_nomem(k);
     if (k->sp == k->cap_stack) {
         if (k->cap_stack >= PK_MAX_STACK) return pk_fail(k, DP_ERR_PARSE, k->pos, "pickle stack too deep");
         size_t cap = k->cap_stack ? 2 * k->cap_stack : 64;
@@ -270,7 +346,8 @@ static enum dp_status pk_push(struct pk *k, struct pk_val *v) {
     return DP_OK;
 }
 
-static bool pk_append(struct pk_val *c, struct pk_val *v) {
+static bool pk_append(struct pk *k, struct pk_val *c, struct pk_val *v) {
+    if (!pk_budget(k)) return false;
     if (c->n == c->cap) {
         int cap = c->cap ? 2 * c->cap : 8;
         struct pk_val **it = realloc(c->items, (size_t)cap * sizeof *it);
@@ -323,8 +400,10 @@ static enum dp_status pk_persid(struct pk *k, struct pk_val *pid, size_t at, str
         return pk_fail(k, DP_ERR_UNSUPPORTED, at, msg);
     }
     if (pid->items[4]->i < 0) return pk_fail(k, DP_ERR_PARSE, at, "negative storage size");
+    if (strlen(pid->items[2]->s) > PK_MAX_NAME)
+        return pk_fail(k, DP_ERR_PARSE, at, "storage key longer than 1024 characters");
     struct pk_val *s = pk_new(k, PK_STORAGE);
-    if (!s) return dp_error_set(k->err, DP_ERR_NOMEM, "%s: out of memory", k->name);
+    if (!s) return pk_nomem(k);
     s->s = pk_strdup((const unsigned char *)pid->items[2]->s, strlen(pid->items[2]->s));
     s->s2 = pk_strdup((const unsigned char *)pid->items[1]->s, strlen(pid->items[1]->s));
     if (!s->s || !s->s2) return dp_error_set(k->err, DP_ERR_NOMEM, "%s: out of memory", k->name);
@@ -359,13 +438,15 @@ static enum dp_status pk_reduce(struct pk *k, struct pk_val *fn, struct pk_val *
     if (is_global(fn, "collections.OrderedDict") || is_global(fn, "builtins.dict")) {
         if (args->n != 0) return pk_fail(k, DP_ERR_UNSUPPORTED, at, "OrderedDict with arguments");
         *out = pk_new(k, PK_DICT);
-        return *out ? DP_OK : dp_error_set(k->err, DP_ERR_NOMEM, "%s: out of memory", k->name);
+        return *out ? DP_OK : pk_nomem(k);
     }
     if (is_global(fn, "torch._utils._rebuild_tensor_v2") || is_global(fn, "torch._utils._rebuild_tensor")) {
         if (args->n < 4 || args->items[0]->kind != PK_STORAGE || args->items[1]->kind != PK_INT)
             return pk_fail(k, DP_ERR_PARSE, at,
                            "_rebuild_tensor_v2 arguments are not (storage, offset, size, stride, ...)");
-        struct pk_val *t = pk_new(k, PK_TENSOR);
+        struct pk_val *v = pk_new(k, PK_TENSOR);
+        if (!v) return pk_nomem(k);
+        struct pk_tensor *t = v->t = calloc(1, sizeof *v->t);
         if (!t) return dp_error_set(k->err, DP_ERR_NOMEM, "%s: out of memory", k->name);
         t->storage = args->items[0];
         t->offset = args->items[1]->i;
@@ -377,7 +458,7 @@ static enum dp_status pk_reduce(struct pk *k, struct pk_val *fn, struct pk_val *
         if (ns != nt) return pk_fail(k, DP_ERR_PARSE, at, "tensor size and stride differ in length");
         if (t->offset < 0) return pk_fail(k, DP_ERR_PARSE, at, "negative storage offset");
         t->n_dims = ns;
-        *out = t;
+        *out = v;
         return DP_OK;
     }
     if (is_global(fn, "torch._utils._rebuild_parameter")) {
@@ -409,6 +490,7 @@ static enum dp_status memo_put(struct pk *k, uint64_t idx, size_t at) {
         k->memo = m;
         k->cap_memo = cap;
     }
+    if (!k->memo[idx]) k->n_memo++;
     k->memo[idx] = k->stack[k->sp - 1];
     return DP_OK;
 }
@@ -423,9 +505,9 @@ static enum dp_status pop_to_mark(struct pk *k, enum pk_kind kind, size_t at, st
     size_t m = pk_mark(k);
     if (m == (size_t)-1) return pk_fail(k, DP_ERR_PARSE, at, "no MARK on the stack");
     struct pk_val *t = pk_new(k, kind);
-    if (!t) return dp_error_set(k->err, DP_ERR_NOMEM, "%s: out of memory", k->name);
+    if (!t) return pk_nomem(k);
     for (size_t i = m + 1; i < k->sp; i++)
-        if (!pk_append(t, k->stack[i])) return dp_error_set(k->err, DP_ERR_NOMEM, "%s: out of memory", k->name);
+        if (!pk_append(k, t, k->stack[i])) return pk_nomem(k);
     k->sp = m;
     *out = t;
     return DP_OK;
@@ -467,10 +549,13 @@ static enum dp_status pk_run(struct pk *k, struct pk_val **result) {
         case 0x93: /* STACK_GLOBAL */
             if (k->sp < 2 || k->stack[k->sp - 1]->kind != PK_STR || k->stack[k->sp - 2]->kind != PK_STR)
                 return pk_fail(k, DP_ERR_PARSE, at, "STACK_GLOBAL without two strings");
-            if (!(v = pk_new(k, PK_GLOBAL))) return pk_push(k, NULL);
             {
                 const char *mod = k->stack[k->sp - 2]->s, *nm = k->stack[k->sp - 1]->s;
                 size_t n1 = strlen(mod), n2 = strlen(nm);
+                /* memoised strings: each copy must stay small */
+                if (n1 + n2 > PK_MAX_NAME)
+                    return pk_fail(k, DP_ERR_PARSE, at, "global name longer than 1024 characters");
+                if (!(v = pk_new(k, PK_GLOBAL))) return pk_push(k, NULL);
                 if (!(v->s = malloc(n1 + n2 + 2))) return pk_push(k, NULL);
                 snprintf(v->s, n1 + n2 + 2, "%s.%s", mod, nm);
             }
@@ -485,12 +570,9 @@ static enum dp_status pk_run(struct pk *k, struct pk_val **result) {
             if ((st = need(k, 4, at)) || (st = memo_put(k, rd32(p), at))) return st;
             k->pos += 4;
             break;
-        case 0x94: /* MEMOIZE */
-            {
-                size_t idx = 0;
-                while (idx < k->cap_memo && k->memo[idx]) idx++;
-                if ((st = memo_put(k, idx, at))) return st;
-            }
+        case 0x94: /* MEMOIZE: the next index is the memo's size, as Python's len(memo) (a
+                    * search for the first free index made this quadratic) */
+            if ((st = memo_put(k, k->n_memo, at))) return st;
             break;
         case 'h': /* BINGET */
             if ((st = need(k, 1, at))) return st;
@@ -530,7 +612,7 @@ static enum dp_status pk_run(struct pk *k, struct pk_val **result) {
             if (!(v = pk_new(k, PK_TUPLE))) return pk_push(k, NULL);
             for (size_t i = k->sp - n; i < k->sp; i++) {
                 if (k->stack[i]->kind == PK_MARK) return pk_fail(k, DP_ERR_PARSE, at, "TUPLEn over a MARK");
-                if (!pk_append(v, k->stack[i])) return pk_push(k, NULL);
+                if (!pk_append(k, v, k->stack[i])) return pk_push(k, NULL);
             }
             k->sp -= n;
             if ((st = pk_push(k, v))) return st;
@@ -540,7 +622,7 @@ static enum dp_status pk_run(struct pk *k, struct pk_val **result) {
             if (k->sp < 3 || k->stack[k->sp - 3]->kind != PK_DICT)
                 return pk_fail(k, DP_ERR_PARSE, at, "SETITEM without a dict, key and value");
             c = k->stack[k->sp - 3];
-            if (!pk_append(c, k->stack[k->sp - 2]) || !pk_append(c, k->stack[k->sp - 1]))
+            if (!pk_append(k, c, k->stack[k->sp - 2]) || !pk_append(k, c, k->stack[k->sp - 1]))
                 return pk_push(k, NULL);
             k->sp -= 2;
             break;
@@ -550,14 +632,14 @@ static enum dp_status pk_run(struct pk *k, struct pk_val **result) {
                 return pk_fail(k, DP_ERR_PARSE, at, "SETITEMS without a dict and key/value pairs");
             c = k->stack[m - 1];
             for (size_t i = m + 1; i < k->sp; i++)
-                if (!pk_append(c, k->stack[i])) return pk_push(k, NULL);
+                if (!pk_append(k, c, k->stack[i])) return pk_push(k, NULL);
             k->sp = m;
             break;
         }
         case 'a': /* APPEND */
             if (k->sp < 2 || k->stack[k->sp - 2]->kind != PK_LIST)
                 return pk_fail(k, DP_ERR_PARSE, at, "APPEND without a list");
-            if (!pk_append(k->stack[k->sp - 2], k->stack[k->sp - 1])) return pk_push(k, NULL);
+            if (!pk_append(k, k->stack[k->sp - 2], k->stack[k->sp - 1])) return pk_push(k, NULL);
             k->sp -= 1;
             break;
         case 'e': { /* APPENDS */
@@ -565,7 +647,7 @@ static enum dp_status pk_run(struct pk *k, struct pk_val **result) {
             if (m == (size_t)-1 || m == 0 || k->stack[m - 1]->kind != PK_LIST)
                 return pk_fail(k, DP_ERR_PARSE, at, "APPENDS without a list");
             for (size_t i = m + 1; i < k->sp; i++)
-                if (!pk_append(k->stack[m - 1], k->stack[i])) return pk_push(k, NULL);
+                if (!pk_append(k, k->stack[m - 1], k->stack[i])) return pk_push(k, NULL);
             k->sp = m;
             break;
         }
@@ -689,12 +771,14 @@ static float storage_elem(const unsigned char *p, int es) {
     return half_to_float(rd16(p));
 }
 
+/* Rebuilds tensor t (named key) into out; *elems counts the elements of all tensors so far,
+ * against TORCH_MAX_ELEMS, before anything is allocated. */
 static enum dp_status build_tensor(const struct zip *z, const char *prefix, const struct pk_val *key,
-                                   const struct pk_val *t, const char *name,
+                                   const struct pk_tensor *t, const char *name, uint64_t *elems,
                                    struct dp_torch_tensor *out, struct dp_error *err) {
     const struct pk_val *s = t->storage;
     int es = storage_elem_size(s->s2);
-    char ename[512];
+    char ename[256 + 8 + PK_MAX_NAME];
     snprintf(ename, sizeof ename, "%sdata/%s", prefix, s->s);
     const struct zip_entry *e = zip_find(z, ename);
     if (!e) return dp_error_set(err, DP_ERR_PARSE, "%s: tensor '%s': storage entry '%s' is missing",
@@ -725,7 +809,20 @@ static enum dp_status build_tensor(const struct zip *z, const char *prefix, cons
                             "%s: tensor '%s': view (offset %lld, size and stride) reaches element %llu of a "
                             "%lld-element storage", name, key->s, (long long)t->offset,
                             (unsigned long long)reach, (long long)s->i);
-    if (size > ((size_t)1 << 34)) return dp_error_set(err, DP_ERR_PARSE, "%s: tensor '%s' is too large", name, key->s);
+    /* A view that does not repeat elements holds at most its storage's: more means stride 0
+     * or overlapping strides, which a state_dict does not save (a 427-byte file asked for 2^28
+     * copies of one element). */
+    if (size > (uint64_t)s->i)
+        return dp_error_set(err, DP_ERR_PARSE,
+                            "%s: tensor '%s': %llu elements from a %lld-element storage (a view "
+                            "repeating elements: stride 0 or overlapping)", name, key->s,
+                            (unsigned long long)size, (long long)s->i);
+    if (size > TORCH_MAX_ELEMS - *elems)
+        return dp_error_set(err, DP_ERR_INVALID,
+                            "%s: tensor '%s': more than %llu tensor elements in all: larger than "
+                            "any checkpoint driple imports (its memory cap)", name, key->s,
+                            (unsigned long long)TORCH_MAX_ELEMS);
+    *elems += size;
     memset(out, 0, sizeof *out);
     out->name = pk_strdup((const unsigned char *)key->s, strlen(key->s));
     out->data = malloc((size_t)size * sizeof *out->data + 1);
@@ -762,6 +859,10 @@ void dp_torch_state_free(struct dp_torch_state *s) {
     s->n_tensors = 0;
 }
 
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 int dp_torch_find(const struct dp_torch_state *s, const char *name) {
     for (int i = 0; i < s->n_tensors; i++)
         if (!strcmp(s->tensors[i].name, name)) return i;
@@ -773,6 +874,7 @@ enum dp_status dp_torch_parse(const unsigned char *buf, size_t len, const char *
     struct zip z;
     struct pk k;
     struct dp_torch_state res = {0, NULL};
+    const char **keys = NULL;
     memset(&k, 0, sizeof k);
     enum dp_status st = zip_open(buf, len, name, &z, err);
     if (st) return st;
@@ -811,7 +913,8 @@ enum dp_status dp_torch_parse(const unsigned char *buf, size_t len, const char *
         goto done;
     }
     int n = root->n / 2;
-    if (!(res.tensors = calloc((size_t)n + 1, sizeof *res.tensors))) {
+    if (!(res.tensors = calloc((size_t)n + 1, sizeof *res.tensors)) ||
+        !(keys = malloc(((size_t)n + 1) * sizeof *keys))) {
         st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
         goto done;
     }
@@ -826,29 +929,49 @@ enum dp_status dp_torch_parse(const unsigned char *buf, size_t len, const char *
                               name, key->s);
             goto done;
         }
-        if (dp_torch_find(&res, key->s) >= 0) {
-            st = dp_error_set(err, DP_ERR_PARSE, "%s:data.pkl: key '%s' appears twice", name, key->s);
+        keys[i] = key->s;
+    }
+    /* Sorted, a repeated key sits next to itself (a search per key was quadratic). */
+    qsort(keys, (size_t)n, sizeof *keys, cmp_str);
+    for (int i = 1; i < n; i++)
+        if (!strcmp(keys[i - 1], keys[i])) {
+            st = dp_error_set(err, DP_ERR_PARSE, "%s:data.pkl: key '%s' appears twice", name, keys[i]);
             goto done;
         }
-        if ((st = build_tensor(&z, prefix, key, val, name, &res.tensors[res.n_tensors], err))) goto done;
+    uint64_t elems = 0;
+    for (int i = 0; i < n; i++) {
+        const struct pk_val *key = root->items[2 * i], *val = root->items[2 * i + 1];
+        if ((st = build_tensor(&z, prefix, key, val->t, name, &elems, &res.tensors[res.n_tensors],
+                               err)))
+            goto done;
         res.n_tensors++;
     }
     *out = res;
     res.tensors = NULL;
     res.n_tensors = 0;
 done:
+    free(keys);
     dp_torch_state_free(&res);
     pk_free(&k);
     zip_free(&z);
     return st;
 }
 
+/* A zip archive opens with a record signature, "PK" (torch.save's with a local header):
+ * anything else (an endless /dev/zero included) is refused after its first bytes. */
+static const char *torch_head(const unsigned char *head, size_t n) {
+    if (n >= 2 && head[0] == 'P' && head[1] == 'K') return NULL;
+    return "not a zip archive (torch.save writes a zip; legacy pickles are not supported)";
+}
+
 enum dp_status dp_torch_load(const char *path, struct dp_torch_state *out, struct dp_error *err) {
+    static const struct dp_read_spec spec = {"PyTorch checkpoint", TORCH_MAX_BYTES, false,
+                                             torch_head};
     char *buf = NULL;
     size_t len = 0;
-    enum dp_status st = dp_read_file(path, TORCH_MAX_BYTES, &buf, &len, err);
+    enum dp_status st = dp_file_read(path, &spec, &buf, &len, err);
     if (st) return st;
-    st = dp_torch_parse((const unsigned char *)buf, len, path, out, err);
+    st = dp_torch_parse((const unsigned char *)buf, len, dp_file_name(path), out, err);
     free(buf);
     return st;
 }

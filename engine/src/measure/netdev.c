@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp/files.h"
+
 const char *dp_netdev_path(const char *path) {
     if (path && *path) return path;
     const char *env = getenv(DP_NETDEV_ENV);
@@ -41,37 +43,42 @@ static bool parse_line(char *line, char *name, size_t cap, struct dp_net_counter
     return true;
 }
 
+#define NETDEV_MAX_BYTES ((size_t)1 << 20)
+
 /* Calls visit for each interface line; stops early when visit returns false. */
 static enum dp_status scan(const char *path, bool (*visit)(void *, const char *,
                                                            const struct dp_net_counters *),
                            void *ud, struct dp_error *err) {
-    FILE *f = fopen(path, "r");
-    if (!f) return dp_error_set(err, DP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    char line[1024];
+    static const struct dp_read_spec spec = {"/proc/net/dev listing", NETDEV_MAX_BYTES, true,
+                                             NULL};
+    char *text = NULL;
+    size_t len = 0;
+    enum dp_status st = dp_file_read(path, &spec, &text, &len, err);
+    if (st) return st;
+    const char *name = dp_file_name(path);
     int lineno = 0;
-    enum dp_status st = DP_OK;
-    while (fgets(line, sizeof line, f)) {
+    for (char *line = text; line < text + len;) {
+        char *nl = memchr(line, '\n', (size_t)(text + len - line));
+        if (nl) *nl = '\0';
+        char *next = nl ? nl + 1 : text + len;
         lineno++;
-        if (lineno <= 2) continue; /* the two header lines */
-        if (!strchr(line, '\n') && !feof(f)) {
-            st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: line too long", path, lineno);
-            break;
+        if (lineno > 2) { /* after the two header lines */
+            char iface[DP_IFACE_MAX];
+            struct dp_net_counters c;
+            if (!parse_line(line, iface, sizeof iface, &c)) {
+                st = dp_error_set(err, DP_ERR_PARSE,
+                                  "%s:%d: expected 'IFACE: rx_bytes ... (16 counters)'", name,
+                                  lineno);
+                break;
+            }
+            if (!visit(ud, iface, &c)) break;
         }
-        char name[DP_IFACE_MAX];
-        struct dp_net_counters c;
-        if (!parse_line(line, name, sizeof name, &c)) {
-            st = dp_error_set(err, DP_ERR_PARSE,
-                              "%s:%d: expected 'IFACE: rx_bytes ... (16 counters)'", path, lineno);
-            break;
-        }
-        if (!visit(ud, name, &c)) break;
+        line = next;
     }
-    if (st == DP_OK && ferror(f))
-        st = dp_error_set(err, DP_ERR_IO, "%s: read error", path);
     if (st == DP_OK && lineno < 2)
         st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: missing the two header lines of "
-                          "/proc/net/dev", path, lineno + 1);
-    fclose(f);
+                          "/proc/net/dev", name, lineno + 1);
+    free(text);
     return st;
 }
 

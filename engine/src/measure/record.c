@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "dp/clock.h"
+#include "dp/files.h"
 
 /* ---- rows ---------------------------------------------------------------------------------- */
 
@@ -172,30 +173,32 @@ static enum dp_status write_line(FILE *f, const char *path, const char *line,
     return DP_OK;
 }
 
-static enum dp_status open_trace(const char *path, const char *header, FILE **out,
+/* A trace is written as any output is (dp/files.h): into a temporary file (close-on-exec: the
+ * command must not hold it) that takes the target's name when the recording ends. */
+static enum dp_status open_trace(const char *path, const char *header, struct dp_out **out,
                                  struct dp_error *err) {
-    FILE *f = fopen(path, "we"); /* close-on-exec: the command must not hold our traces */
-    if (!f) return dp_error_set(err, DP_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-    enum dp_status st = write_line(f, path, header, err);
-    if (st != DP_OK) {
-        fclose(f);
+    struct dp_out *o = NULL;
+    enum dp_status st = dp_out_open(path, &o, err);
+    if (st != DP_OK) return st;
+    if ((st = write_line(dp_out_stream(o), path, header, err)) != DP_OK) {
+        dp_out_discard(o);
         return st;
     }
-    *out = f;
+    *out = o;
     return DP_OK;
 }
 
-static enum dp_status close_trace(FILE **f, const char *path, struct dp_error *err) {
-    if (!*f) return DP_OK;
-    int rc = fclose(*f);
-    *f = NULL;
-    if (rc != 0) return dp_error_set(err, DP_ERR_IO, "%s: close failed: %s", path, strerror(errno));
-    return DP_OK;
+static enum dp_status close_trace(struct dp_out **o, struct dp_error *err) {
+    if (!*o) return DP_OK;
+    enum dp_status st = dp_out_commit(*o, err);
+    *o = NULL;
+    return st;
 }
 
 /* Takes one sample of each source and writes the rows. */
 static enum dp_status sample_once(const struct dp_record_opts *o, struct dp_nvml *nvml,
-                                  const char *iface, FILE *gpu, FILE *net, struct dp_error *err) {
+                                  const char *iface, struct dp_out *gpu, struct dp_out *net,
+                                  struct dp_error *err) {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     char ts[32], row[160];
@@ -206,10 +209,12 @@ static enum dp_status sample_once(const struct dp_record_opts *o, struct dp_nvml
     if (nvml) {
         struct dp_gpu_sample s;
         if ((st = dp_nvml_sample(nvml, &s, err)) != DP_OK) return st;
-        st = write_line(gpu, o->gpu_csv, dp_record_gpu_row(ts, &s, row, sizeof row), err);
+        st = write_line(dp_out_stream(gpu), o->gpu_csv,
+                        dp_record_gpu_row(ts, &s, row, sizeof row), err);
         if (st != DP_OK) return st;
     }
-    return write_line(net, o->net_csv, dp_record_net_row(ts, &c, row, sizeof row), err);
+    return write_line(dp_out_stream(net), o->net_csv, dp_record_net_row(ts, &c, row, sizeof row),
+                      err);
 }
 
 static enum dp_status check_opts(const struct dp_record_opts *o, bool has_cmd,
@@ -238,7 +243,7 @@ enum dp_status dp_record_run(const struct dp_record_opts *o, char *const argv[],
     if (st != DP_OK) return st;
     double grace = o->grace_s > 0 ? o->grace_s : 5.0;
     struct dp_nvml *nvml = NULL;
-    FILE *gpu = NULL, *net = NULL;
+    struct dp_out *gpu = NULL, *net = NULL;
     pid_t pid = 0;
 
     /* Everything that can fail on bad input fails here, before the command starts. */
@@ -263,13 +268,7 @@ enum dp_status dp_record_run(const struct dp_record_opts *o, char *const argv[],
     if ((st = open_trace(o->net_csv, DP_NET_CSV_HEADER, &net, err)) != DP_OK) goto fail;
 
     if (has_cmd) {
-        if ((st = spawn(argv, &pid, err)) != DP_OK) {
-            close_trace(&gpu, o->gpu_csv, NULL);
-            close_trace(&net, o->net_csv, NULL);
-            if (!o->no_gpu) remove(o->gpu_csv);
-            remove(o->net_csv);
-            goto fail;
-        }
+        if ((st = spawn(argv, &pid, err)) != DP_OK) goto fail;
         res->pid = pid;
     }
 
@@ -321,18 +320,19 @@ enum dp_status dp_record_run(const struct dp_record_opts *o, char *const argv[],
         else if (res->timed_out) first = SIGINT;
         finish_child(o, pid, first, grace, res);
     }
+    /* The rows so far are kept whatever stopped the recording. */
     {
         struct dp_error cerr;
-        enum dp_status c1 = close_trace(&gpu, o->gpu_csv, &cerr);
+        enum dp_status c1 = close_trace(&gpu, &cerr);
         if (c1 != DP_OK && st == DP_OK) st = dp_error_set(err, c1, "%s", cerr.msg);
-        enum dp_status c2 = close_trace(&net, o->net_csv, &cerr);
+        enum dp_status c2 = close_trace(&net, &cerr);
         if (c2 != DP_OK && st == DP_OK) st = dp_error_set(err, c2, "%s", cerr.msg);
     }
     dp_nvml_close(nvml);
     return st;
 fail:
-    if (gpu) fclose(gpu);
-    if (net) fclose(net);
+    dp_out_discard(gpu);
+    dp_out_discard(net);
     dp_nvml_close(nvml);
     return st;
 }

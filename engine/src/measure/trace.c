@@ -11,31 +11,18 @@
 #include <string.h>
 #include <strings.h>
 
-#define TRACE_MAX_COLS 32
-#define TRACE_LINE_MAX 4096
+#include "dp/files.h"
 
-static const char *const series_names[DP_SERIES_COUNT] = {"gpu_mem_util", "gpu_util", "net_rx",
-                                                          "net_tx", "mem_used"};
-static const char *const series_units[DP_SERIES_COUNT] = {"%", "%", "MB/s", "MB/s", "MiB"};
-static const char *const label_names[DP_N_LABELS] = {
-    "gpu_mem_util.idle", "gpu_mem_util.active", "gpu_mem_util.peak",
-    "gpu_util.idle",     "gpu_util.active",     "gpu_util.peak",
-    "net_rx.idle",       "net_rx.active",       "net_rx.peak",
-    "net_tx.idle",       "net_tx.active",       "net_tx.peak"};
+#define TRACE_MAX_COLS 32
 
 const char *dp_series_name(enum dp_series_kind k) {
-    return (unsigned)k < DP_SERIES_COUNT ? series_names[k] : "?";
+    if (k == DP_SERIES_MEM_USED) return "mem_used";
+    return dp_resource_name((enum dp_resource)k);
 }
 
 const char *dp_series_unit(enum dp_series_kind k) {
-    return (unsigned)k < DP_SERIES_COUNT ? series_units[k] : "?";
-}
-
-const char *dp_label_name(int i) { return i >= 0 && i < DP_N_LABELS ? label_names[i] : "?"; }
-
-const char *dp_label_unit(int i) {
-    if (i < 0 || i >= DP_N_LABELS) return "?";
-    return i % 3 == 2 ? series_units[i / 3] : "ms";
+    if (k == DP_SERIES_MEM_USED) return "MiB";
+    return dp_resource_unit((enum dp_resource)k);
 }
 
 /* --- traces --- */
@@ -62,11 +49,11 @@ enum dp_status dp_trace_push(struct dp_trace *t, enum dp_series_kind k, double t
     struct dp_series *s = &t->s[k];
     if (!isfinite(t_ms) || !isfinite(v))
         return dp_error_set(err, DP_ERR_INVALID, "trace: %s sample is not a finite number",
-                            series_names[k]);
+                            dp_series_name(k));
     if (s->n && t_ms < s->t_ms[s->n - 1])
         return dp_error_set(err, DP_ERR_INVALID,
                             "trace: %s sample at %.3f ms goes back in time (previous %.3f ms)",
-                            series_names[k], t_ms, s->t_ms[s->n - 1]);
+                            dp_series_name(k), t_ms, s->t_ms[s->n - 1]);
     if (s->n == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 256;
         double *nt = realloc(s->t_ms, cap * sizeof *nt);
@@ -156,7 +143,7 @@ void dp_series_bursts(const struct dp_series *s, double threshold_frac, struct d
     if (out->idle_ms < 0) out->idle_ms = 0;
 }
 
-void dp_trace_labels(const struct dp_trace *t, double threshold_frac, double labels[DP_N_LABELS],
+void dp_trace_labels(const struct dp_trace *t, double threshold_frac, double labels[DP_N_OUTPUTS],
                      unsigned *missing) {
     if (!(threshold_frac > 0)) threshold_frac = DP_TRACE_THRESHOLD;
     unsigned miss = 0;
@@ -173,11 +160,15 @@ void dp_trace_labels(const struct dp_trace *t, double threshold_frac, double lab
 
 /* --- CSV reading --- */
 
+#define TRACE_MAX_BYTES ((size_t)1 << 30)
+static const struct dp_read_spec trace_spec = {"trace CSV", TRACE_MAX_BYTES, true, NULL};
+
+/* A trace file read whole (bounded by TRACE_MAX_BYTES), split into lines in place. */
 struct csv {
-    FILE       *f;
-    const char *path;
+    char       *text;
+    size_t      len, pos;
+    const char *path; /* for messages ("stdin" for "-") */
     int         line;
-    char        buf[TRACE_LINE_MAX];
     int         n_cols;
     char       *col[TRACE_MAX_COLS];
     enum dp_status st; /* why csv_next returned -1 (err may be NULL) */
@@ -195,31 +186,25 @@ static char *trim(char *s) {
     return s;
 }
 
-/* Reads the next non-blank, non-comment line and splits it on commas. 1 = a line, 0 = end,
- * -1 = error (err filled, c->st set). */
+/* Takes the next non-blank, non-comment line and splits it on commas. 1 = a line, 0 = end,
+ * -1 = error (err filled, c->st set). A row without its line end is where the file was cut
+ * (a writer ends every row): its last number may be short ("989.596" read as "9"). */
 static int csv_next(struct csv *c, struct dp_error *err) {
-    for (;;) {
-        if (!fgets(c->buf, sizeof c->buf, c->f)) {
-            if (ferror(c->f)) {
-                c->st = dp_error_set(err, DP_ERR_IO, "%s:%d: read error: %s", c->path,
-                                     c->line + 1, strerror(errno));
-                return -1;
-            }
-            return 0;
-        }
+    while (c->pos < c->len) {
+        char *s = c->text + c->pos;
+        char *nl = memchr(s, '\n', c->len - c->pos);
+        bool cut = !nl;
+        if (nl) *nl = '\0';
+        c->pos = nl ? (size_t)(nl - c->text) + 1 : c->len;
         c->line++;
-        size_t n = strlen(c->buf);
-        if (n == sizeof c->buf - 1 && c->buf[n - 1] != '\n') {
-            /* A full buffer without a newline is a long line unless the file ends right here. */
-            int next = fgetc(c->f);
-            if (next != EOF) {
-                c->st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: line longer than %d characters",
-                                     c->path, c->line, TRACE_LINE_MAX - 2);
-                return -1;
-            }
-        }
-        char *p = trim(c->buf);
+        char *p = trim(s);
         if (!*p || *p == '#') continue;
+        if (cut) {
+            c->st = dp_error_set(err, DP_ERR_PARSE,
+                                 "%s:%d: the file ends inside this row (no line end: cut short?)",
+                                 c->path, c->line);
+            return -1;
+        }
         c->n_cols = 0;
         for (;;) {
             char *comma = strchr(p, ',');
@@ -235,18 +220,26 @@ static int csv_next(struct csv *c, struct dp_error *err) {
         }
         return 1;
     }
+    return 0;
 }
 
-/* Opens path and reads its header line into c->col; on failure the file is closed again. */
+/* Reads path whole and its header line into c->col (the cells point into c->text, which
+ * csv_close frees). */
 static enum dp_status csv_open(struct csv *c, const char *path, struct dp_error *err) {
     memset(c, 0, sizeof *c);
-    c->path = path;
-    c->f = fopen(path, "r");
-    if (!c->f) return dp_error_set(err, DP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    c->path = dp_file_name(path);
+    enum dp_status st = dp_file_read(path, &trace_spec, &c->text, &c->len, err);
+    if (st) return st;
     int r = csv_next(c, err);
     if (r > 0) return DP_OK;
-    fclose(c->f);
-    return r < 0 ? c->st : dp_error_set(err, DP_ERR_PARSE, "%s:1: empty file", path);
+    free(c->text);
+    c->text = NULL;
+    return r < 0 ? c->st : dp_error_set(err, DP_ERR_PARSE, "%s:1: empty file", c->path);
+}
+
+static void csv_close(struct csv *c) {
+    free(c->text);
+    c->text = NULL;
 }
 
 /* dp_trace_push, its message prefixed with the current file and line. */
@@ -311,8 +304,10 @@ static bool parse_time_ms(const char *s, double *out) {
         const char *rest = s + n;
         while (*rest == ' ') rest++;
         if (*rest && strcmp(rest, "Z")) return false;
-        if (mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 ||
-            !(sec >= 0 && sec < 61))
+        /* A clock before 1970 is a clock that was never set (or a year 0000 that would make
+         * one gap of 2,000 years). */
+        if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 ||
+            mi > 59 || !(sec >= 0 && sec < 61))
             return false;
         double days = (double)days_from_civil(y, mo, d);
         *out = ((days * 24 + h) * 60 + mi) * 60000.0 + sec * 1000.0;
@@ -343,135 +338,176 @@ static bool smi_missing(const char *s) {
     return s[0] == '[' || !strcasecmp(s, "N/A") || !*s;
 }
 
-enum dp_status dp_trace_read_smi(const char *path, struct dp_trace *t, struct dp_error *err) {
-    struct csv c;
-    enum dp_status st = csv_open(&c, path, err);
-    if (st) return st;
+#define SMI_MAX_GPUS 64
+
+/* The GPUs an nvidia-smi CSV names, in order of first appearance. */
+struct smi_gpus {
+    int  n;
+    char id[SMI_MAX_GPUS][64];
+};
+
+/* "0, 1 and 2" into buf. */
+static void smi_list(const struct smi_gpus *g, char *buf, size_t cap) {
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < g->n && off < cap; i++)
+        off += (size_t)snprintf(buf + off, cap - off, "%s%s",
+                                i == 0 ? "" : i == g->n - 1 ? " and " : ", ", g->id[i]);
+}
+
+/* Reads nvidia-smi rows (after the header, in c) of GPU `want` (NULL: the first the file
+ * names) into t; info (may be NULL) gets the GPU kept and how many the file holds. */
+static enum dp_status read_smi(struct csv *c, const char *want, struct dp_trace *t,
+                               struct dp_trace_file *info, struct dp_error *err) {
+    enum dp_status st = DP_OK;
     int r;
-    int n_hdr = c.n_cols;
-    char hdr_copy[TRACE_LINE_MAX];
+    int n_hdr = c->n_cols;
     char *hdr[TRACE_MAX_COLS];
-    {
-        size_t off = 0;
-        for (int i = 0; i < n_hdr; i++) {
-            size_t len = strlen(c.col[i]) + 1;
-            memcpy(hdr_copy + off, c.col[i], len);
-            hdr[i] = hdr_copy + off;
-            off += len;
-        }
-    }
+    memcpy(hdr, c->col, sizeof hdr);
     int ct = find_col(hdr, n_hdr, "timestamp");
     int cg = find_col(hdr, n_hdr, "utilization.gpu");
     int cm = find_col(hdr, n_hdr, "utilization.memory");
     int cu = find_col(hdr, n_hdr, "memory.used");
     int ci = find_col(hdr, n_hdr, "index");
     if (ci < 0) ci = find_col(hdr, n_hdr, "pci.bus_id");
-    if (ct < 0 || (cg < 0 && cm < 0 && cu < 0)) {
-        st = dp_error_set(err, DP_ERR_PARSE,
-                          "%s:%d: not an nvidia-smi CSV: the header needs timestamp and "
-                          "utilization.gpu, utilization.memory or memory.used",
-                          path, c.line);
-        goto done;
-    }
-    char first_id[64] = "";
-    int rows = 0;
-    while ((r = csv_next(&c, err)) > 0) {
-        if (c.n_cols != n_hdr) {
-            st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: %d columns, the header has %d", path,
-                              c.line, c.n_cols, n_hdr);
+    if (ct < 0 || (cg < 0 && cm < 0 && cu < 0))
+        return dp_error_set(err, DP_ERR_PARSE,
+                            "%s:%d: not an nvidia-smi CSV: the header needs timestamp and "
+                            "utilization.gpu, utilization.memory or memory.used",
+                            c->path, c->line);
+    if (want && ci < 0)
+        return dp_error_set(err, DP_ERR_NOT_FOUND,
+                            "%s:%d: no index or pci.bus_id column to pick GPU %s by", c->path,
+                            c->line, want);
+    struct smi_gpus *gpus = calloc(1, sizeof *gpus);
+    if (!gpus) return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", c->path);
+    const char *keep = want;
+    int rows = 0, same_time = 0, last = -1;
+    double prev_tm = NAN;
+    while ((r = csv_next(c, err)) > 0) {
+        if (c->n_cols != n_hdr) {
+            st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: %d columns, the header has %d", c->path,
+                              c->line, c->n_cols, n_hdr);
             goto done;
         }
         if (ci >= 0) {
-            if (!first_id[0]) snprintf(first_id, sizeof first_id, "%s", c.col[ci]);
-            if (strcmp(first_id, c.col[ci])) continue; /* another GPU */
+            const char *id = c->col[ci];
+            /* rows of one GPU come together or interleaved: try the last one seen first */
+            int g = last >= 0 && !strcmp(gpus->id[last], id) ? last : -1;
+            for (int i = 0; g < 0 && i < gpus->n; i++)
+                if (!strcmp(gpus->id[i], id)) g = i;
+            if (g < 0) {
+                if (gpus->n == SMI_MAX_GPUS || strlen(id) >= sizeof gpus->id[0]) {
+                    st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: GPU \"%.64s\": more than %d "
+                                      "GPUs, or a name longer than %zu characters", c->path,
+                                      c->line, id, SMI_MAX_GPUS, sizeof gpus->id[0] - 1);
+                    goto done;
+                }
+                g = gpus->n++;
+                memcpy(gpus->id[g], id, strlen(id) + 1);
+            }
+            last = g;
+            if (!keep) keep = gpus->id[g];
+            if (strcmp(keep, gpus->id[g])) continue; /* another GPU */
         }
         double tm;
-        if (!parse_time_ms(c.col[ct], &tm)) {
+        if (!parse_time_ms(c->col[ct], &tm)) {
             st = dp_error_set(err, DP_ERR_PARSE,
-                              "%s:%d: bad timestamp \"%s\" (expected like 2024/01/31 12:00:00.123)",
-                              path, c.line, c.col[ct]);
+                              "%s:%d: bad timestamp \"%s\" (expected like 2024/01/31 12:00:00.123, "
+                              "in 1970 or later)",
+                              c->path, c->line, c->col[ct]);
             goto done;
         }
+        if (ci < 0 && tm == prev_tm) same_time++;
+        prev_tm = tm;
         const struct { int col; enum dp_series_kind k; const char *unit; } cols[3] = {
             {cg, DP_SERIES_GPU_UTIL, "%"},
             {cm, DP_SERIES_GPU_MEM_UTIL, "%"},
             {cu, DP_SERIES_MEM_USED, "MiB"}};
         for (int j = 0; j < 3; j++) {
             if (cols[j].col < 0) continue;
-            const char *cell = c.col[cols[j].col];
+            const char *cell = c->col[cols[j].col];
             if (smi_missing(cell)) continue;
             double v;
             if (!parse_num(cell, cols[j].unit, &v) || v < 0 ||
                 (cols[j].k != DP_SERIES_MEM_USED && v > 100)) {
-                st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: bad %s value \"%s\"", path, c.line,
-                                  hdr[cols[j].col], cell);
+                st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: bad %s value \"%s\"", c->path,
+                                  c->line, hdr[cols[j].col], cell);
                 goto done;
             }
-            if ((st = csv_push(&c, t, cols[j].k, tm, v, err))) goto done;
+            if ((st = csv_push(c, t, cols[j].k, tm, v, err))) goto done;
         }
         rows++;
     }
-    st = csv_end(&c, r, rows, err);
+    if (r >= 0 && want && !rows) {
+        char list[512];
+        smi_list(gpus, list, sizeof list);
+        st = dp_error_set(err, DP_ERR_NOT_FOUND, "%s: no rows of GPU %s (the file has GPU%s %s)",
+                          c->path, want, gpus->n == 1 ? "" : "s", gpus->n ? list : "none");
+        goto done;
+    }
+    /* Without a GPU column, two GPUs' rows would merge into one series: nvidia-smi stamps every
+     * GPU's row of one query alike, so half the rows or more repeat the time before them (one
+     * GPU sampled fast may repeat a millisecond now and then). */
+    if (r >= 0 && same_time >= 2 && 2 * same_time >= rows) {
+        st = dp_error_set(err, DP_ERR_PARSE,
+                          "%s: %d of %d rows repeat the time of the row before: rows of several "
+                          "GPUs? add index to nvidia-smi's --query-gpu to tell them apart",
+                          c->path, same_time, rows);
+        goto done;
+    }
+    st = csv_end(c, r, rows, err);
+    if (!st && info) {
+        snprintf(info->gpu, sizeof info->gpu, "%s", keep ? keep : "");
+        info->n_gpus = gpus->n;
+    }
 done:
-    fclose(c.f);
+    free(gpus);
     return st;
 }
 
-enum dp_status dp_trace_read_net(const char *path, struct dp_trace *t, struct dp_error *err) {
-    struct csv c;
-    enum dp_status st = csv_open(&c, path, err);
-    if (st) return st;
+/* Reads network counter rows (after the header, in c) into t as rates. */
+static enum dp_status read_net(struct csv *c, struct dp_trace *t, struct dp_error *err) {
+    enum dp_status st;
     int r;
-    int ct = find_col(c.col, c.n_cols, "timestamp");
-    int cr = find_col(c.col, c.n_cols, "rx_bytes");
-    int cx = find_col(c.col, c.n_cols, "tx_bytes");
-    int n_hdr = c.n_cols;
-    if (ct < 0 || cr < 0 || cx < 0) {
-        st = dp_error_set(err, DP_ERR_PARSE,
-                          "%s:%d: not a network counter CSV: expected header "
-                          "timestamp,rx_bytes,tx_bytes",
-                          path, c.line);
-        goto done;
-    }
+    int ct = find_col(c->col, c->n_cols, "timestamp");
+    int cr = find_col(c->col, c->n_cols, "rx_bytes");
+    int cx = find_col(c->col, c->n_cols, "tx_bytes");
+    int n_hdr = c->n_cols;
+    if (ct < 0 || cr < 0 || cx < 0)
+        return dp_error_set(err, DP_ERR_PARSE,
+                            "%s:%d: not a network counter CSV: expected header "
+                            "timestamp,rx_bytes,tx_bytes",
+                            c->path, c->line);
     double pt = NAN, prx = 0, ptx = 0;
     int rows = 0;
-    while ((r = csv_next(&c, err)) > 0) {
-        if (c.n_cols != n_hdr) {
-            st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: %d columns, the header has %d", path,
-                              c.line, c.n_cols, n_hdr);
-            goto done;
-        }
+    while ((r = csv_next(c, err)) > 0) {
+        if (c->n_cols != n_hdr)
+            return dp_error_set(err, DP_ERR_PARSE, "%s:%d: %d columns, the header has %d",
+                                c->path, c->line, c->n_cols, n_hdr);
         double tm, rx, tx;
-        if (!parse_time_ms(c.col[ct], &tm)) {
-            st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: bad timestamp \"%s\"", path, c.line,
-                              c.col[ct]);
-            goto done;
-        }
+        if (!parse_time_ms(c->col[ct], &tm))
+            return dp_error_set(err, DP_ERR_PARSE, "%s:%d: bad timestamp \"%s\"", c->path,
+                                c->line, c->col[ct]);
         /* /proc/net/dev counters are unsigned 64-bit: anything larger is not a counter. */
-        if (!parse_num(c.col[cr], NULL, &rx) || !(rx >= 0 && rx <= 18446744073709551615.0) ||
-            !parse_num(c.col[cx], NULL, &tx) || !(tx >= 0 && tx <= 18446744073709551615.0)) {
-            st = dp_error_set(err, DP_ERR_PARSE,
-                              "%s:%d: bad byte counter \"%s\" / \"%s\" (expected 0 .. 2^64-1)",
-                              path, c.line, c.col[cr], c.col[cx]);
-            goto done;
-        }
+        if (!parse_num(c->col[cr], NULL, &rx) || !(rx >= 0 && rx <= 18446744073709551615.0) ||
+            !parse_num(c->col[cx], NULL, &tx) || !(tx >= 0 && tx <= 18446744073709551615.0))
+            return dp_error_set(err, DP_ERR_PARSE,
+                                "%s:%d: bad byte counter \"%s\" / \"%s\" (expected 0 .. 2^64-1)",
+                                c->path, c->line, c->col[cr], c->col[cx]);
         if (!isnan(pt)) {
             double dt = tm - pt;
-            if (!(dt > 0)) {
-                st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: timestamp does not advance", path,
-                                  c.line);
-                goto done;
-            }
-            if (rx < prx || tx < ptx) {
-                st = dp_error_set(err, DP_ERR_PARSE,
-                                  "%s:%d: byte counter went backwards (counter reset?)", path,
-                                  c.line);
-                goto done;
-            }
+            if (!(dt > 0))
+                return dp_error_set(err, DP_ERR_PARSE, "%s:%d: timestamp does not advance",
+                                    c->path, c->line);
+            if (rx < prx || tx < ptx)
+                return dp_error_set(err, DP_ERR_PARSE,
+                                    "%s:%d: byte counter went backwards (counter reset?)",
+                                    c->path, c->line);
             /* bytes per ms / 1000 = MB/s (1 MB = 1e6 bytes) */
-            if ((st = csv_push(&c, t, DP_SERIES_NET_RX, tm, (rx - prx) / dt / 1000.0, err)) ||
-                (st = csv_push(&c, t, DP_SERIES_NET_TX, tm, (tx - ptx) / dt / 1000.0, err)))
-                goto done;
+            if ((st = csv_push(c, t, DP_SERIES_NET_RX, tm, (rx - prx) / dt / 1000.0, err)) ||
+                (st = csv_push(c, t, DP_SERIES_NET_TX, tm, (tx - ptx) / dt / 1000.0, err)))
+                return st;
         }
         pt = tm;
         prx = rx;
@@ -480,108 +516,181 @@ enum dp_status dp_trace_read_net(const char *path, struct dp_trace *t, struct dp
     }
     /* Rates are differences: n counter rows give n - 1 rate samples. */
     if (r >= 0 && rows < 3)
-        st = dp_error_set(err, DP_ERR_PARSE,
-                          "%s:%d: need at least three counter samples (two rates)", path, c.line);
-    else
-        st = csv_end(&c, r, rows - 1, err);
-done:
-    fclose(c.f);
-    return st;
+        return dp_error_set(err, DP_ERR_PARSE,
+                            "%s:%d: need at least three counter samples (two rates)", c->path,
+                            c->line);
+    return csv_end(c, r, rows - 1, err);
 }
 
-enum dp_status dp_trace_read_sim(const char *path, struct dp_trace *t, struct dp_error *err) {
-    return dp_trace_read_sim_worker(path, -1, t, err);
-}
-
-enum dp_status dp_trace_read_sim_worker(const char *path, int worker, struct dp_trace *t,
-                                        struct dp_error *err) {
-    struct csv c;
-    enum dp_status st = csv_open(&c, path, err);
-    if (st) return st;
+/* Reads the simulator's rows (after the header, in c): each worker's into its own trace, in
+ * order of first appearance (out->traces; a file without a worker column is worker 0). */
+static enum dp_status read_sim(struct csv *c, struct dp_trace_file *out, struct dp_error *err) {
+    enum dp_status st = DP_OK;
     int r;
-    int n_hdr = c.n_cols;
-    int cw = find_col(c.col, n_hdr, "worker");
-    int ct = find_col(c.col, n_hdr, "t_ms");
+    int n_hdr = c->n_cols;
+    int cw = find_col(c->col, n_hdr, "worker");
+    int ct = find_col(c->col, n_hdr, "t_ms");
     int cs[DP_SERIES_COUNT];
     const char *keys[DP_SERIES_COUNT] = {"gpu_mem_util", "gpu_util", "net_rx", "net_tx",
                                          "mem_used_mib"};
     int found = 0;
     for (int k = 0; k < DP_SERIES_COUNT; k++) {
-        cs[k] = find_col(c.col, n_hdr, keys[k]);
+        cs[k] = find_col(c->col, n_hdr, keys[k]);
         found += cs[k] >= 0;
     }
-    if (ct < 0 || !found) {
-        st = dp_error_set(err, DP_ERR_PARSE,
-                          "%s:%d: not a driple trace: expected header t_ms,gpu_util,gpu_mem_util,"
-                          "mem_used_mib,net_rx,net_tx",
-                          path, c.line);
+    if (ct < 0 || !found)
+        return dp_error_set(err, DP_ERR_PARSE,
+                            "%s:%d: not a driple trace: expected header t_ms,gpu_util,gpu_mem_util,"
+                            "mem_used_mib,net_rx,net_tx",
+                            c->path, c->line);
+    int *slot = malloc(DP_TRACE_MAX_WORKERS * sizeof *slot);
+    int *rows = calloc(DP_TRACE_MAX_WORKERS, sizeof *rows);
+    if (!(out->traces = calloc(DP_TRACE_MAX_WORKERS, sizeof *out->traces)) || !slot || !rows) {
+        st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", c->path);
         goto done;
     }
-    char first[32] = "";
-    int rows = 0;
-    snprintf(t->source, sizeof t->source, "simulated");
-    while ((r = csv_next(&c, err)) > 0) {
-        if (c.n_cols != n_hdr) {
-            st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: %d columns, the header has %d", path,
-                              c.line, c.n_cols, n_hdr);
+    for (int w = 0; w < DP_TRACE_MAX_WORKERS; w++) slot[w] = -1;
+    while ((r = csv_next(c, err)) > 0) {
+        if (c->n_cols != n_hdr) {
+            st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: %d columns, the header has %d", c->path,
+                              c->line, c->n_cols, n_hdr);
             goto done;
         }
+        long w = 0;
         if (cw >= 0) {
-            if (worker >= 0) {
-                char *end;
-                long wv = strtol(c.col[cw], &end, 10);
-                if (end == c.col[cw] || *end) {
-                    st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: bad worker \"%s\"", path,
-                                      c.line, c.col[cw]);
-                    goto done;
-                }
-                if (wv != worker) continue;
-            } else {
-                if (!first[0]) snprintf(first, sizeof first, "%s", c.col[cw]);
-                if (strcmp(first, c.col[cw])) continue;
+            char *end;
+            errno = 0;
+            w = strtol(c->col[cw], &end, 10);
+            if (end == c->col[cw] || *end || errno || w < 0 || w >= DP_TRACE_MAX_WORKERS) {
+                st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: bad worker \"%s\" (0 .. %d)",
+                                  c->path, c->line, c->col[cw], DP_TRACE_MAX_WORKERS - 1);
+                goto done;
             }
-        } else if (worker > 0) {
-            continue;
         }
+        if (slot[w] < 0) {
+            if (!(out->traces[out->n_traces] = dp_trace_init("simulated"))) {
+                st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", c->path);
+                goto done;
+            }
+            slot[w] = out->n_traces++;
+        }
+        struct dp_trace *t = out->traces[slot[w]];
         double tm;
-        if (!parse_num(c.col[ct], NULL, &tm)) {
-            st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: bad t_ms \"%s\"", path, c.line,
-                              c.col[ct]);
+        if (!parse_num(c->col[ct], NULL, &tm)) {
+            st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: bad t_ms \"%s\"", c->path, c->line,
+                              c->col[ct]);
             goto done;
         }
         for (int k = 0; k < DP_SERIES_COUNT; k++) {
-            if (cs[k] < 0 || !*c.col[cs[k]]) continue;
+            if (cs[k] < 0 || !*c->col[cs[k]]) continue;
             double v;
-            if (!parse_num(c.col[cs[k]], NULL, &v) || v < 0) {
-                st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: bad %s value \"%s\"", path, c.line,
-                                  keys[k], c.col[cs[k]]);
+            if (!parse_num(c->col[cs[k]], NULL, &v) || v < 0) {
+                st = dp_error_set(err, DP_ERR_PARSE, "%s:%d: bad %s value \"%s\"", c->path,
+                                  c->line, keys[k], c->col[cs[k]]);
                 goto done;
             }
-            if ((st = csv_push(&c, t, (enum dp_series_kind)k, tm, v, err))) goto done;
+            if ((st = csv_push(c, t, (enum dp_series_kind)k, tm, v, err))) goto done;
         }
-        rows++;
+        rows[slot[w]]++;
     }
-    if (r >= 0 && !rows && worker > 0)
-        st = dp_error_set(err, DP_ERR_NOT_FOUND, "%s: no rows of worker %d", path, worker);
-    else
-        st = csv_end(&c, r, rows, err);
+    /* every worker needs two samples: each one's labels count in the mean */
+    st = csv_end(c, r, out->n_traces ? rows[0] : 0, err);
+    for (int i = 1; !st && i < out->n_traces; i++) st = csv_end(c, r, rows[i], err);
 done:
-    fclose(c.f);
+    free(slot);
+    free(rows);
     return st;
 }
 
-enum dp_status dp_trace_read_any(const char *path, struct dp_trace *t, struct dp_error *err) {
+void dp_trace_file_free(struct dp_trace_file *f) {
+    if (!f) return;
+    for (int i = 0; i < f->n_traces; i++) dp_trace_free(f->traces[i]);
+    free(f->traces);
+    memset(f, 0, sizeof *f);
+}
+
+enum trace_kind { TRACE_SMI, TRACE_NET, TRACE_SIM };
+
+/* Reads path whole as the kind its header says (or `want` when >= 0). */
+static enum dp_status read_file(const char *path, int want, const char *gpu,
+                                struct dp_trace_file *out, struct dp_error *err) {
     struct csv c;
+    memset(out, 0, sizeof *out);
     enum dp_status st = csv_open(&c, path, err);
     if (st) return st;
-    fclose(c.f);
-    if (find_col(c.col, c.n_cols, "t_ms") >= 0) return dp_trace_read_sim(path, t, err);
-    if (find_col(c.col, c.n_cols, "rx_bytes") >= 0) return dp_trace_read_net(path, t, err);
-    if (find_col(c.col, c.n_cols, "timestamp") >= 0) return dp_trace_read_smi(path, t, err);
-    return dp_error_set(err, DP_ERR_PARSE,
-                        "%s:%d: unknown trace header (expected nvidia-smi's, "
-                        "timestamp,rx_bytes,tx_bytes, or driple's t_ms,...)",
-                        path, c.line);
+    int kind = want;
+    if (kind < 0) {
+        if (find_col(c.col, c.n_cols, "t_ms") >= 0) kind = TRACE_SIM;
+        else if (find_col(c.col, c.n_cols, "rx_bytes") >= 0) kind = TRACE_NET;
+        else if (find_col(c.col, c.n_cols, "timestamp") >= 0) kind = TRACE_SMI;
+        else {
+            st = dp_error_set(err, DP_ERR_PARSE,
+                              "%s:%d: unknown trace header (expected nvidia-smi's, "
+                              "timestamp,rx_bytes,tx_bytes, or driple's t_ms,...)",
+                              c.path, c.line);
+            goto done;
+        }
+    }
+    if (gpu && kind != TRACE_SMI) {
+        st = dp_error_set(err, DP_ERR_INVALID, "%s: not an nvidia-smi CSV: no GPU %s to pick",
+                          c.path, gpu);
+        goto done;
+    }
+    if (kind == TRACE_SIM) {
+        st = read_sim(&c, out, err);
+        goto done;
+    }
+    if (!(out->traces = calloc(1, sizeof *out->traces)) ||
+        !(out->traces[0] = dp_trace_init("measured"))) {
+        st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", c.path);
+        goto done;
+    }
+    out->n_traces = 1;
+    st = kind == TRACE_NET ? read_net(&c, out->traces[0], err)
+                           : read_smi(&c, gpu, out->traces[0], out, err);
+done:
+    csv_close(&c);
+    if (st) dp_trace_file_free(out);
+    return st;
+}
+
+enum dp_status dp_trace_file_read(const char *path, const char *gpu, struct dp_trace_file *out,
+                                  struct dp_error *err) {
+    return read_file(path, -1, gpu, out, err);
+}
+
+/* Reads a file of `kind` (-1: by its header) and appends its first trace's samples to t; a
+ * simulator trace makes t's source "simulated". */
+static enum dp_status read_into(const char *path, int kind, struct dp_trace *t,
+                                struct dp_error *err) {
+    struct dp_trace_file f;
+    enum dp_status st = read_file(path, kind, NULL, &f, err);
+    if (st) return st;
+    const struct dp_trace *one = f.traces[0];
+    for (int k = 0; k < DP_SERIES_COUNT && !st; k++)
+        for (size_t i = 0; i < one->s[k].n && !st; i++)
+            st = dp_trace_push(t, (enum dp_series_kind)k, one->s[k].t_ms[i], one->s[k].v[i],
+                               err);
+    if (!st && !strcmp(one->source, "simulated"))
+        snprintf(t->source, sizeof t->source, "simulated");
+    dp_trace_file_free(&f);
+    return st;
+}
+
+enum dp_status dp_trace_read_smi(const char *path, struct dp_trace *t, struct dp_error *err) {
+    return read_into(path, TRACE_SMI, t, err);
+}
+
+enum dp_status dp_trace_read_net(const char *path, struct dp_trace *t, struct dp_error *err) {
+    return read_into(path, TRACE_NET, t, err);
+}
+
+enum dp_status dp_trace_read_sim(const char *path, struct dp_trace *t, struct dp_error *err) {
+    return read_into(path, TRACE_SIM, t, err);
+}
+
+enum dp_status dp_trace_read_any(const char *path, struct dp_trace *t, struct dp_error *err) {
+    return read_into(path, -1, t, err);
 }
 
 enum dp_status dp_trace_write_sim(const struct dp_trace *const *traces, int n_traces,
@@ -589,9 +698,10 @@ enum dp_status dp_trace_write_sim(const struct dp_trace *const *traces, int n_tr
     static const enum dp_series_kind order[DP_SERIES_COUNT] = {
         DP_SERIES_GPU_UTIL, DP_SERIES_GPU_MEM_UTIL, DP_SERIES_MEM_USED, DP_SERIES_NET_RX,
         DP_SERIES_NET_TX};
-    bool to_stdout = !strcmp(path, "-");
-    FILE *f = to_stdout ? stdout : fopen(path, "w");
-    if (!f) return dp_error_set(err, DP_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    struct dp_out *o = NULL;
+    enum dp_status st = dp_out_open(path, &o, err);
+    if (st) return st;
+    FILE *f = dp_out_stream(o);
     if (comment) { /* one line: a line break would turn the rest into the header */
         fputs("# ", f);
         for (const char *q = comment; *q; q++) fputc(*q == '\n' || *q == '\r' ? ' ' : *q, f);
@@ -616,8 +726,5 @@ enum dp_status dp_trace_write_sim(const struct dp_trace *const *traces, int n_tr
             fputc('\n', f);
         }
     }
-    bool bad = ferror(f) != 0;
-    if (!to_stdout && fclose(f)) bad = true;
-    if (bad) return dp_error_set(err, DP_ERR_IO, "%s: write failed", path);
-    return DP_OK;
+    return dp_out_commit(o, err);
 }

@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dp/settings.h" /* dp_asset_path */
+#include "dp/shipped.h"
 #include "core/json_util.h"
 
 #define WEIGHTS_MAX_BYTES ((size_t)1 << 26)
+static const struct dp_read_spec weights_spec = {"op-type weights file", WEIGHTS_MAX_BYTES, true,
+                                                 NULL};
 
 struct dp_op_weights {
     char   *source;
@@ -157,7 +159,7 @@ enum dp_status dp_op_weights_parse(const char *text, size_t len, const char *nam
 enum dp_status dp_op_weights_load(const char *path, struct dp_op_weights **out,
                                   struct dp_error *err) {
     cJSON *root = NULL;
-    enum dp_status st = dp_json_load(path, WEIGHTS_MAX_BYTES, &root, err);
+    enum dp_status st = dp_json_load(path, &weights_spec, &root, err);
     if (st) return st;
     st = from_json(root, path, out, err);
     cJSON_Delete(root);
@@ -167,13 +169,9 @@ enum dp_status dp_op_weights_load(const char *path, struct dp_op_weights **out,
 enum dp_status dp_op_weights_load_default(const char *path, struct dp_op_weights **out,
                                           struct dp_error *err) {
     if (path) return dp_op_weights_load(path, out, err);
-    char found[3 * PATH_MAX + 256];
-    if (!dp_asset_path("op_weights.json", found, sizeof found))
-        return dp_error_set(err, DP_ERR_NOT_FOUND,
-                            "op_weights.json: not found (tried %.400s; set DRIPLE_ASSETS or pass "
-                            "--weights)",
-                            found);
-    return dp_op_weights_load(found, out, err);
+    char found[PATH_MAX + 64];
+    enum dp_status st = dp_shipped_path("assets/op_weights.json", "--weights", found, sizeof found, err);
+    return st ? st : dp_op_weights_load(found, out, err);
 }
 
 enum dp_status dp_op_weights_build(const struct dp_graph *const *graphs, size_t n_graphs,

@@ -4,13 +4,14 @@
  * back the node positions scaled for the terminal. Graphviz messages are captured, never printed. */
 #include "dp/render.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <gvc.h>
+
+#include "dp/files.h"
 
 /* ---- sanitizer builds ----
  * Rendering text through Graphviz's pango plugin leaves fontconfig, pango and cairo caches
@@ -246,23 +247,16 @@ static enum dp_status layout(GVC_t *gvc, Agraph_t *ag, enum dp_render_layout_eng
                         tries[0], gv_last());
 }
 
+/* Renders into memory: *data (NUL-terminated, *len bytes) is the caller's. */
 static enum dp_status render(const struct dp_grouped *g, const struct dp_explain *e,
                              const struct dp_render_opts *o, enum dp_render_format f,
-                             const char *file, char **data, size_t *len, struct dp_error *err) {
+                             char **data, size_t *len, struct dp_error *err) {
     if (!g) return dp_error_set(err, DP_ERR_INVALID, "render: no graph");
     if ((unsigned)f >= DP_RENDER_FORMAT_COUNT)
         return dp_error_set(err, DP_ERR_INVALID, "render: unknown output format %d", (int)f);
     enum dp_render_layout_engine eng = pick_engine(o ? o->layout : DP_LAYOUT_AUTO, g->n_groups);
     if ((unsigned)eng >= DP_LAYOUT_COUNT)
         return dp_error_set(err, DP_ERR_INVALID, "render: unknown layout engine %d", (int)eng);
-    if (file) {
-        /* Graphviz reports an unwritable file on stderr only: open it first to fail clearly. */
-        FILE *fp = fopen(file, "wb");
-        if (!fp)
-            return dp_error_set(err, DP_ERR_IO, "render: %s: cannot write: %s", file,
-                                strerror(errno));
-        fclose(fp);
-    }
     gv_capture();
     GVC_t *gvc = gv_context();
     if (!gvc) return dp_error_set(err, DP_ERR_RENDER, "render: cannot create a Graphviz context");
@@ -276,32 +270,27 @@ static enum dp_status render(const struct dp_grouped *g, const struct dp_explain
     const char *used = NULL;
     if ((st = layout(gvc, ag, eng, &used, err)) != DP_OK) goto done;
     const char *fmt = dp_render_format_name(f);
-    int rc;
-    if (file) {
-        rc = gvRenderFilename(gvc, ag, fmt, file);
-    } else {
-        unsigned int n = 0;
-        char *buf = NULL;
-        rc = gvRenderData(gvc, ag, fmt, &buf, &n);
-        if (rc == 0 && buf) {
-            char *copy = malloc((size_t)n + 1);
-            if (!copy) {
-                gvFreeRenderData(buf);
-                gvFreeLayout(gvc, ag);
-                st = dp_error_set(err, DP_ERR_NOMEM, "render: out of memory");
-                goto done;
-            }
-            memcpy(copy, buf, n);
-            copy[n] = '\0';
-            *data = copy;
-            *len = n;
+    unsigned int n = 0;
+    char *buf = NULL;
+    int rc = gvRenderData(gvc, ag, fmt, &buf, &n);
+    if (rc == 0 && buf) {
+        char *copy = malloc((size_t)n + 1);
+        if (!copy) {
+            gvFreeRenderData(buf);
+            gvFreeLayout(gvc, ag);
+            st = dp_error_set(err, DP_ERR_NOMEM, "render: out of memory");
+            goto done;
         }
-        if (buf) gvFreeRenderData(buf);
+        memcpy(copy, buf, n);
+        copy[n] = '\0';
+        *data = copy;
+        *len = n;
     }
+    if (buf) gvFreeRenderData(buf);
     gvFreeLayout(gvc, ag);
     if (rc != 0) {
-        st = dp_error_set(err, DP_ERR_RENDER, "render: %s: Graphviz could not write %s: %s",
-                          file ? file : "(memory)", fmt, gv_last());
+        st = dp_error_set(err, DP_ERR_RENDER, "render: Graphviz could not write %s: %s", fmt,
+                          gv_last());
         goto done;
     }
     st = DP_OK;
@@ -315,14 +304,20 @@ enum dp_status dp_render_file(const struct dp_grouped *g, const struct dp_explai
                               const struct dp_render_opts *o, enum dp_render_format f,
                               const char *file, struct dp_error *err) {
     if (!file || !*file) return dp_error_set(err, DP_ERR_INVALID, "render: no output file");
-    return render(g, e, o, f, file, NULL, NULL, err);
+    char *data = NULL;
+    size_t len = 0;
+    enum dp_status st = render(g, e, o, f, &data, &len, err);
+    if (st) return st;
+    st = dp_out_write_all(file, data, len, err);
+    free(data);
+    return st;
 }
 
 enum dp_status dp_render_data(const struct dp_grouped *g, const struct dp_explain *e,
                               const struct dp_render_opts *o, enum dp_render_format f,
                               char **out, size_t *len, struct dp_error *err) {
     if (!out || !len) return dp_error_set(err, DP_ERR_INVALID, "render: no output buffer");
-    return render(g, e, o, f, NULL, out, len, err);
+    return render(g, e, o, f, out, len, err);
 }
 
 enum dp_status dp_render_dot_stats(const char *text, int *n_nodes, int *n_edges,

@@ -128,24 +128,6 @@ static bool is_backward(const struct dp_node *n) {
 
 /* True for a 2-D convolution (forward or either gradient) with a 3x3 kernel and unit strides:
  * cuDNN runs those with Winograd kernels, doing fewer multiplications than the direct count. */
-static bool winograd_eligible(const struct dp_graph *g, const struct dp_node *n) {
-    const struct dp_node *filt = NULL;
-    if (!strcmp(n->op, "Conv2D") || !strcmp(n->op, "Conv2DBackpropInput")) {
-        if (n->n_inputs < 2) return false;
-        filt = dp_graph_node(g, (size_t)n->inputs[1]);
-    } else if (!strcmp(n->op, "Conv2DBackpropFilter")) {
-        filt = n;
-    } else {
-        return false;
-    }
-    if (filt->n_dims != 4 || filt->dims[0] != 3 || filt->dims[1] != 3) return false;
-    const char *st = dp_node_attr(n, "strides");
-    if (!st) return true;
-    for (const char *p = st; *p; p++)
-        if (*p >= '2' && *p <= '9') return false;
-    return true;
-}
-
 static uint64_t splitmix64(uint64_t *s) {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -399,14 +381,6 @@ static int var_of(const struct dp_graph *g, int idx) {
 #define SIM_WORKSPACE_CAP 4294967296.0
 
 /* Ops whose output is a view of their first input (no buffer of their own). */
-static bool is_alias_op(const char *op) {
-    static const char *const names[] = {"Identity", "Reshape", "Squeeze", "ExpandDims",
-                                        "Snapshot", "StopGradient", "PreventGradient"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(op, names[i])) return true;
-    return false;
-}
-
 /* A read of node src by node dst that does not keep src's (first) output alive: a fused batch
  * norm's gradient and its moving-average update read its per-channel statistics (outputs 1 to
  * 4, which the graph does not size), not the normalised tensor. */
@@ -558,7 +532,7 @@ enum dp_status dp_sim_activation_bytes(const struct dp_graph *g, int64_t batch, 
         double ws = 0;
         if (size[i] > 0 && (runs[i] || worker_read)) {
             int b = -1;
-            if (runs[i] && d->n_inputs > 0 && is_alias_op(d->op)) {
+            if (runs[i] && d->n_inputs > 0 && dp_op_is_alias(d->op)) {
                 b = buf[d->inputs[0]];
                 if (b >= 0 && end[b] < p) b = -1; /* freed already: only after a cycle */
             } else if (runs[i] && dp_op_class(d->op) == DP_OPCLASS_ELEMWISE) {
@@ -622,15 +596,6 @@ done:
 /* Parameter-sized slots an Apply op keeps per variable (TF's optimizers): Adam m and v,
  * RMSProp ms and mom (+ mg centered), Adadelta and Ftrl two accumulators, Momentum and Adagrad
  * one, plain gradient descent none. */
-static int optimizer_slots(const char *op) {
-    if (contains(op, "CenteredRMSProp")) return 3;
-    if (contains(op, "Adam") || contains(op, "RMSProp") || contains(op, "Adadelta") ||
-        contains(op, "Ftrl"))
-        return 2;
-    if (contains(op, "Momentum") || contains(op, "Adagrad")) return 1;
-    return 0;
-}
-
 static double nan_or(double v, double alt) { return isnan(v) || v <= 0 ? alt : v; }
 
 enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
@@ -661,6 +626,8 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
     struct net net = {0};
     struct iter_state is = {0};
     double *shard = NULL, *vars = NULL;
+    if (s->sync == DP_SYNC_ALLREDUCE)
+        return dp_error_set(err, DP_ERR_INVALID, "%s: all-reduce is not simulated yet", s->id);
     size_t nn = dp_graph_n_nodes(g);
     int64_t batch = opts.batch > 0 ? opts.batch : dp_graph_batch(g);
     if (batch <= 0) batch = 32;
@@ -716,7 +683,7 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
         }
         enum dp_op_class cls = dp_op_class(n->op);
         if (cls == DP_OPCLASS_OPTIMIZER) {
-            int sl = optimizer_slots(n->op);
+            int sl = dp_op_optimizer_slots(n->op);
             if (sl > slots) slots = sl;
         }
         if (cls == DP_OPCLASS_NONE || cls == DP_OPCLASS_INPUT || cls == DP_OPCLASS_OPTIMIZER)
@@ -731,7 +698,7 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
         }
         bytes *= byte_scale;
         flops_total += flops;
-        if (cls == DP_OPCLASS_MATMUL && cst.winograd > 0 && winograd_eligible(g, n))
+        if (cls == DP_OPCLASS_MATMUL && cst.winograd > 0 && dp_op_winograd_eligible(g, n))
             flops /= cst.winograd;
         /* Roofline: the slower of FLOPs over an efficient fraction of peak and bytes over an
          * efficient fraction of memory bandwidth; the slot adds the launch overhead. */
@@ -966,7 +933,7 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
     out->traces = tr;
     out->n_traces = W;
     for (int w = 0; w < W; w++) {
-        double busy, lab[DP_N_LABELS];
+        double busy, lab[DP_N_OUTPUTS];
         if (!(tr[w] = dp_trace_init("simulated"))) {
             st = DP_ERR_NOMEM;
             goto fail;
@@ -975,7 +942,7 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
             goto fail;
         out->mean_gpu_util += (total > 0 ? 100.0 * busy / total : 0) / W;
         dp_trace_labels(tr[w], opts.threshold, lab, NULL);
-        for (int i = 0; i < DP_N_LABELS; i++) out->labels[i] += lab[i] / W;
+        for (int i = 0; i < DP_N_OUTPUTS; i++) out->labels[i] += lab[i] / W;
         if (!opts.want_traces) { /* only the labels are wanted: hold one trace at a time */
             dp_trace_free(tr[w]);
             tr[w] = NULL;

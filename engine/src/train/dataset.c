@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "dataset_impl.h"
-#include "core/json_util.h" /* dp_read_file */
+#include "dp/files.h"
 
 #define CSV_MAX_BYTES ((size_t)1 << 28)
 #define CSV_N_COLS    10
@@ -341,10 +341,12 @@ enum dp_status dp_dataset_load_csv(const char *path, const char *kind, struct dp
     char *text = NULL;
     size_t len = 0;
     dp_dataset_init(ds, NULL);
-    enum dp_status st = dp_read_file(path, CSV_MAX_BYTES, &text, &len, err);
+    static const struct dp_read_spec spec = {"DriplePerf CSV", CSV_MAX_BYTES, true, NULL};
+    enum dp_status st = dp_file_read(path, &spec, &text, &len, err);
     if (st) return st;
-    if (len == 0) st = dp_error_set(err, DP_ERR_PARSE, "%s: empty file", path);
-    else st = dp_dataset_parse_csv(text, len, path, kind, ds, err);
+    const char *name = dp_file_name(path);
+    if (len == 0) st = dp_error_set(err, DP_ERR_PARSE, "%s: empty file", name);
+    else st = dp_dataset_parse_csv(text, len, name, kind, ds, err);
     free(text);
     return st;
 }
@@ -365,15 +367,10 @@ static void csv_put(FILE *f, const char *s, bool last) {
 
 enum dp_status dp_dataset_save_csv(const struct dp_dataset *ds, const char *path,
                                    struct dp_error *err) {
-    bool to_stdout = !strcmp(path, "-");
-    char tmp[4096];
-    FILE *f = stdout;
-    if (!to_stdout) {
-        if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-            return dp_error_set(err, DP_ERR_IO, "%s: path too long", path);
-        if (!(f = fopen(tmp, "wb")))
-            return dp_error_set(err, DP_ERR_IO, "%s: cannot write: %s", tmp, strerror(errno));
-    }
+    struct dp_out *o = NULL;
+    enum dp_status st = dp_out_open(path, &o, err);
+    if (st) return st;
+    FILE *f = dp_out_stream(o);
     for (int c = 0; c < CSV_N_COLS; c++) csv_put(f, csv_header[c], c == CSV_N_COLS - 1);
     for (int i = 0; i < ds->n_samples; i++) {
         const struct dp_sample *s = &ds->samples[i];
@@ -393,24 +390,10 @@ enum dp_status dp_dataset_save_csv(const struct dp_dataset *ds, const char *path
             csv_put(f, s->job.job_name, false);
             csv_put(f, resource_names[r], false);
             for (int k = 0; k < 3; k++) {
-                if (isnan(l[k])) fputs("", f);
-                else fprintf(f, "%.9g", l[k]);
+                if (!isnan(l[k])) fprintf(f, "%.9g", l[k]);
                 fputc(k == 2 ? '\n' : ',', f);
             }
         }
     }
-    if (to_stdout) {
-        fflush(f);
-        return ferror(f) ? dp_error_set(err, DP_ERR_IO, "stdout: write error") : DP_OK;
-    }
-    bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad) {
-        remove(tmp);
-        return dp_error_set(err, DP_ERR_IO, "%s: write error", tmp);
-    }
-    if (rename(tmp, path) != 0) {
-        remove(tmp);
-        return dp_error_set(err, DP_ERR_IO, "%s: cannot rename into place: %s", path, strerror(errno));
-    }
-    return DP_OK;
+    return dp_out_commit(o, err);
 }

@@ -11,15 +11,10 @@
 #include "dataset_impl.h"
 #include "core/json_util.h"
 
-#define DATASET_MAX_BYTES ((size_t)1 << 31)
+#define DATASET_MAX_BYTES ((size_t)1 << 30)
+static const struct dp_read_spec dataset_spec = {"dataset", DATASET_MAX_BYTES, true, NULL};
 #define DATASET_MAX_GROUPS 1000000
 
-/* The names the format fixes (Driple's order; the same as dp_output_names). */
-static const char *const out_names[DP_N_OUTPUTS] = {
-    "gpu_mem_util.idle", "gpu_mem_util.active", "gpu_mem_util.peak",
-    "gpu_util.idle",     "gpu_util.active",     "gpu_util.peak",
-    "net_rx.idle",       "net_rx.active",       "net_rx.peak",
-    "net_tx.idle",       "net_tx.active",       "net_tx.peak"};
 static const char *const feature_keys[DP_N_FEATURES_MAX] = {
     "tensor_size", "ops", "type_weight", "flops", "bytes", "param_bytes"};
 
@@ -167,7 +162,7 @@ static enum dp_status read_sample(const cJSON *o, const char *name, const char *
         else
             return dp_error_set(err, DP_ERR_INVALID,
                                 "%s:%s.labels[%d]: expected a number >= 0 or null (%s)", name,
-                                path, i, out_names[i]);
+                                path, i, dp_outputs[i].name);
         i++;
     }
     if (grouped) {
@@ -193,9 +188,9 @@ static enum dp_status from_json(const cJSON *root, const char *name, struct dp_d
     int i = 0;
     const cJSON *v;
     cJSON_ArrayForEach(v, outputs) {
-        if (!cJSON_IsString(v) || strcmp(v->valuestring, out_names[i]))
+        if (!cJSON_IsString(v) || strcmp(v->valuestring, dp_outputs[i].name))
             return dp_error_set(err, DP_ERR_INVALID, "%s:$.outputs[%d]: expected \"%s\" (Driple order)",
-                                name, i, out_names[i]);
+                                name, i, dp_outputs[i].name);
         i++;
     }
     i = 0;
@@ -238,7 +233,7 @@ enum dp_status dp_dataset_parse_json(const char *text, size_t len, const char *n
 enum dp_status dp_dataset_load_json(const char *path, struct dp_dataset *ds, struct dp_error *err) {
     cJSON *root = NULL;
     dp_dataset_init(ds, NULL);
-    enum dp_status st = dp_json_load(path, DATASET_MAX_BYTES, &root, err);
+    enum dp_status st = dp_json_load(path, &dataset_spec, &root, err);
     if (st) return st;
     st = from_json(root, path, ds, err);
     cJSON_Delete(root);
@@ -297,7 +292,7 @@ enum dp_status dp_dataset_save_json(const struct dp_dataset *ds, const char *pat
         !(outputs = cJSON_AddArrayToObject(root, "outputs")))
         goto fail;
     for (int i = 0; i < DP_N_OUTPUTS; i++)
-        if (!dp_json_append(outputs, cJSON_CreateString(out_names[i]))) goto fail;
+        if (!dp_json_append(outputs, cJSON_CreateString(dp_outputs[i].name))) goto fail;
     if (!(samples = cJSON_AddArrayToObject(root, "samples"))) goto fail;
     for (int i = 0; i < ds->n_samples; i++)
         if (!write_sample(samples, &ds->samples[i])) goto fail;

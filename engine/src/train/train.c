@@ -14,10 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/rng.h"
 #include "dataset_impl.h"
 #include "dp/clock.h"
 #include "dp/compute.h" /* dp_threads: embedding workers */
 #include "dp/zoo.h" /* dp_zoo_family: hold-out groups */
+#include "dp/zoo_gen.h"
 
 #define EMBED_MAX_THREADS 16
 
@@ -108,17 +110,9 @@ void dp_train_result_free(struct dp_train_result *r) {
     if (r) dp_split_free(&r->split);
 }
 
-/* splitmix64: small, seedable, the same on every platform. */
-static uint64_t rng_next(uint64_t *s) {
-    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
 static void shuffle(int *a, int n, uint64_t *rng) {
     for (int i = n - 1; i > 0; i--) {
-        int j = (int)(rng_next(rng) % (uint64_t)(i + 1));
+        int j = (int)(dp_rng_next(rng) % (uint64_t)(i + 1));
         int t = a[i];
         a[i] = a[j];
         a[j] = t;
@@ -136,6 +130,10 @@ static int cmp_int(const void *a, const void *b) {
 static const char *model_key(const struct dp_sample *s) {
     return dp_zoo_family(s->model && s->model[0] ? s->model : s->graph ? s->graph : "");
 }
+
+/* A generated architecture (dp/zoo_gen.h) is training material: holding out families holds out
+ * the zoo's (and users') models, never the generator's corpus. */
+static bool generated(const struct dp_sample *s) { return dp_gen_is_generated(s->model); }
 
 enum dp_status dp_split_make(const struct dp_dataset *ds, enum dp_split_kind kind, double val_frac,
                              double test_frac, uint64_t seed, struct dp_split *out,
@@ -177,6 +175,7 @@ enum dp_status dp_split_make(const struct dp_dataset *ds, enum dp_split_kind kin
             goto done;
         }
         for (int i = 0; i < n; i++) {
+            if (generated(&ds->samples[idx[i]])) continue;
             const char *k = model_key(&ds->samples[idx[i]]);
             int at = n_models;
             bool seen = false;
@@ -203,11 +202,13 @@ enum dp_status dp_split_make(const struct dp_dataset *ds, enum dp_split_kind kin
             if (f_test >= f_val) f_test--;
             else f_val--;
         }
+        for (int i = 0; i < n; i++) part[i] = 0;
         for (int m = 0; m < n_models; m++) {
             const char *k = model_key(&ds->samples[models[m]]);
             int p = m < f_test ? 2 : m < f_test + f_val ? 1 : 0;
             for (int i = 0; i < n; i++)
-                if (!strcmp(model_key(&ds->samples[idx[i]]), k)) part[i] = p;
+                if (!generated(&ds->samples[idx[i]]) && !strcmp(model_key(&ds->samples[idx[i]]), k))
+                    part[i] = p;
         }
     }
     int counts[3] = {0, 0, 0};
@@ -480,7 +481,7 @@ static enum dp_status make_targets(struct dp_inspector *insp, const struct dp_da
         if (st)
             return dp_error_set(err, DP_ERR_INVALID,
                                 "train: output %s: labels give no usable %s transform",
-                                dp_output_names[o], dp_target_name(kind));
+                                dp_outputs[o].name, dp_target_name(kind));
     }
     float *t = calloc((size_t)ds->n_samples * DP_N_OUTPUTS + 1, sizeof *t);
     if (!t) return dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");

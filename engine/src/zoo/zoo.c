@@ -4,7 +4,8 @@
 
 #include <string.h>
 
-#include "tfgraph/zoo_builder.h"
+#include "zoo_models.h"
+#include "zoo/zoo_layers.h"
 
 struct entry {
     struct dp_zoo_info info;
@@ -93,21 +94,6 @@ static const struct entry models[] = {
 
 #define N_MODELS (sizeof models / sizeof models[0])
 
-const char *dp_optimizer_name(enum dp_optimizer o) {
-    static const char *const names[] = {"sgd", "momentum", "adam"};
-    _Static_assert(sizeof names / sizeof names[0] == DP_OPT_COUNT, "update names");
-    return (unsigned)o < DP_OPT_COUNT ? names[o] : "sgd";
-}
-
-bool dp_optimizer_parse(const char *s, enum dp_optimizer *out) {
-    for (int i = 0; s && i < DP_OPT_COUNT; i++)
-        if (!strcmp(s, dp_optimizer_name((enum dp_optimizer)i))) {
-            *out = (enum dp_optimizer)i;
-            return true;
-        }
-    return false;
-}
-
 void dp_zoo_opts_default(struct dp_zoo_opts *opts) {
     memset(opts, 0, sizeof *opts);
     opts->optimizer = DP_OPT_MOMENTUM;
@@ -129,6 +115,17 @@ const char *dp_zoo_family(const char *name) {
     return m ? m->family : name ? name : "";
 }
 
+/* A zoo model's builder and its input size, for zoo_build_graph. */
+struct run {
+    const struct entry *e;
+    int64_t             input;
+};
+
+static int run_entry(struct zb *b, const void *ctx) {
+    const struct run *r = ctx;
+    return r->e->build(b, r->input);
+}
+
 enum dp_status dp_zoo_build(const char *name, const struct dp_zoo_opts *opts,
                             struct dp_graph **out, struct dp_error *err) {
     const struct entry *e = NULL;
@@ -141,28 +138,35 @@ enum dp_status dp_zoo_build(const char *name, const struct dp_zoo_opts *opts,
     else dp_zoo_opts_default(&o);
     if (o.batch == 0) o.batch = e->info.default_batch;
     if (o.input == 0) o.input = e->info.default_input;
-    if (o.batch < 1 || o.batch > 1 << 20)
-        return dp_error_set(err, DP_ERR_INVALID, "zoo: %s: batch %lld out of range [1, %d]", name,
-                            (long long)o.batch, 1 << 20);
     if (o.input < e->info.min_input || o.input > e->info.max_input)
         return dp_error_set(err, DP_ERR_INVALID, "zoo: %s: %s %lld out of range [%lld, %lld]",
                             name, strcmp(e->info.input_kind, "image") ? "sequence length"
                                                                        : "input size",
                             (long long)o.input, (long long)e->info.min_input,
                             (long long)e->info.max_input);
-    if ((unsigned)o.optimizer >= DP_OPT_COUNT || (o.precision != DP_PREC_FP32 &&
-                                                  o.precision != DP_PREC_MIXED))
+    return zoo_build_graph(name, &o, run_entry, &(struct run){e, o.input}, out, err);
+}
+
+enum dp_status zoo_build_graph(const char *name, const struct dp_zoo_opts *o,
+                               int (*fwd)(struct zb *b, const void *ctx), const void *ctx,
+                               struct dp_graph **out, struct dp_error *err) {
+    if (o->batch < 1 || o->batch > 1 << 20)
+        return dp_error_set(err, DP_ERR_INVALID, "zoo: %s: batch %lld out of range [1, %d]", name,
+                            (long long)o->batch, 1 << 20);
+    if ((unsigned)o->optimizer >= DP_OPT_COUNT || (o->precision != DP_PREC_FP32 &&
+                                                   o->precision != DP_PREC_MIXED))
         return dp_error_set(err, DP_ERR_INVALID, "zoo: %s: bad optimizer or precision", name);
 
     enum dp_status st;
     struct zb *b = NULL;
+    struct zb_opts bo = {o->optimizer, o->precision, o->nchw};
     struct dp_graph *g = dp_graph_init(name);
     if (!g || dp_graph_set_framework(g, "tensorflow") ||
-        dp_graph_set_batch(g, o.batch, "driple zoo build --batch") || !(b = zb_init(g, &o))) {
+        dp_graph_set_batch(g, o->batch, "driple zoo build --batch") || !(b = zb_init(g, &bo))) {
         st = dp_error_set(err, DP_ERR_NOMEM, "zoo: %s: out of memory", name);
         goto fail;
     }
-    int loss = e->build(b, o.input);
+    int loss = fwd(b, ctx);
     st = zb_finish(b, loss, err);
     if (st) {
         dp_error_prefix(err, "zoo");

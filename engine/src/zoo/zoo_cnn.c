@@ -7,28 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tfgraph/zoo_builder.h"
+#include "zoo_models.h"
+#include "zoo/zoo_layers.h"
 
 #define CLASSES 1000
 
 static const int64_t VALID[4] = {0, 0, 0, 0};
-
-static int image_input(struct zb *b, int64_t side, int *labels) {
-    int64_t d[4] = {DP_DIM_BATCH, side, side, 3}, l[1] = {DP_DIM_BATCH};
-    return zb_input(b, 4, d, DP_DTYPE_F32, 1, l, labels, true);
-}
-
-static unsigned spatial_mask(const struct zb *b) { return zb_nchw(b) ? 0xcu : 0x6u; }
-
-/* Global average pooling (Mean over the spatial axes), then the classifier and the loss. */
-static int gap_head(struct zb *b, int x, int labels, double dropout) {
-    zb_push(b, "logits");
-    x = zb_reduce(b, "Mean", x, spatial_mask(b), false);
-    if (dropout > 0) x = zb_dropout(b, x, dropout);
-    zb_pop(b);
-    int y = zb_dense(b, "fc", x, CLASSES, NULL);
-    return zb_xent_loss(b, y, labels, false);
-}
 
 static int flatten(struct zb *b, int x) {
     int64_t n = 1;
@@ -51,7 +35,7 @@ static int fc_head(struct zb *b, int x, int labels) {
 
 int zoo_alexnet(struct zb *b, int64_t input) {
     int labels;
-    int x = image_input(b, input, &labels);
+    int x = zoo_image_input(b, input, &labels);
     zb_push(b, "alexnet");
     int64_t p2[4] = {2, 2, 2, 2};
     zb_push(b, "conv1");
@@ -75,7 +59,7 @@ int zoo_alexnet(struct zb *b, int64_t input) {
 static int vgg(struct zb *b, int64_t input, const int *reps, const char *name) {
     static const int widths[5] = {64, 128, 256, 512, 512};
     int labels;
-    int x = image_input(b, input, &labels);
+    int x = zoo_image_input(b, input, &labels);
     zb_push(b, "%s", name);
     for (int s = 0; s < 5; s++) {
         zb_push(b, "conv%d", s + 1);
@@ -143,7 +127,7 @@ static int basic_block(struct zb *b, const char *name, int x, int filters, int s
 static int resnet(struct zb *b, int64_t input, const int *blocks, const char *name, int widen) {
     bool basic = !strcmp(name, "resnet18") || !strcmp(name, "resnet34");
     int labels;
-    int x = image_input(b, input, &labels);
+    int x = zoo_image_input(b, input, &labels);
     zb_push(b, "%s", name);
     x = zb_conv_layer(b, "conv1", x, 64, 7, 2, true, true, "Relu");
     x = zb_pool(b, "MaxPool", x, 3, 2, NULL);
@@ -156,7 +140,7 @@ static int resnet(struct zb *b, int64_t input, const int *blocks, const char *na
                       : bottleneck(b, nm, x, 64 << s, widen * (64 << s), stride, k == 0);
         }
     }
-    int loss = gap_head(b, x, labels, 0);
+    int loss = zoo_gap_head(b, x, labels, 0, CLASSES);
     zb_pop(b);
     return loss;
 }
@@ -258,7 +242,7 @@ static int inc_e(struct zb *b, const char *name, int x) {
 
 int zoo_inception3(struct zb *b, int64_t input) {
     int labels;
-    int x = image_input(b, input, &labels);
+    int x = zoo_image_input(b, input, &labels);
     zb_push(b, "inception_v3");
     x = cbr(b, "conv1", x, 32, 3, 3, 2, true);
     x = cbr(b, "conv2", x, 32, 3, 3, 1, true);
@@ -294,7 +278,7 @@ int zoo_inception3(struct zb *b, int64_t input) {
     zb_pop(b);
     x = inc_e(b, "mixed9", x);
     x = inc_e(b, "mixed10", x);
-    int loss = gap_head(b, x, labels, 0);
+    int loss = zoo_gap_head(b, x, labels, 0, CLASSES);
     zb_pop(b);
     return loss;
 }
@@ -317,7 +301,7 @@ static int inc_v1(struct zb *b, const char *name, int x, int c1, int c3r, int c3
 
 int zoo_googlenet(struct zb *b, int64_t input) {
     int labels;
-    int x = image_input(b, input, &labels);
+    int x = zoo_image_input(b, input, &labels);
     zb_push(b, "googlenet");
     x = zb_conv_layer(b, "conv1", x, 64, 7, 2, true, false, "Relu");
     x = zb_unary(b, "LRN", zb_pool(b, "MaxPool", x, 3, 2, NULL));
@@ -335,7 +319,7 @@ int zoo_googlenet(struct zb *b, int64_t input) {
     x = zb_pool(b, "MaxPool", x, 3, 2, NULL);
     x = inc_v1(b, "inception_5a", x, 256, 160, 320, 32, 128, 128);
     x = inc_v1(b, "inception_5b", x, 384, 192, 384, 48, 128, 128);
-    int loss = gap_head(b, x, labels, 0.4);
+    int loss = zoo_gap_head(b, x, labels, 0.4, CLASSES);
     zb_pop(b);
     return loss;
 }
@@ -354,7 +338,7 @@ static int mobilenet_v1(struct zb *b, int64_t input, double alpha, const char *n
                                    {512, 2}, {512, 1}, {512, 1}, {512, 1}, {512, 1},
                                    {512, 1}, {1024, 2}, {1024, 1}};
     int labels;
-    int x = image_input(b, input, &labels);
+    int x = zoo_image_input(b, input, &labels);
     zb_push(b, "%s", name);
     x = zb_conv_layer(b, "conv1", x, (int)(32 * alpha), 3, 2, true, true, "Relu6");
     for (int i = 0; i < 13; i++) {
@@ -363,7 +347,7 @@ static int mobilenet_v1(struct zb *b, int64_t input, double alpha, const char *n
         x = zb_conv_layer(b, "pointwise", x, (int)(cfg[i][0] * alpha), 1, 1, true, true, "Relu6");
         zb_pop(b);
     }
-    int loss = gap_head(b, x, labels, 1e-3);
+    int loss = zoo_gap_head(b, x, labels, 1e-3, CLASSES);
     zb_pop(b);
     return loss;
 }
@@ -381,7 +365,7 @@ static int mobilenet_v2(struct zb *b, int64_t input, double alpha, const char *n
     static const int cfg[7][4] = {{1, 16, 1, 1},  {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
                                   {6, 96, 3, 1},  {6, 160, 3, 2}, {6, 320, 1, 1}};
     int labels;
-    int x = image_input(b, input, &labels);
+    int x = zoo_image_input(b, input, &labels);
     zb_push(b, "%s", name);
     x = zb_conv_layer(b, "Conv", x, divisible8(32 * alpha), 3, 2, true, true, "Relu6");
     int id = 0;
@@ -403,7 +387,7 @@ static int mobilenet_v2(struct zb *b, int64_t input, double alpha, const char *n
     }
     x = zb_conv_layer(b, "Conv_1", x, alpha > 1 ? divisible8(1280 * alpha) : 1280, 1, 1, true,
                       true, "Relu6");
-    int loss = gap_head(b, x, labels, 0);
+    int loss = zoo_gap_head(b, x, labels, 0, CLASSES);
     zb_pop(b);
     return loss;
 }
@@ -423,7 +407,7 @@ int zoo_mobilenet_v2_140(struct zb *b, int64_t input) {
 static int densenet(struct zb *b, int64_t input, const int *blocks, const char *name) {
     const int growth = 32;
     int labels;
-    int x = image_input(b, input, &labels);
+    int x = zoo_image_input(b, input, &labels);
     zb_push(b, "%s", name);
     x = zb_conv_layer(b, "conv1", x, 64, 7, 2, true, true, "Relu");
     x = zb_pool(b, "MaxPool", x, 3, 2, NULL);
@@ -448,7 +432,7 @@ static int densenet(struct zb *b, int64_t input, const int *blocks, const char *
         }
     }
     x = zb_bn_layer(b, "bn", x, "Relu");
-    int loss = gap_head(b, x, labels, 0);
+    int loss = zoo_gap_head(b, x, labels, 0, CLASSES);
     zb_pop(b);
     return loss;
 }
@@ -485,7 +469,7 @@ static int squeezenet(struct zb *b, int64_t input, bool v11) {
     static const int fires[8][2] = {{16, 64},  {16, 64},  {32, 128}, {32, 128},
                                     {48, 192}, {48, 192}, {64, 256}, {64, 256}};
     int labels;
-    int x = image_input(b, input, &labels);
+    int x = zoo_image_input(b, input, &labels);
     zb_push(b, "%s", v11 ? "squeezenet1_1" : "squeezenet");
     x = zb_conv_layer(b, "conv1", x, v11 ? 64 : 96, v11 ? 3 : 7, 2, false, false, "Relu");
     x = zb_pool(b, "MaxPool", x, 3, 2, VALID);
@@ -498,7 +482,7 @@ static int squeezenet(struct zb *b, int64_t input, bool v11) {
     x = zb_dropout(b, x, 0.5);
     x = zb_conv_layer(b, "conv10", x, CLASSES, 1, 1, true, false, "Relu");
     zb_push(b, "logits");
-    x = zb_reduce(b, "Mean", x, spatial_mask(b), false);
+    x = zb_reduce(b, "Mean", x, zoo_spatial_mask(b), false);
     zb_pop(b);
     int loss = zb_xent_loss(b, x, labels, false);
     zb_pop(b);

@@ -6,19 +6,14 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "tfgraph/zoo_builder.h"
-
-/* Token ids [B, T] from the input pipeline; *labels [B, T]. */
-static int token_input(struct zb *b, int64_t seq, int *labels) {
-    int64_t d[2] = {DP_DIM_BATCH, seq};
-    return zb_input(b, 2, d, DP_DTYPE_I32, 2, d, labels, false);
-}
+#include "zoo_models.h"
+#include "zoo/zoo_layers.h"
 
 static int lstm_lm(struct zb *b, int64_t seq, int64_t hidden, const char *name) {
     const int64_t vocab = 10000;
     const int layers = 2;
     int labels;
-    int ids = token_input(b, seq, &labels);
+    int ids = zoo_token_input(b, seq, &labels);
     zb_push(b, "%s", name);
     int64_t ed[2] = {vocab, hidden};
     zb_push(b, "embedding");
@@ -29,32 +24,7 @@ static int lstm_lm(struct zb *b, int64_t seq, int64_t hidden, const char *name) 
     if (n > 512) return zb_fail(b, DP_ERR_INVALID, "%s: sequence length %d > 512", name, n);
     zb_push(b, "rnn");
     zb_unstack(b, x, n, 1, steps);
-    int64_t hd[2] = {DP_DIM_BATCH, hidden};
-    for (int l = 0; l < layers; l++) {
-        zb_push(b, "cell_%d", l);
-        int64_t wd[2] = {2 * hidden, 4 * hidden}, bd = 4 * hidden;
-        int w = zb_variable(b, "kernel", 2, wd, "normal", true);
-        int bias = zb_variable(b, "bias", 1, &bd, "zeros", true);
-        int h = zb_const(b, "zeros", 2, hd, zb_compute_dtype(b));
-        int c = zb_const(b, "zeros_1", 2, hd, zb_compute_dtype(b));
-        for (int t = 0; t < n; t++) {
-            zb_push(b, "step_%d", t);
-            int xs[2] = {steps[t], h}, gates[4];
-            int z = zb_bias_add(b, zb_matmul(b, zb_concat(b, xs, 2, 1), w, false, false), bias);
-            zb_split(b, z, 4, 1, gates);
-            int i = zb_unary(b, "Sigmoid", gates[0]);
-            int j = zb_unary(b, "Tanh", gates[1]);
-            int f = zb_unary(b, "Sigmoid", zb_binary(b, "AddV2", gates[2],
-                                                     zb_const(b, "forget_bias", 0, NULL,
-                                                              zb_compute_dtype(b))));
-            int o = zb_unary(b, "Sigmoid", gates[3]);
-            c = zb_binary(b, "AddV2", zb_binary(b, "Mul", c, f), zb_binary(b, "Mul", i, j));
-            h = zb_binary(b, "Mul", zb_unary(b, "Tanh", c), o);
-            steps[t] = h;
-            zb_pop(b);
-        }
-        zb_pop(b);
-    }
+    for (int l = 0; l < layers; l++) zoo_rnn_layer(b, l, steps, n, hidden, false);
     int out = zb_stack(b, steps, n, 1);
     zb_pop(b);
     out = zb_dropout(b, out, 0.5);
@@ -68,75 +38,11 @@ int zoo_lstm_lm(struct zb *b, int64_t seq) { return lstm_lm(b, seq, 650, "lstm_l
 int zoo_lstm_lm_small(struct zb *b, int64_t seq) { return lstm_lm(b, seq, 200, "lstm_lm_small"); }
 int zoo_lstm_lm_large(struct zb *b, int64_t seq) { return lstm_lm(b, seq, 1500, "lstm_lm_large"); }
 
-/* Multi-head attention of queries from xq over keys/values from xkv. fused: one projection to
- * 3d split in three (GPT-2's c_attn). mask: added to the scores (-1 = none). */
-static int attention(struct zb *b, const char *name, int xq, int xkv, int heads, int mask,
-                     bool fused, double drop) {
-    zb_push(b, "%s", name);
-    int64_t d = zb_dim(b, xq, -1), tq = zb_dim(b, xq, 1), tk = zb_dim(b, xkv, 1), dk = d / heads;
-    int q, k, v;
-    if (fused) {
-        int parts[3];
-        zb_split(b, zb_dense(b, "c_attn", xq, 3 * (int)d, NULL), 3, -1, parts);
-        q = parts[0], k = parts[1], v = parts[2];
-    } else {
-        q = zb_dense(b, "query", xq, (int)d, NULL);
-        k = zb_dense(b, "key", xkv, (int)d, NULL);
-        v = zb_dense(b, "value", xkv, (int)d, NULL);
-    }
-    static const int perm[4] = {0, 2, 1, 3};
-    int64_t qd[4] = {DP_DIM_BATCH, tq, heads, dk}, kd[4] = {DP_DIM_BATCH, tk, heads, dk};
-    q = zb_transpose(b, zb_reshape(b, q, 4, qd), perm);
-    k = zb_transpose(b, zb_reshape(b, k, 4, kd), perm);
-    v = zb_transpose(b, zb_reshape(b, v, 4, kd), perm);
-    int s = zb_matmul(b, q, k, false, true);
-    s = zb_binary(b, "Mul", s, zb_const(b, "scale", 0, NULL, zb_compute_dtype(b)));
-    if (mask >= 0) s = zb_binary(b, "AddV2", s, mask);
-    int p = zb_softmax(b, s);
-    if (drop > 0) p = zb_dropout(b, p, drop);
-    int c = zb_transpose(b, zb_matmul(b, p, v, false, false), perm);
-    int64_t cd[3] = {DP_DIM_BATCH, tq, d};
-    c = zb_reshape(b, c, 3, cd);
-    int y = zb_dense(b, fused ? "c_proj" : "output", c, (int)d, NULL);
-    zb_pop(b);
-    return y;
-}
-
-static int ffn(struct zb *b, const char *name, int x, int inner, bool gelu, double drop) {
-    zb_push(b, "%s", name);
-    int64_t d = zb_dim(b, x, -1);
-    int h = zb_dense(b, "intermediate", x, inner, gelu ? NULL : "Relu");
-    if (gelu) h = zb_gelu(b, h);
-    if (drop > 0 && !gelu) h = zb_dropout(b, h, drop);
-    int y = zb_dense(b, "output", h, (int)d, NULL);
-    zb_pop(b);
-    return y;
-}
-
-/* A causal mask [1, 1, T, T] (0 on and below the diagonal, -1e9 above). */
-static int causal_mask(struct zb *b, int64_t t) {
-    int64_t md[4] = {1, 1, t, t};
-    return zb_const(b, "causal_mask", 4, md, zb_compute_dtype(b));
-}
-
-/* Token embedding (scaled by sqrt(d)) plus the sinusoidal position encoding. */
-static int embed_sinusoid(struct zb *b, const char *name, int table, int ids, int64_t t,
-                          int64_t d) {
-    zb_push(b, "%s", name);
-    int x = zb_gather(b, table, ids);
-    x = zb_binary(b, "Mul", x, zb_const(b, "sqrt_depth", 0, NULL, zb_compute_dtype(b)));
-    int64_t pd[2] = {t, d};
-    x = zb_binary(b, "AddV2", x, zb_const(b, "position_encoding", 2, pd, zb_compute_dtype(b)));
-    x = zb_dropout(b, x, 0.1);
-    zb_pop(b);
-    return x;
-}
-
 static int transformer(struct zb *b, int64_t seq, int64_t d, int heads) {
     const int64_t vocab = 32000;
     const int layers = 6, inner = 4 * (int)d;
     int labels;
-    int src = token_input(b, seq, &labels);
+    int src = zoo_token_input(b, seq, &labels);
     int64_t td[2] = {DP_DIM_BATCH, seq};
     /* The target ids are a second output of IteratorGetNext. */
     int tgt = zb_opaque(b, "Identity", &src, 1, 2, td, DP_DTYPE_I32);
@@ -144,30 +50,30 @@ static int transformer(struct zb *b, int64_t seq, int64_t d, int heads) {
     int64_t ed[2] = {vocab, d};
     int src_emb = zb_variable(b, "encoder/w_embs", 2, ed, "normal", true);
     int tgt_emb = zb_variable(b, "decoder/w_embs", 2, ed, "normal", true);
-    int x = embed_sinusoid(b, "encoder/embedding", src_emb, src, seq, d);
+    int x = zoo_embed_sinusoid(b, "encoder/embedding", src_emb, src, seq, d);
     for (int l = 0; l < layers; l++) {
         zb_push(b, "encoder/layer_%d", l);
-        int a = attention(b, "multi_head", zb_layer_norm(b, "LayerNorm", x),
+        int a = zoo_attention(b, "multi_head", zb_layer_norm(b, "LayerNorm", x),
                           zb_layer_norm(b, "LayerNorm", x), heads, -1, false, 0.1);
         x = zb_binary(b, "AddV2", x, zb_dropout(b, a, 0.1));
-        int f = ffn(b, "ffn", zb_layer_norm(b, "LayerNorm_1", x), inner, false, 0.1);
+        int f = zoo_ffn(b, "ffn", zb_layer_norm(b, "LayerNorm_1", x), inner, false, 0.1);
         x = zb_binary(b, "AddV2", x, zb_dropout(b, f, 0.1));
         zb_pop(b);
     }
     int mem = zb_layer_norm(b, "encoder/LayerNorm", x);
-    int y = embed_sinusoid(b, "decoder/embedding", tgt_emb, tgt, seq, d);
-    int mask = causal_mask(b, seq);
+    int y = zoo_embed_sinusoid(b, "decoder/embedding", tgt_emb, tgt, seq, d);
+    int mask = zoo_causal_mask(b, seq);
     for (int l = 0; l < layers; l++) {
         zb_push(b, "decoder/layer_%d", l);
         int n1 = zb_layer_norm(b, "LayerNorm", y);
         y = zb_binary(b, "AddV2", y,
-                      zb_dropout(b, attention(b, "masked_multi_head", n1, n1, heads, mask, false,
+                      zb_dropout(b, zoo_attention(b, "masked_multi_head", n1, n1, heads, mask, false,
                                               0.1), 0.1));
         int n2 = zb_layer_norm(b, "LayerNorm_1", y);
         y = zb_binary(b, "AddV2", y,
-                      zb_dropout(b, attention(b, "multi_head", n2, mem, heads, -1, false, 0.1),
+                      zb_dropout(b, zoo_attention(b, "multi_head", n2, mem, heads, -1, false, 0.1),
                                  0.1));
-        int f = ffn(b, "ffn", zb_layer_norm(b, "LayerNorm_2", y), inner, false, 0.1);
+        int f = zoo_ffn(b, "ffn", zb_layer_norm(b, "LayerNorm_2", y), inner, false, 0.1);
         y = zb_binary(b, "AddV2", y, zb_dropout(b, f, 0.1));
         zb_pop(b);
     }
@@ -189,7 +95,7 @@ static int bert(struct zb *b, int64_t seq, int64_t d, int layers, int heads) {
     const int64_t vocab = 30522, max_pos = 512;
     const int inner = 4 * (int)d;
     int labels;
-    int ids = token_input(b, seq, &labels);
+    int ids = zoo_token_input(b, seq, &labels);
     int64_t td[2] = {DP_DIM_BATCH, seq}, one[1] = {DP_DIM_BATCH};
     int types = zb_opaque(b, "Identity", &ids, 1, 2, td, DP_DTYPE_I32);
     int nsp_labels = zb_opaque(b, "Identity", &ids, 1, 1, one, DP_DTYPE_I32);
@@ -213,10 +119,10 @@ static int bert(struct zb *b, int64_t seq, int64_t d, int layers, int heads) {
     zb_push(b, "encoder");
     for (int l = 0; l < layers; l++) {
         zb_push(b, "layer_%d", l);
-        int a = attention(b, "attention/self", x, x, heads, mask, false, 0.1);
+        int a = zoo_attention(b, "attention/self", x, x, heads, mask, false, 0.1);
         x = zb_layer_norm(b, "attention/output/LayerNorm",
                           zb_binary(b, "AddV2", zb_dropout(b, a, 0.1), x));
-        int f = ffn(b, "ffn", x, inner, true, 0.1);
+        int f = zoo_ffn(b, "ffn", x, inner, true, 0.1);
         x = zb_layer_norm(b, "output/LayerNorm", zb_binary(b, "AddV2", zb_dropout(b, f, 0.1), x));
         zb_pop(b);
     }
@@ -253,7 +159,7 @@ int zoo_bert_medium(struct zb *b, int64_t seq) { return bert(b, seq, 512, 8, 8);
 static int gpt2(struct zb *b, int64_t seq, int64_t d, int layers, int heads) {
     const int64_t vocab = 50257, n_ctx = 1024;
     int labels;
-    int ids = token_input(b, seq, &labels);
+    int ids = zoo_token_input(b, seq, &labels);
     zb_push(b, "model");
     int64_t wd[2] = {vocab, d}, pd[2] = {n_ctx, d}, pl = seq;
     int wte = zb_variable(b, "wte", 2, wd, "normal", true);
@@ -261,11 +167,11 @@ static int gpt2(struct zb *b, int64_t seq, int64_t d, int layers, int heads) {
     int pos_ids = zb_const(b, "position_ids", 1, &pl, DP_DTYPE_I32);
     int h = zb_binary(b, "AddV2", zb_gather(b, wte, ids), zb_gather(b, wpe, pos_ids));
     h = zb_dropout(b, h, 0.1);
-    int mask = causal_mask(b, seq);
+    int mask = zoo_causal_mask(b, seq);
     for (int l = 0; l < layers; l++) {
         zb_push(b, "h%d", l);
         int n1 = zb_layer_norm(b, "ln_1", h);
-        h = zb_binary(b, "AddV2", h, zb_dropout(b, attention(b, "attn", n1, n1, heads, mask, true,
+        h = zb_binary(b, "AddV2", h, zb_dropout(b, zoo_attention(b, "attn", n1, n1, heads, mask, true,
                                                              0.1), 0.1));
         int n2 = zb_layer_norm(b, "ln_2", h);
         zb_push(b, "mlp");

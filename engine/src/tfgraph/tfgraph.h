@@ -1,25 +1,34 @@
-/* zoo_builder.h: the training-graph builder shared by the model zoo and the ONNX importer
- * (private to the engine). Forward primitives append TF-style ops and record them on a tape;
- * zb_finish() walks the tape backwards emitting the gradient ops of each forward op, then the
- * optimizer's update per variable. Errors are sticky: after the first failure every call
- * returns -1 and zb_finish() reports it. Tensors and variables are small integer ids. */
-#ifndef DP_ZOO_BUILDER_H
-#define DP_ZOO_BUILDER_H
+/* tfgraph.h: the training-graph builder shared by the model zoo and the importers (private to
+ * the engine; engine/src/tfgraph: builder.c, forward.c, gradients.c, optimizer.c, layers.c).
+ * Forward primitives append TF-style ops and record them on a tape; zb_finish() walks the tape
+ * backwards emitting the gradient ops of each forward op, then the optimizer's update per
+ * variable. Errors are sticky: after the first failure every call returns -1 and zb_finish()
+ * reports it. Tensors and variables are small integer ids. */
+#ifndef DP_TFGRAPH_H
+#define DP_TFGRAPH_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "dp/graph.h"
-#include "dp/zoo.h"
+#include "dp/optimizer.h"
+#include "dp/settings.h" /* enum dp_precision */
 
 struct zb; /* the builder */
 
 /* The largest dimension a tensor may have; a larger one fails the build (DP_ERR_UNSUPPORTED). */
 #define ZB_MAX_DIM ((int64_t)1 << 40)
 
-/* A builder writing into g (borrowed; must outlive it); opts gives optimizer, precision and
- * layout. NULL when out of memory. */
-struct zb *zb_init(struct dp_graph *g, const struct dp_zoo_opts *opts);
+/* How the training graph is built. */
+struct zb_opts {
+    enum dp_optimizer optimizer; /* update ops per variable */
+    enum dp_precision precision; /* fp32, or mixed: fp16 compute, fp32 variables, loss scaling */
+    bool              nchw;      /* 4-D activations in NCHW (data_format attrs), else NHWC */
+};
+
+/* A builder writing into g (borrowed; must outlive it) with opts (copied). NULL when out of
+ * memory. */
+struct zb *zb_init(struct dp_graph *g, const struct zb_opts *opts);
 void zb_free(struct zb *b);
 /* The sticky status (DP_OK while nothing failed) and its message. */
 enum dp_status zb_status(const struct zb *b, struct dp_error *err);
@@ -131,45 +140,5 @@ int zb_dense(struct zb *b, const char *name, int x, int units, const char *act);
 int zb_layer_norm(struct zb *b, const char *name, int x);
 /* GELU as BERT's TF code writes it (tanh approximation). */
 int zb_gelu(struct zb *b, int x);
-
-/* --- the models (zoo_cnn.c, zoo_seq.c): each builds its forward graph and loss --------- */
-int zoo_alexnet(struct zb *b, int64_t input);
-int zoo_vgg11(struct zb *b, int64_t input);
-int zoo_vgg13(struct zb *b, int64_t input);
-int zoo_vgg16(struct zb *b, int64_t input);
-int zoo_vgg19(struct zb *b, int64_t input);
-int zoo_resnet18(struct zb *b, int64_t input);
-int zoo_resnet34(struct zb *b, int64_t input);
-int zoo_resnet50(struct zb *b, int64_t input);
-int zoo_resnet101(struct zb *b, int64_t input);
-int zoo_resnet152(struct zb *b, int64_t input);
-int zoo_wide_resnet50_2(struct zb *b, int64_t input);
-int zoo_inception3(struct zb *b, int64_t input);
-int zoo_googlenet(struct zb *b, int64_t input);
-int zoo_mobilenet_v1(struct zb *b, int64_t input);
-int zoo_mobilenet_v1_050(struct zb *b, int64_t input);
-int zoo_mobilenet_v2(struct zb *b, int64_t input);
-int zoo_mobilenet_v2_050(struct zb *b, int64_t input);
-int zoo_mobilenet_v2_140(struct zb *b, int64_t input);
-int zoo_densenet121(struct zb *b, int64_t input);
-int zoo_densenet169(struct zb *b, int64_t input);
-int zoo_densenet201(struct zb *b, int64_t input);
-int zoo_squeezenet(struct zb *b, int64_t input);
-int zoo_squeezenet1_1(struct zb *b, int64_t input);
-int zoo_lstm_lm(struct zb *b, int64_t input);
-int zoo_lstm_lm_small(struct zb *b, int64_t input);
-int zoo_lstm_lm_large(struct zb *b, int64_t input);
-int zoo_transformer_base(struct zb *b, int64_t input);
-int zoo_transformer_big(struct zb *b, int64_t input);
-int zoo_bert_base(struct zb *b, int64_t input);
-int zoo_bert_large(struct zb *b, int64_t input);
-int zoo_bert_tiny(struct zb *b, int64_t input);
-int zoo_bert_mini(struct zb *b, int64_t input);
-int zoo_bert_small(struct zb *b, int64_t input);
-int zoo_bert_medium(struct zb *b, int64_t input);
-int zoo_gpt2_small(struct zb *b, int64_t input);
-int zoo_gpt2_medium(struct zb *b, int64_t input);
-int zoo_gpt2_large(struct zb *b, int64_t input);
-int zoo_distilgpt2(struct zb *b, int64_t input);
 
 #endif

@@ -1,0 +1,167 @@
+/* cmd_compare.c: `driple compare`: one graph through every setting's inspector side by side,
+ * one GNN pass per distinct body (each inspector then runs only its MLP head). */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cmd.h"
+#include "cmd_util.h"
+#include "dp/clock.h"
+#include "dp/coarsen.h"
+#include "dp/inspector.h"
+#include "dp/json_out.h"
+#include "dp/metrics.h"
+#include "dp/session.h"
+#include "dp/settings.h"
+
+static const char *const usage_compare =
+    "driple compare GRAPH|--grouped FILE [--settings FILE] [--batch N] [--exported-batch N]\n"
+    "       [--groups K] [--seed S] [--weights FILE] [--json]\n"
+    "       [--setting ID | --gpu NAME " CMD_CLUSTER_USAGE "\n"
+    "       [--gpus FILE]]   (one more row: a setting not in the list, with its inspector found\n"
+    "       as predict finds it)";
+
+int cmd_compare(int argc, char **argv) {
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "compare")) return 1;
+    int rc = 2;
+    struct dp_session *ss = NULL;
+    struct dp_jw *w = NULL;
+    const char *grouped = cli_value(&c, "--grouped");
+    const char *settings_file = cli_value(&c, "--settings");
+    const char *weights = cli_value(&c, "--weights");
+    const char *setting = cli_value(&c, "--setting");
+    int64_t batch = 0, groups = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED;
+    struct dp_import_opts io;
+    struct cmd_cluster cl;
+    bool json = cli_flag(&c, "--json");
+    if (!cmd_import_opts(&c, &io) || !cmd_cluster_opts(&c, &cl) ||
+        !cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) ||
+        !cli_int(&c, "--groups", 1, 100000, &groups) ||
+        !cli_int(&c, "--seed", INT64_MIN + 1, INT64_MAX, &seed) || c.bad)
+        goto done;
+    const char *graph = cli_positional(&c, 0);
+    if (!cli_check_unused(&c)) goto done;
+    bool by_cluster = cmd_cluster_given(&cl) || cl.precision;
+    if (setting && by_cluster) {
+        rc = cli_usage("compare", usage_compare, "give --setting ID or --gpu NAME ..., not both");
+        goto done;
+    }
+    if ((rc = cmd_session_open(settings_file, cl.gpus, weights, &ss))) goto done;
+    const struct dp_settings *list = dp_session_settings(ss);
+    /* The extra row: the named setting, unless the list has its cluster already. */
+    struct dp_setting extra;
+    int n_rows = list->n_settings;
+    if (setting || by_cluster) {
+        struct dp_resolution r;
+        if ((rc = cmd_session_setting(ss, setting, &cl, "compare", usage_compare, &extra)) ||
+            (rc = cmd_session_inspector(ss, &extra, &r)))
+            goto done;
+        bool listed = false;
+        for (int i = 0; i < list->n_settings && !listed; i++)
+            listed = dp_setting_same_cluster(&list->settings[i], &extra);
+        if (!listed) n_rows++;
+    }
+    if ((rc = cmd_session_workload(ss, graph, grouped, &io, batch, groups, seed, "compare",
+                                   usage_compare)))
+        goto done;
+    rc = 1;
+    struct dp_error err = {0};
+    if (json && !(w = dp_jw_new())) {
+        dp_error_set(&err, DP_ERR_NOMEM, "compare: out of memory");
+        cli_fail(&err);
+        goto done;
+    }
+    const struct dp_grouped *g = dp_session_grouped(ss);
+    double params = dp_session_params(ss);
+    long gnn0;
+    dp_session_counts(ss, &gnn0, NULL);
+    double t0 = dp_clock_ms();
+    int n_ok = 0;
+    if (json) {
+        dp_jw_str(w, "graph", g->graph);
+        if (g->batch > 0) dp_jw_int(w, "batch", g->batch);
+        else dp_jw_null(w, "batch");
+        dp_jw_str(w, "settings_file", list->path);
+        dp_jw_array(w, "settings");
+    } else {
+        printf("graph %s  batch %lld  groups %d  settings %s\n\n", g->graph, (long long)g->batch,
+               g->n_groups, list->path);
+        printf("%-28s %10s %12s %9s %9s %10s %10s  %s\n", "setting", "iter ms", "samples/s",
+               "GPU act", "GPU peak", "RX MB/s", "TX MB/s", "inspector");
+    }
+    for (int i = 0; i < n_rows; i++) {
+        const struct dp_setting *s = i < list->n_settings ? &list->settings[i] : &extra;
+        /* one GNN pass per distinct body (the session caches it); each row runs its head */
+        struct dp_prediction p;
+        if (dp_session_predict(ss, s, 0, &p, &err)) {
+            cli_fail(&err);
+            goto done;
+        }
+        n_ok += p.ok;
+        if (json) {
+            dp_jw_object(w, NULL);
+            dp_jw_str(w, "id", s->id);
+            dp_jw_str(w, "gpu", s->gpu);
+            dp_jw_int(w, "workers", s->workers);
+            dp_jw_int(w, "ps", s->ps);
+            dp_jw_prediction(w, &p);
+            if (!p.ok) dp_jw_str(w, "error", p.note);
+            dp_jw_end(w);
+        } else if (!p.ok) {
+            printf("%-28s %10s %12s %9s %9s %10s %10s  (%s)\n", s->id, "-", "-", "-", "-", "-", "-",
+                   p.note);
+        } else {
+            printf("%-28s %10.4g %12.4g %9.4g %9.4g %10.4g %10.4g  %s\n", s->id,
+                   p.d[DP_D_ITERATION_MS], p.d[DP_D_THROUGHPUT], p.m[DP_OUT_GPU_UTIL_ACTIVE],
+                   p.m[DP_OUT_GPU_UTIL_PEAK], p.m[DP_OUT_NET_RX_PEAK], p.m[DP_OUT_NET_TX_PEAK],
+                   p.from.path);
+        }
+    }
+    double ms = dp_clock_ms() - t0;
+    long gnn1;
+    dp_session_counts(ss, &gnn1, NULL);
+    int n_gnn = (int)(gnn1 - gnn0);
+    struct dp_derive_in facts; /* the same in every setting: from the graph alone */
+    dp_derive_in_init(&facts);
+    facts.params = params;
+    double d[DP_N_DERIVED];
+    dp_derive(NULL, &facts, d);
+    double net_mb = d[DP_D_NET_MB_PER_ITER];
+    if (json) {
+        dp_jw_end(w);
+        dp_jw_int(w, "n_predicted", n_ok);
+        dp_jw_int(w, "gnn_passes", n_gnn);
+        dp_jw_num(w, "ms", ms);
+        dp_jw_num(w, "parameters", params);
+        dp_jw_num(w, "net_mb_per_iter", net_mb);
+        dp_jw_formulas(w, "formulas");
+        rc = cmd_json_emit(w);
+        w = NULL;
+        if (rc) goto done;
+    } else {
+        printf("\n%d of %d settings predicted with %d GNN pass%s (shared bodies) in %.1f ms.\n"
+               "GPU act = gpu_util.active (ms), GPU peak = gpu_util.peak (%%); "
+               "iter ms = gpu_util.idle + gpu_util.active; samples/s = batch x workers x 1000 / iter ms.\n",
+               n_ok, n_rows, n_gnn, n_gnn == 1 ? "" : "es", ms);
+        if (isfinite(params))
+            printf("net per iter = 2 x %.0f parameters x 4 B = %.4g MB per worker in every setting "
+                   "(every variable pulled, every gradient pushed, fp32 on the wire).\n",
+                   params, net_mb);
+    }
+    rc = 0;
+    if (n_ok == 0) { /* a table of dashes is no answer: say so in the exit status */
+        dp_error_set(&err, DP_ERR_NOT_FOUND, "%s: no setting could be predicted (see the reasons above)",
+                     list->path);
+        rc = cli_fail(&err);
+    }
+done:
+    dp_jw_free(w);
+    dp_session_free(ss);
+    cli_done(&c);
+    return rc;
+}

@@ -1,0 +1,141 @@
+/* cmd_predict.c: `driple predict`: one graph through one inspector (named, or found for a
+ * setting: an id or the cluster options), with the derived figures and their formulas. */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "cmd.h"
+#include "cmd_util.h"
+#include "dp/coarsen.h"
+#include "dp/inspector.h"
+#include "dp/json_out.h"
+#include "dp/metrics.h"
+#include "dp/session.h"
+#include "dp/settings.h"
+
+static const char *const usage_predict =
+    "driple predict GRAPH|--grouped FILE (--inspector M | --setting ID | --gpu NAME\n"
+    "       " CMD_CLUSTER_USAGE ")\n"
+    "       [--settings FILE] [--gpus FILE] [--batch N] [--exported-batch N] [--groups K]\n"
+    "       [--seed S] [--weights FILE] [--epoch-samples N] [--price USD_PER_GPU_HOUR] [--json]\n"
+    "  A setting not in the list (an id or the options) takes the list's inspector for the same\n"
+    "  cluster, else the user inspector directory's file (the explorer saves a transfer there).";
+
+int cmd_predict(int argc, char **argv) {
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "predict")) return 1;
+    int rc = 2;
+    struct dp_session *ss = NULL;
+    const char *grouped = cli_value(&c, "--grouped");
+    const char *insp_arg = cli_value(&c, "--inspector");
+    const char *setting = cli_value(&c, "--setting");
+    const char *settings_file = cli_value(&c, "--settings");
+    const char *weights = cli_value(&c, "--weights");
+    int64_t batch = 0, groups = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED;
+    double epoch_samples = 1281167, price = NAN;
+    struct dp_import_opts io;
+    struct cmd_cluster cl;
+    bool json = cli_flag(&c, "--json");
+    if (!cmd_import_opts(&c, &io) || !cmd_cluster_opts(&c, &cl) ||
+        !cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) ||
+        !cli_int(&c, "--groups", 1, 100000, &groups) ||
+        !cli_int(&c, "--seed", INT64_MIN + 1, INT64_MAX, &seed) ||
+        !cli_double(&c, "--epoch-samples", 0, 1e15, &epoch_samples) ||
+        !cli_double(&c, "--price", 0, 1e9, &price) || c.bad)
+        goto done;
+    const char *graph = cli_positional(&c, 0);
+    if (!cli_check_unused(&c)) goto done;
+    bool by_cluster = cmd_cluster_given(&cl) || cl.precision;
+    if ((insp_arg != NULL) + (setting != NULL) + by_cluster != 1) {
+        rc = cli_usage("predict", usage_predict,
+                       "give one of --inspector M, --setting ID or --gpu NAME ... --network NET");
+        goto done;
+    }
+    if ((rc = cmd_session_open(settings_file, cl.gpus, weights, &ss))) goto done;
+    /* The inspector first: a missing one is the commonest mistake and costs nothing to find. */
+    struct dp_setting st;
+    const struct dp_setting *for_setting = &st; /* the setting predicted for (its workers) */
+    struct dp_error err = {0};
+    int insp;
+    if (insp_arg) {
+        rc = 1;
+        if ((insp = dp_session_use_file(ss, insp_arg, &err)) < 0) {
+            cli_fail(&err);
+            goto done;
+        }
+        for_setting = dp_settings_find(dp_session_settings(ss),
+                                       dp_inspector_setting(dp_session_inspector(ss, insp)));
+    } else {
+        struct dp_resolution r;
+        if ((rc = cmd_session_setting(ss, setting, &cl, "predict", usage_predict, &st)) ||
+            (rc = cmd_session_inspector(ss, &st, &r)))
+            goto done;
+        insp = r.inspector;
+    }
+    if ((rc = cmd_session_workload(ss, graph, grouped, &io, batch, groups, seed, "predict",
+                                   usage_predict)))
+        goto done;
+    rc = 1;
+    dp_session_set_economics(ss, epoch_samples, price);
+    struct dp_prediction p;
+    if (dp_session_predict_with(ss, insp, for_setting, &p, &err)) {
+        cli_fail(&err);
+        goto done;
+    }
+    if (!p.ok) {
+        fprintf(stderr, "driple: %s\n", p.note);
+        goto done;
+    }
+    const struct dp_grouped *g = dp_session_grouped(ss);
+    const char *setting_id = for_setting ? for_setting->id : p.from.setting_id;
+    const char *unknown = dp_session_unknown_ops(ss);
+    double params = dp_session_params(ss);
+    if (json) {
+        struct dp_jw *w = dp_jw_new();
+        dp_jw_str(w, "graph", g->graph);
+        if (g->batch > 0) dp_jw_int(w, "batch", g->batch);
+        else dp_jw_null(w, "batch");
+        dp_jw_int(w, "n_groups", g->n_groups);
+        dp_jw_str(w, "setting", setting_id[0] ? setting_id : NULL);
+        dp_jw_prediction(w, &p);
+        dp_jw_object(w, "units");
+        dp_jw_str(w, "idle", "ms");
+        dp_jw_str(w, "active", "ms");
+        for (int o = DP_STAT_PEAK; o < DP_N_OUTPUTS; o += DP_N_STATS)
+            dp_jw_str(w, dp_outputs[o].name, dp_outputs[o].unit);
+        dp_jw_end(w);
+        dp_jw_formulas(w, "formulas");
+        if (unknown) dp_jw_str(w, "unknown_op_types", unknown);
+        rc = cmd_json_emit(w);
+        goto done;
+    }
+    printf("graph %s  batch %lld  groups %d  setting %s\ninspector %s (%s%s%s)\n\n", g->graph,
+           (long long)g->batch, g->n_groups, setting_id[0] ? setting_id : "(none)", p.from.path,
+           p.origin, p.data[0] ? ", " : "", p.data);
+    printf("%-14s %12s %12s %12s\n", "resource", "idle ms", "active ms", "peak");
+    for (int r = 0; r < DP_N_RESOURCES; r++)
+        printf("%-14s %12.4g %12.4g %12.4g %s\n", dp_resource_name(r), p.m[DP_OUTPUT(r, DP_STAT_IDLE)],
+               p.m[DP_OUTPUT(r, DP_STAT_ACTIVE)], p.m[DP_OUTPUT(r, DP_STAT_PEAK)],
+               dp_resource_unit(r));
+    for (int o = 0; o < DP_N_OUTPUTS; o++)
+        if (p.clamped & (1u << o)) printf("%s came out below 0: read as 0\n", dp_outputs[o].name);
+    const double *d = p.d;
+    printf("\niteration %.4g ms   throughput %.4g samples/s%s   mean GPU util %.3g%%\n",
+           d[DP_D_ITERATION_MS], d[DP_D_THROUGHPUT], p.facts.workers > 0 ? "" : " per worker",
+           d[DP_D_MEAN_GPU_UTIL]);
+    if (isfinite(d[DP_D_NET_MB_PER_ITER]))
+        printf("network per iteration %.4g MB per worker (2 x %.0f parameters x 4 B)\n",
+               d[DP_D_NET_MB_PER_ITER], params);
+    if (isfinite(d[DP_D_EPOCH_S])) printf("epoch (%.0f samples) %.4g s", epoch_samples, d[DP_D_EPOCH_S]);
+    if (isfinite(d[DP_D_EPOCH_COST])) printf("   cost %.4g USD", d[DP_D_EPOCH_COST]);
+    printf("\n\n");
+    cmd_print_formulas();
+    if (unknown) printf("unknown op types (weight 0): %s\n", unknown);
+    rc = 0;
+done:
+    dp_session_free(ss);
+    cli_done(&c);
+    return rc;
+}

@@ -1,0 +1,326 @@
+/* builder.c: the training-graph builder's core: the sticky error, name scopes, nodes (made
+ * unique TF-style), tensors and the tape that records forward ops for their gradients, and the
+ * sources: the input pipeline, variables (with initializers and reads) and constants. */
+#include "tfgraph_impl.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tg_sfmt(char *out, size_t n, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, n, fmt, ap);
+    va_end(ap);
+}
+
+/* Grows *arr (elements of size sz) to hold one more than *n; false on OOM (sticky error). */
+bool tg_grow(struct zb *b, void **arr, int n, int *cap, size_t sz) {
+    if (n < *cap) return true;
+    int nc = *cap ? *cap * 2 : 64;
+    void *p = realloc(*arr, (size_t)nc * sz);
+    if (!p) {
+        zb_fail(b, DP_ERR_NOMEM, "out of memory building the graph");
+        return false;
+    }
+    *arr = p;
+    *cap = nc;
+    return true;
+}
+
+int zb_fail(struct zb *b, enum dp_status st, const char *fmt, ...) {
+    if (b->st) return -1;
+    b->st = st;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b->msg, sizeof b->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+struct zb *zb_init(struct dp_graph *g, const struct zb_opts *opts) {
+    struct zb *b = calloc(1, sizeof *b);
+    if (!b) return NULL;
+    b->g = g;
+    b->opts = *opts;
+    return b;
+}
+
+void zb_free(struct zb *b) {
+    if (!b) return;
+    free(b->t);
+    free(b->c);
+    free(b->tape);
+    free(b->pool);
+    free(b->vars);
+    free(b->updates);
+    free(b);
+}
+
+enum dp_status zb_status(const struct zb *b, struct dp_error *err) {
+    if (b->st) dp_error_set(err, b->st, "%s", b->msg);
+    return b->st;
+}
+
+void zb_push(struct zb *b, const char *fmt, ...) {
+    if (b->depth >= 64) {
+        zb_fail(b, DP_ERR_INVALID, "name scopes nested too deeply");
+        return;
+    }
+    size_t len = strlen(b->scope);
+    b->scope_len[b->depth++] = (int)len;
+    char part[NAME_MAX_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(part, sizeof part, fmt, ap);
+    va_end(ap);
+    tg_sfmt(b->scope + len, sizeof b->scope - len, "%s%s", len ? "/" : "", part);
+}
+
+void zb_pop(struct zb *b) {
+    if (b->depth > 0) b->scope[b->scope_len[--b->depth]] = '\0';
+}
+
+int zb_rank(const struct zb *b, int t) { return b->t[t].n_dims; }
+const int64_t *zb_dims(const struct zb *b, int t) { return b->t[t].dims; }
+enum dp_dtype zb_dtype(const struct zb *b, int t) { return b->t[t].dt; }
+bool zb_nchw(const struct zb *b) { return b->opts.nchw; }
+int zb_caxis(const struct zb *b) { return b->opts.nchw ? 1 : 3; }
+enum dp_dtype zb_compute_dtype(const struct zb *b) {
+    return b->opts.precision == DP_PREC_MIXED ? DP_DTYPE_F16 : DP_DTYPE_F32;
+}
+int64_t zb_dim(const struct zb *b, int t, int d) {
+    const struct tensor *x = &b->t[t];
+    if (d < 0) d += x->n_dims;
+    return d >= 0 && d < x->n_dims ? x->dims[d] : 0;
+}
+
+/* --- nodes and tensors ------------------------------------------------------------------- */
+
+/* Adds a node named `full` (made unique TF-style) with data inputs in_nodes. */
+int tg_add_node(struct zb *b, const char *full, const char *op, const char *dev, int n_dims,
+                    const int64_t *dims, enum dp_dtype dt, const int *in_nodes, int n_in) {
+    if (b->st) return -1;
+    char name[NAME_MAX_LEN + 16];
+    tg_sfmt(name, sizeof name, "%s", full);
+    for (int k = 1; dp_graph_find(b->g, name) >= 0; k++) {
+        /* Shorten full to leave room for the suffix: a truncated "<full>_<k>" would be the
+         * taken name again, forever. */
+        char suffix[16];
+        int ns = snprintf(suffix, sizeof suffix, "_%d", k);
+        int keep = (int)sizeof name - 1 - ns;
+        tg_sfmt(name, sizeof name, "%.*s%s", keep, full, suffix);
+    }
+    int idx = -1;
+    struct dp_error e = {0};
+    if (dp_graph_add_node(b->g, name, op, dev, n_dims, dims, dt, &idx, &e))
+        return zb_fail(b, e.status, "%s", e.msg);
+    for (int i = 0; i < n_in; i++)
+        if (in_nodes[i] >= 0 && dp_graph_add_input(b->g, idx, in_nodes[i], false, &e))
+            return zb_fail(b, e.status, "%s", e.msg);
+    return idx;
+}
+
+void tg_scoped(const struct zb *b, const char *base, char *out, size_t n) {
+    tg_sfmt(out, n, "%s%s%s", b->scope, b->scope[0] ? "/" : "", base);
+}
+
+int tg_new_tensor(struct zb *b, int node, int n_dims, const int64_t *dims, enum dp_dtype dt,
+                      bool grad) {
+    if (b->st || node < 0) return -1;
+    /* Imported shapes can hold anything: bounding every dimension keeps the shape arithmetic
+     * (padding, concatenation) far from int64_t overflow. */
+    for (int d = 0; d < n_dims && d < DP_MAX_DIMS; d++)
+        if (dims[d] > ZB_MAX_DIM || dims[d] < DP_DIM_UNKNOWN)
+            return zb_fail(b, DP_ERR_UNSUPPORTED, "%s: dimension %lld out of range [0, 2^40]",
+                           b->scope, (long long)dims[d]);
+    int64_t copy[DP_MAX_DIMS]; /* dims may point into b->t, which tg_grow() moves */
+    for (int d = 0; d < n_dims && d < DP_MAX_DIMS; d++) copy[d] = dims[d];
+    if (!tg_grow(b, (void **)&b->t, b->n_t, &b->cap_t, sizeof *b->t)) return -1;
+    struct tensor *x = &b->t[b->n_t];
+    x->node = node;
+    x->n_dims = n_dims;
+    for (int d = 0; d < n_dims && d < DP_MAX_DIMS; d++) x->dims[d] = copy[d];
+    x->dt = dt;
+    x->grad = grad;
+    x->first = -1;
+    return b->n_t++;
+}
+
+void tg_set_attr(struct zb *b, int node, const char *key, const char *fmt, ...) {
+    if (b->st || node < 0) return;
+    char v[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v, sizeof v, fmt, ap);
+    va_end(ap);
+    if (dp_graph_set_attr(b->g, node, key, v)) zb_fail(b, DP_ERR_NOMEM, "out of memory");
+}
+
+/* A node whose inputs are tensors; returns the new tensor (grad if any input needs one). */
+int tg_emit(struct zb *b, const char *full, const char *op, const char *dev, const int *ins,
+                int n_in, int n_dims, const int64_t *dims, enum dp_dtype dt) {
+    if (b->st) return -1;
+    int nodes[MAX_FAN];
+    bool grad = false;
+    if (n_in > MAX_FAN) return zb_fail(b, DP_ERR_UNSUPPORTED, "op '%s' with %d inputs", full, n_in);
+    for (int i = 0; i < n_in; i++) {
+        if (ins[i] < 0) return -1;
+        nodes[i] = b->t[ins[i]].node;
+        grad |= b->t[ins[i]].grad;
+    }
+    int node = tg_add_node(b, full, op, dev, n_dims, dims, dt, n_in ? nodes : NULL, n_in);
+    return tg_new_tensor(b, node, n_dims, dims, dt, grad);
+}
+
+/* A forward GPU op in the current scope, recorded on the tape when it needs a gradient. */
+int tg_fwd(struct zb *b, enum kind kind, const char *base, const char *op, const int *ins,
+               int n_in, int n_dims, const int64_t *dims, enum dp_dtype dt, int *tape_idx) {
+    char full[NAME_MAX_LEN];
+    tg_scoped(b, base, full, sizeof full);
+    int y = tg_emit(b, full, op, GPU_DEV, ins, n_in, n_dims, dims, dt);
+    if (tape_idx) *tape_idx = -1;
+    if (y < 0 || !b->t[y].grad) return y;
+    if (!tg_grow(b, (void **)&b->tape, b->n_tape, &b->cap_tape, sizeof *b->tape)) return -1;
+    struct tape_op *o = &b->tape[b->n_tape];
+    memset(o, 0, sizeof *o);
+    o->kind = kind;
+    o->node = b->t[y].node;
+    tg_sfmt(o->op, sizeof o->op, "%s", op);
+    o->in0 = b->n_pool;
+    o->n_in = n_in;
+    for (int i = 0; i < n_in; i++) {
+        if (!tg_grow(b, (void **)&b->pool, b->n_pool, &b->cap_pool, sizeof *b->pool)) return -1;
+        b->pool[b->n_pool++] = ins[i];
+    }
+    if (!tg_grow(b, (void **)&b->pool, b->n_pool, &b->cap_pool, sizeof *b->pool)) return -1;
+    o->out0 = b->n_pool;
+    o->n_out = 1;
+    b->pool[b->n_pool++] = y;
+    if (tape_idx) *tape_idx = b->n_tape;
+    b->n_tape++;
+    return y;
+}
+
+/* Adds output tensor y to tape op ti (multi-output ops). */
+void tg_tape_add_out(struct zb *b, int ti, int y) {
+    if (b->st || ti < 0) return;
+    struct tape_op *o = &b->tape[ti];
+    /* Outputs are appended only right after creation, so the pool is contiguous. */
+    DP_ASSERT(o->out0 + o->n_out == b->n_pool);
+    if (!tg_grow(b, (void **)&b->pool, b->n_pool, &b->cap_pool, sizeof *b->pool)) return;
+    b->pool[b->n_pool++] = y;
+    o->n_out++;
+}
+
+/* A constant tensor in the current scope (GPU; TF keeps small ones in host memory). */
+int zb_const(struct zb *b, const char *name, int n_dims, const int64_t *dims, enum dp_dtype dt) {
+    char full[NAME_MAX_LEN];
+    tg_scoped(b, name, full, sizeof full);
+    return tg_emit(b, full, "Const", GPU_DEV, NULL, 0, n_dims, dims, dt);
+}
+
+int tg_scalar(struct zb *b, const char *base) {
+    return zb_const(b, base, 0, NULL, zb_compute_dtype(b));
+}
+
+/* --- sources ------------------------------------------------------------------------------ */
+
+int zb_input(struct zb *b, int n_dims, const int64_t *dims, enum dp_dtype dt, int n_label_dims,
+             const int64_t *label_dims, int *labels, bool nhwc_images) {
+    int it = tg_emit(b, "IteratorV2", "IteratorV2", CPU_DEV, NULL, 0, 0, NULL, DP_DTYPE_RESOURCE);
+    int x = tg_emit(b, "IteratorGetNext", "IteratorGetNext", CPU_DEV, &it, 1, n_dims, dims, dt);
+    if (x < 0) return -1;
+    tg_set_attr(b, b->t[x].node, "output_types", dt == DP_DTYPE_F32 ? "[DT_FLOAT, DT_INT32]"
+                                                                  : "[DT_INT32, DT_INT32]");
+    if (labels)
+        *labels = tg_new_tensor(b, b->t[x].node, n_label_dims, label_dims, DP_DTYPE_I32, false);
+    if (n_dims == 4 && b->opts.nchw && nhwc_images) {
+        int perm[4] = {0, 3, 1, 2};
+        x = zb_transpose(b, x, perm);
+    }
+    if (dt == DP_DTYPE_F32 && b->opts.precision == DP_PREC_MIXED) x = zb_cast(b, x, DP_DTYPE_F16);
+    return x;
+}
+
+/* Initializers run once when the session starts, not per step: attr phase=init (cost 0). */
+static void mark_init(struct zb *b, int t) {
+    if (t >= 0) tg_set_attr(b, b->t[t].node, "phase", "init");
+}
+
+int zb_input_extra(struct zb *b, int features, int n_dims, const int64_t *dims,
+                   enum dp_dtype dt) {
+    if (b->st || features < 0) return -1;
+    /* Walk back through a Transpose/Cast to the IteratorGetNext node. */
+    int node = b->t[features].node;
+    while (strcmp(dp_graph_node(b->g, (size_t)node)->op, "IteratorGetNext") &&
+           dp_graph_node(b->g, (size_t)node)->n_inputs > 0)
+        node = dp_graph_node(b->g, (size_t)node)->inputs[0];
+    return tg_new_tensor(b, node, n_dims, dims, dt, false);
+}
+
+int tg_variable(struct zb *b, const char *name, int n_dims, const int64_t *dims,
+                    const char *init, bool trainable, bool cast, bool slot, int *ref_out) {
+    if (b->st) return -1;
+    char full[NAME_MAX_LEN];
+    tg_scoped(b, name, full, sizeof full);
+    int ref = tg_emit(b, full, "VariableV2", GPU_DEV, NULL, 0, n_dims, dims, DP_DTYPE_F32);
+    if (ref < 0) return -1;
+    int vnode = b->t[ref].node;
+    const char *vname = dp_graph_node(b->g, (size_t)vnode)->name;
+    char vn[NAME_MAX_LEN];
+    tg_sfmt(vn, sizeof vn, "%s", vname);
+    double p = 1;
+    for (int d = 0; d < n_dims; d++) p *= (double)dims[d];
+    dp_graph_set_cost(b->g, vnode, 0, 0, slot ? 0 : (int64_t)p);
+    char shape[160] = "[";
+    for (int d = 0; d < n_dims; d++) {
+        size_t len = strlen(shape);
+        tg_sfmt(shape + len, sizeof shape - len, "%s%lld", d ? ", " : "", (long long)dims[d]);
+    }
+    tg_set_attr(b, vnode, "shape", "%s]", shape);
+    if (!trainable) tg_set_attr(b, vnode, "trainable", "false");
+    if (slot) tg_set_attr(b, vnode, "slot", "true");
+
+    char nm[NAME_MAX_LEN + 64];
+    int initv;
+    if (!strcmp(init, "normal")) {
+        int64_t nd = n_dims;
+        tg_sfmt(nm, sizeof nm, "%s/Initializer/truncated_normal/shape", vn);
+        int shp = tg_emit(b, nm, "Const", GPU_DEV, NULL, 0, 1, &nd, DP_DTYPE_I32);
+        tg_sfmt(nm, sizeof nm, "%s/Initializer/truncated_normal/TruncatedNormal", vn);
+        int tn = tg_emit(b, nm, "TruncatedNormal", GPU_DEV, &shp, 1, n_dims, dims, DP_DTYPE_F32);
+        tg_sfmt(nm, sizeof nm, "%s/Initializer/truncated_normal/stddev", vn);
+        int sd = tg_emit(b, nm, "Const", GPU_DEV, NULL, 0, 0, NULL, DP_DTYPE_F32);
+        tg_sfmt(nm, sizeof nm, "%s/Initializer/truncated_normal/mul", vn);
+        int ins[2] = {tn, sd};
+        initv = tg_emit(b, nm, "Mul", GPU_DEV, ins, 2, n_dims, dims, DP_DTYPE_F32);
+        mark_init(b, shp);
+        mark_init(b, tn);
+        mark_init(b, sd);
+    } else {
+        tg_sfmt(nm, sizeof nm, "%s/Initializer/%s", vn, init);
+        initv = tg_emit(b, nm, "Const", GPU_DEV, NULL, 0, n_dims, dims, DP_DTYPE_F32);
+    }
+    mark_init(b, initv);
+    tg_sfmt(nm, sizeof nm, "%s/Assign", vn);
+    int ai[2] = {ref, initv};
+    mark_init(b, tg_emit(b, nm, "Assign", GPU_DEV, ai, 2, n_dims, dims, DP_DTYPE_F32));
+    if (ref_out) *ref_out = ref;
+    if (slot) return ref;
+
+    tg_sfmt(nm, sizeof nm, "%s/read", vn);
+    int read = tg_emit(b, nm, "Identity", GPU_DEV, &ref, 1, n_dims, dims, DP_DTYPE_F32);
+    if (read < 0) return -1;
+    b->t[read].grad = trainable;
+    if (!tg_grow(b, (void **)&b->vars, b->n_vars, &b->cap_vars, sizeof *b->vars)) return -1;
+    b->vars[b->n_vars++] = (struct var){ref, read, trainable};
+    if (cast && b->opts.precision == DP_PREC_MIXED) return zb_cast(b, read, DP_DTYPE_F16);
+    return read;
+}
+
+int zb_variable(struct zb *b, const char *name, int n_dims, const int64_t *dims,
+                const char *init, bool trainable) {
+    return tg_variable(b, name, n_dims, dims, init, trainable, trainable, false, NULL);
+}

@@ -1,0 +1,23 @@
+/* app_impl.h: what the explorer's model files share among themselves (app.c: the what-if
+ * setting and predictions; app_compare.c: the compare rows; app_ui.c: navigation; app_job.c:
+ * the background transfer). Not for the views. */
+#ifndef DRIPLE_APP_IMPL_H
+#define DRIPLE_APP_IMPL_H
+
+#include "app.h"
+
+/* Copies src into dst (n bytes), truncating; NULL copies "". */
+void app_copy(char *dst, size_t n, const char *src);
+/* Makes w the what-if setting and repredicts; on an invalid one keeps the old and says why in
+ * the status line. */
+bool app_what_apply(struct app *a, const struct app_what *w);
+/* app_predict, where defer_load (the UI building compare rows) leaves a prediction whose
+ * inspector file is not loaded yet pending for an idle frame (app_fill_pending). */
+void app_predict_setting(struct app *a, const struct dp_setting *s, bool defer_load,
+                         struct app_pred *out);
+/* Stops a running transfer job and releases it (app_free). */
+void app_job_stop(struct app *a);
+/* Sorts the compare rows by the current key. */
+void app_sort_rows(struct app *a);
+
+#endif
