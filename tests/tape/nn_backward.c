@@ -79,12 +79,12 @@ static void backward_node(struct dp_tensor *t) {
         /* y = a b (b: k x n) or a b^T (b: n x k) */
         const int m = a->rows, k = a->cols, nn = t->cols;
         if (ga) {
-            if (t->iparam[0]) dp_kn()->gemm(false, false, m, k, nn, dy, nn, b->data, k, 1.0f, ga, k);
-            else dp_kn()->gemm(false, true, m, k, nn, dy, nn, b->data, nn, 1.0f, ga, k);
+            if (t->iparam[0]) dp_kn_gemm(false, false, m, k, nn, dy, nn, b->data, k, 1.0f, ga, k);
+            else dp_kn_gemm(false, true, m, k, nn, dy, nn, b->data, nn, 1.0f, ga, k);
         }
         if (gb) {
-            if (t->iparam[0]) dp_kn()->gemm(true, false, nn, k, m, dy, nn, a->data, k, 1.0f, gb, k);
-            else dp_kn()->gemm(true, false, k, nn, m, a->data, k, dy, nn, 1.0f, gb, nn);
+            if (t->iparam[0]) dp_kn_gemm(true, false, nn, k, m, dy, nn, a->data, k, 1.0f, gb, k);
+            else dp_kn_gemm(true, false, k, nn, m, a->data, k, dy, nn, 1.0f, gb, nn);
         }
         break;
     }

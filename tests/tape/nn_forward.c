@@ -90,7 +90,7 @@ static void forward_node(struct dp_tensor *t) {
     case DP_OP_MATMUL: {
         const int m = a->rows, k = a->cols, nn = t->cols;
         const int lda = a->cols, ldb = b->cols, ldc = t->cols;
-        dp_kn()->gemm(false, t->iparam[0], m, nn, k, a->data, lda, b->data, ldb, 0.0f, o, ldc);
+        dp_kn_gemm(false, t->iparam[0], m, nn, k, a->data, lda, b->data, ldb, 0.0f, o, ldc);
         break;
     }
     case DP_OP_ADD:

@@ -61,6 +61,11 @@ const struct dp_kn_table *dp_kn(void) {
     return dp_kn_table_of((enum dp_kn_level)l);
 }
 
+void dp_kn_gemm(bool ta, bool tb, int m, int n, int k, const float *a, int lda, const float *b,
+                int ldb, float beta, float *c, int ldc) {
+    dp_kn()->gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+}
+
 const char *dp_kernels(void) { return dp_kn_level_name(dp_kn()->level); }
 
 bool dp_kernels_set(const char *name) {

@@ -89,6 +89,9 @@ struct dp_kn_table {
 
 /* The table of the level in effect (never NULL). */
 const struct dp_kn_table *dp_kn(void);
+/* dp_kn()->gemm: the product at the level in effect, for one call. */
+void dp_kn_gemm(bool ta, bool tb, int m, int n, int k, const float *a, int lda, const float *b,
+                int ldb, float beta, float *c, int ldc);
 /* The table of one level, or NULL when this build or CPU lacks it (tests compare levels). */
 const struct dp_kn_table *dp_kn_table_of(enum dp_kn_level l);
 /* "portable", "avx2", "avx512"; "?" out of range. */

@@ -433,106 +433,128 @@ static void set2set(const struct fx_pass *f, int g0, int g1) {
         memcpy(w->emb + (size_t)i * 2 * H, fin + (size_t)i * I3, (size_t)2 * H * sizeof *w->emb);
 }
 
-/* A thread's share of the pass: its rows of every layer, then its graphs' Set2Set. */
-static void forward_region(void *ctx, int tid, int nt, struct dp_pool_region *reg) {
-    const struct fx_pass *f = ctx;
+/* Layer l's row-local transforms of rows [r0, r1) of its input into P (the layer's buffer of
+ * the two): [transform | W_ih^T] products, GAT's attention scores. */
+static void transforms(const struct fx_pass *f, int l, int r0, int r1) {
+    const struct dp_model *m = f->m;
+    const struct dp_arch *a = &m->arch;
+    const struct dp_kn_table *K = f->K;
+    const struct dp_fx_work *w = f->w;
+    const int H = a->hidden, M = f->b->n_nodes, c = l == 0 ? 0 : 1, R = r1 - r0;
+    const struct dp_conv_idx *cv = &m->conv[c];
+    const int k = cv->in, ldin = l == 0 ? a->n_feat : H, ldp = (int)f->lo.p_w;
+    const float *in = l == 0 ? f->b->x
+                             : w->states + (size_t)(f->save ? l - 1 : (l - 1) % 2) * M * H;
+    const float *ir = in + (size_t)r0 * ldin;
+    float *P = f->P[l % 2] + (size_t)r0 * ldp;
+    switch (a->layer) {
+    case DP_LAYER_GCN:
+    case DP_LAYER_GAT:
+        K->gemm(false, false, R, ldp, k, ir, ldin, a->gru ? f->cp[c] : dp_model_pdata(m, cv->W),
+                ldp, 0.0f, P, ldp);
+        if (a->layer == DP_LAYER_GAT) {
+            float *s = f->gat + (size_t)(l % 2) * 2 * M * a->heads, *d = s + (size_t)M * a->heads;
+            dp_fx_gat_scores(m, c, r0, r1, f->P[l % 2], ldp, s, d);
+        }
+        break;
+    case DP_LAYER_MPNN: K->gemm(false, false, R, ldp, k, ir, ldin, f->cp[c], ldp, 0.0f, P, ldp); break;
+    default: /* GIN: the GRU's input gates from the (zero-padded) previous state */
+        if (a->gru) K->gemm(false, false, R, 3 * H, k, ir, ldin, f->wihT, 3 * H, 0.0f, P, ldp);
+        break;
+    }
+}
+
+/* The rest of layer l for rows [r0, r1): the aggregation over neighbours (reading every row of
+ * the layer's transforms, or for GIN of its input), the layer's own transforms, the GRU. */
+static void layer_rows(const struct fx_pass *f, int l, int r0, int r1) {
     const struct dp_model *m = f->m;
     const struct dp_fx_batch *b = f->b;
     const struct dp_kn_table *K = f->K;
     const struct dp_arch *a = &m->arch;
-    struct dp_fx_work *w = f->w;
-    const int H = a->hidden, F = a->n_feat, M = b->n_nodes, L = b->n_layers, S = w->slots;
-    const bool gru = a->gru, save = f->save;
+    const struct dp_fx_work *w = f->w;
+    const int H = a->hidden, M = b->n_nodes, S = w->slots, c = l == 0 ? 0 : 1, R = r1 - r0;
+    const bool save = f->save;
     const size_t MH = (size_t)M * H;
-    const float *bih = dp_model_pdata(m, m->gru_bih), *bhh = dp_model_pdata(m, m->gru_bhh);
-    int r0, r1;
-    dp_pool_share(M, tid, nt, &r0, &r1);
-    const int R = r1 - r0;
-    for (int l = 0; l < L; l++) {
-        const int c = l == 0 ? 0 : 1, par = nt > 1 ? l % 2 : 0;
-        const struct dp_conv_idx *cv = &m->conv[c];
-        const int k = cv->in, ldin = l == 0 ? F : H;
-        const float *in = l == 0 ? b->x : w->states + (size_t)(save ? l - 1 : (l - 1) % 2) * MH;
-        float *xo = w->states + (size_t)(save ? l : l % 2) * MH;
-        float *sv = w->save + (size_t)(save ? l : 0) * S * MH;
-        float *y = sv, *sr = sv + MH, *sz = sv + 2 * MH, *sn = sv + 3 * MH, *sg = sv + 4 * MH;
-        float *P = f->P[par];
-        const float *ir = in + (size_t)r0 * ldin; /* this thread's input rows */
-        float *s = f->gat + (size_t)par * 2 * M * a->heads, *d = s + (size_t)M * a->heads;
-        int ldp = gru ? 4 * H : H;
-        /* row-local transforms */
-        switch (a->layer) {
-        case DP_LAYER_GCN:
-        case DP_LAYER_GAT:
-            K->gemm(false, false, R, ldp, k, ir, ldin,
-                    gru ? f->cp[c] : dp_model_pdata(m, cv->W), gru ? ldp : H, 0.0f,
-                    P + (size_t)r0 * ldp, ldp);
-            if (a->layer == DP_LAYER_GAT) dp_fx_gat_scores(m, c, r0, r1, P, ldp, s, d);
-            break;
-        case DP_LAYER_MPNN:
-            ldp = dp_fx_pack_width(m);
-            K->gemm(false, false, R, ldp, k, ir, ldin, f->cp[c], ldp, 0.0f,
-                    P + (size_t)r0 * ldp, ldp);
-            break;
-        default: /* GIN: the GRU's input gates from the (zero-padded) previous state */
-            ldp = 3 * H;
-            if (gru)
-                K->gemm(false, false, R, ldp, k, ir, ldin, f->wihT, ldp, 0.0f,
-                        P + (size_t)r0 * ldp, ldp);
-            break;
-        }
-        dp_pool_barrier(reg);
-        /* the aggregation over neighbours, then the rest of the layer: row-local */
-        float *yr = y + (size_t)r0 * H;
-        const float *gi = P + (size_t)r0 * ldp + H;
-        switch (a->layer) {
-        case DP_LAYER_GCN:
-            csr_agg(K, b, b->gcn_val, b->gcn_self, 0.0f, H, P, ldp, y, H, r0, r1);
-            K->bias_act(R, H, dp_model_pdata(m, cv->b), yr, H, LEAKY_SLOPE);
-            break;
-        case DP_LAYER_GAT:
-            dp_fx_gat_rows(m, b, r0, r1, P, ldp, s, d, f->gat + (size_t)4 * M * a->heads, y);
-            if (save) /* wh, for the backward */
-                for (int i = r0; i < r1; i++)
-                    memcpy(sv + 5 * MH + (size_t)i * H, P + (size_t)i * ldp,
-                           (size_t)H * sizeof *sv);
-            K->bias_act(R, H, dp_model_pdata(m, cv->b), yr, H, LEAKY_SLOPE);
-            break;
-        case DP_LAYER_MPNN:
-            dp_fx_mpnn(m, b, c, r0, r1, P, ldp, f->cp[c], y, sv + 5 * MH, sv + 6 * MH);
-            K->bias_act(R, H, dp_model_pdata(m, cv->lin_b), yr, H, LEAKY_SLOPE);
-            gi = P + (size_t)r0 * ldp + 3 * H;
-            break;
-        default: {
-            /* GIN: y = relu(relu(((1+eps) in + A in) W0^T + b0) W1^T + b1) */
-            const float eps = *dp_model_pdata(m, cv->eps);
-            float *agg = sv + 5 * MH, *h1 = sv + 6 * MH;
-            const int mid = (int)m->p[cv->fc_w[0]].shape[0];
-            csr_agg(K, b, NULL, NULL, 1.0f + eps, k, in, ldin, agg, k, r0, r1);
-            K->gemm(false, true, R, mid, k, agg + (size_t)r0 * k, k,
-                    dp_model_pdata(m, cv->fc_w[0]), k, 0.0f, h1 + (size_t)r0 * mid, mid);
-            K->bias_act(R, mid, dp_model_pdata(m, cv->fc_b[0]), h1 + (size_t)r0 * mid, mid, 0.0f);
-            K->gemm(false, true, R, H, mid, h1 + (size_t)r0 * mid, mid,
-                    dp_model_pdata(m, cv->fc_w[1]), mid, 0.0f, yr, H);
-            K->bias_act(R, H, dp_model_pdata(m, cv->fc_b[1]), yr, H, 0.0f);
-            gi = P + (size_t)r0 * ldp;
-            break;
-        }
-        }
-        if (gru) {
-            float *gh = f->GH + (size_t)r0 * 3 * H;
-            const size_t q = (size_t)r0 * H;
-            K->gemm(false, false, R, 3 * H, H, yr, H, f->whhT, 3 * H, 0.0f, gh, 3 * H);
-            K->gru(R, H, gi, ldp, gh, 3 * H, bih, bhh, yr, xo + q, save ? sr + q : NULL, sz + q,
-                   sn + q, sg + q);
-        } else {
-            memcpy(xo + (size_t)r0 * H, yr, (size_t)R * H * sizeof *xo);
-        }
+    const struct dp_conv_idx *cv = &m->conv[c];
+    const int k = cv->in, ldin = l == 0 ? a->n_feat : H, ldp = (int)f->lo.p_w;
+    const float *in = l == 0 ? b->x : w->states + (size_t)(save ? l - 1 : (l - 1) % 2) * MH;
+    float *xo = w->states + (size_t)(save ? l : l % 2) * MH;
+    float *sv = w->save + (size_t)(save ? l : 0) * S * MH;
+    float *y = sv, *yr = y + (size_t)r0 * H;
+    const float *P = f->P[l % 2];
+    const float *gi = P + (size_t)r0 * ldp + H;
+    switch (a->layer) {
+    case DP_LAYER_GCN:
+        csr_agg(K, b, b->gcn_val, b->gcn_self, 0.0f, H, P, ldp, y, H, r0, r1);
+        K->bias_act(R, H, dp_model_pdata(m, cv->b), yr, H, LEAKY_SLOPE);
+        break;
+    case DP_LAYER_GAT: {
+        const float *s = f->gat + (size_t)(l % 2) * 2 * M * a->heads, *d = s + (size_t)M * a->heads;
+        dp_fx_gat_rows(m, b, r0, r1, P, ldp, s, d, f->gat + (size_t)4 * M * a->heads, y);
+        if (save) /* wh, for the backward */
+            for (int i = r0; i < r1; i++)
+                memcpy(sv + 5 * MH + (size_t)i * H, P + (size_t)i * ldp, (size_t)H * sizeof *sv);
+        K->bias_act(R, H, dp_model_pdata(m, cv->b), yr, H, LEAKY_SLOPE);
+        break;
     }
-    dp_pool_barrier(reg); /* Set2Set reads every row of the last state */
-    int g0, g1;
-    dp_pool_share(b->n_graphs, tid, nt, &g0, &g1);
-    set2set(f, g0, g1);
+    case DP_LAYER_MPNN:
+        dp_fx_mpnn(m, b, c, r0, r1, P, ldp, f->cp[c], y, sv + 5 * MH, sv + 6 * MH);
+        K->bias_act(R, H, dp_model_pdata(m, cv->lin_b), yr, H, LEAKY_SLOPE);
+        gi = P + (size_t)r0 * ldp + 3 * H;
+        break;
+    default: {
+        /* GIN: y = relu(relu(((1+eps) in + A in) W0^T + b0) W1^T + b1) */
+        const float eps = *dp_model_pdata(m, cv->eps);
+        float *agg = sv + 5 * MH, *h1 = sv + 6 * MH;
+        const int mid = (int)m->p[cv->fc_w[0]].shape[0];
+        csr_agg(K, b, NULL, NULL, 1.0f + eps, k, in, ldin, agg, k, r0, r1);
+        K->gemm(false, true, R, mid, k, agg + (size_t)r0 * k, k, dp_model_pdata(m, cv->fc_w[0]),
+                k, 0.0f, h1 + (size_t)r0 * mid, mid);
+        K->bias_act(R, mid, dp_model_pdata(m, cv->fc_b[0]), h1 + (size_t)r0 * mid, mid, 0.0f);
+        K->gemm(false, true, R, H, mid, h1 + (size_t)r0 * mid, mid,
+                dp_model_pdata(m, cv->fc_w[1]), mid, 0.0f, yr, H);
+        K->bias_act(R, H, dp_model_pdata(m, cv->fc_b[1]), yr, H, 0.0f);
+        gi = P + (size_t)r0 * ldp;
+        break;
+    }
+    }
+    if (a->gru) {
+        float *gh = f->GH + (size_t)r0 * 3 * H;
+        const size_t q = (size_t)r0 * H;
+        K->gemm(false, false, R, 3 * H, H, yr, H, f->whhT, 3 * H, 0.0f, gh, 3 * H);
+        K->gru(R, H, gi, ldp, gh, 3 * H, dp_model_pdata(m, m->gru_bih),
+               dp_model_pdata(m, m->gru_bhh), yr, xo + q, save ? sv + MH + q : NULL,
+               sv + 2 * MH + q, sv + 3 * MH + q, sv + 4 * MH + q);
+    } else {
+        memcpy(xo + (size_t)r0 * H, yr, (size_t)R * H * sizeof *xo);
+    }
+}
+
+/* Rows per work item of a phase: two of the product's 6-row blocks. */
+#define FX_ROWS 12
+
+/* One thread of the pass: phase 0, layer 0's transforms; phase l + 1, layer l (then layer
+ * l + 1's transforms of the same rows); the last phase, Set2Set, a graph per item. Items of
+ * FX_ROWS rows are taken as they come (pool.h); each row's arithmetic is the same whoever does
+ * it, so the outputs do not depend on the thread count. */
+static void forward_region(void *ctx, int tid, int nt, struct dp_pool_region *reg) {
+    (void)tid;
+    (void)nt;
+    const struct fx_pass *f = ctx;
+    const int M = f->b->n_nodes, L = f->b->n_layers, items = (M + FX_ROWS - 1) / FX_ROWS;
+    struct dp_pool_cursor cur = {0, 0, -1};
+    for (int l = -1; l < L; l++) {
+        dp_pool_phase(reg, &cur, items);
+        for (int it; (it = dp_pool_next(reg, &cur)) >= 0;) {
+            const int r0 = it * FX_ROWS, r1 = r0 + FX_ROWS < M ? r0 + FX_ROWS : M;
+            if (l >= 0) layer_rows(f, l, r0, r1);
+            if (l + 1 < L) transforms(f, l + 1, r0, r1);
+        }
+        dp_pool_phase_wait(reg, &cur);
+    }
+    dp_pool_phase(reg, &cur, f->b->n_graphs);
+    for (int g; (g = dp_pool_next(reg, &cur)) >= 0;) set2set(f, g, g + 1);
+    dp_pool_phase_wait(reg, &cur);
 }
 
 enum dp_status dp_fx_forward(const struct dp_model *m, const struct dp_fx_batch *b,

@@ -2,9 +2,10 @@
  * engine (graphs of equal layer and step count run as one stacked batch), and
  * PyTorch's Adam with L2 weight decay added to the gradient. Modes: every parameter, the head only
  * (the published transfer learning), or the head plus the reused layer and the GRU.
- * Threads: a batch's sub-batches are shared out among the threads of one region (pool.h), each
- * with its own work buffers and gradient sums, added up in thread order afterwards (so that a
- * step's result depends on the thread count only through float rounding). */
+ * Threads: a batch's sub-batches are the items of one phase of a region (pool.h), taken by
+ * whichever thread runs, each with its own work buffer; every sub-batch's loss and gradients go
+ * to its own sums, added up in sub-batch order afterwards, so that a step's result is the same
+ * on any number of threads. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,8 @@ struct dp_trainer {
     float              *grad, *mom, *var; /* n_data each, same offsets as the model */
     long                steps;
     struct dp_fx_work   work[TRAIN_THREADS];  /* one per thread */
-    float              *tgrad[TRAIN_THREADS]; /* threads 1..: their gradient sums (n_data) */
+    float              *sgrad;                /* each sub-batch's gradient sums (n_data each) */
+    int                 n_sgrad;              /* sub-batches sgrad holds */
 };
 
 enum dp_status dp_trainer_init(struct dp_model *m, enum dp_train_mode mode,
@@ -73,10 +75,8 @@ enum dp_status dp_trainer_init(struct dp_model *m, enum dp_train_mode mode,
 
 void dp_trainer_free(struct dp_trainer *t) {
     if (!t) return;
-    for (int k = 0; k < TRAIN_THREADS; k++) {
-        dp_fx_work_free(&t->work[k]);
-        free(t->tgrad[k]);
-    }
+    for (int k = 0; k < TRAIN_THREADS; k++) dp_fx_work_free(&t->work[k]);
+    free(t->sgrad);
     free(t->grad);
     free(t->mom);
     free(t->var);
@@ -126,88 +126,112 @@ struct batch_run {
     int                               n_sub;
     double                            scale;
     bool                              body;
-    float *const                     *grads;  /* thread 0's table, NULL entries: none */
-    float *const                     *tbuf;   /* thread k's gradient buffer (k >= 1) */
+    float *const                     *grads;  /* which parameters get gradients (NULL: none) */
+    float                            *sgrad;  /* sub-batch c's gradient sums at c n_data */
     struct dp_fx_work                *work;   /* one per thread */
-    double                            loss[TRAIN_THREADS];
-    enum dp_status                    st[TRAIN_THREADS];
-    struct dp_error                   err[TRAIN_THREADS];
+    double                           *loss;   /* per sub-batch */
+    enum dp_status                   *st;     /* per sub-batch */
+    struct dp_error                  *err;    /* per sub-batch */
 };
 
-/* A thread's sub-batches: forward, loss, and (with gradients) backward into its own sums. */
-static void batch_region(void *ctx, int tid, int nt, struct dp_pool_region *reg) {
-    (void)reg;
-    struct batch_run *r = ctx;
+/* Sub-batch c: forward, loss and (with gradients) backward into its own sums. */
+static void one_sub(struct batch_run *r, int c, struct dp_fx_work *work) {
     const struct dp_model *m = r->m;
-    const int O = m->arch.n_out;
-    int s0, s1;
-    dp_pool_share(r->n_sub, tid, nt, &s0, &s1);
+    const int O = m->arch.n_out, first = r->sub[2 * c], B = r->sub[2 * c + 1];
     float *grads[DP_MODEL_MAX_PARAMS];
     bool any = false;
+    float *gbuf = r->grads ? r->sgrad + (size_t)c * m->n_data : NULL;
     for (int i = 0; i < m->n_params; i++) {
-        grads[i] = !r->grads || !r->grads[i] ? NULL
-                   : tid == 0               ? r->grads[i]
-                                            : r->tbuf[tid] + m->p[i].off;
+        grads[i] = r->grads && r->grads[i] ? gbuf + m->p[i].off : NULL;
         any |= grads[i] != NULL;
     }
-    if (tid > 0 && any) memset(r->tbuf[tid], 0, m->n_data * sizeof *r->tbuf[tid]);
-    int most = 1;
-    for (int c = s0; c < s1; c++) most = r->sub[2 * c + 1] > most ? r->sub[2 * c + 1] : most;
-    float *out = malloc((size_t)most * O * 2 * sizeof *out), *dout = out + (size_t)most * O;
-    float *emb = malloc((size_t)most * 2 * m->arch.hidden * sizeof *emb);
-    float *act = malloc(dp_fx_head_act_size(m, most) * sizeof *act);
-    const struct dp_grouped **sub = malloc((size_t)most * sizeof *sub);
+    if (any) memset(gbuf, 0, m->n_data * sizeof *gbuf);
+    float *out = malloc((size_t)B * O * 2 * sizeof *out), *dout = out ? out + (size_t)B * O : NULL;
+    float *emb = malloc((size_t)B * 2 * m->arch.hidden * sizeof *emb);
+    float *act = malloc(dp_fx_head_act_size(m, B) * sizeof *act);
+    const struct dp_grouped **sub = malloc((size_t)B * sizeof *sub);
     double sum = 0;
     enum dp_status st = DP_OK;
-    if (!out || !emb || !act || !sub) st = dp_error_set(&r->err[tid], DP_ERR_NOMEM, "train: out of memory");
-    for (int c = s0; c < s1 && !st; c++) {
-        const int first = r->sub[2 * c], B = r->sub[2 * c + 1];
-        for (int k = 0; k < B; k++) sub[k] = r->graphs[r->order[2 * (first + k) + 1]];
-        struct dp_fx_batch b;
-        if ((st = dp_fx_batch_build(m, sub, B, &b, &r->err[tid]))) break;
-        /* head-only gradients need no saved body: keep the embeddings, redo the head */
-        const bool save = any && r->body;
-        st = dp_fx_forward(m, &b, &r->work[tid], save, emb, out, &r->err[tid]);
-        if (!st) {
-            for (int k = 0; k < B; k++) {
-                const int gi = (int)r->order[2 * (first + k) + 1];
-                for (int o = 0; o < O; o++) {
-                    double d = (double)out[k * O + o] - r->targets[(size_t)gi * O + o];
-                    sum += d * d;
-                    dout[k * O + o] = (float)(r->scale * d);
-                }
-            }
-            if (save) {
-                st = dp_fx_backward(m, &b, &r->work[tid], dout, grads, r->body, NULL,
-                                    &r->err[tid]);
-            } else if (any) {
-                dp_fx_head(m, B, emb, out, act);
-                if (dp_fx_head_backward(m, B, emb, act, dout, grads, NULL))
-                    st = dp_error_set(&r->err[tid], DP_ERR_NOMEM, "train: out of memory");
-            }
-        }
-        dp_fx_batch_free(&b);
+    struct dp_fx_batch b;
+    memset(&b, 0, sizeof b);
+    if (!out || !emb || !act || !sub) {
+        st = dp_error_set(&r->err[c], DP_ERR_NOMEM, "train: out of memory");
+        goto done;
     }
+    for (int k = 0; k < B; k++) sub[k] = r->graphs[r->order[2 * (first + k) + 1]];
+    if ((st = dp_fx_batch_build(m, sub, B, &b, &r->err[c]))) goto done;
+    /* head-only gradients need no saved body: keep the embeddings, redo the head */
+    const bool save = any && r->body;
+    if ((st = dp_fx_forward(m, &b, work, save, emb, out, &r->err[c]))) goto done;
+    for (int k = 0; k < B; k++) {
+        const int gi = (int)r->order[2 * (first + k) + 1];
+        for (int o = 0; o < O; o++) {
+            double d = (double)out[k * O + o] - r->targets[(size_t)gi * O + o];
+            sum += d * d;
+            dout[k * O + o] = (float)(r->scale * d);
+        }
+    }
+    if (save) {
+        st = dp_fx_backward(m, &b, work, dout, grads, r->body, NULL, &r->err[c]);
+    } else if (any) {
+        dp_fx_head(m, B, emb, out, act);
+        if (dp_fx_head_backward(m, B, emb, act, dout, grads, NULL))
+            st = dp_error_set(&r->err[c], DP_ERR_NOMEM, "train: out of memory");
+    }
+done:
+    dp_fx_batch_free(&b);
     free(out);
     free(emb);
     free(act);
     free(sub);
-    r->loss[tid] = sum;
-    r->st[tid] = st;
+    r->loss[c] = sum;
+    r->st[c] = st;
+}
+
+static void batch_region(void *ctx, int tid, int nt, struct dp_pool_region *reg) {
+    (void)nt;
+    struct batch_run *r = ctx;
+    struct dp_pool_cursor cur = {0, 0, -1};
+    dp_pool_phase(reg, &cur, r->n_sub);
+    for (int c; (c = dp_pool_next(reg, &cur)) >= 0;) one_sub(r, c, &r->work[tid]);
+    dp_pool_phase_wait(reg, &cur);
+}
+
+/* Sub-batches of equal-sized graphs, at most TRAIN_CHUNK each (fewer when their saved
+ * activations would pass ~256 MB), in order (sorted by size, then index): first position and
+ * count of each into sub; returns how many. */
+static int cut_batch(const struct dp_model *m, const struct dp_grouped *const *graphs, int n,
+                     const long *order, int *sub) {
+    int n_sub = 0;
+    for (int i = 0, j; i < n; i = j) {
+        j = i + 1;
+        const int ni = graphs[order[2 * i + 1]]->n_groups;
+        const double per_graph = 8.0 * dp_arch_n_layers(&m->arch, ni) * ni * m->arch.hidden;
+        int cap = (int)(64e6 / (per_graph > 1 ? per_graph : 1));
+        cap = cap < 1 ? 1 : cap > TRAIN_CHUNK ? TRAIN_CHUNK : cap;
+        while (j < n && j - i < cap && graphs[order[2 * j + 1]]->n_groups == ni) j++;
+        sub[2 * n_sub] = i;
+        sub[2 * n_sub + 1] = j - i;
+        n_sub++;
+    }
+    return n_sub;
 }
 
 /* Loss and (when grads != NULL) gradients over n graphs, on up to dp_threads() threads; work
- * holds a work buffer per thread and tbuf (when grads != NULL) a gradient buffer for each thread
- * but the first. dout scale: 2 / (n x n_out). */
-static enum dp_status run_batch(const struct dp_model *m, struct dp_fx_work *work,
-                                float *const *tbuf, const struct dp_grouped *const *graphs,
-                                int n, const float *targets, float *const *grads, bool body,
+ * holds a work buffer per thread, *sgrad (grown as needed, *n_sgrad sub-batches) the
+ * sub-batches' gradient sums. dout scale: 2 / (n x n_out). */
+static enum dp_status run_batch(const struct dp_model *m, struct dp_fx_work *work, float **sgrad,
+                                int *n_sgrad, const struct dp_grouped *const *graphs, int n,
+                                const float *targets, float *const *grads, bool body,
                                 double *loss, struct dp_error *err) {
     const int O = m->arch.n_out;
     enum dp_status st = DP_OK;
     long *order = malloc((size_t)n * 2 * sizeof *order);
     int *sub = malloc((size_t)n * 2 * sizeof *sub);
-    if (!order || !sub) {
+    double *subloss = malloc((size_t)n * sizeof *subloss);
+    enum dp_status *subst = malloc((size_t)n * sizeof *subst);
+    struct dp_error *suberr = calloc((size_t)n, sizeof *suberr);
+    if (!order || !sub || !subloss || !subst || !suberr) {
         st = dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
         goto done;
     }
@@ -221,58 +245,42 @@ static enum dp_status run_batch(const struct dp_model *m, struct dp_fx_work *wor
         order[2 * i + 1] = i;
     }
     qsort(order, (size_t)n, 2 * sizeof *order, cmp_key);
-    int n_sub = 0;
-    for (int i = 0, j; i < n; i = j) {
-        j = i + 1;
-        const int ni = graphs[order[2 * i + 1]]->n_groups;
-        /* fewer graphs per sub-batch when their saved activations would pass ~256 MB */
-        const double per_graph = 8.0 * dp_arch_n_layers(&m->arch, ni) * ni * m->arch.hidden;
-        int cap = (int)(64e6 / (per_graph > 1 ? per_graph : 1));
-        cap = cap < 1 ? 1 : cap > TRAIN_CHUNK ? TRAIN_CHUNK : cap;
-        while (j < n && j - i < cap && graphs[order[2 * j + 1]]->n_groups == ni) j++;
-        sub[2 * n_sub] = i;
-        sub[2 * n_sub + 1] = j - i;
-        n_sub++;
-    }
-    struct batch_run *r = calloc(1, sizeof *r);
-    if (!r) {
-        st = dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
-        goto done;
-    }
-    *r = (struct batch_run){.m = m, .graphs = graphs, .targets = targets, .order = order,
-                            .sub = sub, .n_sub = n_sub, .scale = 2.0 / ((double)n * O),
-                            .body = body, .grads = grads, .tbuf = tbuf, .work = work};
-    /* one thread per sub-batch at most; with a single one, its forward splits rows instead */
-    const int want = n_sub < dp_threads() ? n_sub : dp_threads();
-    dp_pool_run(want, batch_region, r);
-    double sum = 0;
-    for (int k = 0; k < want; k++) {
-        if (r->st[k] && !st) {
-            st = r->st[k];
-            if (err) *err = r->err[k];
+    const int n_sub = cut_batch(m, graphs, n, order, sub);
+    if (grads && *n_sgrad < n_sub) {
+        float *g = realloc(*sgrad, (size_t)n_sub * m->n_data * sizeof *g);
+        if (!g) {
+            st = dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
+            goto done;
         }
-        sum += r->loss[k];
-        if (k > 0 && grads && !r->st[k])
-            for (int i = 0; i < m->n_params; i++)
-                if (grads[i])
-                    for (size_t q = 0; q < m->p[i].size; q++)
-                        grads[i][q] += tbuf[k][m->p[i].off + q];
+        *sgrad = g;
+        *n_sgrad = n_sub;
     }
-    free(r);
+    struct batch_run r = {.m = m, .graphs = graphs, .targets = targets, .order = order,
+                          .sub = sub, .n_sub = n_sub, .scale = 2.0 / ((double)n * O),
+                          .body = body, .grads = grads, .sgrad = grads ? *sgrad : NULL,
+                          .work = work, .loss = subloss, .st = subst, .err = suberr};
+    /* one thread per sub-batch at most; with a single one, its forward splits rows instead */
+    dp_pool_run(n_sub < TRAIN_THREADS ? n_sub : TRAIN_THREADS, batch_region, &r);
+    double sum = 0;
+    for (int c = 0; c < n_sub; c++) {
+        if (subst[c] && !st) {
+            st = subst[c];
+            if (err) *err = suberr[c];
+        }
+        sum += subloss[c];
+        const float *gc = grads ? *sgrad + (size_t)c * m->n_data : NULL;
+        for (int i = 0; gc && i < m->n_params; i++)
+            if (grads[i])
+                for (size_t q = 0; q < m->p[i].size; q++) grads[i][q] += gc[m->p[i].off + q];
+    }
     if (!st) *loss = sum / ((double)n * O);
 done:
     free(order);
     free(sub);
+    free(subloss);
+    free(subst);
+    free(suberr);
     return st;
-}
-
-/* Gradient buffers for threads 1 .. dp_threads() - 1 (kept across steps). */
-static enum dp_status thread_grads(struct dp_trainer *t, struct dp_error *err) {
-    const int nt = dp_threads() < TRAIN_THREADS ? dp_threads() : TRAIN_THREADS;
-    for (int k = 1; k < nt; k++)
-        if (!t->tgrad[k] && !(t->tgrad[k] = malloc((t->m->n_data + 16) * sizeof *t->tgrad[k])))
-            return dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
-    return DP_OK;
 }
 
 static void grad_table(struct dp_trainer *t, float **grads, bool head_only) {
@@ -293,8 +301,8 @@ enum dp_status dp_trainer_step(struct dp_trainer *t, const struct dp_grouped *co
     bool body = false;
     for (int i = 0; i < t->m->n_params; i++) body |= grads[i] && !t->m->p[i].head;
     double l = 0;
-    enum dp_status st = thread_grads(t, err);
-    if (!st) st = run_batch(t->m, t->work, t->tgrad, graphs, n, targets, grads, body, &l, err);
+    enum dp_status st = run_batch(t->m, t->work, &t->sgrad, &t->n_sgrad, graphs, n, targets,
+                                  grads, body, &l, err);
     if (st) return st;
     if (loss) *loss = (float)l;
     if (step) adam_step(t);
@@ -340,7 +348,7 @@ enum dp_status dp_model_loss(const struct dp_model *m, const struct dp_grouped *
     struct dp_fx_work *w = calloc(TRAIN_THREADS, sizeof *w);
     if (!w) return dp_error_set(err, DP_ERR_NOMEM, "loss: out of memory");
     double l = 0;
-    enum dp_status st = run_batch(m, w, NULL, graphs, n, targets, NULL, false, &l, err);
+    enum dp_status st = run_batch(m, w, NULL, NULL, graphs, n, targets, NULL, false, &l, err);
     for (int k = 0; k < TRAIN_THREADS; k++) dp_fx_work_free(&w[k]);
     free(w);
     if (!st) *loss = (float)l;

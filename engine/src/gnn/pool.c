@@ -1,8 +1,11 @@
 /* pool.c: the persistent thread pool of pool.h and the thread count of dp/compute.h. Workers
- * are started on first need and live for the process. Waiting (workers between regions, the
- * caller for its workers, every thread at a barrier) spins on an atomic for tens of
- * microseconds, which covers a layer's imbalance or the gap between two predictions, then
- * sleeps on one condition variable; wakers broadcast only when someone sleeps. */
+ * are started on first need and live for the process. Waiting (workers between regions, every
+ * thread at the end of a phase, the caller for workers still inside its region) spins on an
+ * atomic for tens of microseconds, which covers a layer's imbalance or the gap between two
+ * predictions, then sleeps on one condition variable; wakers broadcast only when someone sleeps.
+ * All shared state is C11 atomics with sequentially consistent order, so that the joining
+ * protocol (a worker counts itself in, then looks whether the region is still open; the caller
+ * closes it, then waits for those counted in) can never lose a worker inside a closed region. */
 #include "pool.h"
 
 #include <pthread.h>
@@ -13,34 +16,35 @@
 #include <unistd.h>
 
 #include "dp/compute.h"
+#include "dp/status.h"
 
-#define POOL_MAX 64           /* threads of a region, the caller included */
-#define DEFAULT_MAX 4         /* the default never passes this: a 100-group graph's rows */
-#define SPIN_WAIT 4000        /* pause instructions before sleeping (~100 us) */
+#define POOL_MAX 64    /* threads of a region, the caller included */
+#define DEFAULT_MAX 4  /* the default never passes this: a 100-group graph's rows */
+#define SPIN_WAIT 4000 /* pause instructions before sleeping (~100 us) */
 
 struct dp_pool_region {
-    int          nt;
-    atomic_int   count;  /* arrivals at the current barrier */
-    atomic_uint  phase;  /* barriers completed */
+    atomic_long claim; /* items taken, over every phase */
+    atomic_long done;  /* items done */
 };
 
 static struct {
     pthread_mutex_t mu;
     pthread_cond_t  cv;
     atomic_int      sleepers;
-    atomic_flag     busy;     /* a caller owns the pool */
-    atomic_uint     job;      /* region generation: workers run each once */
-    atomic_int      left;     /* workers yet to finish the current region */
+    atomic_flag     busy;   /* a caller owns the pool */
+    atomic_uint     job;    /* region generation */
+    atomic_int      open;   /* the current region takes workers */
+    atomic_int      inside; /* workers in the current region's function */
+    atomic_int      nt;
     int             n_workers;
     void          (*fn)(void *, int, int, struct dp_pool_region *);
     void           *ctx;
-    atomic_int      nt;
     struct dp_pool_region region;
-} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, ATOMIC_FLAG_INIT, 0, 0, 0,
-          NULL, NULL, 0, {1, 0, 0}};
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, ATOMIC_FLAG_INIT, 0, 0, 0, 0,
+          0, NULL, NULL, {0, 0}};
 
 static atomic_int threads = 0; /* 0 until first use */
-/* The region generation when each worker was started: it runs every later region. */
+/* The region generation when each worker was started: it may join every later region. */
 static unsigned start_gen[POOL_MAX];
 
 static void relax(void) {
@@ -49,34 +53,21 @@ static void relax(void) {
 #endif
 }
 
-/* Waits until *a != old (spinning, then sleeping). */
-static void wait_change(atomic_uint *a, unsigned old) {
-    for (int s = 0; s < SPIN_WAIT; s++) {
-        if (atomic_load(a) != old) return;
-        relax();
-    }
-    pthread_mutex_lock(&pool.mu);
-    atomic_fetch_add(&pool.sleepers, 1);
-    while (atomic_load(a) == old) pthread_cond_wait(&pool.cv, &pool.mu);
-    atomic_fetch_sub(&pool.sleepers, 1);
-    pthread_mutex_unlock(&pool.mu);
-}
+/* Waiting until a condition holds: spinning, then sleeping until a wake(). */
+#define WAIT_UNTIL(cond)                                                                         \
+    do {                                                                                         \
+        int s_ = 0;                                                                              \
+        while (!(cond) && s_++ < SPIN_WAIT) relax();                                             \
+        if (cond) break;                                                                         \
+        pthread_mutex_lock(&pool.mu);                                                            \
+        atomic_fetch_add(&pool.sleepers, 1);                                                     \
+        while (!(cond)) pthread_cond_wait(&pool.cv, &pool.mu);                                   \
+        atomic_fetch_sub(&pool.sleepers, 1);                                                     \
+        pthread_mutex_unlock(&pool.mu);                                                          \
+    } while (0)
 
-/* Waits until *a == 0. */
-static void wait_zero(atomic_int *a) {
-    for (int s = 0; s < SPIN_WAIT; s++) {
-        if (atomic_load(a) == 0) return;
-        relax();
-    }
-    pthread_mutex_lock(&pool.mu);
-    atomic_fetch_add(&pool.sleepers, 1);
-    while (atomic_load(a) != 0) pthread_cond_wait(&pool.cv, &pool.mu);
-    atomic_fetch_sub(&pool.sleepers, 1);
-    pthread_mutex_unlock(&pool.mu);
-}
-
-/* After a state change others may wait for: wakes sleepers, if any (the seq_cst order of the
- * change and this load, against a sleeper's increment and its re-check, loses no wake-up). */
+/* After a state change others may wait for: wakes sleepers, if any (the order of the change and
+ * this load, against a sleeper's count and its re-check under the mutex, loses no wake-up). */
 static void wake(void) {
     if (atomic_load(&pool.sleepers) == 0) return;
     pthread_mutex_lock(&pool.mu);
@@ -88,37 +79,55 @@ static void *worker(void *arg) {
     const int id = (int)(intptr_t)arg; /* tid id + 1 */
     unsigned seen = start_gen[id];
     for (;;) {
-        wait_change(&pool.job, seen);
+        WAIT_UNTIL(atomic_load(&pool.job) != seen);
         seen = atomic_load(&pool.job);
-        const int nt = atomic_load(&pool.nt);
-        if (id + 1 < nt) pool.fn(pool.ctx, id + 1, nt, &pool.region);
-        if (atomic_fetch_sub(&pool.left, 1) == 1) wake();
+        atomic_fetch_add(&pool.inside, 1);
+        /* still the region it was woken for, still open, and wanted */
+        if (atomic_load(&pool.open) && atomic_load(&pool.job) == seen &&
+            id + 1 < atomic_load(&pool.nt))
+            pool.fn(pool.ctx, id + 1, atomic_load(&pool.nt), &pool.region);
+        if (atomic_fetch_sub(&pool.inside, 1) == 1) wake();
     }
     return NULL;
 }
 
-void dp_pool_barrier(struct dp_pool_region *r) {
-    if (r->nt <= 1) return;
-    const unsigned ph = atomic_load(&r->phase);
-    if (atomic_fetch_add(&r->count, 1) == r->nt - 1) {
-        atomic_store(&r->count, 0);
-        atomic_fetch_add(&r->phase, 1);
-        wake();
-    } else {
-        wait_change(&r->phase, ph);
-    }
+void dp_pool_phase(struct dp_pool_region *r, struct dp_pool_cursor *c, int n) {
+    (void)r;
+    DP_ASSERT(c->pending < 0 && n >= 0);
+    c->base = c->end;
+    c->end += n;
 }
 
-void dp_pool_share(int n, int tid, int nt, int *r0, int *r1) {
-    *r0 = (int)((long)n * tid / nt);
-    *r1 = (int)((long)n * (tid + 1) / nt);
+/* Marks the item this thread holds done; wakes the waiters when it was the phase's last. */
+static void mark_done(struct dp_pool_region *r, struct dp_pool_cursor *c) {
+    if (c->pending < 0) return;
+    c->pending = -1;
+    if (atomic_fetch_add(&r->done, 1) + 1 == c->end) wake();
+}
+
+int dp_pool_next(struct dp_pool_region *r, struct dp_pool_cursor *c) {
+    mark_done(r, c);
+    long v = atomic_load(&r->claim);
+    while (v < c->end)
+        if (atomic_compare_exchange_weak(&r->claim, &v, v + 1)) {
+            /* a phase's items are taken only after the one before has ended */
+            DP_ASSERT(v >= c->base);
+            c->pending = v;
+            return (int)(v - c->base);
+        }
+    return -1;
+}
+
+void dp_pool_phase_wait(struct dp_pool_region *r, struct dp_pool_cursor *c) {
+    mark_done(r, c);
+    WAIT_UNTIL(atomic_load(&r->done) >= c->end);
 }
 
 void dp_pool_run(int want, void (*fn)(void *ctx, int tid, int nt, struct dp_pool_region *r),
                  void *ctx) {
     int nt = want < dp_threads() ? want : dp_threads();
     if (nt <= 1 || atomic_flag_test_and_set(&pool.busy)) {
-        struct dp_pool_region alone = {1, 0, 0};
+        struct dp_pool_region alone = {0, 0};
         fn(ctx, 0, 1, &alone);
         return;
     }
@@ -135,16 +144,19 @@ void dp_pool_run(int want, void (*fn)(void *ctx, int tid, int nt, struct dp_pool
         pool.n_workers++;
     }
     if (nt > pool.n_workers + 1) nt = pool.n_workers + 1;
+    /* no worker is inside (the last region waited for them): set the region up, open it */
     pool.fn = fn;
     pool.ctx = ctx;
-    pool.region.nt = nt;
-    atomic_store(&pool.region.count, 0);
     atomic_store(&pool.nt, nt);
-    atomic_store(&pool.left, pool.n_workers); /* every worker acknowledges every region */
+    atomic_store(&pool.region.claim, 0);
+    atomic_store(&pool.region.done, 0);
+    atomic_store(&pool.open, 1);
     atomic_fetch_add(&pool.job, 1);
     wake();
     fn(ctx, 0, nt, &pool.region);
-    wait_zero(&pool.left);
+    /* close it; workers that counted themselves in before may still be finishing */
+    atomic_store(&pool.open, 0);
+    WAIT_UNTIL(atomic_load(&pool.inside) == 0);
     atomic_flag_clear(&pool.busy);
 }
 
