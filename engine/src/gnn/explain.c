@@ -13,10 +13,9 @@
 #include "dp/compute.h"
 
 #define MAX_THREADS 8
-/* Groups a worker takes at a time. (Predicting a chunk as one batched forward of B's fast engine
- * measured no faster than one prediction per copy: the GRU and aggregation loops dominate, not
- * the GEMMs; so only the public API is used.) */
-#define OCCL_CHUNK 4
+/* Groups a worker takes at a time: its copies go through one dp_model_predict_batch, which
+ * shares them out among the engine's threads (dp/compute.h) when the worker is alone. */
+#define OCCL_CHUNK 8
 
 /* ---- metrics ---- */
 
@@ -125,16 +124,6 @@ struct occl_job {
     struct dp_error           err;
 };
 
-/* Predicts n graphs, one after the other. */
-static enum dp_status predict_many(const struct dp_model *m, const struct dp_grouped *const *gs,
-                                   int n, float *out, struct dp_error *err) {
-    for (int k = 0; k < n; k++) {
-        enum dp_status st = dp_model_predict(m, gs[k], out + (size_t)k * DP_N_OUTPUTS, err);
-        if (st != DP_OK) return st;
-    }
-    return DP_OK;
-}
-
 /* Zeroes (or, with `from`, restores) group i's features in copy c: the published row and, when
  * the graph has them, its cost features, so a group left out loses everything it contributes. */
 static void occl_row(struct dp_grouped *c, const struct dp_grouped *from, int i) {
@@ -184,7 +173,7 @@ static void *occl_worker(void *arg) {
         int cnt = n - first < OCCL_CHUNK ? n - first : OCCL_CHUNK;
         for (int c = 0; c < cnt; c++) occl_row(&copies[c], NULL, first + c);
         struct dp_error lerr = {0};
-        enum dp_status st = predict_many(job->m, ptrs, cnt, out, &lerr);
+        enum dp_status st = dp_model_predict_batch(job->m, ptrs, cnt, out, &lerr);
         for (int c = 0; c < cnt; c++) occl_row(&copies[c], job->g, first + c);
         if (st != DP_OK) {
             pthread_mutex_lock(&job->mu);

@@ -313,6 +313,37 @@ enum dp_status dp_model_embed(const struct dp_model *m, const struct dp_grouped 
     return fast_one(m, g, emb, NULL, err);
 }
 
+/* n graphs through dp_fx_run into emb and/or out, each checked as the single calls check it. */
+static enum dp_status run_many(const struct dp_model *m, const struct dp_grouped *const *g, int n,
+                               float *emb, float *out, struct dp_error *err) {
+    if (n < 1) return dp_error_set(err, DP_ERR_INVALID, "batch: no graphs");
+    for (int i = 0; i < n; i++) {
+        enum dp_status st = check_graph(m, g[i], err);
+        if (st) return st;
+    }
+    struct dp_fx_job job = {.graphs = g, .n = n, .emb = emb, .out = out};
+    return dp_fx_run(m, &job, err);
+}
+
+enum dp_status dp_model_predict_batch(const struct dp_model *m, const struct dp_grouped *const *g,
+                                      int n, float *out, struct dp_error *err) {
+    return run_many(m, g, n, NULL, out, err);
+}
+
+enum dp_status dp_model_embed_batch(const struct dp_model *m, const struct dp_grouped *const *g,
+                                    int n, float *emb, struct dp_error *err) {
+    return run_many(m, g, n, emb, NULL, err);
+}
+
+enum dp_status dp_model_head_batch(const struct dp_model *m, const float *emb, int n,
+                                   float *out) {
+    float *act = malloc(dp_fx_head_act_size(m, n > 0 ? n : 1) * sizeof *act);
+    if (!act) return DP_ERR_NOMEM;
+    if (n > 0) dp_fx_head(m, n, emb, out, act);
+    free(act);
+    return DP_OK;
+}
+
 void dp_model_head(const struct dp_model *m, const float *emb, float out[DP_N_OUTPUTS]) {
     float act[4 * 4096 + 64];
     DP_ASSERT(dp_fx_head_act_size(m, 1) <= sizeof act / sizeof act[0]);

@@ -118,6 +118,24 @@ enum dp_status dp_fx_forward(const struct dp_model *m, const struct dp_fx_batch 
 enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch *b,
                               struct dp_fx_work *w, const float *dout, float *const *grads,
                               bool body, float *dx, struct dp_error *err);
+/* Many graphs in one call (model_batch.c), stacked a few of equal size at a time, the stacks
+ * shared among up to dp_threads() threads; the same results on any number of threads. */
+struct dp_fx_job {
+    const struct dp_grouped *const *graphs;
+    int                             n;
+    float                          *emb, *out; /* n x 2H, n x n_out (callers' order); or NULL */
+    const float                    *targets;   /* n x n_out: the MSE loss, or NULL */
+    float *const                   *grads;     /* with targets: add d loss / d parameter i into
+                                                  grads[i] (NULL entries, or NULL: none) */
+    bool                            body;      /* grads reach the body (else the head only) */
+    float                         **sgrad;     /* with grads: the sub-batches' sums (grown) */
+    int                            *n_sgrad;   /* sub-batches *sgrad holds */
+    double                          loss;      /* out: the MSE over n x n_out */
+};
+/* Runs job over m; DP_ERR_SHAPE / INVALID for a graph the batch cannot take (naming its index
+ * or file), DP_ERR_NOMEM. */
+enum dp_status dp_fx_run(const struct dp_model *m, struct dp_fx_job *job, struct dp_error *err);
+
 /* Head only: out = head(emb) for B rows; with grads, backward of sum(dout . out) too. */
 void dp_fx_head(const struct dp_model *m, int B, const float *emb, float *out, float *act);
 enum dp_status dp_fx_head_backward(const struct dp_model *m, int B, const float *emb,
