@@ -7,9 +7,9 @@
 int cmd_explore(int argc, char **argv);   /* cmd_explore.c: the ncurses explorer */
 int cmd_graph(int argc, char **argv);     /* cmd_graph.c: info | import | coarsen | weights */
 int cmd_zoo(int argc, char **argv);       /* cmd_zoo.c: list | build */
-int cmd_simulate(int argc, char **argv);  /* cmd_sim.c */
-int cmd_trace(int argc, char **argv);     /* cmd_sim.c: extract */
-int cmd_calibrate(int argc, char **argv); /* cmd_sim.c */
+int cmd_simulate(int argc, char **argv);  /* cmd_simulate.c */
+int cmd_trace(int argc, char **argv);     /* cmd_trace.c: extract */
+int cmd_calibrate(int argc, char **argv); /* cmd_calibrate.c */
 int cmd_dataset(int argc, char **argv);   /* cmd_dataset.c: build | eval | add */
 int cmd_dataset_build(int argc, char **argv); /* cmd_dataset_build.c: dataset build */
 int cmd_train(int argc, char **argv);     /* cmd_train.c */

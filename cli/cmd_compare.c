@@ -31,34 +31,28 @@ int cmd_compare(int argc, char **argv) {
     int rc = 2;
     struct dp_session *ss = NULL;
     struct dp_jw *w = NULL;
-    const char *grouped = cli_value(&c, "--grouped");
-    const char *settings_file = cli_value(&c, "--settings");
-    const char *weights = cli_value(&c, "--weights");
-    const char *setting = cli_value(&c, "--setting");
-    int64_t batch = 0, groups = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED;
-    struct dp_import_opts io;
-    struct cmd_cluster cl;
+    struct cmd_what_if wi;
     bool json = cli_flag(&c, "--json");
-    if (!cmd_import_opts(&c, &io) || !cmd_cluster_opts(&c, &cl) ||
-        !cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) ||
-        !cli_int(&c, "--groups", 1, 100000, &groups) ||
-        !cli_int(&c, "--seed", INT64_MIN + 1, INT64_MAX, &seed) || c.bad)
-        goto done;
+    if (!cmd_what_if_opts(&c, &wi) || c.bad) goto done;
     const char *graph = cli_positional(&c, 0);
     if (!cli_check_unused(&c)) goto done;
-    bool by_cluster = cmd_cluster_given(&cl) || cl.precision;
-    if (setting && by_cluster) {
+    bool by_cluster = cmd_cluster_given(&wi.cl) || wi.cl.precision;
+    if (wi.inspector) {
+        rc = cli_usage("compare", usage_compare, "--inspector: compare uses each setting's own");
+        goto done;
+    }
+    if (wi.setting && by_cluster) {
         rc = cli_usage("compare", usage_compare, "give --setting ID or --gpu NAME ..., not both");
         goto done;
     }
-    if ((rc = cmd_session_open(settings_file, cl.gpus, weights, &ss))) goto done;
+    if ((rc = cmd_session_open(wi.settings, wi.cl.gpus, wi.weights, &ss))) goto done;
     const struct dp_settings *list = dp_session_settings(ss);
     /* The extra row: the named setting, unless the list has its cluster already. */
     struct dp_setting extra;
     int n_rows = list->n_settings;
-    if (setting || by_cluster) {
+    if (wi.setting || by_cluster) {
         struct dp_resolution r;
-        if ((rc = cmd_session_setting(ss, setting, &cl, "compare", usage_compare, &extra)) ||
+        if ((rc = cmd_session_setting(ss, wi.setting, &wi.cl, "compare", usage_compare, &extra)) ||
             (rc = cmd_session_inspector(ss, &extra, &r)))
             goto done;
         bool listed = false;
@@ -66,8 +60,8 @@ int cmd_compare(int argc, char **argv) {
             listed = dp_setting_same_cluster(&list->settings[i], &extra);
         if (!listed) n_rows++;
     }
-    if ((rc = cmd_session_workload(ss, graph, grouped, &io, batch, groups, seed, "compare",
-                                   usage_compare)))
+    if ((rc = cmd_session_workload(ss, graph, wi.grouped, &wi.io, wi.batch, wi.groups, wi.seed,
+                                   "compare", usage_compare)))
         goto done;
     rc = 1;
     struct dp_error err = {0};
@@ -136,7 +130,7 @@ int cmd_compare(int argc, char **argv) {
         dp_jw_end(w);
         dp_jw_int(w, "n_predicted", n_ok);
         dp_jw_int(w, "gnn_passes", n_gnn);
-        dp_jw_num(w, "ms", ms);
+        dp_jw_fixed(w, "ms", ms, 3);
         dp_jw_num(w, "parameters", params);
         dp_jw_num(w, "net_mb_per_iter", net_mb);
         dp_jw_formulas(w, "formulas");

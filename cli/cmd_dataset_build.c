@@ -540,9 +540,9 @@ int cmd_dataset_build(int argc, char **argv) {
     if (json) {
         dp_jw_end(jw);
         dp_jw_object(jw, "seconds");
-        dp_jw_num(jw, "coarsen", t1 - t0);
-        dp_jw_num(jw, "simulate", t2 - t1);
-        dp_jw_num(jw, "write", t3 - t2);
+        dp_jw_fixed(jw, "coarsen", t1 - t0, 3);
+        dp_jw_fixed(jw, "simulate", t2 - t1, 3);
+        dp_jw_fixed(jw, "write", t3 - t2, 3);
         dp_jw_end(jw);
         if (dp_jw_print(jw, stdout, "stdout", &err)) rc = cli_fail(&err);
     } else

@@ -190,28 +190,19 @@ int cmd_explain(int argc, char **argv) {
         rc = 0;
         goto done;
     }
-    const char *grouped_path = cli_value(&c, "--grouped");
-    const char *insp_opt = cli_value(&c, "--inspector");
-    const char *setting = cli_value(&c, "--setting");
-    const char *settings_file = cli_value(&c, "--settings");
+    struct cmd_what_if wi;
+    cmd_what_if_opts(&c, &wi);
+    const char *grouped_path = wi.grouped;
     const char *metric_name = cli_value(&c, "--metric");
     const char *method_name = cli_value(&c, "--method");
-    const char *weights_path = cli_value(&c, "--weights");
     const char *layout_name = cli_value(&c, "--layout");
     const char *svg = cli_value(&c, "--svg");
     const char *png = cli_value(&c, "--png");
     const char *dot = cli_value(&c, "--dot");
     bool json = cli_flag(&c, "--json");
-    int64_t batch = 0, k = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED, top = 10, threads = 0;
-    struct dp_import_opts io;
-    cmd_import_opts(&c, &io);
-    cli_int(&c, "--batch", 1, 1 << 24, &batch);
-    cli_int(&c, "--groups", 1, 100000, &k);
-    cli_int(&c, "--seed", INT64_MIN, INT64_MAX, &seed);
+    int64_t top = 10, threads = 0;
     cli_int(&c, "--top", 1, 1000000, &top);
     cli_int(&c, "--threads", 0, 64, &threads);
-    struct cmd_cluster cl;
-    cmd_cluster_opts(&c, &cl);
     const char *graph_path = grouped_path ? NULL : cli_positional(&c, 0);
     if (c.bad || !cli_check_unused(&c)) goto done;
 
@@ -219,20 +210,13 @@ int cmd_explain(int argc, char **argv) {
         rc = cli_usage("explain", usage_explain, "missing GRAPH (or --grouped FILE)");
         goto done;
     }
-    if (grouped_path && (batch || io.exported_batch)) {
+    if (grouped_path && (wi.batch || wi.io.exported_batch)) {
         /* A grouped file's features are fixed: saying so beats ignoring the option. */
         rc = cli_usage("explain", usage_explain,
                        "--batch and --exported-batch need a GRAPH (a grouped file's features are fixed)");
         goto done;
     }
-    bool by_cluster = cmd_cluster_given(&cl) || cl.precision;
-    if ((insp_opt != NULL) + (setting != NULL) + by_cluster != 1) {
-        rc = cli_usage("explain", usage_explain,
-                       "give exactly one of --inspector M, --setting ID and --gpu NAME ... "
-                       "--network NET");
-        goto done;
-    }
-    if ((settings_file || cl.gpus) && insp_opt) {
+    if ((wi.settings || wi.cl.gpus) && wi.inspector) {
         rc = cli_usage("explain", usage_explain,
                        "--settings and --gpus need --setting ID or --gpu NAME ...");
         goto done;
@@ -265,31 +249,19 @@ int cmd_explain(int argc, char **argv) {
                        "stdout");
         goto done;
     }
-    rc = 1;
-
-    if ((rc = cmd_session_open(settings_file, cl.gpus, weights_path, &ss))) goto done;
     /* The inspector first: a missing one is the commonest mistake and costs nothing to find. */
-    struct dp_resolution r;
+    struct dp_setting st;
     int i_insp;
-    if (insp_opt) {
-        rc = 1;
-        if ((i_insp = dp_session_use_file(ss, insp_opt, &err)) < 0) goto fail;
-        snprintf(r.path, sizeof r.path, "%s", insp_opt);
-        r.setting_id[0] = '\0';
-    } else {
-        struct dp_setting st;
-        if ((rc = cmd_session_setting(ss, setting, &cl, "explain", usage_explain, &st)) ||
-            (rc = cmd_session_inspector(ss, &st, &r)))
-            goto done;
-        snprintf(r.setting_id, sizeof r.setting_id, "%s", st.id);
-        i_insp = r.inspector;
-    }
-    const struct dp_inspector *insp = dp_session_inspector(ss, i_insp);
-    const char *insp_path = r.path, *setting_id = r.setting_id[0] ? r.setting_id
-                                                                     : dp_inspector_setting(insp);
-    if ((rc = cmd_session_workload(ss, graph_path, grouped_path, &io, batch, k, seed, "explain",
-                                   usage_explain)))
+    bool have_setting;
+    if ((rc = cmd_what_if_inspector(&wi, "explain", usage_explain, &ss, &i_insp, &st,
+                                    &have_setting)) ||
+        (rc = cmd_session_workload(ss, graph_path, grouped_path, &wi.io, wi.batch, wi.groups,
+                                   wi.seed, "explain", usage_explain)))
         goto done;
+    const struct dp_inspector *insp = dp_session_inspector(ss, i_insp);
+    const char *insp_path = dp_session_inspector_path(ss, i_insp);
+    /* the setting named, or the one the inspector was made for */
+    const char *setting_id = wi.inspector ? dp_inspector_setting(insp) : st.id;
     rc = 1;
     const struct dp_grouped *g = dp_session_grouped(ss);
     const struct dp_graph *graph = dp_session_graph(ss);
@@ -426,8 +398,8 @@ int bench_explain(int argc, char **argv) {
         dp_jw_int(jw, "edges", g->n_edges);
         dp_jw_int(jw, "layers", dp_arch_n_layers(arch, g->n_groups));
         dp_jw_str(jw, "model", model_desc);
-        dp_jw_num(jw, "grad_ms", grad_ms);
-        dp_jw_num(jw, "occlusion_ms", occl_ms);
+        dp_jw_fixed(jw, "grad_ms", grad_ms, 3);
+        dp_jw_fixed(jw, "occlusion_ms", occl_ms, 3);
         dp_jw_int(jw, "occlusion_threads", used);
         dp_jw_int(jw, "repeat", repeat);
         dp_jw_object(jw, "targets");

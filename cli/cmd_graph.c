@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "cmd.h"
@@ -24,19 +23,11 @@
 
 /* --- small helpers --------------------------------------------------------------------------- */
 
-/* Output files are replaced atomically (temp file + rename), which would replace a device such
- * as /dev/null with a regular file: refuse anything but a regular file, a new path or "-". */
-static bool out_ok(const char *cmd, const char *path) {
-    struct stat st;
-    if (!strcmp(path, "-") || stat(path, &st) != 0 || S_ISREG(st.st_mode)) return true;
-    fprintf(stderr, "driple: %s: %s: not a regular file (use -o - for stdout)\n", cmd, path);
-    return false;
-}
-
 static int load_counting(const char *path, const struct dp_import_opts *o, struct dp_graph **g,
                          size_t *dropped) {
     struct dp_error err = {0};
     if (dp_graph_load_ex(path, o, g, dropped, &err)) return cli_fail(&err);
+    cmd_import_warnings(path, o);
     return 0;
 }
 
@@ -184,7 +175,6 @@ static int graph_import(int argc, char **argv) {
     if (!ok) return 2;
     if (!in) return cli_usage("graph import", GRAPH_USAGE, "missing IN");
     if (!outp) return cli_usage("graph import", GRAPH_USAGE, "missing -o OUT.json");
-    if (!out_ok("graph import", outp)) return 1;
     struct dp_graph *g = NULL;
     int rc = load(in, &o, &g);
     if (rc) return rc;
@@ -216,7 +206,6 @@ static int graph_coarsen(int argc, char **argv) {
     if (!ok) return 2;
     if (!in) return cli_usage("graph coarsen", GRAPH_USAGE, "missing GRAPH");
     if (!outp) return cli_usage("graph coarsen", GRAPH_USAGE, "missing -o GROUPED.json");
-    if (!out_ok("graph coarsen", outp)) return 1;
     struct dp_error err = {0};
     struct dp_op_weights *w = NULL;
     if (dp_op_weights_load_default(wpath, &w, &err)) return cli_fail(&err);
@@ -278,10 +267,6 @@ static int graph_weights(int argc, char **argv) {
         cli_done(&c);
         if (!ok) return 2;
         return cli_usage("graph weights", GRAPH_USAGE, n ? "missing -o OUT.json" : "missing GRAPH");
-    }
-    if (!out_ok("graph weights", outp)) {
-        cli_done(&c);
-        return 1;
     }
     struct dp_graph **gs = calloc((size_t)n, sizeof *gs);
     const char **paths = calloc((size_t)n, sizeof *paths);
@@ -515,9 +500,9 @@ int bench_coarsen(int argc, char **argv) {
         dp_jw_int(w, "sweeps", sweeps);
         dp_jw_int(w, "disconnected", disc);
         dp_jw_int(w, "repeat", repeat);
-        dp_jw_num(w, "median_ms", ms[repeat / 2]);
-        dp_jw_num(w, "min_ms", ms[0]);
-        dp_jw_num(w, "features_median_ms", fms[repeat / 2]);
+        dp_jw_fixed(w, "median_ms", ms[repeat / 2], 3);
+        dp_jw_fixed(w, "min_ms", ms[0], 3);
+        dp_jw_fixed(w, "features_median_ms", fms[repeat / 2], 3);
         if (dp_jw_print(w, stdout, "stdout", &err)) rc = cli_fail(&err);
         dp_jw_free(w);
     } else {

@@ -191,7 +191,7 @@ static int inspector_eval(struct cli *c) {
         dp_jw_str(w, "setting", ds.setting);
         dp_jw_str(w, "inspector_setting", dp_inspector_setting(insp));
         dp_jw_int(w, "n_samples", n);
-        dp_jw_num(w, "seconds", secs);
+        dp_jw_fixed(w, "seconds", secs, 6);
         dp_jw_num(w, "mape_floor", DP_MAPE_FLOOR);
         dp_jw_num(w, "mape_mean", run_mean_finite(p.test.mape));
         run_jw_eval(w, "eval", &p.test);

@@ -28,55 +28,25 @@ int cmd_predict(int argc, char **argv) {
     if (!cli_init(&c, argc, argv, "predict")) return 1;
     int rc = 2;
     struct dp_session *ss = NULL;
-    const char *grouped = cli_value(&c, "--grouped");
-    const char *insp_arg = cli_value(&c, "--inspector");
-    const char *setting = cli_value(&c, "--setting");
-    const char *settings_file = cli_value(&c, "--settings");
-    const char *weights = cli_value(&c, "--weights");
-    int64_t batch = 0, groups = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED;
+    struct cmd_what_if wi;
     double epoch_samples = 1281167, price = NAN;
-    struct dp_import_opts io;
-    struct cmd_cluster cl;
     bool json = cli_flag(&c, "--json");
-    if (!cmd_import_opts(&c, &io) || !cmd_cluster_opts(&c, &cl) ||
-        !cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) ||
-        !cli_int(&c, "--groups", 1, 100000, &groups) ||
-        !cli_int(&c, "--seed", INT64_MIN + 1, INT64_MAX, &seed) ||
+    if (!cmd_what_if_opts(&c, &wi) ||
         !cli_double(&c, "--epoch-samples", 0, 1e15, &epoch_samples) ||
         !cli_double(&c, "--price", 0, 1e9, &price) || c.bad)
         goto done;
     const char *graph = cli_positional(&c, 0);
     if (!cli_check_unused(&c)) goto done;
-    bool by_cluster = cmd_cluster_given(&cl) || cl.precision;
-    if ((insp_arg != NULL) + (setting != NULL) + by_cluster != 1) {
-        rc = cli_usage("predict", usage_predict,
-                       "give one of --inspector M, --setting ID or --gpu NAME ... --network NET");
-        goto done;
-    }
-    if ((rc = cmd_session_open(settings_file, cl.gpus, weights, &ss))) goto done;
     /* The inspector first: a missing one is the commonest mistake and costs nothing to find. */
-    struct dp_setting st;
-    const struct dp_setting *for_setting = &st; /* the setting predicted for (its workers) */
+    struct dp_setting st; /* the setting predicted for (its workers) */
     struct dp_error err = {0};
     int insp;
-    if (insp_arg) {
-        rc = 1;
-        if ((insp = dp_session_use_file(ss, insp_arg, &err)) < 0) {
-            cli_fail(&err);
-            goto done;
-        }
-        for_setting = dp_settings_find(dp_session_settings(ss),
-                                       dp_inspector_setting(dp_session_inspector(ss, insp)));
-    } else {
-        struct dp_resolution r;
-        if ((rc = cmd_session_setting(ss, setting, &cl, "predict", usage_predict, &st)) ||
-            (rc = cmd_session_inspector(ss, &st, &r)))
-            goto done;
-        insp = r.inspector;
-    }
-    if ((rc = cmd_session_workload(ss, graph, grouped, &io, batch, groups, seed, "predict",
-                                   usage_predict)))
+    bool have_setting;
+    if ((rc = cmd_what_if_inspector(&wi, "predict", usage_predict, &ss, &insp, &st, &have_setting)) ||
+        (rc = cmd_session_workload(ss, graph, wi.grouped, &wi.io, wi.batch, wi.groups, wi.seed,
+                                   "predict", usage_predict)))
         goto done;
+    const struct dp_setting *for_setting = have_setting ? &st : NULL;
     rc = 1;
     dp_session_set_economics(ss, epoch_samples, price);
     struct dp_prediction p;

@@ -38,6 +38,25 @@ void cmd_json_num(FILE *f, double v) {
     fputs(buf, f);
 }
 
+void cmd_jw_labels(struct dp_jw *w, const char *key, const double *labels) {
+    static const char *const part[3] = {"idle", "active", "peak"};
+    dp_jw_object(w, key);
+    for (int r = 0; r < DP_N_RESOURCES; r++) {
+        dp_jw_object(w, dp_series_name((enum dp_series_kind)r));
+        for (int k = 0; k < 3; k++) dp_jw_num(w, part[k], labels[3 * r + k]);
+        dp_jw_end(w);
+    }
+    dp_jw_end(w);
+}
+
+void cmd_text_labels(const double *labels) {
+    printf("  %-13s %12s %12s %12s\n", "resource", "idle (ms)", "active (ms)", "peak");
+    for (int r = 0; r < DP_N_RESOURCES; r++)
+        printf("  %-13s %12.2f %12.2f %12.2f %s\n", dp_series_name((enum dp_series_kind)r),
+               labels[3 * r], labels[3 * r + 1], labels[3 * r + 2],
+               dp_series_unit((enum dp_series_kind)r));
+}
+
 int cmd_cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -109,8 +128,18 @@ struct dp_grouped *cmd_synthetic_grouped(int n, uint64_t seed) {
 }
 
 bool cmd_import_opts(struct cli *c, struct dp_import_opts *o) {
+    static struct dp_import_notes notes;
+    memset(&notes, 0, sizeof notes);
     o->exported_batch = 0;
+    o->notes = &notes;
     return cli_int(c, "--exported-batch", 1, INT64_C(1) << 40, &o->exported_batch);
+}
+
+void cmd_import_warnings(const char *path, const struct dp_import_opts *o) {
+    if (!o || !o->notes || !o->notes->n_generic) return;
+    fprintf(stderr, "driple: warning: %s: %zu ops of types driple does not know, kept with a "
+            "generic cost (1 FLOP per output element): %s\n", path, o->notes->n_generic,
+            o->notes->generic_types);
 }
 
 /* ---- naming a setting ---- */
@@ -218,8 +247,53 @@ int cmd_session_workload(struct dp_session *ss, const char *graph, const char *g
         return dp_session_load_grouped(ss, grouped, &err) ? cli_fail(&err) : 0;
     }
     struct dp_coarsen_opts co = {(int)groups, seed, 0};
-    if (dp_session_load_graph(ss, graph, io, &co, &err) || dp_session_set_batch(ss, batch, &err))
-        return cli_fail(&err);
+    if (dp_session_load_graph(ss, graph, io, &co, &err)) return cli_fail(&err);
+    cmd_import_warnings(graph, io);
+    if (dp_session_set_batch(ss, batch, &err)) return cli_fail(&err);
+    return 0;
+}
+
+bool cmd_what_if_opts(struct cli *c, struct cmd_what_if *o) {
+    memset(o, 0, sizeof *o);
+    o->groups = DP_DEFAULT_GROUPS;
+    o->seed = DP_DEFAULT_SEED;
+    o->grouped = cli_value(c, "--grouped");
+    o->inspector = cli_value(c, "--inspector");
+    o->setting = cli_value(c, "--setting");
+    o->settings = cli_value(c, "--settings");
+    o->weights = cli_value(c, "--weights");
+    bool ok = cmd_import_opts(c, &o->io);
+    ok = cmd_cluster_opts(c, &o->cl) && ok;
+    ok = cli_int(c, "--batch", 1, INT64_C(1) << 30, &o->batch) && ok;
+    ok = cli_int(c, "--groups", 1, 100000, &o->groups) && ok;
+    return cli_int(c, "--seed", INT64_MIN + 1, INT64_MAX, &o->seed) && ok;
+}
+
+int cmd_what_if_inspector(const struct cmd_what_if *o, const char *cmd, const char *usage,
+                          struct dp_session **ss, int *insp, struct dp_setting *s,
+                          bool *have_setting) {
+    bool by_cluster = cmd_cluster_given(&o->cl) || o->cl.precision;
+    if ((o->inspector != NULL) + (o->setting != NULL) + by_cluster != 1)
+        return cli_usage(cmd, usage, "give one of --inspector M, --setting ID or --gpu NAME ... "
+                                     "--network NET (exactly one of --inspector, --setting and "
+                                     "the cluster options)");
+    int rc = cmd_session_open(o->settings, o->cl.gpus, o->weights, ss);
+    if (rc) return rc;
+    *have_setting = true;
+    if (!o->inspector) {
+        struct dp_resolution r;
+        if ((rc = cmd_session_setting(*ss, o->setting, &o->cl, cmd, usage, s)) ||
+            (rc = cmd_session_inspector(*ss, s, &r)))
+            return rc;
+        *insp = r.inspector;
+        return 0;
+    }
+    struct dp_error err = {0};
+    if ((*insp = dp_session_use_file(*ss, o->inspector, &err)) < 0) return cli_fail(&err);
+    const struct dp_setting *e = dp_settings_find(
+        dp_session_settings(*ss), dp_inspector_setting(dp_session_inspector(*ss, *insp)));
+    *have_setting = e != NULL;
+    if (e) *s = *e;
     return 0;
 }
 

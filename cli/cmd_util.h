@@ -4,8 +4,8 @@
  * reading a graph file takes, the cluster options (--gpu --ps --workers ...) with which
  * simulate, predict, compare and explain name a setting that need not be in the setting list
  * plus how such a setting finds its inspector, and reading the workload (a graph or a grouped
- * file) for predict and compare. (cmd_json_str and cmd_json_num serve the printers not yet on
- * dp/json_out.h.) */
+ * file) for predict and compare, and the 12 labels as JSON or a table (simulate, trace
+ * extract). (cmd_json_str and cmd_json_num serve the printers not yet on dp/json_out.h.) */
 #ifndef DRIPLE_CMD_UTIL_H
 #define DRIPLE_CMD_UTIL_H
 
@@ -19,6 +19,7 @@
 #include "dp/metrics.h"
 #include "dp/session.h"
 #include "dp/settings.h"
+#include "dp/trace.h"
 
 struct dp_jw;
 
@@ -26,8 +27,13 @@ struct dp_jw;
 void cmd_json_str(FILE *f, const char *s);
 /* Writes v in the one number format of every JSON output (dp_json_num_text, dp/json_out.h):
  * the shortest text that reads back as v, null when it is NaN or infinite. For the printers
- * not yet on dp/json_out.h (simulate, calibrate, bench). */
+ * not yet on dp/json_out.h (bench). */
 void cmd_json_num(FILE *f, double v);
+/* The 12 labels as member key of w: {"gpu_mem_util": {"idle": .., "active": .., "peak": ..},
+ * ...}. */
+void cmd_jw_labels(struct dp_jw *w, const char *key, const double *labels);
+/* Prints the 12 labels as a table (resource, idle, active, peak and its unit). */
+void cmd_text_labels(const double *labels);
 /* qsort comparison: doubles in ascending order. */
 int cmd_cmp_double(const void *a, const void *b);
 /* A seeded random connected grouped graph of n >= 1 groups (a random spanning tree plus about
@@ -40,6 +46,10 @@ struct dp_grouped *cmd_synthetic_grouped(int n, uint64_t seed);
  * before any positional. False, with c->bad set and the message naming the option printed, when
  * the value is malformed or out of range; true when absent or valid. */
 bool cmd_import_opts(struct cli *c, struct dp_import_opts *o);
+/* After a graph loaded with options from cmd_import_opts: prints on stderr, once, the op types
+ * the reader did not know and kept with a generic cost ("driple: warning: m.onnx: 3 ops of
+ * types driple does not know, kept with a generic cost: GridSample (3)"). */
+void cmd_import_warnings(const char *path, const struct dp_import_opts *o);
 
 /* The cluster options as given (NULL / 0: absent): --gpu NAME --sync ps|allreduce --ps N
  * --workers N --placement homo|hetero --network NET --machines M --precision fp32|mixed
@@ -65,6 +75,28 @@ bool cmd_cluster_given(const struct cmd_cluster *o);
  * combination is invalid (dp_setting_finish's message: too many GPUs in one machine, ...). */
 int cmd_cluster_setting(const struct cmd_cluster *o, const struct dp_gpu_catalog *cat,
                         const char *cmd, const char *usage, struct dp_setting *out);
+/* ---- what predict, compare and explain share ---- */
+/* Their options: --grouped FILE (instead of GRAPH), --inspector M | --setting ID | the cluster
+ * options, --settings FILE, --weights FILE, --batch N, --groups K, --seed S, --exported-batch N. */
+struct cmd_what_if {
+    const char           *grouped, *inspector, *setting, *settings, *weights;
+    int64_t               batch, groups, seed; /* 0, DP_DEFAULT_GROUPS, DP_DEFAULT_SEED */
+    struct dp_import_opts io;
+    struct cmd_cluster    cl;
+};
+/* Reads them (with the command's own options, before any positional). False, with c->bad set
+ * and the message printed, when one is malformed or out of range. */
+bool cmd_what_if_opts(struct cli *c, struct cmd_what_if *o);
+/* Exactly one of --inspector, --setting and the cluster options (else the usage of cmd, exit
+ * 2); opens the session (cmd_session_open) and finds the inspector: the file given, or the one
+ * that serves the setting (cmd_session_inspector). *insp: its index; *s: the setting predicted
+ * for, whose workers the derived figures use: the one named, or with --inspector the list's
+ * entry for the inspector's setting (*have_setting false when the list has none). Returns 0, or
+ * the exit status after printing why; *ss is set (to free) either way. */
+int cmd_what_if_inspector(const struct cmd_what_if *o, const char *cmd, const char *usage,
+                          struct dp_session **ss, int *insp, struct dp_setting *s,
+                          bool *have_setting);
+
 /* ---- the session (dp/session.h) that predict, compare, explain and dataset add open ---- */
 /* Opens it on the setting list (--settings), catalog (--gpus) and op weights (--weights); NULL:
  * the shipped ones. Returns 0, or 1 after saying why. */

@@ -93,8 +93,8 @@ void run_jw_result(struct dp_jw *w, const char *label, const struct dp_inspector
     dp_jw_object(w, label);
     dp_jw_str(w, "origin", p->origin);
     dp_jw_str(w, "mode", p->mode);
-    dp_jw_num(w, "seconds", r->seconds);
-    dp_jw_num(w, "embed_seconds", r->embed_seconds);
+    dp_jw_fixed(w, "seconds", r->seconds, 6);
+    dp_jw_fixed(w, "embed_seconds", r->embed_seconds, 6);
     dp_jw_int(w, "epochs", r->epochs_run);
     dp_jw_int(w, "best_epoch", r->best_epoch);
     dp_jw_bool(w, "cancelled", r->cancelled);

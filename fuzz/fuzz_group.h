@@ -1,6 +1,7 @@
 /* fuzz_group.h: the tail the graph-reader targets share: a graph that loads is also coarsened
  * and featurised (small k), so odd but valid graphs exercise the whole pipeline. Included by
- * fuzz_graph_json.c and fuzz_pbtxt.c (run.sh builds only fuzz_*.c files as targets). */
+ * fuzz_graph_json.c, fuzz_pbtxt.c and fuzz_graphdef.c (run.sh builds only fuzz_*.c files as
+ * targets). */
 #ifndef DRIPLE_FUZZ_GROUP_H
 #define DRIPLE_FUZZ_GROUP_H
 

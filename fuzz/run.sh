@@ -47,6 +47,7 @@ seeds_for() {
     pbtxt)      echo "tests/data/graph tests/data/fuzz/pbtxt" ;;
     grouped)    echo "../shared/reference/cases/gcn tests/data/graph tests/data/fuzz/grouped" ;;
     onnx)       echo "tests/data/onnx tests/data/fuzz/onnx" ;;
+    graphdef)   echo "tests/data/graph tests/data/fuzz/graphdef" ;;
     op_weights) echo "assets tests/data/fuzz/op_weights" ;;
     trace)      echo "samples/traces tests/data/fuzz/trace" ;;
     netdev)     echo "tests/data/record tests/data/fuzz/netdev" ;;

@@ -14,12 +14,12 @@ fails 1 "no column fp32_tflops" sh tools/make_gpus.sh "$TMP/short.csv" tools/gpu
 
 # --gpu takes nvidia-smi's names and the calibration tables' names
 ok "$DRIPLE" simulate zoo:squeezenet --gpu "NVIDIA A100-SXM4-40GB" --workers 2 --ps 1 --network PCIe --batch 8 --json
-contains "$TMP/out" '"gpu":"A100-40GB-SXM"'
+contains "$TMP/out" '"gpu": "A100-40GB-SXM"'
 ok "$DRIPLE" simulate zoo:squeezenet --gpu "Tesla V100-SXM2-16GB" --workers 2 --ps 1 --network PCIe --batch 8 --json
-contains "$TMP/out" '"setting":"V100-SXM2-16GB-P1w2ho-PCIe"'
+contains "$TMP/out" '"setting": "V100-SXM2-16GB-P1w2ho-PCIe"'
 ok "$DRIPLE" simulate zoo:squeezenet --gpu "V100-32GB" --workers 2 --ps 1 --network 10GbE --machines 2 --framework pytorch --batch 8 --json
-contains "$TMP/out" '"setting":"V100-PCIe-32GB-P1w2ho-10GbE-pytorch"'
-contains "$TMP/out" '"framework":"pytorch"'
+contains "$TMP/out" '"setting": "V100-PCIe-32GB-P1w2ho-10GbE-pytorch"'
+contains "$TMP/out" '"framework": "pytorch"'
 fails 2 "--gpu RTX30: no such GPU" "$DRIPLE" simulate zoo:squeezenet --gpu RTX30 --workers 2 --ps 1 --network PCIe
 
 # the options' errors

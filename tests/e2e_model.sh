@@ -175,7 +175,7 @@ contains "$TMP/out" "\"parameters\": $P, \"net_mb_per_iter\": 204.881216,"
 ok "$DRIPLE" predict "$TMP/r50.json" --inspector "$TMP/base.json"
 contains "$TMP/out" "network per iteration 204.9 MB per worker (2 x 25610152 parameters x 4 B)"
 ok "$DRIPLE" simulate "$TMP/r50.json" --gpu V100-PCIe-16GB --ps 1 --workers 2 --network PCIe --precision mixed --iterations 2 --json
-B=$(sed -n 's/.*"bytes_per_iter":\([0-9.e+]*\).*/\1/p' "$TMP/out")
+B=$(sed -n 's/.*"bytes_per_iter": \([0-9.e+]*\).*/\1/p' "$TMP/out")
 awk -v b="$B" -v p="$P" 'BEGIN { exit !(b == 2 * 2 * p * 4) }' && pass || fail "simulated bytes_per_iter $B != 2 workers x 2 x $P x 4"
 ok "$DRIPLE" compare "$TMP/r50.json" --settings "$TMP/settings.json" --json
 contains "$TMP/out" '"net_mb_per_iter": 204.881216'

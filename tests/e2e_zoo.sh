@@ -22,7 +22,7 @@ for m in $models; do
     contains "$TMP/$m.json" '"format":"driple-graph/1"'
     n=$((n + 1))
 done
-if [ "$n" -eq 38 ]; then pass; else fail "zoo list shows $n models, expected 38"; fi
+if [ "$n" -eq 43 ]; then pass; else fail "zoo list shows $n models, expected 43"; fi
 for m in vgg11 wide_resnet50_2 mobilenet_v1_050 mobilenet_v2_140 densenet201 squeezenet1_1 \
          lstm_lm_large transformer_big bert_tiny distilgpt2 gpt2_large; do
     case " $(echo $models) " in *" $m "*) pass ;; *) fail "zoo list lacks $m" ;; esac

@@ -130,6 +130,8 @@ static void test_document(void) {
     dp_jw_end(w);
     dp_jw_object(w, "empty");
     dp_jw_end(w);
+    dp_jw_fixed(w, "ms", 2.6639764001592994, 3);
+    dp_jw_fixed(w, "nan", NAN, 3);
     const char *path = test_path("jw.json");
     struct dp_error err = {0};
     CHECK(dp_jw_save(w, path, &err) == DP_OK);
@@ -144,7 +146,7 @@ static void test_document(void) {
     }
     CHECK(!strcmp(text, "{\"s\": \"a\\\"b\\\\c\\n\\u0001\", \"i\": -7, \"n\": null, \"f\": 0.1, "
                         "\"t\": true, \"none\": null, \"a\": [1.5, {\"x\": null}, []], "
-                        "\"empty\": {}}\n"));
+                        "\"empty\": {}, \"ms\": 2.664, \"nan\": null}\n"));
     CHECK(dp_jw_save(w = dp_jw_new(), "no/such/dir/x.json", &err) == DP_ERR_IO);
     CHECK_CONTAINS(err.msg, "no/such/dir/x.json");
     dp_jw_free(w);

@@ -1,9 +1,11 @@
 /* test_graph.c: workload-graph I/O: driple-graph/1 (good, bad, truncated, round trip), TF
  * GraphDef text (inputs "x:1" and "^x", _output_shapes and shape, skipped blocks, escapes, the
- * exported batch, errors with file:line:col) and loading by content. */
+ * exported batch, errors with file:line:col), binary GraphDef and SavedModel (the same graph as
+ * the text) and loading by content. */
 #include <stdio.h>
 
 #include "dp/graph_io.h"
+#include "dp/settings.h"
 #include "test.h"
 
 #define DATA "tests/data/graph/"
@@ -44,7 +46,10 @@ static void test_json_good(void) {
     CHECK_NEAR(dp_node_tensor_size(mm, 16), 64, 0);
     CHECK_NEAR(dp_node_tensor_size(mm, 32), 128, 0);
     CHECK_NEAR(dp_node_tensor_size(relu, 16), 0, 0);        /* unknown dim -> 0 (paper) */
-    CHECK_NEAR(dp_node_tensor_size(node(g, "lonely"), 16), 1, 0); /* scalar */
+    /* a scalar: tensor size 0 as the paper's build_graph.py counts it (issue 13; was 1), one
+     * element for costs */
+    CHECK_NEAR(dp_node_tensor_size(node(g, "lonely"), 16), 0, 0);
+    CHECK_NEAR(dp_node_elements(node(g, "lonely"), 16), 1, 0);
     CHECK_NEAR(dp_node_tensor_size(node(g, "cpu_side"), 16), 0, 0);
 
     /* Round trip through a file: the same model comes back. */
@@ -330,6 +335,135 @@ static void test_load_by_content(void) {
     dp_graph_free(g);
 }
 
+/* Two graphs node for node: names, ops, devices, shapes, dtypes, inputs, params, attrs. */
+static bool same_graph(const struct dp_graph *a, const struct dp_graph *b) {
+    if (dp_graph_n_nodes(a) != dp_graph_n_nodes(b) || dp_graph_batch(a) != dp_graph_batch(b) ||
+        strcmp(dp_graph_batch_source(a), dp_graph_batch_source(b)))
+        return false;
+    for (size_t i = 0; i < dp_graph_n_nodes(a); i++) {
+        const struct dp_node *x = dp_graph_node(a, i), *y = dp_graph_node(b, i);
+        if (strcmp(x->name, y->name) || strcmp(x->op, y->op) || strcmp(x->device, y->device) ||
+            x->n_dims != y->n_dims || x->dtype != y->dtype || x->n_inputs != y->n_inputs ||
+            x->n_ctrl != y->n_ctrl || x->params != y->params || x->n_attrs != y->n_attrs)
+            return false;
+        for (int d = 0; d < x->n_dims; d++)
+            if (x->dims[d] != y->dims[d]) return false;
+        for (int k = 0; k < x->n_inputs; k++)
+            if (x->inputs[k] != y->inputs[k]) return false;
+        for (int k = 0; k < x->n_ctrl; k++)
+            if (x->ctrl[k] != y->ctrl[k]) return false;
+        for (int k = 0; k < x->n_attrs; k++)
+            if (strcmp(x->attrs[k].key, y->attrs[k].key) ||
+                strcmp(x->attrs[k].value, y->attrs[k].value)) {
+                fprintf(stderr, "%s: attr %s: '%s' vs '%s'\n", x->name, x->attrs[k].key,
+                        x->attrs[k].value, y->attrs[k].value);
+                return false;
+            }
+    }
+    return true;
+}
+
+static const char *attr(const struct dp_graph *g, const char *n, const char *key) {
+    const struct dp_node *x = node(g, n);
+    const char *v = x ? dp_node_attr(x, key) : NULL;
+    return v ? v : "(none)";
+}
+
+static void expect_pb_fail(const unsigned char *d, size_t n, const char *want) {
+    struct dp_graph *g = NULL;
+    struct dp_error err = {0};
+    CHECK(dp_graph_parse_graphdef(d, n, "bad.pb", NULL, &g, NULL, &err) != DP_OK && !g);
+    CHECK_CONTAINS(err.msg, want);
+    dp_graph_free(g);
+}
+
+/* Binary GraphDef and SavedModel (issue 13): the same graph as the text form (fixtures written
+ * from the .pbtxt files by tools/pbtxt_to_pb.py with Google's protobuf library), attribute
+ * values rendered as TF's text writer prints them, errors naming the byte. */
+static void test_graphdef_binary(void) {
+    static const char *const pairs[][2] = {
+        {DATA "small.pbtxt", DATA "small.pb"},
+        {DATA "attrs.pbtxt", DATA "attrs.pb"},
+        {DATA "attrs.pbtxt", DATA "attrs_saved_model/saved_model.pb"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        struct dp_graph *t = NULL, *b = NULL;
+        struct dp_error err = {0};
+        size_t dt = 0, db = 0;
+        CHECK(dp_graph_load_ex(pairs[i][0], NULL, &t, &dt, &err) == DP_OK);
+        CHECK(dp_graph_load_ex(pairs[i][1], NULL, &b, &db, &err) == DP_OK);
+        if (!b) fprintf(stderr, "%s\n", err.msg);
+        CHECK(t && b && same_graph(t, b) && dt == db);
+        dp_graph_free(t);
+        dp_graph_free(b);
+    }
+    struct dp_graph *g = NULL;
+    struct dp_error err = {0};
+    CHECK(dp_graph_import_graphdef(DATA "attrs_saved_model/saved_model.pb", NULL, &g, NULL,
+                                   &err) == DP_OK);
+    CHECK(g && !strcmp(dp_graph_name(g), "attrs_saved_model")); /* named after its directory */
+    CHECK(g && !strcmp(attr(g, "scale", "weights"), "[0.1, 1e-08, 3.14159274, -0]"));
+    CHECK(g && !strcmp(attr(g, "scale", "binary"), "<5 bytes>"));
+    CHECK(g && !strcmp(attr(g, "scale", "ref"), "DT_FLOAT_REF"));
+    CHECK(g && !strcmp(attr(g, "scale", "count"), "-7"));
+    CHECK(g && !strcmp(attr(g, "scale", "flags"), "[true, false]"));
+    CHECK(g && !strcmp(attr(g, "scale", "value"), "tensor(DT_FLOAT, [3])"));
+    CHECK(g && !strcmp(attr(g, "conv/Conv2D", "strides"), "[1, 1, 2, 2]"));
+    CHECK(g && !strcmp(attr(g, "conv/Conv2D", "explicit_paddings"), "[]"));
+    CHECK(g && !strcmp(attr(g, "bn/FusedBatchNormV3", "epsilon"), "0.001"));
+    CHECK(g && !strcmp(attr(g, "bn/FusedBatchNormV3", "is_training"), "false"));
+    CHECK(g && !strcmp(attr(g, "call", "fs"), "[a, b]") && !strcmp(attr(g, "call", "f"), "inner_fn"));
+    CHECK(g && !strcmp(attr(g, "call", "shapes"), "[[-1], ?]"));
+    const struct dp_node *call = g ? node(g, "call") : NULL, *k = g ? node(g, "conv/kernel") : NULL;
+    CHECK(call && call->dtype == DP_DTYPE_F16 && call->n_dims == -1 && call->n_ctrl == 1);
+    CHECK(k && k->params == 7 * 7 * 3 * 64);
+    dp_graph_free(g);
+
+    /* Told apart by content: ONNX, GraphDef and SavedModel are all binary protobufs. */
+    unsigned char head[4096];
+    static const struct { const char *path; enum dp_graph_format fmt; } kinds[] = {
+        {DATA "attrs.pb", DP_GRAPH_FORMAT_GRAPHDEF},
+        {DATA "attrs_saved_model/saved_model.pb", DP_GRAPH_FORMAT_SAVED_MODEL},
+        {"tests/data/onnx/tiny_cnn.onnx", DP_GRAPH_FORMAT_ONNX},
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        FILE *f = fopen(kinds[i].path, "rb");
+        size_t n = f ? fread(head, 1, sizeof head, f) : 0;
+        if (f) fclose(f);
+        CHECK(dp_graph_detect_format(head, n) == kinds[i].fmt);
+    }
+
+    /* Every truncation of a binary graph fails cleanly or reads. */
+    FILE *f = fopen(DATA "attrs.pb", "rb");
+    unsigned char buf[4096];
+    size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
+    if (f) fclose(f);
+    int bad_msg = 0;
+    for (size_t cut = 1; cut < n; cut++) {
+        g = NULL;
+        memset(&err, 0, sizeof err);
+        if (dp_graph_parse_graphdef(buf, cut, "cut.pb", NULL, &g, NULL, &err) == DP_OK)
+            dp_graph_free(g);
+        else bad_msg += !strstr(err.msg, "cut.pb") || g != NULL;
+    }
+    CHECK(n > 1000 && bad_msg == 0);
+    const unsigned char noname[] = {0x0a, 0x03, 0x12, 0x01, 'X'};
+    expect_pb_fail(noname, sizeof noname, "bad.pb:byte 2: node without a 'name'");
+    const unsigned char dup[] = {0x0a, 0x06, 0x0a, 0x01, 'a', 0x12, 0x01, 'X',
+                                 0x0a, 0x06, 0x0a, 0x01, 'a', 0x12, 0x01, 'Y'};
+    expect_pb_fail(dup, sizeof dup, "bad.pb:byte 10: duplicate node name 'a'");
+    const unsigned char twice[] = {0x0a, 0x09, 0x0a, 0x01, 'a', 0x0a, 0x01, 'b', 0x12, 0x01, 'X'};
+    expect_pb_fail(twice, sizeof twice, "bad.pb:byte 5: name: given twice in one node");
+    /* attr { key: "shape" value { shape { dim { size: -2 } } } } */
+    const unsigned char negdim[] = {0x0a, 0x20, 0x0a, 0x01, 'a',  0x12, 0x01, 'X',  0x2a, 0x18,
+                                    0x0a, 0x05, 's',  'h',  'a',  'p',  'e',  0x12, 0x0f, 0x3a,
+                                    0x0d, 0x12, 0x0b, 0x08, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                    0xff, 0xff, 0xff, 0x01};
+    expect_pb_fail(negdim, sizeof negdim, "dim size: expected an integer >= -1");
+    const unsigned char nothing[] = {0x22, 0x02, 0x08, 0x01}; /* versions only */
+    expect_pb_fail(nothing, sizeof nothing, "bad.pb: empty graph");
+}
+
 /* Input references as both formats write them; a whole name wins over a port suffix. */
 static void test_resolve_input(void) {
     const char *t = "{\"format\": \"driple-graph/1\", \"nodes\": [{\"name\": \"a\", \"op\": \"X\"}, "
@@ -365,6 +499,11 @@ static void test_hostile_files(void) {
         {F "pbtxt/float_dim.pbtxt", F "pbtxt/float_dim.pbtxt:5:61: dim size: expected an integer >= -1"},
         {F "pbtxt/deep_nesting.pbtxt", F "pbtxt/deep_nesting.pbtxt:1:486: blocks nested deeper than 64"},
         {F "pbtxt/duplicate_name.pbtxt", F "pbtxt/duplicate_name.pbtxt:2:8: duplicate node name 'a'"},
+        {F "graphdef/huge_length.pb",
+         F "graphdef/huge_length.pb:byte 6: length 4294967295 runs past the end of its message"},
+        {F "graphdef/huge_product.pb",
+         F "graphdef/huge_product.pb:byte 33: node 'big': the dimensions' product overflows 64 bits"},
+        {F "graphdef/nine_dims.pb", F "graphdef/nine_dims.pb:byte 62: shape with more than 8 dimensions"},
     };
 #undef F
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -389,13 +528,61 @@ static void test_hostile_files(void) {
     dp_graph_free(g);
 }
 
+/* What cJSON would accept and driple must not (issue 17): a \u0000 inside a name (cJSON cut the
+ * name there silently) and a raw NUL byte, both named by line and column; more values than the
+ * parsed tree's memory cap, refused before cJSON allocates; a file that is not JSON at all, said
+ * so without quoting its bytes; "-" read as stdin. The same check serves every cJSON reader
+ * (settings here as a second one). */
+static void test_json_hostile(void) {
+    struct dp_graph *g = NULL;
+    struct dp_error err = {0};
+    const char *nul_name =
+        "{\"format\": \"driple-graph/1\", \"name\": \"n\", \"nodes\": [\n"
+        "  {\"name\": \"conv\\u0000hidden\", \"op\": \"Conv2D\", \"device\": \"/gpu:0\"}]}\n";
+    CHECK(dp_graph_parse_json(nul_name, strlen(nul_name), "nul.json", &g, NULL, &err) ==
+          DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "nul.json:2:17: \\u0000 (a NUL character) inside a string");
+    CHECK(g == NULL);
+    const char raw[] = "{\"format\": \"driple-graph/1\", \"name\": \"a\0b\"}";
+    CHECK(dp_graph_parse_json(raw, sizeof raw - 1, "raw.json", &g, NULL, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "raw.json:1:40: a NUL byte (not JSON text)");
+    const char *p = write_tmp("nul_settings.json",
+                              "{\"format\": \"driple-settings/1\", \"settings\": [{\"id\": "
+                              "\"x\\u0000y\", \"gpu\": \"V100-PCIe-16GB\", \"ps\": 1, "
+                              "\"workers\": 2, \"network\": \"PCIe\"}]}");
+    struct dp_settings *set = NULL;
+    CHECK(dp_settings_load(p, NULL, &set, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "nul_settings.json:1:55: \\u0000");
+    dp_settings_free(set);
+    /* 2^24 + 1 values: [0,0,...] */
+    size_t n = ((size_t)1 << 24) + 1, len = 2 * n + 1;
+    char *big = malloc(len + 1);
+    if (big) {
+        big[0] = '[';
+        for (size_t i = 0; i < n; i++) {
+            big[1 + 2 * i] = '0';
+            big[2 + 2 * i] = i + 1 < n ? ',' : ']';
+        }
+        big[len] = '\0';
+        CHECK(dp_graph_parse_json(big, len, "big.json", &g, NULL, &err) == DP_ERR_INVALID);
+        CHECK_CONTAINS(err.msg, "big.json: more than 16777216 JSON values: over driple's memory cap");
+        free(big);
+    }
+    p = write_tmp("not_json.json", "root:x:0:0:root:/root:/bin/bash\n");
+    CHECK(dp_graph_load_json(p, &g, NULL, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "not_json.json:1:1: not JSON (a driple file starts with '{')");
+    CHECK(!strstr(err.msg, "root"));
+}
+
 int main(void) {
     test_resolve_input();
     test_json_good();
     test_json_bad();
     test_pbtxt_good();
     test_pbtxt_bad();
+    test_graphdef_binary();
     test_load_by_content();
     test_hostile_files();
+    test_json_hostile();
     TEST_MAIN_END();
 }

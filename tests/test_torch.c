@@ -1,11 +1,14 @@
 /* test_torch.c: the PyTorch checkpoint reader: the published GCN checkpoint imports and equals
  * gcn_pretrained_weights.json bit for bit; small archives made here check strides, data
  * descriptors and each corruption (compressed, truncated, CRC, bad opcode, refused global,
- * missing or short storage, out-of-range view, not a zip). */
+ * missing or short storage, out-of-range view, not a zip); and archives made to cost time or
+ * memory (stride 0, too many elements, a repeated key, MEMOIZE, too many values, a long global,
+ * overlapping entries) refused or read at once. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dp/inspector.h"
 #include "dp/torch.h"
@@ -20,11 +23,23 @@ static uint32_t crc32_t(const unsigned char *p, size_t n) {
     return c ^ 0xFFFFFFFFu;
 }
 
+/* A growing byte buffer (the hostile cases below reach megabytes). */
 struct buf {
-    unsigned char d[8192];
-    size_t n;
+    unsigned char *d;
+    size_t n, cap;
 };
-static void put(struct buf *b, const void *p, size_t n) { memcpy(b->d + b->n, p, n); b->n += n; }
+static void put(struct buf *b, const void *p, size_t n) {
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 8192;
+        while (cap < b->n + n) cap *= 2;
+        unsigned char *d = realloc(b->d, cap);
+        if (!d) abort();
+        b->d = d;
+        b->cap = cap;
+    }
+    memcpy(b->d + b->n, p, n);
+    b->n += n;
+}
 static void put16(struct buf *b, unsigned v) { unsigned char x[2] = {(unsigned char)v, (unsigned char)(v >> 8)}; put(b, x, 2); }
 static void put32(struct buf *b, uint32_t v) { put16(b, v & 0xFFFF); put16(b, v >> 16); }
 
@@ -234,8 +249,130 @@ static void test_hostile_files(void) {
     }
 }
 
+/* A state_dict of n tensors: key keys[i] (NULL: "t<i>"), each a view (rows, cols) with strides
+ * (s0, s1) at offset 0 of one float storage "0" of numel elements (BININT2: up to 65535). */
+static void hostile_pickle(struct buf *p, const char *const *keys, int n, unsigned numel,
+                           unsigned rows, unsigned cols, unsigned s0, unsigned s1) {
+#define B(...) do { const unsigned char x_[] = {__VA_ARGS__}; put(p, x_, sizeof x_); } while (0)
+#define S(s) put(p, s, strlen(s))
+#define U2(v) (unsigned char)((v) & 0xFF), (unsigned char)((v) >> 8)
+    p->n = 0;
+    B(0x80, 2, 'c'); S("collections\nOrderedDict\n"); B(')', 'R', '(');
+    for (int i = 0; i < n; i++) {
+        char k[32];
+        if (keys) snprintf(k, sizeof k, "%s", keys[i]);
+        else snprintf(k, sizeof k, "t%d", i);
+        B('X', (unsigned char)strlen(k), 0, 0, 0); S(k);
+        B('c'); S("torch._utils\n_rebuild_tensor_v2\n"); B('(', '(');
+        B('X', 7, 0, 0, 0); S("storage");
+        B('c'); S("torch\nFloatStorage\n");
+        B('X', 1, 0, 0, 0, '0', 'X', 3, 0, 0, 0, 'c', 'p', 'u');
+        B('M', U2(numel), 't', 'Q', 'K', 0, 'M', U2(rows), 'M', U2(cols), 0x86);
+        B('M', U2(s0), 'M', U2(s1), 0x86, 0x89, 'c'); S("collections\nOrderedDict\n");
+        B(')', 'R', 't', 'R');
+    }
+    B('u', '.');
+#undef U2
+#undef S
+#undef B
+}
+
+/* The pickle p and a storage of numel floats in an archive; parsed. */
+static enum dp_status hostile_parse(const struct buf *p, unsigned numel, struct dp_error *err) {
+    float *data = calloc(numel ? numel : 1, sizeof *data);
+    struct ent e[2] = {{"archive/data.pkl", p->d, p->n},
+                       {"archive/data/0", (const unsigned char *)data, (size_t)numel * 4}};
+    struct buf z = {0};
+    make_zip(&z, e, 2, 0);
+    struct dp_torch_state st = {0, NULL};
+    enum dp_status r = dp_torch_parse(z.d, z.n, "h.pkl", &st, err);
+    CHECK(st.n_tensors == 0 || r == DP_OK);
+    dp_torch_state_free(&st);
+    free(z.d);
+    free(data);
+    return r;
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Small archives made to cost time or memory (issue 17), each refused (or read) at once. */
+static void test_hostile_costs(void) {
+    struct dp_error err = {0};
+    struct buf p = {0};
+    /* A stride-0 view of one element asking for 16384 x 16384 copies: the old reader allocated
+     * and filled 1 GiB before refusing; now refused from the view, nothing allocated. */
+    hostile_pickle(&p, NULL, 1, 1, 16384, 16384, 0, 0);
+    double t0 = now_s();
+    CHECK(hostile_parse(&p, 1, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "h.pkl: tensor 't0': 268435456 elements from a 1-element storage (a "
+                            "view repeating elements");
+    CHECK(now_s() - t0 < 1);
+    /* Tensors that each view a whole 2^20-element storage: 65 of them pass the 2^26-element cap
+     * in all, refused before any is allocated. */
+    hostile_pickle(&p, NULL, 65, 65535, 16, 4095, 4095, 1);
+    CHECK(hostile_parse(&p, 65535, &err) == DP_OK); /* 65 x 65,520 elements: within the cap */
+    hostile_pickle(&p, NULL, 1100, 65535, 16, 4095, 4095, 1);
+    CHECK(hostile_parse(&p, 65535, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "h.pkl: tensor 't1024': more than 67108864 tensor elements in all");
+    /* One key twice (found by sorting: a search per key was quadratic). */
+    const char *const twice[] = {"a", "w", "b", "w"};
+    hostile_pickle(&p, twice, 4, 6, 2, 3, 3, 1);
+    CHECK(hostile_parse(&p, 6, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "h.pkl:data.pkl: key 'w' appears twice");
+    /* MEMOIZE 130,000 times (400 KB): 23 s when each looked for the first free memo slot. */
+    p.n = 0;
+    put(&p, "\x80\x04}\x94", 4);
+    for (int i = 0; i < 130000; i++) put(&p, "N\x94" "0", 3);
+    put(&p, ".", 1);
+    t0 = now_s();
+    CHECK(hostile_parse(&p, 0, &err) == DP_OK);
+    double memo_s = now_s() - t0;
+    CHECK(memo_s < 5);
+    printf("  130,000 MEMOIZE opcodes: %.3f s\n", memo_s);
+    /* More values than the pickle machine's cap (NONE, POP: each makes one). */
+    p.n = 0;
+    put(&p, "\x80\x04}", 3);
+    for (int i = 0; i < (1 << 21) + 10; i++) put(&p, "N0", 2);
+    put(&p, ".", 1);
+    CHECK(hostile_parse(&p, 0, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "more than 2097152 pickle values and items");
+    /* A memoised long string made into a global again and again: refused at its length. */
+    p.n = 0;
+    put(&p, "\x80\x04X\xd0\x07\x00\x00", 7);
+    for (int i = 0; i < 2000; i++) put(&p, "a", 1);
+    put(&p, "\x94X\x01\x00\x00\x00" "b\x93.", 9);
+    CHECK(hostile_parse(&p, 0, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "global name longer than 1024 characters");
+    free(p.d);
+
+    /* Central-directory records naming one entry's data again: each CRC read it again (60,000
+     * records over 1 MiB: 145 s); overlapping entries are refused before any CRC. */
+    unsigned char pkl[1024], data[24] = {0};
+    size_t pn = make_pickle(pkl, "torch._utils\n_rebuild_tensor_v2\n", 6, 0, 3, 1, '.');
+    struct ent e[3] = {{"archive/data.pkl", pkl, pn},
+                       {"archive/data/0", data, sizeof data},
+                       {"archive/data/1", data, sizeof data}};
+    struct buf z = {0};
+    make_zip(&z, e, 3, 0);
+    /* the third record's local header offset: at its central record + 42 */
+    size_t cd3 = z.n - 22 - (46 + strlen(e[2].name));
+    uint32_t loff2 = (uint32_t)z.d[cd3 - (46 + strlen(e[1].name)) + 42] |
+                     (uint32_t)z.d[cd3 - (46 + strlen(e[1].name)) + 43] << 8;
+    z.d[cd3 + 42] = (unsigned char)loff2;
+    z.d[cd3 + 43] = (unsigned char)(loff2 >> 8);
+    struct dp_torch_state st = {0, NULL};
+    CHECK(dp_torch_parse(z.d, z.n, "overlap.pkl", &st, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "overlap.pkl: zip entries 'archive/data/0' and 'archive/data/1' overlap");
+    free(z.d);
+}
+
 int main(void) {
     test_small();
+    test_hostile_costs();
     test_published();
     test_hostile_files();
     TEST_MAIN_END();

@@ -1,7 +1,9 @@
 /* test_trace.c: the burst extractor on hand-made traces with known bursts, the nvidia-smi CSV
  * syntax (units in the header, % and MiB suffixes, several GPUs, [N/A]), network counters to
  * rates, the simulator's own CSV round trip, and malformed files (one sample, NaN or huge
- * times and counters, a directory) failing with file:line. */
+ * times and counters, a directory) failing with file:line; hostile ones (issue 17): a cut last
+ * row, a year-0000 clock, several GPUs with and without an index column, every worker read
+ * once. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -228,10 +230,78 @@ static void test_sim_csv(void) {
     dp_trace_free(r);
 }
 
+/* Hostile or broken traces that used to be read with exit 0 (issue 17). */
+static void test_hostile(void) {
+    struct dp_error err = {0};
+    /* cut inside its last row: '989.596' was read as 9 */
+    const char *p = write_tmp("cut.csv", "t_ms,gpu_util\n0,50\n100,989.596\n200,9");
+    struct dp_trace *t = dp_trace_init("measured");
+    CHECK(dp_trace_read_any(p, t, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "cut.csv:4: the file ends inside this row (no line end: cut short?)");
+    dp_trace_free(t);
+    /* a year-0000 clock: idle and active were 6.4e13 ms */
+    p = write_tmp("year0.csv", "timestamp, utilization.gpu [%]\n0000/01/01 00:00:00.000, 5 %\n"
+                               "2024/02/01 00:00:00.100, 90 %\n");
+    t = dp_trace_init("measured");
+    CHECK(dp_trace_read_any(p, t, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "year0.csv:2: bad timestamp \"0000/01/01 00:00:00.000\"");
+    CHECK_CONTAINS(err.msg, "in 1970 or later");
+    dp_trace_free(t);
+    /* two GPUs: the first kept and named, --gpu-index's choice, a GPU the file lacks */
+    const char *two =
+        "timestamp, index, utilization.gpu [%], memory.used [MiB]\n"
+        "2024/02/01 00:00:00.000, 0, 5 %, 1 MiB\n2024/02/01 00:00:00.000, 1, 70 %, 2 MiB\n"
+        "2024/02/01 00:00:00.100, 0, 90 %, 1 MiB\n2024/02/01 00:00:00.100, 1, 80 %, 2 MiB\n"
+        "2024/02/01 00:00:00.200, 0, 5 %, 1 MiB\n2024/02/01 00:00:00.200, 1, 75 %, 2 MiB\n";
+    p = write_tmp("two_gpus.csv", two);
+    struct dp_trace_file tf;
+    CHECK(dp_trace_file_read(p, NULL, &tf, &err) == DP_OK);
+    CHECK(tf.n_traces == 1 && !strcmp(tf.gpu, "0") && tf.n_gpus == 2);
+    CHECK(tf.traces[0]->s[DP_SERIES_GPU_UTIL].n == 3 && tf.traces[0]->s[DP_SERIES_GPU_UTIL].v[1] == 90);
+    dp_trace_file_free(&tf);
+    CHECK(dp_trace_file_read(p, "1", &tf, &err) == DP_OK);
+    CHECK(!strcmp(tf.gpu, "1") && tf.traces[0]->s[DP_SERIES_GPU_UTIL].v[1] == 80);
+    dp_trace_file_free(&tf);
+    CHECK(dp_trace_file_read(p, "7", &tf, &err) == DP_ERR_NOT_FOUND);
+    CHECK_CONTAINS(err.msg, "two_gpus.csv: no rows of GPU 7 (the file has GPUs 0 and 1)");
+    CHECK(tf.n_traces == 0 && !tf.traces);
+    /* the same rows without the index column: merged before, refused now */
+    p = write_tmp("two_gpus_noindex.csv",
+                  "timestamp, utilization.gpu [%]\n"
+                  "2024/02/01 00:00:00.000, 5 %\n2024/02/01 00:00:00.000, 70 %\n"
+                  "2024/02/01 00:00:00.100, 90 %\n2024/02/01 00:00:00.100, 80 %\n");
+    t = dp_trace_init("measured");
+    CHECK(dp_trace_read_any(p, t, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "2 of 4 rows repeat the time of the row before: rows of several GPUs?");
+    dp_trace_free(t);
+    /* one repeated millisecond is one GPU sampled fast, not two GPUs */
+    p = write_tmp("one_repeat.csv", "timestamp, utilization.gpu [%]\n"
+                                    "2024/02/01 00:00:00.000, 5 %\n2024/02/01 00:00:00.100, 70 %\n"
+                                    "2024/02/01 00:00:00.100, 90 %\n2024/02/01 00:00:00.200, 8 %\n");
+    t = dp_trace_init("measured");
+    CHECK(dp_trace_read_any(p, t, &err) == DP_OK);
+    dp_trace_free(t);
+    /* a GPU to pick in a file that is not nvidia-smi's */
+    p = write_tmp("sim_pick.csv", "t_ms,gpu_util\n0,5\n100,50\n");
+    CHECK(dp_trace_file_read(p, "1", &tf, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "not an nvidia-smi CSV: no GPU 1 to pick");
+    /* a simulator trace read once: every worker, in order; a worker number out of range */
+    p = write_tmp("workers.csv", "worker,t_ms,gpu_util\n0,0,10\n0,100,90\n1,0,20\n1,100,80\n"
+                                 "2,0,30\n2,100,70\n");
+    CHECK(dp_trace_file_read(p, NULL, &tf, &err) == DP_OK);
+    CHECK(tf.n_traces == 3 && tf.traces[2]->s[DP_SERIES_GPU_UTIL].v[1] == 70);
+    CHECK(!strcmp(tf.traces[1]->source, "simulated"));
+    dp_trace_file_free(&tf);
+    p = write_tmp("worker_bad.csv", "worker,t_ms,gpu_util\n0,0,10\n0,100,90\n1024,0,20\n");
+    CHECK(dp_trace_file_read(p, NULL, &tf, &err) == DP_ERR_PARSE);
+    CHECK_CONTAINS(err.msg, "worker_bad.csv:4: bad worker \"1024\" (0 .. 1023)");
+}
+
 int main(void) {
     test_bursts();
     test_smi();
     test_net();
     test_sim_csv();
+    test_hostile();
     TEST_MAIN_END();
 }

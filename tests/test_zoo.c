@@ -54,6 +54,9 @@ static void test_all_models(void) {
         {"lstm_lm_large", 1000, 30000}, {"transformer_big", 3000, 60000},
         {"bert_tiny", 500, 12000},  {"bert_mini", 900, 20000},   {"bert_small", 900, 20000},
         {"bert_medium", 1600, 35000}, {"distilgpt2", 1000, 25000}, {"gpt2_large", 6000, 120000},
+        {"inception4", 4000, 60000}, {"bert_base_squad", 2500, 50000},
+        {"bert_large_squad", 5000, 90000}, {"gnmt", 3000, 60000},
+        {"transformer_xl_base", 3000, 60000},
     };
     CHECK(dp_zoo_count() == sizeof ranges / sizeof ranges[0]);
     for (size_t k = 0; k < sizeof ranges / sizeof ranges[0]; k++) {
@@ -158,6 +161,14 @@ static void test_params(void) {
         {"bert_mini", 11.3e6, 0.03, true},    {"bert_small", 29.1e6, 0.03, true},
         {"bert_medium", 41.7e6, 0.03, true},  {"distilgpt2", 81.912576e6, 0.001, true},
         {"gpt2_large", 774.030080e6, 0.001, true},
+        /* The published runs' models: TF-slim's inception_v4 (1001 classes: 42.68M); Hugging
+         * Face's BertForQuestionAnswering (bert-base/large-uncased: 108,893,186 and
+         * 334,094,338); DeepLearningExamples' GNMT v2 (4+4 layers of 1024, vocabulary 32,320,
+         * two LSTM biases as PyTorch keeps them) and Transformer-XL base (wt103_base.yaml:
+         * vocabulary 267,735, tied adaptive softmax), counted by hand from their modules. */
+        {"inception4", 42.68e6, 0.003, true}, {"bert_base_squad", 108.893186e6, 1e-6, true},
+        {"bert_large_squad", 334.094338e6, 1e-6, true}, {"gnmt", 160.671297e6, 1e-6, true},
+        {"transformer_xl_base", 191.950298e6, 1e-6, true},
     };
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
         struct dp_graph *g = build(known[k].name, DP_OPT_SGD, DP_PREC_FP32, 8, 0);

@@ -30,11 +30,7 @@ void app_status(struct app *a, bool err, const char *fmt, ...) {
 }
 
 void app_copy(char *dst, size_t n, const char *src) {
-    size_t len = src ? strlen(src) : 0;
-    if (n == 0) return;
-    if (len >= n) len = n - 1;
-    if (len) memcpy(dst, src, len);
-    dst[len] = '\0';
+    if (n) snprintf(dst, n, "%.*s", (int)(n - 1), src ? src : "");
 }
 
 /* ---- the sample graph ---------------------------------------------------------------------- */

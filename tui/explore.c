@@ -20,6 +20,7 @@
 
 #include "dp/clock.h"
 #include "dp/files.h"
+#include "dp/json_out.h"
 #include "keys.h"
 #include "layout.h"
 #include "tabs.h"
@@ -341,18 +342,32 @@ static int bench_keys(struct app *a, long n, int rows, int cols, bool json, cons
     double p50 = t[n / 2], p95 = t[(long)(0.95 * (double)(n - 1))], mx = t[n - 1];
     long n_embed, n_sim;
     dp_session_counts(a->ss, &n_embed, &n_sim);
-    if (json)
-        printf("{\"bench\": \"explore-keys\", \"keys\": %ld, \"rows\": %d, \"cols\": %d, "
-               "\"mean_ms\": %.3f, \"median_ms\": %.3f, \"p95_ms\": %.3f, \"max_ms\": %.3f, "
-               "\"slowest_key\": \"%s\", \"fill_frames\": %ld, \"fill_max_ms\": %.3f, "
-               "\"embed_calls\": %ld, \"sim_calls\": %ld, \"importance_open_ms\": %.3f, "
-               "\"importance_adopt_ms\": %.3f, \"importance_ready_ms\": %.3f, "
-               "\"importance_layout_ms\": %.3f, \"occlusion_key_ms\": %.3f, "
-               "\"occlusion_adopt_ms\": %.3f, \"occlusion_ready_ms\": %.3f, "
-               "\"grad_key_ms\": %.3f}\n",
-               n, rows, cols, sum / (double)n, p50, p95, mx, bench_key_name(worst_key), fills,
-               fill_max, n_embed, n_sim, imp_open, imp_adopt, imp_ready_ms,
-               imp_layout_ms(a), occl.key_ms, occl.adopt_ms, occl.ready_ms, occl.back_ms);
+    if (json) {
+        struct dp_jw *jw = dp_jw_new();
+        dp_jw_str(jw, "bench", "explore-keys");
+        dp_jw_int(jw, "keys", n);
+        dp_jw_int(jw, "rows", rows);
+        dp_jw_int(jw, "cols", cols);
+        const struct { const char *key; double v; } ms[] = {
+            {"mean_ms", sum / (double)n}, {"median_ms", p50}, {"p95_ms", p95}, {"max_ms", mx}};
+        for (size_t k = 0; k < sizeof ms / sizeof ms[0]; k++) dp_jw_fixed(jw, ms[k].key, ms[k].v, 3);
+        dp_jw_str(jw, "slowest_key", bench_key_name(worst_key));
+        dp_jw_int(jw, "fill_frames", fills);
+        dp_jw_fixed(jw, "fill_max_ms", fill_max, 3);
+        dp_jw_int(jw, "embed_calls", n_embed);
+        dp_jw_int(jw, "sim_calls", n_sim);
+        const struct { const char *key; double v; } imp[] = {
+            {"importance_open_ms", imp_open},       {"importance_adopt_ms", imp_adopt},
+            {"importance_ready_ms", imp_ready_ms},  {"importance_layout_ms", imp_layout_ms(a)},
+            {"occlusion_key_ms", occl.key_ms},      {"occlusion_adopt_ms", occl.adopt_ms},
+            {"occlusion_ready_ms", occl.ready_ms}, {"grad_key_ms", occl.back_ms}};
+        for (size_t k = 0; k < sizeof imp / sizeof imp[0]; k++)
+            dp_jw_fixed(jw, imp[k].key, imp[k].v, 3);
+        struct dp_error err = {0};
+        if (dp_jw_print(jw, stdout, "stdout", &err) != DP_OK)
+            fprintf(stderr, "driple: %s\n", err.msg);
+        dp_jw_free(jw);
+    }
     else
         printf("explore --bench-keys: %ld key actions with full redraws at %dx%d: mean %.2f ms, "
                "median %.2f ms, p95 %.2f ms, max %.2f ms (key '%s'); %ld idle frames filling in "

@@ -29,11 +29,12 @@ struct dp_read_spec {
 };
 
 /* Reads the whole of path ("-": standard input) into a new NUL-terminated buffer that the caller
- * frees; *len gets its size. A regular file over spec->max_bytes is refused before any byte is
- * read; a pipe, device or FIFO once it passes the limit (DP_ERR_INVALID, "<path>: more than
- * <limit>: larger than any <what> driple reads"). A directory or an unreadable file (DP_ERR_IO),
- * a NUL byte in a text format (DP_ERR_PARSE) and a refused head (DP_ERR_UNSUPPORTED) fail naming
- * the path; *out and *len are then untouched. */
+ * frees; *len gets its size. The limit is spec->max_bytes, or DRIPLE_MAX_INPUT (bytes, or with a
+ * K, M or G suffix) when that is lower: a regular file over it is refused before any byte is
+ * read; a pipe, device or FIFO once it passes it (DP_ERR_INVALID, "<path>: more than <limit>
+ * and still going: larger than any <what> driple reads"); a malformed DRIPLE_MAX_INPUT fails.
+ * A directory or an unreadable file (DP_ERR_IO), a NUL byte in a text format (DP_ERR_PARSE) and
+ * a refused head (DP_ERR_UNSUPPORTED) fail naming the path; *out and *len are then untouched. */
 enum dp_status dp_file_read(const char *path, const struct dp_read_spec *spec, char **out,
                             size_t *len, struct dp_error *err);
 
@@ -45,9 +46,11 @@ struct dp_out;
 
 /* Starts writing path: "-" is standard output; a character device, FIFO or socket target
  * (/dev/null, /dev/full, a pipe) is written in place; anything else through a new temporary
- * file in the target's directory (O_TMPFILE where the filesystem has it, so that even SIGKILL
- * leaves nothing; else a random ".NAME.XXXXXX~" name made with O_EXCL | O_NOFOLLOW), renamed
- * over the target by dp_out_commit. A symbolic link target is followed to the file it names; a
+ * file in the target's directory that dp_out_commit puts in the target's place. Where the
+ * filesystem has O_TMPFILE the file has no name while it is written (even SIGKILL leaves
+ * nothing) and takes the target's name in one step (linkat) when there was no target, else a
+ * random ".NAME.XXXXXXXX~" name just before the rename over it; elsewhere it is made under such
+ * a name with O_EXCL | O_NOFOLLOW. A symbolic link target is followed to the file it names; a
  * directory or a dangling link fails. Returns a new output owned by the caller, who ends it with
  * exactly one of dp_out_commit or dp_out_discard; DP_ERR_IO naming path on failure. */
 enum dp_status dp_out_open(const char *path, struct dp_out **out, struct dp_error *err);

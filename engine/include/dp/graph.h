@@ -29,6 +29,8 @@ const char *dp_dtype_name(enum dp_dtype t);
 bool dp_dtype_parse(const char *s, enum dp_dtype *out);
 /* Bytes per element; 0 for unknown, string and resource. */
 int dp_dtype_size(enum dp_dtype t);
+/* float16, bfloat16, float32 or float64. */
+bool dp_dtype_is_float(enum dp_dtype t);
 
 struct dp_attr {
     char *key;
@@ -103,6 +105,10 @@ const char *dp_node_attr(const struct dp_node *n, const char *key);
 bool dp_node_on_gpu(const struct dp_node *n);
 /* Elements of the first output at batch size `batch` (DP_DIM_BATCH -> batch, unknown dims -> 0,
  * unknown shape -> 0, scalar -> 1). Never overflows: the result is a double. */
+double dp_node_elements(const struct dp_node *n, int64_t batch);
+/* The paper's tensor size, the first group feature: dp_node_elements, except that a scalar
+ * (shape ()) counts 0, as Driple's build_graph.py gives it (its product runs over no
+ * dimension known to it), so features match what its checkpoints saw. */
 double dp_node_tensor_size(const struct dp_node *n, int64_t batch);
 
 #endif

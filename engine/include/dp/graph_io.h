@@ -18,8 +18,16 @@
 
 #include "dp/graph.h"
 
+/* What a reader noticed without failing. */
+struct dp_import_notes {
+    size_t n_generic;          /* ops kept with a generic cost: types the reader does not know */
+    char   generic_types[256]; /* those types, each once with its count: "GridSample (3), ..." */
+};
+
 struct dp_import_opts {
-    int64_t exported_batch; /* the batch size the graph was exported with; 0 = detect */
+    int64_t                 exported_batch; /* the batch size the graph was exported with; 0 =
+                                               detect */
+    struct dp_import_notes *notes;          /* filled when not NULL (ONNX) */
 };
 
 enum dp_graph_format {
@@ -27,10 +35,14 @@ enum dp_graph_format {
     DP_GRAPH_FORMAT_JSON,  /* driple-graph/1 */
     DP_GRAPH_FORMAT_PBTXT, /* TensorFlow GraphDef text */
     DP_GRAPH_FORMAT_ONNX,  /* ONNX ModelProto (binary protobuf) */
+    DP_GRAPH_FORMAT_GRAPHDEF,    /* TensorFlow GraphDef, binary (.pb) */
+    DP_GRAPH_FORMAT_SAVED_MODEL, /* TensorFlow SavedModel (saved_model.pb) */
 };
 
 /* Guesses the format of a file's first bytes (len may be short; the content decides, not the
- * name). */
+ * name). The binary protobufs are told apart by their top-level fields: ONNX's ModelProto has a
+ * graph (field 7), a GraphDef starts with nodes (field 1) or versions (4), a SavedModel has a
+ * schema version (1) and meta graphs (2). */
 enum dp_graph_format dp_graph_detect_format(const unsigned char *head, size_t len);
 
 /* Loads a graph in any supported format, recognised by content (not only the extension); opts
@@ -42,6 +54,15 @@ enum dp_status dp_graph_load(const char *path, const struct dp_import_opts *opts
  * always 0 for ONNX). */
 enum dp_status dp_graph_load_ex(const char *path, const struct dp_import_opts *opts,
                                 struct dp_graph **out, size_t *n_dropped, struct dp_error *err);
+/* A binary TensorFlow GraphDef (.pb) or SavedModel (saved_model.pb, its first meta graph),
+ * read into the same graph as its text form (dp_graph_import_pbtxt). Inputs naming no node are
+ * dropped and counted in *n_dropped (may be NULL). Errors name "<file>:byte N". */
+enum dp_status dp_graph_import_graphdef(const char *path, const struct dp_import_opts *opts,
+                                        struct dp_graph **out, size_t *n_dropped,
+                                        struct dp_error *err);
+enum dp_status dp_graph_parse_graphdef(const unsigned char *data, size_t len, const char *name,
+                                       const struct dp_import_opts *opts, struct dp_graph **out,
+                                       size_t *n_dropped, struct dp_error *err);
 /* Resolves an input reference as GraphDef and driple-graph/1 write them: "^x" (control: sets
  * *control), "x:1" (output 1 of x), "x". A name is first looked up whole, so a node named "a:1"
  * still resolves. Returns the node's index, or -1 when it names no node (or out of memory). */

@@ -45,6 +45,9 @@ void dp_jw_free(struct dp_jw *w); /* NULL-safe */
 void dp_jw_num(struct dp_jw *w, const char *key, double v);
 void dp_jw_float(struct dp_jw *w, const char *key, float v);
 void dp_jw_int(struct dp_jw *w, const char *key, int64_t v);
+/* v rounded to `decimals` places first (0..9), for measured times: digits past what the clock
+ * resolves are noise, not information. */
+void dp_jw_fixed(struct dp_jw *w, const char *key, double v, int decimals);
 void dp_jw_str(struct dp_jw *w, const char *key, const char *s); /* NULL: null */
 void dp_jw_bool(struct dp_jw *w, const char *key, bool v);
 void dp_jw_null(struct dp_jw *w, const char *key);

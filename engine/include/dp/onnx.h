@@ -1,14 +1,17 @@
-/* onnx.h: ONNX ModelProto import: nodes, initializers as variables, value_info shapes, a symbolic
- * batch dimension, expanded into a training graph like the zoo's (forward, gradients, optimizer).
- * No protobuf dependency: a bounds-checked wire-format decoder (engine/src/io/onnx.c).
- * Mapping: activations stay NCHW (data_format attrs), conv weights become HWIO variables, ONNX
- * ops become TensorFlow ops (Conv -> Conv2D / DepthwiseConv2dNative, Gemm/MatMul -> MatMul /
- * BatchMatMulV2, BatchNormalization -> FusedBatchNormV3, pools, Relu..., Add -> AddV2, Concat,
- * Reshape, Transpose, Softmax, Gather (embeddings), LayerNormalization, Slice, Split, ...); dim 0
- * of every graph input is the batch; the first graph output (the input of a final Softmax) gets
- * a cross-entropy loss against labels from the input pipeline; the optimizer is momentum. Ops
- * it does not know, and integer shape arithmetic, are kept with their value_info shape and no
- * gradient rule. Inferred shapes must match value_info (batch aside) or the import fails. */
+/* onnx.h: ONNX ModelProto import (opsets 7 to 18), expanded into a training graph like the
+ * zoo's (forward, gradients, momentum optimizer, costs). No protobuf dependency: a bounds-checked
+ * wire decoder (engine/src/io/pbwire.c). Shapes are inferred from the graph inputs with the batch
+ * kept symbolic (dim 0 of every input; the batch may be folded into other dimensions,
+ * [batch x heads, L, d]); the shape arithmetic exporters write (Shape, Gather, Concat, Slice,
+ * Reshape 0/-1, ...) is folded, so value_info is only a fallback. Attributes that became inputs
+ * (axes, split sizes, pads, scales, clip bounds) are read either way. Weights are the float
+ * initializers that gradients reach (attention masks stay constants); initializers in external
+ * data need only their dims. Activations stay NCHW, ONNX ops become TensorFlow ops (Conv ->
+ * Conv2D with groups and dilations / DepthwiseConv2dNative, ConvTranspose ->
+ * Conv2DBackpropInput, MatMul/Gemm -> MatMul / BatchMatMulV2, LSTM/GRU/RNN unrolled per step,
+ * ...); the first float output (the input of a final Softmax) gets a cross-entropy loss against
+ * labels from the input pipeline. An op type driple does not know is kept with the shape of its
+ * value_info (else of its first input) and a generic cost, and counted in dp_import_notes. */
 #ifndef DP_ONNX_H
 #define DP_ONNX_H
 

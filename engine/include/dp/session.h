@@ -4,8 +4,8 @@
  * A session holds the GPU catalog, the setting list and the op-type weights; one workload (a
  * graph coarsened once and its grouped features at the current batch size, or a grouped graph
  * read from a file); the inspectors loaded so far and those transferred during the session; and
- * two caches: graph embeddings per (inspector body, features) and simulations per (cluster,
- * batch). For a setting it finds the inspector that serves it and says why
+ * two caches: graph embeddings per (inspector body, workload, batch) and simulations per
+ * (cluster, workload, batch). For a setting it finds the inspector that serves it and says why
  * (dp_session_resolve), predicts the 12 outputs and the derived figures (dp_session_predict)
  * and simulates (dp_session_simulate). Changing the batch size recomputes the features, never
  * the grouping; inspectors that share a body share one embedding, so a setting change costs one
@@ -17,7 +17,7 @@
  *     dp_session_set_batch(ss, 64, &err);
  *     struct dp_prediction p;
  *     dp_session_predict(ss, &setting, DP_RESOLVE_NEAREST, &p, &err);
- *     ... p.m[DP_OUT_GPU_UTIL_ACTIVE], p.d[DP_D_THROUGHPUT], dp_pred_source_name(p.source) ...
+ *     ... p.m[DP_OUT_GPU_UTIL_ACTIVE], p.d[DP_D_THROUGHPUT], dp_pred_source_name(p.from.source) ...
  *     dp_session_free(ss);
  *
  * A session is used by one thread at a time. A background job works on a dp_transfer_plan,
@@ -99,7 +99,9 @@ void dp_session_set_economics(struct dp_session *ss, double epoch_samples, doubl
 
 /* ---- which inspector serves a setting ---- */
 
-/* Where a prediction comes from. */
+/* Where a prediction comes from. Another kind of inspector (one that also reads the setting)
+ * becomes a value here and a step in dp_session_resolve's order; callers show the source by
+ * name and never decide it themselves. */
 enum dp_pred_source {
     DP_SOURCE_NONE,          /* no inspector: only the simulator */
     DP_SOURCE_TRAINED,       /* an inspector trained for this setting (a file) */

@@ -1,8 +1,12 @@
-/* sim.h: the parameter-server training simulator that stands in for a GPU cluster. Synchronous
- * data parallelism as TensorFlow 1 runs it: variables sharded over the PS by size; each iteration
- * every worker pulls the variables, runs forward and backward (per-op roofline time), pushes its
- * gradients, the PS apply them, a barrier. It emits nvidia-smi-like and /proc/net/dev-like traces
- * per worker and the 12 labels extracted from them. Every result is simulated, never measured. */
+/* sim.h: the training simulator that stands in for a GPU cluster. Synchronous data
+ * parallelism as TensorFlow and PyTorch run it: with parameter servers (variables sharded over
+ * the PS by size; each iteration every worker pulls the variables, runs forward and backward,
+ * pushes its gradients, the PS apply them, a barrier) or with NCCL all-reduce (PyTorch DDP
+ * reduces 25 MB buckets while the backward pass runs; TensorFlow `replicated` after it; then
+ * every worker updates its own copy). Per-op GPU time is a roofline on the GPU's CUDA or tensor
+ * cores by architecture generation; transfers pay line rate, latency and contention. It emits
+ * nvidia-smi-like and /proc/net/dev-like traces per worker and the 12 labels extracted from
+ * them. Every result is simulated, never measured. */
 #ifndef DP_SIM_H
 #define DP_SIM_H
 
@@ -13,17 +17,28 @@
 #include "dp/settings.h"
 #include "dp/trace.h"
 
-/* The simulator's free constants: physical, shared by every model, GPU and row. */
+/* The simulator's free constants: physical, shared by every model, GPU and row, a few per
+ * architecture generation (none per GPU model). notes/calibration.md gives each one's meaning
+ * and fit. */
 struct dp_sim_constants {
-    double eff_matmul;      /* fraction of peak FLOPs reached by conv / matmul kernels */
-    double winograd;        /* speed-up of 3x3 stride-1 convolutions (cuDNN's Winograd
-                               kernels) over their direct-convolution FLOP count */
-    double eff_mem;         /* fraction of memory bandwidth reached by memory-bound kernels */
-    double launch_us;       /* per-kernel launch overhead (framework + driver) */
-    double net_eff;         /* fraction of a link's line rate a transfer reaches */
-    double ps_host_gbps;    /* memory bandwidth a CPU parameter server applies updates at */
-    double jitter;          /* straggler jitter: sigma of the log-normal compute-time factor */
-    double context_gb;      /* CUDA context + framework reservation per GPU */
+    double eff_cuda;     /* fraction of the FP32 CUDA-core peak conv/matmul kernels reach */
+    double eff_tensor;   /* fraction of the tensor-core peak (FP16, TF32) they reach */
+    double gen_scale[DP_GEN_COUNT]; /* both fractions scaled per architecture generation (its
+                                       cuDNN / cuBLAS kernels); 1 where the calibration holds
+                                       fewer than two GPUs of a generation */
+    double winograd;     /* speed-up of 3x3 stride-1 convolutions on CUDA cores (cuDNN's
+                            Winograd kernels) over their direct FLOP count */
+    double eff_mem;      /* fraction of memory bandwidth memory-bound kernels reach */
+    double gap_us;       /* GPU time between two kernels (launch latency, tail) */
+    double host_tf_us;   /* host time to dispatch one op: TensorFlow's graph executor */
+    double host_pt_us;   /* ... PyTorch's eager dispatcher */
+    double fuse_tf;      /* share of the element-wise traffic and launches fused kernels save:
+                            TensorFlow (XLA, fused ops) */
+    double fuse_pt;      /* ... PyTorch (cuDNN RNN cells, apex/JIT fused layers) */
+    double net_eff;      /* fraction of a link's line rate a transfer reaches */
+    double ps_host_gbps; /* memory bandwidth of a CPU parameter server's host */
+    double jitter;       /* straggler jitter: sigma of the log-normal compute-time factor */
+    double context_gb;   /* CUDA context + framework reservation per GPU */
 };
 /* The calibrated defaults (notes/calibration.md). */
 void dp_sim_constants_default(struct dp_sim_constants *out);
@@ -36,6 +51,8 @@ struct dp_sim_opts {
                                [1, 100] ms, fine enough to resolve the bursts inside one
                                iteration; 100 mimics nvidia-smi -lms 100 */
     bool    want_traces;    /* keep the per-worker traces in the result */
+    bool    throughput_only; /* timings, throughput and memory only: no traces, no labels
+                                (calibration) */
     double  threshold;      /* burst threshold fraction; 0 = DP_TRACE_THRESHOLD */
     double  min_run_ms;     /* simulate at least this long; 0 = 200 sample intervals */
     const struct dp_sim_constants *constants; /* NULL = dp_sim_constants_default; borrowed */
@@ -47,14 +64,21 @@ void dp_sim_opts_default(struct dp_sim_opts *opts);
 struct dp_sim_result {
     double iteration_ms;    /* mean iteration time */
     double throughput;      /* samples/s = batch x workers / iteration */
+    char   notes[512];      /* what the GPU's blank catalog cells made the simulator estimate or
+                               leave out ("" when nothing) */
     double memory_gb;       /* per-worker GPU memory footprint */
     bool   oom;             /* footprint > the GPU's memory */
     double labels[DP_N_OUTPUTS]; /* Driple order: the mean over workers of each one's labels */
     double mean_gpu_util;   /* %, mean over the workers and the whole run */
-    double bytes_per_iter;  /* bytes moved over the network (or PCIe) per iteration, all workers */
+    double bytes_per_iter;  /* bytes workers send and receive per iteration, all workers: PS
+                               pulls and pushes; all-reduce: 2(N-1)/N x gradient bytes per
+                               worker inside a machine (N its GPUs) plus its machine's NIC
+                               share, 2(M-1)/M x gradient bytes per machine (M machines) */
     /* Breakdown of one iteration (ms): worker 0's compute and wait, the slowest worker's pull
-     * and push (network time; they overlap compute), the slowest PS's apply. */
-    double compute_ms, pull_ms, push_ms, apply_ms, wait_ms;
+     * and push (PS: network time; they overlap compute), the slowest PS's apply (PS) or the
+     * update on each GPU (all-reduce), the all-reduce of all gradients (its transfers, run in
+     * buckets under PyTorch). */
+    double compute_ms, pull_ms, push_ms, apply_ms, wait_ms, allreduce_ms;
     /* Conservation bookkeeping (whole run): */
     double bytes_pushed;    /* by all workers */
     double bytes_received_ps; /* by all PS */
@@ -62,6 +86,9 @@ struct dp_sim_result {
     double bytes_sent_ps;   /* by all PS */
     double link_tx_bytes;   /* sent into the network by all NICs (0 inside one machine) */
     double link_rx_bytes;   /* received from the network by all NICs */
+    double grad_bytes;      /* one worker's gradients as synchronised (4 B per parameter; 2
+                               under TensorFlow mixed precision, tf_cnn_benchmarks' compact
+                               gradient transfer) */
     double gflops_per_iter; /* one worker's forward + backward at this batch */
     int64_t batch;          /* the batch used */
     double sample_ms;       /* the trace sample interval used */
@@ -71,16 +98,38 @@ struct dp_sim_result {
     struct dp_trace **traces; /* owned by the result */
 };
 
-/* Simulates graph g on setting s with GPU gpu (figures from the catalog; unknown fp32 or
- * bandwidth fail with DP_ERR_INVALID naming the GPU; under mixed precision an unknown tensor
- * rate means the fp32 rate, and an fp32 graph's activations take half the bytes). Per-op FLOPs
- * and bytes come from dp_cost_node at the simulated batch; an op it cannot cost but that carries
- * flops/bytes uses those, scaled by batch / exported batch. Ops on a GPU device run on the
- * worker (every op with a kernel when the graph names no device). An OOM setting still gets
- * timings (flagged). Absurd inputs fail with DP_ERR_INVALID rather than give zeros: an
- * iteration time that is not finite and positive, or a trace of fewer than 2 or more than 10^7
- * samples over the workers (sample_ms against the run's length). Fills *out (free with
- * dp_sim_result_free; untouched when s or gpu are refused); thread-safe (no globals). */
+/* A graph prepared for simulation at one batch: its worker ops costed (dp_cost_node; an op it
+ * cannot cost but that carries flops/bytes uses those, scaled by batch / exported batch), its
+ * variables and its activation peak (dp_sim_activation_bytes). Ops on a GPU device run on the
+ * worker (every op with a kernel when the graph names no device). batch <= 0: the graph's
+ * exported batch (else 32). New workload owned by the caller (dp_sim_workload_free);
+ * DP_ERR_INVALID when the graph has no op to simulate, DP_ERR_NOMEM. g is only read and need
+ * not outlive the workload. */
+struct dp_sim_workload;
+enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
+                                    struct dp_sim_workload **out, struct dp_error *err);
+void dp_sim_workload_free(struct dp_sim_workload *w); /* NULL-safe */
+
+/* Simulates workload w on setting s with GPU gpu (catalog figures for one board, split over
+ * its devices; unknown fp32 or bandwidth fail with DP_ERR_INVALID naming the GPU; an unknown
+ * tensor rate is estimated from the generation and an unknown SM count, PCIe generation or
+ * NVLink leave their effect out: result.notes says which; NVLink on a GPU without it fails).
+ * Mixed precision on an fp32 graph halves its activation bytes. opts->batch is ignored (the
+ * workload's). An OOM setting still gets timings (flagged). Absurd inputs fail with
+ * DP_ERR_INVALID rather than give zeros: an iteration time that is not finite and positive,
+ * or a trace of fewer than 2 or more than 10^7 samples over the workers (sample_ms against the
+ * run's length). Fills *out (free with dp_sim_result_free; untouched when s or gpu are
+ * refused); thread-safe (no globals). */
+enum dp_status dp_simulate_workload(const struct dp_sim_workload *w, const struct dp_setting *s,
+                                    const struct dp_gpu *gpu, const struct dp_sim_opts *opts,
+                                    struct dp_sim_result *out, struct dp_error *err);
+/* The per-worker GPU memory footprint of workload w on setting s (dp_sim_result.memory_gb and
+ * .oom), which needs no speed figure: a GPU without a known FP32 rate or bandwidth gets it too.
+ * k NULL: the defaults. DP_ERR_INVALID for an invalid setting, DP_ERR_NOMEM. */
+enum dp_status dp_sim_memory(const struct dp_sim_workload *w, const struct dp_setting *s,
+                             const struct dp_gpu *gpu, const struct dp_sim_constants *k,
+                             double *memory_gb, bool *oom, struct dp_error *err);
+/* dp_sim_workload_init of g at opts->batch, then dp_simulate_workload. */
 enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
                            const struct dp_gpu *gpu, const struct dp_sim_opts *opts,
                            struct dp_sim_result *out, struct dp_error *err);

@@ -34,6 +34,10 @@ struct dp_zoo_info {
     int64_t     default_input;
     int64_t     min_input;     /* smallest input the architecture accepts */
     int64_t     max_input;
+    int         token_streams; /* token sequences of `input` tokens per sample (tokens/s =
+                                  samples/s x token_streams x input): 0 for images, 1 for
+                                  language models and BERT, 2 for translation (source and
+                                  target) */
 };
 
 /* Number of models and the i-th one (i < dp_zoo_count()); static storage. */

@@ -232,7 +232,8 @@ static enum dp_status parse_setting(const cJSON *o, const char *path, const char
     if ((st = dp_json_get_int(o, "machines", true, 1, 128, path, jp, &v, err))) return st;
     s->machines = v ? (int)v : dp_setting_default_machines(s->sync, s->workers, s->ps, s->network,
                                                            s->placement);
-    if (!s->id[0]) dp_setting_format_id(s, s->id, sizeof s->id);
+    bool id_given = s->id[0] != '\0';
+    if (!id_given) dp_setting_format_id(s, s->id, sizeof s->id);
     /* `dataset build` names its output files <id>.json: an id must stay one file name. */
     if (s->id[0] == '.' || strchr(s->id, '/'))
         return dp_error_set(err, DP_ERR_INVALID,
@@ -252,8 +253,21 @@ static enum dp_status parse_setting(const cJSON *o, const char *path, const char
         char pre[600];
         snprintf(pre, sizeof pre, "%s:%s", path, jp);
         dp_error_prefix(err, pre);
+        return st;
     }
-    return st;
+    /* An id of the setting-id grammar must name this setting ("P1" beside "ps": 3 would file
+     * its predictions under another cluster); a free-form name is the user's. */
+    struct dp_setting named;
+    if (id_given && catalog && dp_setting_parse_id(s->id, catalog, &named, NULL) == DP_OK) {
+        char want[sizeof s->id], got[sizeof s->id];
+        dp_setting_format_id(s, want, sizeof want);
+        dp_setting_format_id(&named, got, sizeof got);
+        if (strcmp(want, got))
+            return dp_error_set(err, DP_ERR_INVALID,
+                                "%s:%s.id: \"%s\" disagrees with the setting's fields (they make "
+                                "%s)", path, jp, s->id, want);
+    }
+    return DP_OK;
 }
 
 /* The search path's second place (settings.h): the user directory's inspector for s when the

@@ -36,26 +36,53 @@ static void format_size(char *buf, size_t cap, size_t n) {
     snprintf(buf, cap, v == (double)(long long)v ? "%.0f %s" : "%.1f %s", v, units[u]);
 }
 
-static enum dp_status too_large(const char *name, const struct dp_read_spec *spec, bool stream,
-                                unsigned long long size, struct dp_error *err) {
+/* The limit: spec's, or DRIPLE_MAX_INPUT's when that is lower (*lowered set). */
+static enum dp_status read_limit(const struct dp_read_spec *spec, size_t *max, bool *lowered,
+                                 struct dp_error *err) {
+    *max = spec->max_bytes;
+    *lowered = false;
+    const char *env = getenv("DRIPLE_MAX_INPUT");
+    if (!env || !*env) return DP_OK;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(env, &end, 10);
+    int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    if (shift) end++;
+    if (errno || end == env || *end || env[0] == '-' || v == 0 || v > (SIZE_MAX >> 31))
+        return dp_error_set(err, DP_ERR_INVALID,
+                            "DRIPLE_MAX_INPUT='%.40s': not a size in bytes (like 64M or 1G)", env);
+    if ((size_t)v << shift < *max) {
+        *max = (size_t)v << shift;
+        *lowered = true;
+    }
+    return DP_OK;
+}
+
+static enum dp_status too_large(const char *name, const struct dp_read_spec *spec, size_t max,
+                                bool lowered, bool stream, unsigned long long size,
+                                struct dp_error *err) {
     char lim[32];
-    format_size(lim, sizeof lim, spec->max_bytes);
+    format_size(lim, sizeof lim, max);
+    const char *by = lowered ? ", as DRIPLE_MAX_INPUT says" : "";
     if (stream)
         return dp_error_set(err, DP_ERR_INVALID,
-                            "%s: more than %s and still going: larger than any %s driple reads "
-                            "(an endless stream?)", name, lim, spec->what);
+                            "%s: more than %s and still going: larger than any %s driple reads%s "
+                            "(an endless stream?)", name, lim, spec->what, by);
     return dp_error_set(err, DP_ERR_INVALID,
-                        "%s: %llu bytes: larger than any %s driple reads (at most %s)", name, size,
-                        spec->what, lim);
+                        "%s: %llu bytes: larger than any %s driple reads (at most %s%s)", name,
+                        size, spec->what, lim, by);
 }
 
 enum dp_status dp_file_read(const char *path, const struct dp_read_spec *spec, char **out,
                             size_t *len, struct dp_error *err) {
     const char *name = dp_file_name(path);
+    size_t max;
+    bool lowered;
+    enum dp_status st = read_limit(spec, &max, &lowered, err);
+    if (st) return st;
     bool is_stdin = !strcmp(path, "-");
     int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) return dp_error_set(err, DP_ERR_IO, "%s: cannot open: %s", name, strerror(errno));
-    enum dp_status st = DP_OK;
     char *buf = NULL;
     size_t n = 0, cap;
     bool head_checked = !spec->check_head;
@@ -69,25 +96,25 @@ enum dp_status dp_file_read(const char *path, const struct dp_read_spec *spec, c
         goto done;
     }
     bool stream = !S_ISREG(sb.st_mode);
-    if (!stream && (unsigned long long)sb.st_size > spec->max_bytes) {
-        st = too_large(name, spec, false, (unsigned long long)sb.st_size, err);
+    if (!stream && (unsigned long long)sb.st_size > max) {
+        st = too_large(name, spec, max, lowered, false, (unsigned long long)sb.st_size, err);
         goto done;
     }
     /* A regular file's size is known (one more byte sees a file that grew; /proc files say 0);
      * a stream's is not. */
     cap = stream || (size_t)sb.st_size < READ_CHUNK ? READ_CHUNK : (size_t)sb.st_size + 1;
-    if (cap > spec->max_bytes + 1) cap = spec->max_bytes + 1;
+    if (cap > max + 1) cap = max + 1;
     if (!(buf = malloc(cap + 1))) {
         st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
         goto done;
     }
     for (;;) {
         if (n == cap) {
-            if (n > spec->max_bytes) {
-                st = too_large(name, spec, stream, n, err);
+            if (n > max) {
+                st = too_large(name, spec, max, lowered, stream, n, err);
                 goto done;
             }
-            size_t nc = cap > (spec->max_bytes + 1) / 2 ? spec->max_bytes + 1 : 2 * cap;
+            size_t nc = cap > (max + 1) / 2 ? max + 1 : 2 * cap;
             char *b = realloc(buf, nc + 1);
             if (!b) {
                 st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
@@ -382,6 +409,23 @@ enum dp_status dp_out_commit(struct dp_out *o, struct dp_error *err) {
     if (o->keep_mode && fchmod(fileno(o->f), o->mode) != 0) {
         st = dp_error_set(err, DP_ERR_IO, "%s: cannot set permissions: %s", name, strerror(errno));
         goto done;
+    }
+    if (o->kind == OUT_TMPFILE && !o->keep_mode) {
+        /* Nothing to replace: the file takes its name in one step, never named otherwise
+         * (EEXIST: a file appeared there meanwhile; then it is replaced as below). */
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fileno(o->f));
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, o->target, AT_SYMLINK_FOLLOW) == 0) {
+            FILE *f = o->f;
+            o->f = NULL;
+            if (fclose(f) != 0)
+                st = dp_error_set(err, DP_ERR_IO, "%s: write failed: %s", name, strerror(errno));
+            goto done;
+        }
+        if (errno != EEXIST) {
+            st = dp_error_set(err, DP_ERR_IO, "%s: cannot create: %s", name, strerror(errno));
+            goto done;
+        }
     }
     if (o->kind == OUT_TMPFILE && !link_unnamed(o)) {
         st = dp_error_set(err, DP_ERR_IO, "%s: cannot name the temporary file: %s", name,

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+
 struct dp_graph {
     char           *name;
     char           *framework;
@@ -51,6 +53,10 @@ bool dp_dtype_parse(const char *s, enum dp_dtype *out) {
     return false;
 }
 
+bool dp_dtype_is_float(enum dp_dtype t) {
+    return t == DP_DTYPE_F32 || t == DP_DTYPE_F16 || t == DP_DTYPE_BF16 || t == DP_DTYPE_F64;
+}
+
 int dp_dtype_size(enum dp_dtype t) { return (unsigned)t < DP_DTYPE_COUNT ? dtype_sizes[t] : 0; }
 
 static char *dup_str(const char *s) {
@@ -60,18 +66,12 @@ static char *dup_str(const char *s) {
     return d;
 }
 
-static uint64_t hash_str(const char *s) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static bool index_rebuild(struct dp_graph *g, size_t n_index) {
     int *idx = malloc(n_index * sizeof *idx);
     if (!idx) return false;
     for (size_t i = 0; i < n_index; i++) idx[i] = -1;
     for (size_t i = 0; i < g->n_nodes; i++) {
-        size_t h = hash_str(g->nodes[i].name) & (n_index - 1);
+        size_t h = dp_hash_str(g->nodes[i].name) & (n_index - 1);
         while (idx[h] >= 0) h = (h + 1) & (n_index - 1);
         idx[h] = (int)i;
     }
@@ -149,7 +149,7 @@ const struct dp_node *dp_graph_node(const struct dp_graph *g, size_t i) {
 }
 
 int dp_graph_find(const struct dp_graph *g, const char *name) {
-    size_t h = hash_str(name) & (g->n_index - 1);
+    size_t h = dp_hash_str(name) & (g->n_index - 1);
     for (int i; (i = g->index[h]) >= 0; h = (h + 1) & (g->n_index - 1))
         if (!strcmp(g->nodes[i].name, name)) return i;
     return -1;
@@ -203,7 +203,7 @@ enum dp_status dp_graph_add_node(struct dp_graph *g, const char *name, const cha
     n->flops = -1;
     n->bytes = -1;
 
-    size_t h = hash_str(name) & (g->n_index - 1);
+    size_t h = dp_hash_str(name) & (g->n_index - 1);
     while (g->index[h] >= 0) h = (h + 1) & (g->n_index - 1);
     g->index[h] = (int)g->n_nodes;
     if (out_index) *out_index = (int)g->n_nodes;
@@ -278,6 +278,10 @@ bool dp_node_on_gpu(const struct dp_node *n) {
 }
 
 double dp_node_tensor_size(const struct dp_node *n, int64_t batch) {
+    return n->n_dims == 0 ? 0 : dp_node_elements(n, batch);
+}
+
+double dp_node_elements(const struct dp_node *n, int64_t batch) {
     if (n->n_dims < 0) return 0;
     double s = 1;
     for (int d = 0; d < n->n_dims; d++) {

@@ -169,6 +169,12 @@ void dp_jw_float(struct dp_jw *w, const char *key, float v) {
     add_raw(w, key, buf);
 }
 
+void dp_jw_fixed(struct dp_jw *w, const char *key, double v, int decimals) {
+    DP_ASSERT(decimals >= 0 && decimals <= 9);
+    double scale = pow(10.0, decimals);
+    dp_jw_num(w, key, isfinite(v) && fabs(v) < 1e15 ? round(v * scale) / scale : v);
+}
+
 void dp_jw_int(struct dp_jw *w, const char *key, int64_t v) {
     char buf[32];
     snprintf(buf, sizeof buf, "%lld", (long long)v);

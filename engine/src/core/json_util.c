@@ -195,6 +195,13 @@ enum dp_status dp_json_parse(const char *text, size_t len, const char *name, cJS
     if ((*at == '{' || *at == '[') && depth_at(text, at) >= CJSON_NESTING_LIMIT)
         return dp_error_set(err, DP_ERR_PARSE, "%s:%d:%d: JSON nested deeper than %d levels", name,
                             line, col, CJSON_NESTING_LIMIT);
+    /* A file that is not JSON at all (a path in a setting list pointing at /etc/passwd) is said
+     * to be so; quoting it would show its first bytes to whoever reads the message. */
+    const char *first = text;
+    while (first < text + len && strchr(" \t\r\n", *first)) first++;
+    if (first == at && *at != '{' && *at != '[')
+        return dp_error_set(err, DP_ERR_PARSE,
+                            "%s:%d:%d: not JSON (a driple file starts with '{')", name, line, col);
     char near[24];
     size_t k = 0;
     for (; k < sizeof near - 1 && k < rest && at[k] != '\n'; k++) near[k] = at[k];

@@ -13,9 +13,10 @@
 #include "dp/files.h"
 #include "dp/status.h"
 
-/* At most this many values in one JSON text: the parsed tree's memory cap (a cJSON node is 64
- * bytes, with its strings about 150 at most: about 5 GiB), checked before cJSON allocates. */
-#define DP_JSON_MAX_VALUES (1 << 25)
+/* At most this many values in one JSON text (16.7 million: a graph of about a million ops),
+ * counted before cJSON allocates: the parsed tree's memory cap, about 2 GB (2^25 one-character
+ * strings took 3.8 GB). */
+#define DP_JSON_MAX_VALUES (1 << 24)
 
 /* Parses text as JSON; on failure names "<name>:<line>:<col>: JSON syntax error near '...'" or a
  * truncation. A NUL byte, a \u0000 escape inside a string (cJSON would cut the string there) and

@@ -122,12 +122,17 @@ static void dir_of(const char *path, char *buf, size_t n) {
 }
 
 /* rel resolved against the directory of `from` (kept when absolute). */
-static void resolve(const char *from, const char *rel, char *buf, size_t n) {
+/* rel against the directory of from into buf; false when the result does not fit in n. */
+static bool resolve(const char *from, const char *rel, char *buf, size_t n) {
     char dir[PATH_MAX];
-    if (rel[0] == '/') { snprintf(buf, n, "%s", rel); return; }
-    dir_of(from, dir, sizeof dir);
-    int w = !strcmp(dir, ".") ? snprintf(buf, n, "%s", rel) : snprintf(buf, n, "%s/%s", dir, rel);
-    if (w < 0 || (size_t)w >= n) buf[0] = '\0'; /* too long: fails to open, named */
+    int w;
+    if (rel[0] == '/') {
+        w = snprintf(buf, n, "%s", rel);
+    } else {
+        dir_of(from, dir, sizeof dir);
+        w = !strcmp(dir, ".") ? snprintf(buf, n, "%s", rel) : snprintf(buf, n, "%s/%s", dir, rel);
+    }
+    return w >= 0 && (size_t)w < n;
 }
 
 /* The path of `target` relative to the directory of `from` (that directory and target must
@@ -476,7 +481,12 @@ static enum dp_status from_root(cJSON *root, const char *path, const struct base
                               INSPECTOR_MAX_DEPTH);
             goto fail;
         }
-        resolve(path, base_rel, bpath, sizeof bpath);
+        if (!resolve(path, base_rel, bpath, sizeof bpath)) {
+            st = dp_error_set(err, DP_ERR_INVALID,
+                              "%s:$.base: '%.64s...' (%zu characters) makes a path longer than "
+                              "%d", path, base_rel, strlen(base_rel), PATH_MAX - 1);
+            goto fail;
+        }
         if (in_chain(&self, bpath)) {
             st = dp_error_set(err, DP_ERR_INVALID,
                               "%s:$.base: '%s' is this inspector or one based on it (a cycle)",

@@ -1,7 +1,8 @@
 /* graph_pbtxt.c: TensorFlow GraphDef text format (tf.io.write_graph(..., as_text=True)), parsed
  * by hand. A generic protobuf-text tokenizer and tree builder reads one top-level block at a
  * time (memory stays bounded by the largest block); `node` blocks (also inside a MetaGraphDef's
- * graph_def) become ops, everything else (versions, library, ...) is skipped. Errors name
+ * graph_def) are checked and handed to the GraphDef import shared with the binary reader
+ * (tf_graphdef.c); everything else (versions, library, ...) is skipped. Errors name
  * "<file>:<line>:<col>". */
 #include "dp/graph_io.h"
 
@@ -11,7 +12,7 @@
 #include <string.h>
 
 #include "dp/files.h"
-#include "dp/ops.h"
+#include "tf_graphdef.h"
 
 #define PBTXT_MAX_BYTES ((size_t)1 << 31)
 #define PBTXT_MAX_DEPTH 64
@@ -444,95 +445,50 @@ static enum dp_status read_shape(struct parser *p, int fi, int *n_dims, int64_t 
 
 /* --- attribute values as text ----------------------------------------------------------------- */
 
-struct sbuf {
-    char  *s;
-    size_t n, cap;
-    bool   oom;
-};
-
-static void sb_add(struct sbuf *b, const char *s, size_t n) {
-    if (b->oom) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->n + n + 1) cap *= 2;
-        char *t = realloc(b->s, cap);
-        if (!t) {
-            b->oom = true;
-            return;
-        }
-        b->s = t;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = '\0';
-}
-static void sb_str(struct sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
-
-static void render_shape(struct parser *p, int fi, struct sbuf *b) {
+static void render_shape(struct parser *p, int fi, struct tf_text *b) {
     int n;
     int64_t dims[DP_MAX_DIMS];
-    if (read_shape(p, fi, &n, dims) || n < 0) {
-        sb_str(b, "?");
-        return;
-    }
-    sb_str(b, "[");
-    for (int d = 0; d < n; d++) {
-        char num[32];
-        snprintf(num, sizeof num, "%s%lld", d ? ", " : "", (long long)dims[d]);
-        sb_str(b, num);
-    }
-    sb_str(b, "]");
+    if (read_shape(p, fi, &n, dims)) n = -1;
+    tf_text_shape(b, n, dims);
 }
 
 /* One AttrValue oneof member (s, i, f, b, type, shape, tensor, func, list items). */
-static void render_item(struct parser *p, int c, struct sbuf *b) {
+static void render_item(struct parser *p, int c, struct tf_text *b) {
     const struct field *f = &p->f[c];
     if (key_is(f, "shape") && f->msg) {
         render_shape(p, c, b);
     } else if (key_is(f, "tensor") && f->msg) {
         const char *dt = child_val(p, c, "dtype");
         int sh = child(p, c, "tensor_shape");
-        sb_str(b, "tensor(");
-        sb_str(b, dt ? dt : "?");
+        tf_text_str(b, "tensor(");
+        tf_text_str(b, dt ? dt : "?");
         if (sh >= 0) {
-            sb_str(b, ", ");
+            tf_text_str(b, ", ");
             render_shape(p, sh, b);
         }
-        sb_str(b, ")");
+        tf_text_str(b, ")");
     } else if (key_is(f, "func") && f->msg) {
         const char *nm = child_val(p, c, "name");
-        sb_str(b, nm ? nm : "func");
+        tf_text_str(b, nm ? nm : "func");
     } else if (!f->msg) {
-        /* Keep text printable: a string with NUL or control bytes is shown by its length. */
-        bool printable = strlen(val(p, c)) == f->val_len;
-        for (size_t k = 0; printable && k < f->val_len; k++)
-            if ((unsigned char)val(p, c)[k] < 32 && !strchr("\t\n", val(p, c)[k]))
-                printable = false;
-        if (printable) {
-            sb_add(b, val(p, c), f->val_len);
-        } else {
-            char t[48];
-            snprintf(t, sizeof t, "<%zu bytes>", f->val_len);
-            sb_str(b, t);
-        }
+        tf_text_bytes(b, val(p, c), f->val_len);
     }
 }
 
 /* Returns a malloc'd text for an AttrValue block, or NULL when out of memory. */
 static char *render_value(struct parser *p, int value) {
-    struct sbuf b = {0};
-    sb_str(&b, "");
+    struct tf_text b = {0};
+    tf_text_str(&b, "");
     if (value >= 0 && p->f[value].msg) {
         int c = p->f[value].first;
         if (c >= 0 && key_is(&p->f[c], "list") && p->f[c].msg) {
-            sb_str(&b, "[");
+            tf_text_str(&b, "[");
             int k = 0;
             for (int i = p->f[c].first; i >= 0; i = p->f[i].next, k++) {
-                if (k) sb_str(&b, ", ");
+                if (k) tf_text_str(&b, ", ");
                 render_item(p, i, &b);
             }
-            sb_str(&b, "]");
+            tf_text_str(&b, "]");
         } else if (c >= 0) {
             render_item(p, c, &b);
         }
@@ -545,18 +501,6 @@ static char *render_value(struct parser *p, int value) {
 }
 
 /* --- GraphDef ----------------------------------------------------------------------------------- */
-
-struct pending_input {
-    int   dst;
-    char *ref;
-};
-
-struct import {
-    struct dp_graph      *g;
-    struct pending_input *in;
-    size_t                n_in, cap_in;
-    int                   iterator_node; /* first IteratorGetNext with a known first dim */
-};
 
 static enum dp_status dtype_of(struct parser *p, int node, enum dp_dtype *out) {
     static const char *const keys[] = {"T", "dtype", "DstT", "out_type", "output_types", "Tout"};
@@ -581,95 +525,64 @@ static enum dp_status dtype_of(struct parser *p, int node, enum dp_dtype *out) {
     return DP_OK;
 }
 
-/* Converts the tree of one `node { }` block into an op. */
-static enum dp_status import_node(struct parser *p, struct import *im, int node) {
-    const char *name = NULL, *op = NULL, *device = "";
+/* Checks one `node { }` block and decodes it for the shared GraphDef import. */
+static enum dp_status import_node(struct parser *p, struct tf_import *im, int node) {
+    struct tf_node n = {.device = ""};
     enum dp_status st;
-    if ((st = get_name(p, node, "name", true, &name)) || (st = get_name(p, node, "op", true, &op)) ||
-        (st = get_name(p, node, "device", false, &device)))
+    if ((st = get_name(p, node, "name", true, &n.name)) ||
+        (st = get_name(p, node, "op", true, &n.op)) ||
+        (st = get_name(p, node, "device", false, &n.device)))
         return st;
-    if (!*name) return fail_at(p, node, DP_ERR_INVALID, "node with an empty name", NULL);
-    if (dp_graph_find(im->g, name) >= 0) {
+    if (!*n.name) return fail_at(p, node, DP_ERR_INVALID, "node with an empty name", NULL);
+    if (dp_graph_find(im->g, n.name) >= 0) {
         char what[300];
-        snprintf(what, sizeof what, "duplicate node name '%.200s'", name);
+        snprintf(what, sizeof what, "duplicate node name '%.200s'", n.name);
         return fail_at(p, child(p, node, "name"), DP_ERR_INVALID, what, NULL);
     }
     /* Shape: _output_shapes' first entry, else the `shape` attribute. */
-    int n_dims = -1, shape_field = -1, var_shape = -1;
-    int64_t dims[DP_MAX_DIMS];
+    int shape_field = -1, var_shape = -1, n_attrs = 0, n_inputs = 0;
     for (int a = p->f[node].first; a >= 0; a = p->f[a].next) {
+        if (key_is(&p->f[a], "input")) n_inputs++;
         if (!key_is(&p->f[a], "attr") || !p->f[a].msg) continue;
+        n_attrs++;
         const char *key = child_val(p, a, "key");
         int v = child(p, a, "value");
         if (!key || v < 0 || !p->f[v].msg) continue;
         if (!strcmp(key, "_output_shapes")) {
             int l = child(p, v, "list");
-            int s = l >= 0 && p->f[l].msg ? child(p, l, "shape") : -1;
-            if (s >= 0) shape_field = s;
+            int sh = l >= 0 && p->f[l].msg ? child(p, l, "shape") : -1;
+            if (sh >= 0) shape_field = sh;
         } else if (!strcmp(key, "shape")) {
-            int s = child(p, v, "shape");
-            if (s >= 0) var_shape = s;
+            int sh = child(p, v, "shape");
+            if (sh >= 0) var_shape = sh;
         }
     }
+    n.n_dims = -1;
     if (shape_field < 0) shape_field = var_shape;
-    if (shape_field >= 0 && (st = read_shape(p, shape_field, &n_dims, dims))) return st;
-    int64_t count = 1;
-    for (int d = 0; d < n_dims; d++) {
-        if (dims[d] > 0 && count > INT64_MAX / dims[d]) {
-            char what[300];
-            snprintf(what, sizeof what, "node '%.200s': the dimensions' product overflows 64 bits",
-                     name);
-            return fail_at(p, shape_field, DP_ERR_INVALID, what, NULL);
-        }
-        if (dims[d] > 0) count *= dims[d];
-        if (dims[d] == -1) dims[d] = DP_DIM_UNKNOWN; /* decided after the batch is known */
+    if (shape_field >= 0 && (st = read_shape(p, shape_field, &n.n_dims, n.dims))) return st;
+    if (tf_dims_overflow(n.n_dims, n.dims)) {
+        char what[300];
+        snprintf(what, sizeof what, "node '%.200s': the dimensions' product overflows 64 bits",
+                 n.name);
+        return fail_at(p, shape_field, DP_ERR_INVALID, what, NULL);
     }
-    enum dp_dtype dtype;
-    dtype_of(p, node, &dtype);
-    int idx;
-    if ((st = dp_graph_add_node(im->g, name, op, device, n_dims, dims, dtype, &idx, p->err))) {
-        dp_error_prefix(p->err, p->name);
-        return st;
+    n.has_var_shape =
+        var_shape >= 0 && read_shape(p, var_shape, &n.var_n_dims, n.var_dims) == DP_OK;
+    dtype_of(p, node, &n.dtype);
+    const char **inputs = malloc(((size_t)n_inputs + 1) * sizeof *inputs);
+    struct tf_attr *attrs = calloc((size_t)n_attrs + 1, sizeof *attrs);
+    if (!inputs || !attrs) {
+        st = dp_error_set(p->err, DP_ERR_NOMEM, "%s: out of memory", p->name);
+        goto done;
     }
-    /* Variables: the parameter count from the `shape` attribute (else the output shape). */
-    if (dp_op_is_variable(op)) {
-        int vn = -1;
-        int64_t vd[DP_MAX_DIMS];
-        if (var_shape >= 0 ? read_shape(p, var_shape, &vn, vd) == DP_OK
-                           : (vn = n_dims, memcpy(vd, dims, sizeof vd), true)) {
-            int64_t params = vn >= 0 ? 1 : 0;
-            for (int d = 0; d < vn; d++) {
-                if (vd[d] < 0 || (vd[d] > 0 && params > (INT64_C(1) << 53) / vd[d])) {
-                    params = 0;
-                    break;
-                }
-                params *= vd[d];
-            }
-            dp_graph_set_cost(im->g, idx, -1, -1, params);
-        }
-    }
-    if (im->iterator_node < 0 && dp_op_is_input_pipeline(op) && n_dims > 0 && dims[0] > 0)
-        im->iterator_node = idx;
-    /* Inputs are resolved once every node is known. */
     for (int c = p->f[node].first; c >= 0; c = p->f[c].next) {
         if (!key_is(&p->f[c], "input")) continue;
         if (p->f[c].msg || !p->f[c].is_str || !p->f[c].val_len ||
-            strlen(val(p, c)) != p->f[c].val_len)
-            return fail_at(p, c, DP_ERR_INVALID, "input: expected a node name", NULL);
-        if (im->n_in == im->cap_in) {
-            size_t cap = im->cap_in ? im->cap_in * 2 : 256;
-            struct pending_input *in = realloc(im->in, cap * sizeof *in);
-            if (!in) return dp_error_set(p->err, DP_ERR_NOMEM, "%s: out of memory", p->name);
-            im->in = in;
-            im->cap_in = cap;
+            strlen(val(p, c)) != p->f[c].val_len) {
+            st = fail_at(p, c, DP_ERR_INVALID, "input: expected a node name", NULL);
+            goto done;
         }
-        size_t n = p->f[c].val_len + 1;
-        char *ref = malloc(n);
-        if (!ref) return dp_error_set(p->err, DP_ERR_NOMEM, "%s: out of memory", p->name);
-        memcpy(ref, val(p, c), n);
-        im->in[im->n_in].dst = idx;
-        im->in[im->n_in].ref = ref;
-        im->n_in++;
+        inputs[n.n_inputs++] = val(p, c);
     }
     /* Attributes, as text (the shapes were taken above). */
     for (int a = p->f[node].first; a >= 0; a = p->f[a].next) {
@@ -677,74 +590,30 @@ static enum dp_status import_node(struct parser *p, struct import *im, int node)
         const char *key = child_val(p, a, "key");
         if (!key || !strcmp(key, "_output_shapes")) continue;
         char *text = render_value(p, child(p, a, "value"));
-        if (!text) return dp_error_set(p->err, DP_ERR_NOMEM, "%s: out of memory", p->name);
-        st = dp_graph_set_attr(im->g, idx, key, text);
-        free(text);
-        if (st) return dp_error_set(p->err, DP_ERR_NOMEM, "%s: out of memory", p->name);
-    }
-    return DP_OK;
-}
-
-/* Chooses the exported batch and makes first dimensions symbolic. */
-static enum dp_status settle_batch(struct import *im, const struct dp_import_opts *opts) {
-    struct dp_graph *g = im->g;
-    int64_t batch = 0;
-    char source[320] = "";
-    if (opts && opts->exported_batch > 0) {
-        batch = opts->exported_batch;
-        snprintf(source, sizeof source, "--exported-batch");
-    } else if (im->iterator_node >= 0) {
-        const struct dp_node *n = dp_graph_node(g, (size_t)im->iterator_node);
-        batch = n->dims[0];
-        snprintf(source, sizeof source, "%s '%.200s' dim 0", n->op, n->name);
-    } else {
-        for (size_t i = 0; i < dp_graph_n_nodes(g); i++) {
-            const struct dp_node *n = dp_graph_node(g, i);
-            /* Variables and constants have no batch dimension: skip them. */
-            if (!dp_node_on_gpu(n) || n->n_dims < 1 || n->dims[0] <= 0 ||
-                dp_op_is_variable(n->op) || dp_op_is_constant(n->op))
-                continue;
-            batch = n->dims[0];
-            snprintf(source, sizeof source, "first GPU op '%.200s' (%s) dim 0", n->name, n->op);
-            break;
+        if (!text) {
+            st = dp_error_set(p->err, DP_ERR_NOMEM, "%s: out of memory", p->name);
+            goto done;
         }
+        attrs[n.n_attrs].key = key;
+        attrs[n.n_attrs++].text = text;
     }
-    enum dp_status st = dp_graph_set_batch(g, batch, batch > 0 ? source : "unknown");
-    if (st) return st;
-    for (size_t i = 0; i < dp_graph_n_nodes(g); i++) {
-        const struct dp_node *n = dp_graph_node(g, i);
-        if (n->n_dims < 1 || dp_op_is_variable(n->op)) continue;
-        if (n->dims[0] == DP_DIM_UNKNOWN || (batch > 0 && n->dims[0] == batch)) {
-            int64_t dims[DP_MAX_DIMS];
-            memcpy(dims, n->dims, sizeof dims);
-            dims[0] = DP_DIM_BATCH;
-            if ((st = dp_graph_set_shape(g, (int)i, n->n_dims, dims))) return st;
-        }
-    }
-    return DP_OK;
-}
-
-static const char *base_name(const char *path, char *buf, size_t n) {
-    const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    snprintf(buf, n, "%s", b);
-    char *dot = strrchr(buf, '.');
-    if (dot && dot != buf) *dot = '\0';
-    return buf;
+    n.inputs = inputs;
+    n.attrs = attrs;
+    st = tf_import_node(im, &n, p->err);
+done:
+    for (int a = 0; attrs && a < n.n_attrs; a++) free((char *)attrs[a].text);
+    free(attrs);
+    free(inputs);
+    return st;
 }
 
 enum dp_status dp_graph_parse_pbtxt_ex(const char *text, size_t len, const char *name,
                                        const struct dp_import_opts *opts, struct dp_graph **out,
                                        size_t *n_dropped, struct dp_error *err) {
     struct parser p = {.text = text, .len = len, .name = name, .line = 1, .col = 1, .err = err};
-    struct import im = {.iterator_node = -1};
-    char gname[256];
-    enum dp_status st = DP_OK;
-    if (!(im.g = dp_graph_init(base_name(name, gname, sizeof gname))) ||
-        dp_graph_set_framework(im.g, "tensorflow")) {
-        st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
-        goto fail;
-    }
+    struct tf_import im;
+    enum dp_status st = tf_import_begin(&im, name, err);
+    if (st) goto fail;
     for (;;) {
         struct tok t;
         if ((st = peek(&p, &t))) goto fail;
@@ -779,29 +648,11 @@ enum dp_status dp_graph_parse_pbtxt_ex(const char *text, size_t len, const char 
                           p.line, p.col);
         goto fail;
     }
-    size_t dropped = 0;
-    for (size_t k = 0; k < im.n_in; k++) {
-        bool control;
-        int src = dp_graph_resolve_input(im.g, im.in[k].ref, &control);
-        if (src < 0) { /* an input naming no node: dropped */
-            dropped++;
-            continue;
-        }
-        if ((st = dp_graph_add_input(im.g, im.in[k].dst, src, control, err))) goto fail;
-    }
-    if ((st = settle_batch(&im, opts))) {
-        dp_error_set(err, st, "%s: out of memory", name);
-        goto fail;
-    }
-    if (n_dropped) *n_dropped = dropped;
-    *out = im.g;
-    im.g = NULL;
+    st = tf_import_end(&im, opts, out, n_dropped, err);
 fail:
-    for (size_t k = 0; k < im.n_in; k++) free(im.in[k].ref);
-    free(im.in);
+    tf_import_free(&im);
     free(p.f);
     free(p.sb);
-    dp_graph_free(im.g);
     return st;
 }
 

@@ -771,11 +771,11 @@ static float storage_elem(const unsigned char *p, int es) {
     return half_to_float(rd16(p));
 }
 
-/* Rebuilds tensor t (named key) into out; *elems counts the elements of all tensors so far,
- * against TORCH_MAX_ELEMS, before anything is allocated. */
-static enum dp_status build_tensor(const struct zip *z, const char *prefix, const struct pk_val *key,
-                                   const struct pk_tensor *t, const char *name, uint64_t *elems,
-                                   struct dp_torch_tensor *out, struct dp_error *err) {
+/* Checks tensor t (named key) against its storage entry (*e) and gives its element count. */
+static enum dp_status check_tensor(const struct zip *z, const char *prefix, const struct pk_val *key,
+                                   const struct pk_tensor *t, const char *name,
+                                   const struct zip_entry **entry, uint64_t *n_elems,
+                                   struct dp_error *err) {
     const struct pk_val *s = t->storage;
     int es = storage_elem_size(s->s2);
     char ename[256 + 8 + PK_MAX_NAME];
@@ -817,12 +817,16 @@ static enum dp_status build_tensor(const struct zip *z, const char *prefix, cons
                             "%s: tensor '%s': %llu elements from a %lld-element storage (a view "
                             "repeating elements: stride 0 or overlapping)", name, key->s,
                             (unsigned long long)size, (long long)s->i);
-    if (size > TORCH_MAX_ELEMS - *elems)
-        return dp_error_set(err, DP_ERR_INVALID,
-                            "%s: tensor '%s': more than %llu tensor elements in all: larger than "
-                            "any checkpoint driple imports (its memory cap)", name, key->s,
-                            (unsigned long long)TORCH_MAX_ELEMS);
-    *elems += size;
+    *entry = e;
+    *n_elems = size;
+    return DP_OK;
+}
+
+/* Copies tensor t (checked: size elements of entry e) into out, contiguous. */
+static enum dp_status build_tensor(const struct zip_entry *e, const struct pk_val *key,
+                                   const struct pk_tensor *t, uint64_t size, const char *name,
+                                   struct dp_torch_tensor *out, struct dp_error *err) {
+    int es = storage_elem_size(t->storage->s2);
     memset(out, 0, sizeof *out);
     out->name = pk_strdup((const unsigned char *)key->s, strlen(key->s));
     out->data = malloc((size_t)size * sizeof *out->data + 1);
@@ -938,11 +942,25 @@ enum dp_status dp_torch_parse(const unsigned char *buf, size_t len, const char *
             st = dp_error_set(err, DP_ERR_PARSE, "%s:data.pkl: key '%s' appears twice", name, keys[i]);
             goto done;
         }
-    uint64_t elems = 0;
+    /* Every view checked and the elements of all counted before any is allocated. */
+    uint64_t elems = 0, size;
+    const struct zip_entry *e;
     for (int i = 0; i < n; i++) {
         const struct pk_val *key = root->items[2 * i], *val = root->items[2 * i + 1];
-        if ((st = build_tensor(&z, prefix, key, val->t, name, &elems, &res.tensors[res.n_tensors],
-                               err)))
+        if ((st = check_tensor(&z, prefix, key, val->t, name, &e, &size, err))) goto done;
+        if (size > TORCH_MAX_ELEMS - elems) {
+            st = dp_error_set(err, DP_ERR_INVALID,
+                              "%s: tensor '%s': more than %llu tensor elements in all: larger "
+                              "than any checkpoint driple imports (its memory cap)", name, key->s,
+                              (unsigned long long)TORCH_MAX_ELEMS);
+            goto done;
+        }
+        elems += size;
+    }
+    for (int i = 0; i < n; i++) {
+        const struct pk_val *key = root->items[2 * i], *val = root->items[2 * i + 1];
+        if ((st = check_tensor(&z, prefix, key, val->t, name, &e, &size, err)) ||
+            (st = build_tensor(e, key, val->t, size, name, &res.tensors[res.n_tensors], err)))
             goto done;
         res.n_tensors++;
     }

@@ -195,14 +195,21 @@ static enum dp_status close_trace(struct dp_out **o, struct dp_error *err) {
     return st;
 }
 
-/* Takes one sample of each source and writes the rows. */
+/* Takes one sample of each source and writes the rows (*wrote set), unless the clock still
+ * reads last_ts (the sample taken at once when the command ends can fall in the millisecond
+ * of the one before: two rows at one time would stop the counters' rates); last_ts (32 bytes)
+ * gets the time written. */
 static enum dp_status sample_once(const struct dp_record_opts *o, struct dp_nvml *nvml,
                                   const char *iface, struct dp_out *gpu, struct dp_out *net,
-                                  struct dp_error *err) {
+                                  char *last_ts, bool *wrote, struct dp_error *err) {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     char ts[32], row[160];
     dp_record_timestamp(&now, ts, sizeof ts);
+    *wrote = false;
+    if (!strcmp(ts, last_ts)) return DP_OK;
+    memcpy(last_ts, ts, sizeof ts);
+    *wrote = true;
     struct dp_net_counters c;
     enum dp_status st = dp_netdev_read(o->netdev_path, iface, &c, err);
     if (st != DP_OK) return st;
@@ -278,13 +285,18 @@ enum dp_status dp_record_run(const struct dp_record_opts *o, char *const argv[],
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
     double t_start = mono_s(), t_first = 0, t_last = 0;
+    char last_ts[32] = "";
     bool gone = false;
     for (;;) {
         double t = mono_s();
-        if ((st = sample_once(o, nvml, res->iface, gpu, net, err)) != DP_OK) break;
-        if (res->n_samples == 0) t_first = t;
-        t_last = t;
-        res->n_samples++;
+        bool wrote;
+        if ((st = sample_once(o, nvml, res->iface, gpu, net, last_ts, &wrote, err)) != DP_OK)
+            break;
+        if (wrote) {
+            if (res->n_samples == 0) t_first = t;
+            t_last = t;
+            res->n_samples++;
+        }
         if (res->reaped || gone) break; /* it ended during the last wait: that was the final row */
         if (pid && reap(pid, res, &gone)) break;
         if (stop_requested(o, 1)) {

@@ -69,12 +69,41 @@ static double attr_product(const struct dp_node *n, const char *key) {
     return found ? p : 1;
 }
 
+/* 2 x the product of the sizes of every subscript of an einsum ("bij,bjk->bik": 2 x b x i x
+ * j x k: the multiply-adds of the contraction); 0 when the equation does not match the inputs. */
+static double einsum_flops(const struct dp_graph *g, const struct dp_node *n, int64_t batch) {
+    const char *eq = dp_node_attr(n, "equation");
+    double size[128] = {0}, f = n->n_inputs > 1 ? 2 : 1;
+    if (!eq) return 0;
+    for (int k = 0; k < n->n_inputs && k < 2 && *eq && *eq != '-'; k++) {
+        const struct dp_node *in = dp_graph_node(g, (size_t)n->inputs[k]);
+        int letters = 0, ell = 0;
+        const char *p = eq;
+        for (; *p && *p != ',' && *p != '-'; p++) letters += *p != '.';
+        if (strstr(eq, "...") && strstr(eq, "...") < p) ell = in->n_dims - letters;
+        int d = 0;
+        for (p = eq; *p && *p != ',' && *p != '-'; p++) {
+            if (*p == '.') {
+                if (p[1] == '.' && p[2] == '.') /* the ellipsis: its dims as subscripts 1..8 */
+                    for (int e = 0; e < ell; e++, d++) size[1 + e] = dim_at(in, d, batch);
+                p += 2;
+                continue;
+            }
+            if ((unsigned char)*p < 128) size[(unsigned char)*p] = dim_at(in, d++, batch);
+        }
+        eq = *p == ',' ? p + 1 : p;
+    }
+    for (int c = 0; c < 128; c++)
+        if (size[c] > 0) f *= size[c];
+    return f;
+}
+
 static const struct dp_node *input(const struct dp_graph *g, const struct dp_node *n, int k) {
     return k < n->n_inputs ? dp_graph_node(g, (size_t)n->inputs[k]) : NULL;
 }
 
 static double size_of(const struct dp_node *n, int64_t batch) {
-    return n ? dp_node_tensor_size(n, batch) : 0;
+    return n ? dp_node_elements(n, batch) : 0;
 }
 
 void dp_cost_node(const struct dp_graph *g, size_t i, int64_t batch, double *flops,
@@ -82,7 +111,7 @@ void dp_cost_node(const struct dp_graph *g, size_t i, int64_t batch, double *flo
     const struct dp_node *n = dp_graph_node(g, i);
     const struct op_def *info = ops_find(n->op);
     enum dp_op_class cls = dp_op_class(n->op);
-    double out = dp_node_tensor_size(n, batch);
+    double out = dp_node_elements(n, batch);
     double f = 0, by = 0;
     const char *phase = dp_node_attr(n, "phase");
     if (phase && !strcmp(phase, "init")) { /* runs once at session start, not per step */
@@ -162,6 +191,7 @@ void dp_cost_node(const struct dp_graph *g, size_t i, int64_t batch, double *flo
             by = (size_of(input(g, n, 0), batch) + size_of(w, batch) + out) * elem_size(n);
         f = 12.0 * size_of(w, batch);
         break;
+    case RULE_EINSUM: f = einsum_flops(g, n, batch); break;
     case RULE_PER_ELEM: f = out * (info ? info->per_elem : 1); break;
     }
     *flops = f;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dp/shipped.h"
+#include "core/hash.h"
 #include "core/json_util.h"
 
 #define WEIGHTS_MAX_BYTES ((size_t)1 << 26)
@@ -24,12 +25,6 @@ struct dp_op_weights {
     int    *index;    /* open addressing over entries, -1 = empty; n_index a power of two */
     size_t  n_index;
 };
-
-static uint64_t hash_str(const char *s) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
 
 void dp_op_weights_free(struct dp_op_weights *w) {
     if (!w) return;
@@ -58,7 +53,7 @@ static struct dp_op_weights *weights_new(const char *source) {
 }
 
 static int find(const struct dp_op_weights *w, const char *op) {
-    size_t h = hash_str(op) & (w->n_index - 1);
+    size_t h = dp_hash_str(op) & (w->n_index - 1);
     for (int i; (i = w->index[h]) >= 0; h = (h + 1) & (w->n_index - 1))
         if (!strcmp(w->op[i], op)) return i;
     return -1;
@@ -87,7 +82,7 @@ static bool add(struct dp_op_weights *w, const char *op, double v) {
         if (!idx) return false;
         for (size_t k = 0; k < ni; k++) idx[k] = -1;
         for (size_t k = 0; k < w->n; k++) {
-            size_t h = hash_str(w->op[k]) & (ni - 1);
+            size_t h = dp_hash_str(w->op[k]) & (ni - 1);
             while (idx[h] >= 0) h = (h + 1) & (ni - 1);
             idx[h] = (int)k;
         }
@@ -99,7 +94,7 @@ static bool add(struct dp_op_weights *w, const char *op, double v) {
     if (!(w->op[w->n] = malloc(len))) return false;
     memcpy(w->op[w->n], op, len);
     w->w[w->n] = v;
-    size_t h = hash_str(op) & (w->n_index - 1);
+    size_t h = dp_hash_str(op) & (w->n_index - 1);
     while (w->index[h] >= 0) h = (h + 1) & (w->n_index - 1);
     w->index[h] = (int)w->n;
     w->n++;

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/hash.h"
+
 #define ROW(op, cls, rule, pe, fl, sl) {op, DP_OPCLASS_##cls, RULE_##rule, pe, fl, sl}
 #define NONE_(op, fl) ROW(op, NONE, PER_ELEM, 0, fl, 0)
 #define ELEM(op, pe) ROW(op, ELEMWISE, PER_ELEM, pe, 0, 0)
@@ -40,7 +42,7 @@ static const struct op_def rows[] = {
     ROW("DepthwiseConv2dNativeBackpropInput", MATMUL, DWCONV_BP_INPUT, 0, 0, 0),
     ROW("DepthwiseConv2dNativeBackpropFilter", MATMUL, DWCONV_BP_FILTER, 0, 0, 0),
     ROW("MatMul", MATMUL, MATMUL, 0, 0, 0), ROW("BatchMatMul", MATMUL, MATMUL, 0, 0, 0),
-    ROW("BatchMatMulV2", MATMUL, MATMUL, 0, 0, 0), ROW("Einsum", MATMUL, PER_ELEM, 0, 0, 0),
+    ROW("BatchMatMulV2", MATMUL, MATMUL, 0, 0, 0), ROW("Einsum", MATMUL, EINSUM, 0, 0, 0),
     /* element-wise with more than one FLOP per element (others default to one) */
     ELEM("Sigmoid", 4), ELEM("Tanh", 4), ELEM("Exp", 4), ELEM("Log", 4), ELEM("Erf", 4),
     ELEM("Pow", 4), ELEM("Rsqrt", 2), ELEM("Sqrt", 2), ELEM("Softplus", 4), ELEM("Elu", 4),
@@ -55,7 +57,9 @@ static const struct op_def rows[] = {
     RED("LogSoftmax", PER_ELEM, 5), RED("SoftmaxCrossEntropyWithLogits", XENT, 0),
     RED("SparseSoftmaxCrossEntropyWithLogits", XENT, 0), RED("MaxPool", POOL, 0),
     RED("AvgPool", POOL, 0), RED("MaxPoolGrad", MAXPOOL_GRAD, 0),
-    RED("AvgPoolGrad", AVGPOOL_GRAD, 0), RED("Mean", REDUCE, 0), RED("Sum", REDUCE, 0),
+    RED("AvgPoolGrad", AVGPOOL_GRAD, 0), RED("MaxPool3D", POOL, 0), RED("AvgPool3D", POOL, 0),
+    RED("MaxPool3DGrad", MAXPOOL_GRAD, 0), RED("AvgPool3DGrad", AVGPOOL_GRAD, 0),
+    RED("Mean", REDUCE, 0), RED("Sum", REDUCE, 0),
     RED("Max", REDUCE, 0), RED("Min", REDUCE, 0), RED("Prod", REDUCE, 0),
     RED("BiasAddGrad", REDUCE, 0), RED("L2Loss", REDUCE, 0),
     /* optimizer updates (ResourceApply* and SparseApply* read the ApplyX row) */
@@ -69,9 +73,14 @@ static const struct op_def rows[] = {
     MEM("ConcatV2", 0), MEM("Concat", 0), MEM("Split", OPF_READS_MORE),
     MEM("SplitV", OPF_READS_MORE), MEM("Slice", 0), MEM("StridedSlice", 0), MEM("Transpose", 0),
     MEM("GatherV2", 0), MEM("Gather", 0), MEM("Tile", 0), MEM("Pad", 0), MEM("Pack", 0),
-    MEM("Unpack", OPF_READS_MORE), ROW("UnsortedSegmentSum", MEMORY, PER_ELEM, 1, OPF_READS_MORE, 0),
+    MEM("Unpack", OPF_READS_MORE),
+    ROW("UnsortedSegmentSum", MEMORY, PER_ELEM, 1, OPF_READS_MORE, 0),
     MEM("OneHot", 0), MEM("ZerosLike", 0), MEM("Fill", 0), MEM("BroadcastTo", 0), MEM("Copy", 0),
-    MEM("_Send", 0), MEM("_Recv", 0),
+    MEM("_Send", 0), MEM("_Recv", 0), MEM("PadV2", 0), MEM("MirrorPad", 0),
+    MEM("MirrorPadGrad", OPF_READS_MORE), MEM("ResizeNearestNeighbor", 0),
+    MEM("ResizeNearestNeighborGrad", OPF_READS_MORE),
+    ROW("ResizeBilinear", MEMORY, PER_ELEM, 4, 0, 0),
+    ROW("ResizeBilinearGrad", MEMORY, PER_ELEM, 4, OPF_READS_MORE, 0),
     /* the input pipeline */
     ROW("IteratorV2", INPUT, PER_ELEM, 0, 0, 0), ROW("MakeIterator", INPUT, PER_ELEM, 0, 0, 0),
     ROW("IteratorGetNext", INPUT, PER_ELEM, 0, OPF_PIPELINE, 0),
@@ -87,15 +96,9 @@ _Static_assert(2 * N_ROWS < N_INDEX, "grow N_INDEX");
 static short index_[N_INDEX]; /* row + 1; 0 = empty */
 static pthread_once_t index_once = PTHREAD_ONCE_INIT;
 
-static uint64_t hash_str(const char *s) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static void build_index(void) {
     for (size_t r = 0; r < N_ROWS; r++) {
-        size_t h = hash_str(rows[r].op) & (N_INDEX - 1);
+        size_t h = dp_hash_str(rows[r].op) & (N_INDEX - 1);
         while (index_[h]) h = (h + 1) & (N_INDEX - 1);
         index_[h] = (short)(r + 1);
     }
@@ -103,7 +106,7 @@ static void build_index(void) {
 
 static const struct op_def *lookup(const char *op) {
     pthread_once(&index_once, build_index);
-    for (size_t h = hash_str(op) & (N_INDEX - 1); index_[h]; h = (h + 1) & (N_INDEX - 1))
+    for (size_t h = dp_hash_str(op) & (N_INDEX - 1); index_[h]; h = (h + 1) & (N_INDEX - 1))
         if (!strcmp(rows[index_[h] - 1].op, op)) return &rows[index_[h] - 1];
     return NULL;
 }

@@ -22,6 +22,7 @@ enum op_rule {
     RULE_REDUCE,          /* |input 0| */
     RULE_ADDN,            /* |y| x (inputs - 1) */
     RULE_BN_GRAD,         /* 12 x |x = input 1| */
+    RULE_EINSUM,          /* 2 x the product of every subscript's size (attr equation) */
 };
 
 enum {

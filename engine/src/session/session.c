@@ -14,11 +14,7 @@
 #define SIM_ITERATIONS 0 /* the simulator's default (20): about 1.5 ms for ResNet-50 */
 
 void sess_copy(char *dst, size_t n, const char *src) {
-    size_t len = src ? strlen(src) : 0;
-    if (n == 0) return;
-    if (len >= n) len = n - 1;
-    if (len) memcpy(dst, src, len);
-    dst[len] = '\0';
+    if (n) snprintf(dst, n, "%.*s", (int)(n - 1), src ? src : "");
 }
 
 const char *dp_pred_source_name(enum dp_pred_source s) {
@@ -37,19 +33,14 @@ enum dp_status dp_session_open(const struct dp_session_opts *o, struct dp_sessio
     struct dp_session *ss = calloc(1, sizeof *ss);
     if (!ss) return dp_error_set(err, DP_ERR_NOMEM, "session: out of memory");
     enum dp_status st;
+    /* The list is read against the catalog, as simulate and the explorer read it: a setting on a
+     * GPU the catalog lacks is refused naming its JSON path (predict printed figures for one),
+     * and the GPUs take their catalog names, so that "the same cluster" compares names. */
     if ((st = dp_gpu_catalog_load_default(o ? o->gpus : NULL, &ss->cat, err)) ||
-        (st = dp_settings_load_default(o ? o->settings : NULL, NULL, &ss->list, err)) ||
+        (st = dp_settings_load_default(o ? o->settings : NULL, ss->cat, &ss->list, err)) ||
         (st = dp_op_weights_load_default(o ? o->weights : NULL, &ss->weights, err))) {
         dp_session_free(ss);
         return st;
-    }
-    /* the list's GPUs by their catalog names (a list may name them in short), so that "the same
-     * cluster" compares names; a GPU the catalog lacks stays as written (a catalog of one's own
-     * need not hold every GPU of the shipped list) */
-    for (int i = 0; i < ss->list->n_settings; i++) {
-        struct dp_setting *e = &ss->list->settings[i];
-        const struct dp_gpu *g = dp_gpu_find(ss->cat, e->gpu);
-        if (g) sess_copy(e->gpu, sizeof e->gpu, g->name);
     }
     ss->params = ss->epoch_samples = ss->price = NAN;
     *out = ss;
@@ -242,7 +233,9 @@ static enum dp_pred_source source_of(const struct dp_inspector *insp) {
 static bool readable(const char *path) { return path[0] && access(path, R_OK) == 0; }
 
 /* Takes file path (for setting id) as out's inspector: loaded now, or pending under
- * DP_RESOLVE_DEFER when not loaded yet. False (err set) when it fails to load. */
+ * DP_RESOLVE_DEFER when not loaded yet. False (err set) when it fails to load; a file the
+ * setting list names is then named by its place there too ("<list>:$.settings[k].inspector:
+ * <file>: <what>"), the file alone being a stranger's to the reader. */
 static bool take_file(struct dp_session *ss, const char *path, const char *id, unsigned flags,
                       struct dp_resolution *out, struct dp_error *err) {
     sess_copy(out->path, sizeof out->path, path);
@@ -252,7 +245,16 @@ static bool take_file(struct dp_session *ss, const char *path, const char *id, u
         return true;
     }
     int i = insp_get(ss, path, id, err);
-    if (i < 0) return false;
+    if (i < 0) {
+        for (int k = 0; k < ss->list->n_settings; k++)
+            if (!strcmp(ss->list->settings[k].inspector, path)) {
+                char where[PATH_MAX + 64];
+                snprintf(where, sizeof where, "%s:$.settings[%d].inspector", ss->list->path, k);
+                dp_error_prefix(err, where);
+                break;
+            }
+        return false;
+    }
     out->inspector = i;
     return true;
 }

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
+
 void tg_sfmt(char *out, size_t n, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -55,6 +57,8 @@ void zb_free(struct zb *b) {
     free(b->pool);
     free(b->vars);
     free(b->updates);
+    for (int i = 0; i < b->cap_names; i++) free(b->names[i].base);
+    free(b->names);
     free(b);
 }
 
@@ -98,28 +102,99 @@ int64_t zb_dim(const struct zb *b, int t, int d) {
 
 /* --- nodes and tensors ------------------------------------------------------------------- */
 
+int64_t zb_batch_multiple(int64_t d) {
+    if (d == DP_DIM_BATCH) return 1;
+    return d <= ZB_DIM_BATCH_TIMES(2) && -d - 2 <= ZB_MAX_DIM ? -d - 2 : 0;
+}
+
+int tg_graph_dims(int n, const int64_t *dims, int64_t *out) {
+    if (n < 0) return n;
+    int m = 0;
+    for (int d = 0; d < n; d++) {
+        int64_t k = zb_batch_multiple(dims[d]);
+        if (k < 2) {
+            out[m++] = dims[d];
+        } else if (m + (n - d) < DP_MAX_DIMS) { /* room for the batch and its factor */
+            out[m++] = DP_DIM_BATCH;
+            out[m++] = k;
+        } else {
+            out[m++] = DP_DIM_UNKNOWN;
+        }
+    }
+    return m;
+}
+
+/* The next suffix to try for a node name already taken (TF's unique_name counter): names never
+ * leave the graph, so every suffix below it is taken, and making n clashing names unique costs
+ * O(n), not O(n^2) (10,000 unnamed ONNX nodes took 9.8 s). */
+static int *suffix_slot(struct zb *b, const char *base) {
+    if (2 * (b->n_names + 1) > b->cap_names) {
+        int nc = b->cap_names ? b->cap_names * 2 : 256;
+        struct name_count *t = calloc((size_t)nc, sizeof *t);
+        if (!t) return NULL;
+        for (int i = 0; i < b->cap_names; i++) {
+            if (!b->names[i].base) continue;
+            size_t h = dp_hash_str(b->names[i].base) & (size_t)(nc - 1);
+            while (t[h].base) h = (h + 1) & (size_t)(nc - 1);
+            t[h] = b->names[i];
+        }
+        free(b->names);
+        b->names = t;
+        b->cap_names = nc;
+    }
+    size_t h = dp_hash_str(base) & (size_t)(b->cap_names - 1);
+    for (; b->names[h].base; h = (h + 1) & (size_t)(b->cap_names - 1))
+        if (!strcmp(b->names[h].base, base)) return &b->names[h].next;
+    size_t len = strlen(base) + 1;
+    if (!(b->names[h].base = malloc(len))) return NULL;
+    memcpy(b->names[h].base, base, len);
+    b->names[h].next = 1;
+    b->n_names++;
+    return &b->names[h].next;
+}
+
 /* Adds a node named `full` (made unique TF-style) with data inputs in_nodes. */
 int tg_add_node(struct zb *b, const char *full, const char *op, const char *dev, int n_dims,
-                    const int64_t *dims, enum dp_dtype dt, const int *in_nodes, int n_in) {
+                const int64_t *dims, enum dp_dtype dt, const int *in_nodes, int n_in) {
     if (b->st) return -1;
     char name[NAME_MAX_LEN + 16];
     tg_sfmt(name, sizeof name, "%s", full);
-    for (int k = 1; dp_graph_find(b->g, name) >= 0; k++) {
-        /* Shorten full to leave room for the suffix: a truncated "<full>_<k>" would be the
-         * taken name again, forever. */
-        char suffix[16];
-        int ns = snprintf(suffix, sizeof suffix, "_%d", k);
-        int keep = (int)sizeof name - 1 - ns;
-        tg_sfmt(name, sizeof name, "%.*s%s", keep, full, suffix);
+    if (dp_graph_find(b->g, name) >= 0) {
+        int *next = suffix_slot(b, name);
+        if (!next) return zb_fail(b, DP_ERR_NOMEM, "out of memory building the graph");
+        for (int k = *next;; k++) {
+            /* Shorten full to leave room for the suffix: a truncated "<full>_<k>" would be
+             * the taken name again, forever. */
+            char suffix[16];
+            int ns = snprintf(suffix, sizeof suffix, "_%d", k);
+            int keep = (int)sizeof name - 1 - ns;
+            tg_sfmt(name, sizeof name, "%.*s%s", keep, full, suffix);
+            if (dp_graph_find(b->g, name) < 0) {
+                *next = k + 1;
+                break;
+            }
+        }
     }
     int idx = -1;
+    int64_t gd[DP_MAX_DIMS];
+    int gn = tg_graph_dims(n_dims, dims, gd);
     struct dp_error e = {0};
-    if (dp_graph_add_node(b->g, name, op, dev, n_dims, dims, dt, &idx, &e))
+    if (dp_graph_add_node(b->g, name, op, dev, gn, gd, dt, &idx, &e))
         return zb_fail(b, e.status, "%s", e.msg);
     for (int i = 0; i < n_in; i++)
         if (in_nodes[i] >= 0 && dp_graph_add_input(b->g, idx, in_nodes[i], false, &e))
             return zb_fail(b, e.status, "%s", e.msg);
     return idx;
+}
+
+void tg_set_shape(struct zb *b, int t, int n_dims, const int64_t *dims) {
+    if (b->st || t < 0) return;
+    struct tensor *x = &b->t[t];
+    x->n_dims = n_dims;
+    for (int d = 0; d < n_dims && d < DP_MAX_DIMS; d++) x->dims[d] = dims[d];
+    int64_t gd[DP_MAX_DIMS];
+    int gn = tg_graph_dims(n_dims, x->dims, gd);
+    if (dp_graph_set_shape(b->g, x->node, gn, gd)) zb_fail(b, DP_ERR_NOMEM, "out of memory");
 }
 
 void tg_scoped(const struct zb *b, const char *base, char *out, size_t n) {
@@ -132,7 +207,7 @@ int tg_new_tensor(struct zb *b, int node, int n_dims, const int64_t *dims, enum 
     /* Imported shapes can hold anything: bounding every dimension keeps the shape arithmetic
      * (padding, concatenation) far from int64_t overflow. */
     for (int d = 0; d < n_dims && d < DP_MAX_DIMS; d++)
-        if (dims[d] > ZB_MAX_DIM || dims[d] < DP_DIM_UNKNOWN)
+        if (dims[d] > ZB_MAX_DIM || (dims[d] < DP_DIM_UNKNOWN && !zb_batch_multiple(dims[d])))
             return zb_fail(b, DP_ERR_UNSUPPORTED, "%s: dimension %lld out of range [0, 2^40]",
                            b->scope, (long long)dims[d]);
     int64_t copy[DP_MAX_DIMS]; /* dims may point into b->t, which tg_grow() moves */

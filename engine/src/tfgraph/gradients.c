@@ -44,7 +44,7 @@ static const char *grad_op_type(const char *base) {
         {"RealDiv_1", "RealDiv"}, {"RealDiv_2", "RealDiv"}, {"SelectV2_1", "SelectV2"},
         {"zeros_like", "ZerosLike"}, {"transpose", "Transpose"}, {"MatMul_1", "MatMul"},
         {"BatchMatMulV2_1", "BatchMatMulV2"}, {"truediv", "RealDiv"}, {"concat", "ConcatV2"},
-        {"stack", "Pack"},
+        {"stack", "Pack"}, {"Einsum_1", "Einsum"},
     };
     for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
         if (!strcmp(base, map[k].from)) return map[k].to;
@@ -62,6 +62,37 @@ static int gop(struct zb *b, const struct tape_op *o, const char *base, const in
     int y = tg_emit(b, full, op, GPU_DEV, ins, n, b->t[like].n_dims, b->t[like].dims, b->t[like].dt);
     if (y >= 0) b->t[y].grad = false;
     return y;
+}
+
+/* The gradient op TensorFlow emits for a rearranging copy (zb_copy), shaped like its input. */
+static const char *copy_grad(const char *op) {
+    static const struct { const char *fwd, *grad; } map[] = {
+        {"StridedSlice", "StridedSliceGrad"}, {"Slice", "Pad"}, {"Pad", "Slice"},
+        {"PadV2", "Slice"}, {"MirrorPad", "MirrorPadGrad"}, {"Tile", "Sum"},
+        {"BroadcastTo", "Sum"}, {"GatherV2", "UnsortedSegmentSum"},
+        {"ResizeNearestNeighbor", "ResizeNearestNeighborGrad"},
+        {"ResizeBilinear", "ResizeBilinearGrad"}, {"ResizeBicubic", "ResizeBicubicGrad"},
+    };
+    for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
+        if (!strcmp(op, map[k].fwd)) return map[k].grad;
+    return "Identity";
+}
+
+/* Splits an einsum equation "ab,bc->ac" into its operands' and output's subscripts; false when
+ * it does not have n operands and an output. */
+static bool einsum_split(const char *eq, char lhs[2][96], char *out, int n) {
+    const char *arrow = strstr(eq, "->"), *comma = strchr(eq, ',');
+    if (!arrow || (n == 2) != (comma && comma < arrow) || strlen(arrow + 2) >= 96) return false;
+    size_t l0 = (size_t)((n == 2 ? comma : arrow) - eq);
+    if (l0 >= 96 || (n == 2 && (size_t)(arrow - comma - 1) >= 96)) return false;
+    memcpy(lhs[0], eq, l0);
+    lhs[0][l0] = '\0';
+    if (n == 2) {
+        memcpy(lhs[1], comma + 1, (size_t)(arrow - comma - 1));
+        lhs[1][arrow - comma - 1] = '\0';
+    }
+    strcpy(out, arrow + 2);
+    return true;
 }
 
 /* Reduces a broadcast gradient g back to the shape of target (Sum + Reshape). */
@@ -165,8 +196,13 @@ void tg_backward_op(struct zb *b, const struct tape_op *o) {
             int ex = gop(b, o, "Exp", &ng, 1, x);
             int ins[2] = {g, ex};
             r = gop(b, o, "Mul", ins, 2, x);
-        } else { /* Identity and pass-through ops */
+        } else if (!strcmp(op, "Identity")) {
             r = g;
+        } else { /* any other element-wise op: its TF-style gradient op from dy and x */
+            int ins[2] = {g, x};
+            char gn[40];
+            tg_sfmt(gn, sizeof gn, "%sGrad", op);
+            r = gop(b, o, gn, ins, 2, x);
         }
         tg_add_contrib(b, x, r);
         break;
@@ -266,33 +302,50 @@ void tg_backward_op(struct zb *b, const struct tape_op *o) {
         }
         break;
     }
-    case K_POOL:
+    case K_POOL: {
         if (!gx) break;
-        if (!strcmp(op, "MaxPool")) {
+        char gn[40];
+        tg_sfmt(gn, sizeof gn, "%sGrad", op); /* MaxPoolGrad, AvgPool3DGrad, ... */
+        if (!strncmp(op, "MaxPool", 7)) {
             int ins[3] = {x, y, g};
-            tg_add_contrib(b, x, gop(b, o, "MaxPoolGrad", ins, 3, x));
+            tg_add_contrib(b, x, gop(b, o, gn, ins, 3, x));
         } else {
-            int64_t four = 4;
+            int64_t rank = b->t[x].n_dims;
             char full[NAME_MAX_LEN + 64];
             tg_sfmt(full, sizeof full, "gradients/%s_grad/Shape", fname_copy);
-            int s = tg_emit(b, full, "Const", GPU_DEV, NULL, 0, 1, &four, DP_DTYPE_I32);
+            int s = tg_emit(b, full, "Const", GPU_DEV, NULL, 0, 1, &rank, DP_DTYPE_I32);
             int ins[2] = {s, g};
-            tg_add_contrib(b, x, gop(b, o, "AvgPoolGrad", ins, 2, x));
+            tg_add_contrib(b, x, gop(b, o, gn, ins, 2, x));
         }
         break;
+    }
+    case K_CONVT: { /* y = conv2d_transpose(x, w): TF's _Conv2DBackpropInputGrad */
+        int xt = in[2], wt = in[1];
+        if (b->t[xt].grad) {
+            int ins[2] = {g, wt};
+            int r = gop(b, o, "Conv2D", ins, 2, xt);
+            tg_add_contrib(b, xt, r);
+        }
+        if (b->t[wt].grad) {
+            int64_t four = 4;
+            char full[NAME_MAX_LEN + 64];
+            tg_sfmt(full, sizeof full, "gradients/%s_grad/filter_sizes", fname_copy);
+            int fs = tg_emit(b, full, "Const", GPU_DEV, NULL, 0, 1, &four, DP_DTYPE_I32);
+            int ins[3] = {g, fs, xt};
+            tg_add_contrib(b, wt, gop(b, o, "Conv2DBackpropFilter", ins, 3, wt));
+        }
+        break;
+    }
     case K_REDUCE: {
         if (!gx) break;
         /* Reshape to keepdims shape, Tile up to x, divide by the count for Mean. */
         int r = gop(b, o, "Reshape", &g, 1, g);
         if (r >= 0 && !o->ia[1]) {
-            struct tensor *R = &b->t[r];
             int nd = 0;
             int64_t dims[DP_MAX_DIMS];
             for (int d = 0; d < b->t[x].n_dims; d++)
                 dims[nd++] = ((unsigned)o->ia[0] & (1u << d)) ? 1 : b->t[x].dims[d];
-            R->n_dims = nd;
-            memcpy(R->dims, dims, sizeof dims);
-            dp_graph_set_shape(b->g, R->node, nd, dims);
+            tg_set_shape(b, r, nd, dims);
         }
         int t = gop(b, o, "Tile", &r, 1, x);
         if (!strcmp(op, "Mean")) {
@@ -307,10 +360,11 @@ void tg_backward_op(struct zb *b, const struct tape_op *o) {
         int i1[2] = {g, y};
         int m = gop(b, o, "mul", i1, 2, y);
         int s = gop(b, o, "Sum", &m, 1, y);
-        if (s >= 0) {
-            struct tensor *S = &b->t[s];
-            S->dims[S->n_dims - 1] = 1;
-            dp_graph_set_shape(b->g, S->node, S->n_dims, S->dims);
+        if (s >= 0 && b->t[s].n_dims > 0) {
+            int64_t dims[DP_MAX_DIMS];
+            memcpy(dims, b->t[s].dims, sizeof dims);
+            dims[b->t[s].n_dims - 1] = 1;
+            tg_set_shape(b, s, b->t[s].n_dims, dims);
         }
         int i2[2] = {g, s};
         int d = gop(b, o, "sub", i2, 2, y);
@@ -370,6 +424,46 @@ void tg_backward_op(struct zb *b, const struct tape_op *o) {
     case K_SLICE:
         if (gx) tg_add_contrib(b, x, gop(b, o, "StridedSliceGrad", &g, 1, x));
         break;
+    case K_COPY:
+        if (gx) tg_add_contrib(b, x, gop(b, o, copy_grad(op), &g, 1, x));
+        break;
+    case K_SELECT: { /* SelectV2(c, x, y): dx = SelectV2(c, dy, 0), dy = SelectV2(c, 0, dy) */
+        int c = x, a = w, e = in[2];
+        int z = gop(b, o, "zeros_like", &g, 1, y);
+        int i1[3] = {c, g, z}, i2[3] = {c, z, g};
+        if (b->t[a].grad)
+            tg_add_contrib(b, a, unbroadcast(b, o, gop(b, o, "SelectV2", i1, 3, y), a));
+        if (b->t[e].grad)
+            tg_add_contrib(b, e, unbroadcast(b, o, gop(b, o, "SelectV2_1", i2, 3, y), e));
+        break;
+    }
+    case K_EINSUM: {
+        /* "A,B->C": dA = einsum("C,B->A", dC, B), dB = einsum("A,C->B", A, dC). */
+        const char *eq = dp_node_attr(dp_graph_node(b->g, (size_t)o->node), "equation");
+        char lhs[2][96], res[96], geq[256];
+        if (!eq || !einsum_split(eq, lhs, res, o->n_in)) break;
+        for (int k = 0; k < o->n_in; k++) {
+            int t = in[k];
+            if (!b->t[t].grad) continue;
+            int ins[2];
+            if (o->n_in == 1) {
+                tg_sfmt(geq, sizeof geq, "%s->%s", res, lhs[0]);
+                ins[0] = g;
+            } else if (k == 0) {
+                tg_sfmt(geq, sizeof geq, "%s,%s->%s", res, lhs[1], lhs[0]);
+                ins[0] = g;
+                ins[1] = in[1];
+            } else {
+                tg_sfmt(geq, sizeof geq, "%s,%s->%s", lhs[0], res, lhs[1]);
+                ins[0] = in[0];
+                ins[1] = g;
+            }
+            int r = gop(b, o, k ? "Einsum_1" : "Einsum", ins, o->n_in, t);
+            tg_set_attr(b, r >= 0 ? b->t[r].node : -1, "equation", "%s", geq);
+            tg_add_contrib(b, t, r);
+        }
+        break;
+    }
     case K_XENT:
         if (gx) {
             int e = gop(b, o, "ExpandDims", &g, 1, g);

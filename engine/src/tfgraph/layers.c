@@ -70,6 +70,29 @@ int zb_dense(struct zb *b, const char *name, int x, int units, const char *act) 
     return y;
 }
 
+int zb_layer_norm_with(struct zb *b, int x, int gamma, int beta, int n_axes) {
+    if (b->st || x < 0 || gamma < 0 || beta < 0) return -1;
+    int r = zb_rank(b, x);
+    if (r < 1 || n_axes < 1 || n_axes > r)
+        return zb_fail(b, DP_ERR_SHAPE, "%s: layer norm over %d axes of a tensor of rank %d",
+                       b->scope, n_axes, r);
+    unsigned last = ((1u << n_axes) - 1) << (r - n_axes);
+    zb_push(b, "moments");
+    int mean = zb_reduce(b, "Mean", x, last, true);
+    int sq = zb_binary(b, "SquaredDifference", x, mean);
+    int var = zb_reduce(b, "Mean", sq, last, true);
+    zb_pop(b);
+    zb_push(b, "batchnorm");
+    int rs = zb_unary(b, "Rsqrt", zb_binary(b, "AddV2", var, tg_scalar(b, "add/y")));
+    int s = zb_binary(b, "Mul", rs, gamma);
+    int xm = zb_binary(b, "Mul", x, s);
+    int mm = zb_binary(b, "Mul", mean, s);
+    int sh = zb_binary(b, "Sub", beta, mm);
+    int y = zb_binary(b, "AddV2", xm, sh);
+    zb_pop(b);
+    return y;
+}
+
 int zb_layer_norm(struct zb *b, const char *name, int x) {
     if (b->st || x < 0) return -1;
     if (zb_rank(b, x) < 1)
@@ -79,20 +102,7 @@ int zb_layer_norm(struct zb *b, const char *name, int x) {
     int64_t d = zb_dim(b, x, -1);
     int gamma = zb_variable(b, "gamma", 1, &d, "ones", true);
     int beta = zb_variable(b, "beta", 1, &d, "zeros", true);
-    unsigned last = 1u << (zb_rank(b, x) - 1);
-    zb_push(b, "moments");
-    int mean = zb_reduce(b, "Mean", x, last, true);
-    int sq = zb_binary(b, "SquaredDifference", x, mean);
-    int var = zb_reduce(b, "Mean", sq, last, true);
-    zb_pop(b);
-    zb_push(b, "batchnorm");
-    int r = zb_unary(b, "Rsqrt", zb_binary(b, "AddV2", var, tg_scalar(b, "add/y")));
-    int s = zb_binary(b, "Mul", r, gamma);
-    int xm = zb_binary(b, "Mul", x, s);
-    int mm = zb_binary(b, "Mul", mean, s);
-    int sh = zb_binary(b, "Sub", beta, mm);
-    int y = zb_binary(b, "AddV2", xm, sh);
-    zb_pop(b);
+    int y = zb_layer_norm_with(b, x, gamma, beta, 1);
     zb_pop(b);
     return y;
 }

@@ -18,6 +18,13 @@ struct zb; /* the builder */
 
 /* The largest dimension a tensor may have; a larger one fails the build (DP_ERR_UNSUPPORTED). */
 #define ZB_MAX_DIM ((int64_t)1 << 40)
+/* A dimension k times the batch (k >= 2; DP_DIM_BATCH is k = 1): imported graphs fold the batch
+ * into other dimensions (PyTorch's attention reshapes to [batch x heads, L, d]). The graph's
+ * node keeps the batch symbolic and the factor beside it: [.., batch, k, ..], so tensor sizes and
+ * costs stay exact at any batch. */
+#define ZB_DIM_BATCH_TIMES(k) ((k) == 1 ? (int64_t)DP_DIM_BATCH : -2 - (int64_t)(k))
+/* The batch multiple k of a builder dimension (1 for DP_DIM_BATCH); 0 when it is none. */
+int64_t zb_batch_multiple(int64_t d);
 
 /* How the training graph is built. */
 struct zb_opts {
@@ -74,9 +81,23 @@ int zb_variable(struct zb *b, const char *name, int n_dims, const int64_t *dims,
 int zb_const(struct zb *b, const char *name, int n_dims, const int64_t *dims, enum dp_dtype dt);
 
 /* --- forward primitives (each records its gradient rule) ------------------------------- */
-/* 2-D convolution of x with filter w [kh, kw, cin, cout] (depthwise: [kh, kw, cin, mult]);
- * pads = NULL: SAME, else {top, bottom, left, right}. */
+/* The window of a convolution or pooling over n spatial axes (2, or 3 for pooling volumes):
+ * kernel, stride and dilation per axis, padding {begin, end} per axis; same: TF's SAME padding
+ * (pad unused); ceil_mode: output sides rounded up (ONNX, PyTorch). */
+struct zb_window {
+    int     n;
+    int64_t k[3], stride[3], dilation[3], pad[6];
+    bool    same, ceil_mode;
+};
+/* 2-D convolution of x with filter w [kh, kw, cin / groups, cout] (grouped when the input has
+ * a multiple of cin / groups channels; depthwise: [kh, kw, cin, multiplier]). */
+int zb_conv_window(struct zb *b, int x, int w, const struct zb_window *win, bool depthwise);
+/* The same with one stride and dilation 1; pads = NULL: SAME, else {top, bottom, left, right}. */
 int zb_conv(struct zb *b, int x, int w, int stride, const int64_t *pads, bool depthwise);
+/* Transposed 2-D convolution (TF's conv2d_transpose: Conv2DBackpropInput) of x with filter w
+ * [kh, kw, cout / groups, cin] to the output sides out_spatial[2]. */
+int zb_conv_transpose(struct zb *b, int x, int w, const struct zb_window *win,
+                      const int64_t *out_spatial, int64_t groups);
 int zb_bias_add(struct zb *b, int x, int bias);
 /* FusedBatchNormV3 in training mode plus the moving-average updates of mean and var. */
 int zb_batch_norm(struct zb *b, int x, int gamma, int beta, int mean, int var);
@@ -88,9 +109,16 @@ int zb_cast(struct zb *b, int x, enum dp_dtype dt);
 /* "AddV2", "Sub", "Mul", "RealDiv", "SquaredDifference", "Maximum", "Minimum", "Pow" with
  * NumPy broadcasting. */
 int zb_binary(struct zb *b, const char *op, int x, int y);
+/* SelectV2: elements of x where cond holds, else of y (NumPy broadcasting of all three). */
+int zb_select(struct zb *b, int cond, int x, int y);
+/* Einsum of x (and y; -1 for one operand) by an explicit equation ("bhid,bhjd->bhij") into the
+ * given shape; its gradients are einsums too. */
+int zb_einsum(struct zb *b, const char *equation, int x, int y, int n_dims, const int64_t *dims);
 /* MatMul (2-D, or x of any rank times 2-D y) or BatchMatMulV2 (both >= 3-D). */
 int zb_matmul(struct zb *b, int x, int y, bool transpose_x, bool transpose_y);
-/* "MaxPool" | "AvgPool", k x k window. pads as for zb_conv. */
+/* "MaxPool" | "AvgPool" over a 2-D window (MaxPool3D, AvgPool3D over a 3-D one). */
+int zb_pool_window(struct zb *b, const char *op, int x, const struct zb_window *win);
+/* The same, k x k window. pads as for zb_conv. */
 int zb_pool(struct zb *b, const char *op, int x, int k, int stride, const int64_t *pads);
 /* Mean or Sum over the axes set in axis_mask (bit d = dim d). */
 int zb_reduce(struct zb *b, const char *op, int x, unsigned axis_mask, bool keepdims);
@@ -99,6 +127,8 @@ int zb_softmax(struct zb *b, int x);
 int zb_concat(struct zb *b, const int *xs, int n, int axis);
 /* Splits x into n equal parts along axis; outs gets n tensor ids. Returns outs[0]. */
 int zb_split(struct zb *b, int x, int n, int axis, int *outs);
+/* The same into parts of the given sizes (SplitV). */
+int zb_split_sizes(struct zb *b, int x, int n, const int64_t *sizes, int axis, int *outs);
 /* Unstacks x along axis into n tensors (Unpack); Stacks n same-shape tensors along a new axis
  * (Pack). */
 int zb_unstack(struct zb *b, int x, int n, int axis, int *outs);
@@ -109,6 +139,11 @@ int zb_transpose(struct zb *b, int x, const int *perm);
 int zb_gather(struct zb *b, int table, int ids);
 /* StridedSlice of len elements from start along axis. */
 int zb_slice(struct zb *b, int x, int axis, int64_t start, int64_t len);
+/* A copy of x rearranged into shape dims by TensorFlow op `op` (StridedSlice, Pad, MirrorPad,
+ * Tile, BroadcastTo, GatherV2, ResizeNearestNeighbor, ResizeBilinear, ...); extra: its other
+ * inputs (indices, sizes), which take no gradient. Its gradient is TF's for op, shaped like x. */
+int zb_copy(struct zb *b, const char *op, int x, const int *extra, int n_extra, int n_dims,
+            const int64_t *dims);
 /* Dropout at rate (RandomUniform, GreaterEqual, Cast, Mul, Mul). */
 int zb_dropout(struct zb *b, int x, double rate);
 /* An op with no gradient rule: output shape given (n_dims -1: unknown); stops backprop. */
@@ -138,6 +173,8 @@ int zb_dwconv_layer(struct zb *b, const char *name, int x, int k, int stride, co
 int zb_dense(struct zb *b, const char *name, int x, int units, const char *act);
 /* LayerNorm as TF1 writes it: moments, Rsqrt, scale and shift. */
 int zb_layer_norm(struct zb *b, const char *name, int x);
+/* The same with given scale and shift, over the last n_axes dimensions. */
+int zb_layer_norm_with(struct zb *b, int x, int gamma, int beta, int n_axes);
 /* GELU as BERT's TF code writes it (tanh approximation). */
 int zb_gelu(struct zb *b, int x);
 

@@ -34,7 +34,7 @@ struct contrib {
 enum kind {
     K_CONV, K_DWCONV, K_BIAS, K_BN, K_UNARY, K_CAST, K_BINARY, K_MATMUL, K_POOL, K_REDUCE,
     K_SOFTMAX, K_CONCAT, K_SPLIT, K_UNSTACK, K_STACK, K_RESHAPE, K_TRANSPOSE, K_GATHER, K_XENT,
-    K_SLICE
+    K_SLICE, K_CONVT, K_COPY, K_SELECT, K_EINSUM
 };
 
 struct tape_op {
@@ -42,7 +42,7 @@ struct tape_op {
     int       node;      /* the forward node */
     int       in0, n_in; /* inputs: b->pool[in0 .. in0 + n_in) (tensor ids) */
     int       out0, n_out;
-    int       ia[4];     /* kind-specific integers (transpose flags, axis, mask, perm) */
+    int       ia[DP_MAX_DIMS]; /* kind-specific integers (transpose flags, axis, mask, perm) */
     char      op[24];
 };
 
@@ -50,6 +50,11 @@ struct var {
     int  ref;  /* tensor aliasing the VariableV2 node */
     int  read; /* the Identity read (fp32) */
     bool trainable;
+};
+
+struct name_count {
+    char *base; /* a node name that was taken */
+    int   next; /* the next suffix to try */
 };
 
 struct zb {
@@ -72,6 +77,8 @@ struct zb {
     int                n_vars, cap_vars;
     int               *updates; /* nodes the train_op waits for (BN moving averages) */
     int                n_updates, cap_updates;
+    struct name_count *names;   /* open addressing, cap_names a power of two */
+    int                n_names, cap_names;
 };
 
 /* --- builder.c ------------------------------------------------------------------------------ */
@@ -83,6 +90,11 @@ void tg_sfmt(char *out, size_t n, const char *fmt, ...)
     ;
 /* Grows *arr (elements of size sz) to hold one more than n; false on OOM (sticky error). */
 bool tg_grow(struct zb *b, void **arr, int n, int *cap, size_t sz);
+/* The graph's form of builder dimensions: a batch multiple k x batch becomes two dimensions,
+ * DP_DIM_BATCH and k (DP_DIM_UNKNOWN past DP_MAX_DIMS). Returns the count (n when -1). */
+int tg_graph_dims(int n, const int64_t *dims, int64_t *out);
+/* Reshapes tensor t (and its node) to dims. */
+void tg_set_shape(struct zb *b, int t, int n_dims, const int64_t *dims);
 /* Adds a node named `full` (made unique TF-style) with data inputs in_nodes; its index or -1. */
 int tg_add_node(struct zb *b, const char *full, const char *op, const char *dev, int n_dims,
                 const int64_t *dims, enum dp_dtype dt, const int *in_nodes, int n_in);
@@ -114,6 +126,8 @@ int tg_variable(struct zb *b, const char *name, int n_dims, const int64_t *dims,
 
 /* --- forward.c ------------------------------------------------------------------------------ */
 bool tg_same_dims(const struct tensor *a, const struct tensor *c);
+/* NumPy broadcasting of the shapes of x and y into out; false when they do not fit. */
+bool tg_broadcast(const struct tensor *x, const struct tensor *y, int *n, int64_t *out);
 void tg_matmul_attrs(struct zb *b, int node, bool batch, bool tx, bool ty);
 
 /* --- gradients.c ---------------------------------------------------------------------------- */

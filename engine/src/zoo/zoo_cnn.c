@@ -1,6 +1,6 @@
 /* zoo_cnn.c: the image classifiers of the zoo (ImageNet, 1000 classes), written with the
  * builder's layers: AlexNet, VGG-11/13/16/19, ResNet-18/34/50/101/152 (v1.5) and Wide
- * ResNet-50-2, Inception-v3, GoogLeNet, MobileNet-v1/v2 at several width multipliers,
+ * ResNet-50-2, Inception-v3 and -v4, GoogLeNet, MobileNet-v1/v2 at several width multipliers,
  * DenseNet-121/169/201, SqueezeNet 1.0/1.1. Architectures follow their papers (Keras and
  * torchvision layouts); each returns the scalar training loss. The size variants of a family
  * share one parametric builder, so the zoo teaches how size and shape drive the labels. */
@@ -283,6 +283,122 @@ int zoo_inception3(struct zb *b, int64_t input) {
     return loss;
 }
 
+/* Inception-v4 as tf_cnn_benchmarks builds it (models/inception_model.py: conv + BN + ReLU
+ * units, no auxiliary head): the stem, 4 A blocks, reduction A, 7 B blocks, reduction B, 3 C
+ * blocks, global average pooling. */
+static int concat_n(struct zb *b, const int *xs, int n) { return zb_concat(b, xs, n, zb_caxis(b)); }
+
+static int inc4_a(struct zb *b, const char *name, int x) {
+    zb_push(b, "%s", name);
+    int c[4];
+    c[0] = cbr(b, "branch_pool", zb_pool(b, "AvgPool", x, 3, 1, NULL), 96, 1, 1, 1, false);
+    c[1] = cbr(b, "branch1x1", x, 96, 1, 1, 1, false);
+    c[2] = cbr(b, "branch3x3_2", cbr(b, "branch3x3_1", x, 64, 1, 1, 1, false), 96, 3, 3, 1, false);
+    int d = cbr(b, "branch3x3dbl_1", x, 64, 1, 1, 1, false);
+    d = cbr(b, "branch3x3dbl_2", d, 96, 3, 3, 1, false);
+    c[3] = cbr(b, "branch3x3dbl_3", d, 96, 3, 3, 1, false);
+    int y = concat_n(b, c, 4);
+    zb_pop(b);
+    return y;
+}
+
+static int inc4_b(struct zb *b, const char *name, int x) {
+    zb_push(b, "%s", name);
+    int c[4];
+    c[0] = cbr(b, "branch_pool", zb_pool(b, "AvgPool", x, 3, 1, NULL), 128, 1, 1, 1, false);
+    c[1] = cbr(b, "branch1x1", x, 384, 1, 1, 1, false);
+    int s = cbr(b, "branch7x7_1", x, 192, 1, 1, 1, false);
+    s = cbr(b, "branch7x7_2", s, 224, 1, 7, 1, false);
+    c[2] = cbr(b, "branch7x7_3", s, 256, 7, 1, 1, false);
+    int d = cbr(b, "branch7x7dbl_1", x, 192, 1, 1, 1, false);
+    d = cbr(b, "branch7x7dbl_2", d, 192, 1, 7, 1, false);
+    d = cbr(b, "branch7x7dbl_3", d, 224, 7, 1, 1, false);
+    d = cbr(b, "branch7x7dbl_4", d, 224, 1, 7, 1, false);
+    c[3] = cbr(b, "branch7x7dbl_5", d, 256, 7, 1, 1, false);
+    int y = concat_n(b, c, 4);
+    zb_pop(b);
+    return y;
+}
+
+static int inc4_c(struct zb *b, const char *name, int x) {
+    zb_push(b, "%s", name);
+    int c[6];
+    c[0] = cbr(b, "branch_pool", zb_pool(b, "AvgPool", x, 3, 1, NULL), 256, 1, 1, 1, false);
+    c[1] = cbr(b, "branch1x1", x, 256, 1, 1, 1, false);
+    int s = cbr(b, "branch3x3_1", x, 384, 1, 1, 1, false);
+    c[2] = cbr(b, "branch3x3_2a", s, 256, 1, 3, 1, false);
+    c[3] = cbr(b, "branch3x3_2b", s, 256, 3, 1, 1, false);
+    int d = cbr(b, "branch3x3dbl_1", x, 384, 1, 1, 1, false);
+    d = cbr(b, "branch3x3dbl_2", d, 448, 1, 3, 1, false);
+    d = cbr(b, "branch3x3dbl_3", d, 512, 3, 1, 1, false);
+    c[4] = cbr(b, "branch3x3dbl_4a", d, 256, 3, 1, 1, false);
+    c[5] = cbr(b, "branch3x3dbl_4b", d, 256, 1, 3, 1, false);
+    int y = concat_n(b, c, 6);
+    zb_pop(b);
+    return y;
+}
+
+int zoo_inception4(struct zb *b, int64_t input) {
+    int labels, c[3];
+    int x = zoo_image_input(b, input, &labels);
+    zb_push(b, "inception_v4");
+    x = cbr(b, "conv1", x, 32, 3, 3, 2, true);
+    x = cbr(b, "conv2", x, 32, 3, 3, 1, true);
+    x = cbr(b, "conv3", x, 64, 3, 3, 1, false);
+    zb_push(b, "stem_a");
+    c[0] = zb_pool(b, "MaxPool", x, 3, 2, VALID);
+    c[1] = cbr(b, "conv", x, 96, 3, 3, 2, true);
+    x = concat_n(b, c, 2);
+    zb_pop(b);
+    zb_push(b, "stem_b");
+    c[0] = cbr(b, "conv_2", cbr(b, "conv_1", x, 64, 1, 1, 1, false), 96, 3, 3, 1, true);
+    int s = cbr(b, "conv7_1", x, 64, 1, 1, 1, false);
+    s = cbr(b, "conv7_2", s, 64, 7, 1, 1, false);
+    s = cbr(b, "conv7_3", s, 64, 1, 7, 1, false);
+    c[1] = cbr(b, "conv7_4", s, 96, 3, 3, 1, true);
+    x = concat_n(b, c, 2);
+    zb_pop(b);
+    zb_push(b, "stem_c");
+    c[0] = cbr(b, "conv", x, 192, 3, 3, 2, true);
+    c[1] = zb_pool(b, "MaxPool", x, 3, 2, VALID);
+    x = concat_n(b, c, 2);
+    zb_pop(b);
+    char nm[32];
+    for (int i = 0; i < 4; i++) {
+        snprintf(nm, sizeof nm, "block_a%d", i);
+        x = inc4_a(b, nm, x);
+    }
+    zb_push(b, "reduction_a");
+    c[0] = zb_pool(b, "MaxPool", x, 3, 2, VALID);
+    c[1] = cbr(b, "branch3x3", x, 384, 3, 3, 2, true);
+    s = cbr(b, "branch3x3dbl_1", x, 192, 1, 1, 1, false);
+    s = cbr(b, "branch3x3dbl_2", s, 224, 3, 3, 1, false);
+    c[2] = cbr(b, "branch3x3dbl_3", s, 256, 3, 3, 2, true);
+    x = concat_n(b, c, 3);
+    zb_pop(b);
+    for (int i = 0; i < 7; i++) {
+        snprintf(nm, sizeof nm, "block_b%d", i);
+        x = inc4_b(b, nm, x);
+    }
+    zb_push(b, "reduction_b");
+    c[0] = zb_pool(b, "MaxPool", x, 3, 2, VALID);
+    c[1] = cbr(b, "branch3x3_2", cbr(b, "branch3x3_1", x, 192, 1, 1, 1, false), 192, 3, 3, 2,
+               true);
+    s = cbr(b, "branch7x7x3_1", x, 256, 1, 1, 1, false);
+    s = cbr(b, "branch7x7x3_2", s, 256, 1, 7, 1, false);
+    s = cbr(b, "branch7x7x3_3", s, 320, 7, 1, 1, false);
+    c[2] = cbr(b, "branch7x7x3_4", s, 320, 3, 3, 2, true);
+    x = concat_n(b, c, 3);
+    zb_pop(b);
+    for (int i = 0; i < 3; i++) {
+        snprintf(nm, sizeof nm, "block_c%d", i);
+        x = inc4_c(b, nm, x);
+    }
+    int loss = zoo_gap_head(b, x, labels, 0.2, CLASSES);
+    zb_pop(b);
+    return loss;
+}
+
 /* GoogLeNet (Inception v1): conv + bias + ReLU, LRN in the stem, no auxiliary heads. */
 static int inc_v1(struct zb *b, const char *name, int x, int c1, int c3r, int c3, int c5r, int c5,
                   int pp) {
@@ -474,7 +590,7 @@ static int squeezenet(struct zb *b, int64_t input, bool v11) {
     x = zb_conv_layer(b, "conv1", x, v11 ? 64 : 96, v11 ? 3 : 7, 2, false, false, "Relu");
     x = zb_pool(b, "MaxPool", x, 3, 2, VALID);
     for (int i = 0; i < 8; i++) {
-        char nm[16];
+        char nm[32];
         snprintf(nm, sizeof nm, "fire%d", i + 2);
         x = fire(b, nm, x, fires[i][0], fires[i][1]);
         if (i == (v11 ? 1 : 2) || i == (v11 ? 3 : 6)) x = zb_pool(b, "MaxPool", x, 3, 2, VALID);

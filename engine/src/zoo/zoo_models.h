@@ -45,5 +45,10 @@ int zoo_gpt2_small(struct zb *b, int64_t input);
 int zoo_gpt2_medium(struct zb *b, int64_t input);
 int zoo_gpt2_large(struct zb *b, int64_t input);
 int zoo_distilgpt2(struct zb *b, int64_t input);
+int zoo_inception4(struct zb *b, int64_t input);
+int zoo_bert_base_squad(struct zb *b, int64_t input);
+int zoo_bert_large_squad(struct zb *b, int64_t input);
+int zoo_gnmt(struct zb *b, int64_t input);
+int zoo_transformer_xl_base(struct zb *b, int64_t input);
 
 #endif

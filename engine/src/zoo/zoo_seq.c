@@ -2,7 +2,7 @@
  * and large of Zaremba et al., statically unrolled as TF1's static_rnn does), the Transformer
  * translation model (OpenNMT-tf: pre-norm, 6+6 layers; base and big), BERT pre-training (masked
  * LM over every position + next-sentence head; base, large and Google's Tiny/Mini/Small/Medium
- * miniatures) and GPT-2 (pre-norm, tied output embedding; distilgpt2, small, medium, large). */
+ * miniatures), BERT SQuAD fine-tuning (span head; base and large) and GPT-2 (pre-norm, tied output embedding; distilgpt2, small, medium, large). */
 #include <math.h>
 #include <stdio.h>
 
@@ -91,21 +91,19 @@ static int transformer(struct zb *b, int64_t seq, int64_t d, int heads) {
 int zoo_transformer_base(struct zb *b, int64_t seq) { return transformer(b, seq, 512, 8); }
 int zoo_transformer_big(struct zb *b, int64_t seq) { return transformer(b, seq, 1024, 16); }
 
-static int bert(struct zb *b, int64_t seq, int64_t d, int layers, int heads) {
+/* BERT's embeddings and encoder over token ids and token types [B, T]: returns the last hidden states
+ * [B, T, d] and, in *word, the word-embedding table (the pre-training head ties to it). */
+static int bert_encoder(struct zb *b, int ids, int types, int64_t seq, int64_t d, int layers,
+                        int heads, int *word) {
     const int64_t vocab = 30522, max_pos = 512;
     const int inner = 4 * (int)d;
-    int labels;
-    int ids = zoo_token_input(b, seq, &labels);
-    int64_t td[2] = {DP_DIM_BATCH, seq}, one[1] = {DP_DIM_BATCH};
-    int types = zb_opaque(b, "Identity", &ids, 1, 2, td, DP_DTYPE_I32);
-    int nsp_labels = zb_opaque(b, "Identity", &ids, 1, 1, one, DP_DTYPE_I32);
-    zb_push(b, "bert");
+    int64_t td[2] = {DP_DIM_BATCH, seq};
     zb_push(b, "embeddings");
     int64_t wd[2] = {vocab, d}, pd[2] = {max_pos, d}, ttd[2] = {2, d}, pl = seq;
-    int word = zb_variable(b, "word_embeddings", 2, wd, "normal", true);
+    *word = zb_variable(b, "word_embeddings", 2, wd, "normal", true);
     int tok = zb_variable(b, "token_type_embeddings", 2, ttd, "normal", true);
     int pos = zb_variable(b, "position_embeddings", 2, pd, "normal", true);
-    int x = zb_gather(b, word, ids);
+    int x = zb_gather(b, *word, ids);
     x = zb_binary(b, "AddV2", x, zb_gather(b, tok, types));
     int pos_ids = zb_const(b, "position_ids", 1, &pl, DP_DTYPE_I32);
     x = zb_binary(b, "AddV2", x, zb_gather(b, pos, pos_ids));
@@ -127,6 +125,18 @@ static int bert(struct zb *b, int64_t seq, int64_t d, int layers, int heads) {
         zb_pop(b);
     }
     zb_pop(b);
+    return x;
+}
+
+static int bert(struct zb *b, int64_t seq, int64_t d, int layers, int heads) {
+    const int64_t vocab = 30522;
+    int labels, word;
+    int ids = zoo_token_input(b, seq, &labels);
+    int64_t td[2] = {DP_DIM_BATCH, seq}, one[1] = {DP_DIM_BATCH};
+    int types = zb_opaque(b, "Identity", &ids, 1, 2, td, DP_DTYPE_I32);
+    int nsp_labels = zb_opaque(b, "Identity", &ids, 1, 1, one, DP_DTYPE_I32);
+    zb_push(b, "bert");
+    int x = bert_encoder(b, ids, types, seq, d, layers, heads, &word);
     /* Pooler over the first token, next-sentence head. */
     int64_t fd[2] = {DP_DIM_BATCH, d};
     zb_push(b, "pooler");
@@ -149,6 +159,31 @@ static int bert(struct zb *b, int64_t seq, int64_t d, int layers, int heads) {
     return loss;
 }
 
+/* SQuAD fine-tuning (BertForQuestionAnswering, as NVIDIA DeepLearningExamples runs it): the
+ * encoder and a span head, a dense layer to start and end logits per position, each trained
+ * with cross-entropy against the answer's start and end position. No pooler, no MLM head. */
+static int bert_squad(struct zb *b, int64_t seq, int64_t d, int layers, int heads) {
+    int word;
+    int64_t td[2] = {DP_DIM_BATCH, seq}, one[1] = {DP_DIM_BATCH};
+    int ids = zb_input(b, 2, td, DP_DTYPE_I32, 1, one, NULL, false);
+    int types = zb_input_extra(b, ids, 2, td, DP_DTYPE_I32);
+    int start = zb_input_extra(b, ids, 1, one, DP_DTYPE_I32);
+    int end = zb_input_extra(b, ids, 1, one, DP_DTYPE_I32);
+    zb_push(b, "bert");
+    int x = bert_encoder(b, ids, types, seq, d, layers, heads, &word);
+    zb_pop(b);
+    zb_push(b, "qa_outputs");
+    int logits = zb_dense(b, "dense", x, 2, NULL), parts[2];
+    zb_split(b, logits, 2, -1, parts);
+    int s = zb_reshape(b, parts[0], 2, td), e = zb_reshape(b, parts[1], 2, td);
+    zb_pop(b);
+    int loss = zb_binary(b, "AddV2", zb_xent_loss(b, s, start, true),
+                         zb_xent_loss(b, e, end, true));
+    return loss;
+}
+
+int zoo_bert_base_squad(struct zb *b, int64_t seq) { return bert_squad(b, seq, 768, 12, 12); }
+int zoo_bert_large_squad(struct zb *b, int64_t seq) { return bert_squad(b, seq, 1024, 24, 16); }
 int zoo_bert_base(struct zb *b, int64_t seq) { return bert(b, seq, 768, 12, 12); }
 int zoo_bert_large(struct zb *b, int64_t seq) { return bert(b, seq, 1024, 24, 16); }
 int zoo_bert_tiny(struct zb *b, int64_t seq) { return bert(b, seq, 128, 2, 2); }

@@ -1,0 +1,422 @@
+/* onnx_schema.c: the ONNX schema over the protobuf wire decoder: ModelProto (the default
+ * domain's opset, the graph), GraphProto (nodes, initializers, inputs, outputs, value_info),
+ * NodeProto, AttributeProto, TensorProto (dims, type, small contents from raw or typed data;
+ * external data: dims only) and ValueInfoProto shapes. Field numbers from onnx/onnx.proto. */
+#include "onnx_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+enum dp_dtype onnx_dtype(int64_t t) {
+    switch (t) {
+    case 1: return DP_DTYPE_F32;
+    case 2: return DP_DTYPE_U8;
+    case 3: return DP_DTYPE_I8;
+    case 5: return DP_DTYPE_I16;
+    case 6: return DP_DTYPE_I32;
+    case 7: return DP_DTYPE_I64;
+    case 8: return DP_DTYPE_STRING;
+    case 9: return DP_DTYPE_BOOL;
+    case 10: return DP_DTYPE_F16;
+    case 11: return DP_DTYPE_F64;
+    case 16: return DP_DTYPE_BF16;
+    default: return DP_DTYPE_UNKNOWN;
+    }
+}
+
+double onnx_numel(const struct o_tensor *t) {
+    double n = 1;
+    for (int d = 0; d < t->n_dims && d < DP_MAX_DIMS; d++) n *= (double)t->dims[d];
+    return n;
+}
+
+const struct o_attr *onnx_attr(const struct o_node *n, const char *name) {
+    for (int i = 0; i < n->n_attrs; i++)
+        if (n->attrs[i].name && !strcmp(n->attrs[i].name, name)) return &n->attrs[i];
+    return NULL;
+}
+
+/* Byte width of a type stored little-endian in raw_data, and whether it is a float; 0 for types
+ * whose contents are never folded. */
+static int raw_width(int64_t t, bool *is_float) {
+    *is_float = t == 1 || t == 11;
+    switch (t) {
+    case 1: case 6: case 12: return 4;
+    case 7: case 11: case 13: return 8;
+    case 2: case 3: case 9: return 1;
+    case 4: case 5: return 2;
+    default: return 0;
+    }
+}
+
+static int64_t raw_int(const unsigned char *p, int64_t t) {
+    uint64_t u = 0;
+    int w = t == 7 || t == 13 ? 8 : t == 6 || t == 12 ? 4 : t == 4 || t == 5 ? 2 : 1;
+    for (int i = 0; i < w; i++) u |= (uint64_t)p[i] << (8 * i);
+    switch (t) {
+    case 3: return (int8_t)u;
+    case 5: return (int16_t)u;
+    case 6: return (int32_t)u;
+    default: return (int64_t)u;
+    }
+}
+
+static double raw_float(const unsigned char *p, int64_t t) {
+    uint64_t u = 0;
+    int w = t == 11 ? 8 : 4;
+    for (int i = 0; i < w; i++) u |= (uint64_t)p[i] << (8 * i);
+    if (t == 11) {
+        double d;
+        memcpy(&d, &u, sizeof d);
+        return d;
+    }
+    uint32_t u32 = (uint32_t)u;
+    float f;
+    memcpy(&f, &u32, sizeof f);
+    return (double)f;
+}
+
+/* Small contents kept for folding: the typed fields or raw_data, when they hold exactly the
+ * tensor's element count (at most ONNX_MAX_FOLD). */
+static bool keep_values(struct pb_doc *d, struct o_tensor *t, const int64_t *ints, int n_ints,
+                        const double *floats, int n_floats, const unsigned char *raw,
+                        size_t raw_len) {
+    double numel = onnx_numel(t);
+    t->n_vals = -1;
+    if (t->external || t->n_dims > DP_MAX_DIMS || numel > ONNX_MAX_FOLD) return true;
+    int n = (int)numel;
+    bool is_float;
+    int w = raw_width(t->dtype, &is_float);
+    if (raw) {
+        if (!w || raw_len != (size_t)n * (size_t)w) return true;
+    } else if (is_float ? n_floats != n : n_ints != n) {
+        return true;
+    }
+    if (!w) return true;
+    if (is_float) t->fvals = pb_alloc(&d->ar, (size_t)(n ? n : 1) * sizeof *t->fvals);
+    else t->ivals = pb_alloc(&d->ar, (size_t)(n ? n : 1) * sizeof *t->ivals);
+    if (is_float ? !t->fvals : !t->ivals) return pb_oom(d);
+    for (int i = 0; i < n; i++) {
+        if (is_float) t->fvals[i] = raw ? raw_float(raw + (size_t)i * (size_t)w, t->dtype)
+                                        : floats[i];
+        else t->ivals[i] = raw ? raw_int(raw + (size_t)i * (size_t)w, t->dtype) : ints[i];
+    }
+    t->n_vals = n;
+    return true;
+}
+
+static bool parse_tensor(struct pb_rd *r, struct o_tensor *t) {
+    uint32_t f;
+    int w, n_ints = 0, n_floats = 0;
+    int64_t ints[ONNX_MAX_FOLD];
+    double floats[ONNX_MAX_FOLD];
+    const unsigned char *raw = NULL;
+    size_t raw_len = 0;
+    t->offset = (size_t)(r->p - r->d->base);
+    t->name = "";
+    while (r->p < r->end) {
+        if (!pb_key(r, &f, &w)) return false;
+        if (f == 1) {
+            const unsigned char *at = r->p;
+            int before = t->n_dims;
+            if (!pb_ints(r, w, t->dims, DP_MAX_DIMS, &t->n_dims)) return false;
+            for (int i = before; i < t->n_dims && i < DP_MAX_DIMS; i++)
+                if (t->dims[i] < 0)
+                    return pb_fail(r->d, at, DP_ERR_PARSE, "tensor dimension %lld is negative",
+                                   (long long)t->dims[i]);
+        } else if (f == 2) {
+            if (!pb_int(r, w, &t->dtype)) return false;
+        } else if (f == 8) {
+            if (!pb_string(r, w, &t->name)) return false;
+        } else if (f == 5 || f == 7 || f == 11) { /* int32_data, int64_data, uint64_data */
+            if (!pb_ints(r, w, ints, ONNX_MAX_FOLD, &n_ints)) return false;
+        } else if (f == 4 && (w == PB_LEN || w == PB_I32)) { /* float_data */
+            struct pb_rd sub = *r;
+            if (w == PB_LEN && !pb_len(r, &sub)) return false;
+            for (struct pb_rd *src = w == PB_LEN ? &sub : r; w == PB_I32 || sub.p < sub.end;) {
+                float x;
+                if (!pb_float(src, PB_I32, &x)) return false;
+                if (n_floats < ONNX_MAX_FOLD) floats[n_floats] = (double)x;
+                if (n_floats <= ONNX_MAX_FOLD) n_floats++;
+                if (w == PB_I32) break;
+            }
+        } else if (f == 10 && w == PB_LEN) { /* double_data, packed */
+            struct pb_rd sub;
+            if (!pb_len(r, &sub)) return false;
+            while (sub.p < sub.end) {
+                uint64_t v;
+                if (!pb_fixed(&sub, 8, &v)) return false;
+                double x;
+                memcpy(&x, &v, sizeof x);
+                if (n_floats < ONNX_MAX_FOLD) floats[n_floats] = x;
+                if (n_floats <= ONNX_MAX_FOLD) n_floats++;
+            }
+        } else if (f == 9) { /* raw_data */
+            if (!pb_bytes(r, w, &raw, &raw_len)) return false;
+        } else if (f == 14) { /* data_location: 1 = EXTERNAL */
+            int64_t loc;
+            if (!pb_int(r, w, &loc)) return false;
+            t->external = loc == 1;
+        } else if (!pb_skip(r, w)) {
+            return false;
+        }
+    }
+    if (n_ints > ONNX_MAX_FOLD) n_ints = ONNX_MAX_FOLD + 1;
+    return keep_values(r->d, t, ints, n_ints, floats, n_floats, raw, raw_len);
+}
+
+/* Copies n values of size sz into the arena (*out, never NULL: an empty list is a valid one). */
+static bool keep(struct pb_doc *d, const void *vals, int n, size_t sz, const void **out) {
+    void *p = pb_alloc(&d->ar, (size_t)(n > 0 ? n : 1) * sz);
+    if (!p) return pb_oom(d);
+    if (n > 0) memcpy(p, vals, (size_t)n * sz);
+    *out = p;
+    return true;
+}
+
+static bool parse_attr(struct pb_rd *r, struct o_attr *a) {
+    uint32_t f;
+    int w;
+    int64_t ints[ONNX_MAX_INTS];
+    float floats[ONNX_MAX_INTS];
+    a->name = "";
+    while (r->p < r->end) {
+        if (!pb_key(r, &f, &w)) return false;
+        if (f == 1) {
+            if (!pb_string(r, w, &a->name)) return false;
+        } else if (f == 2 && w == PB_I32) {
+            if (!pb_float(r, w, &a->f)) return false;
+        } else if (f == 3) {
+            if (!pb_int(r, w, &a->i)) return false;
+        } else if (f == 4) {
+            if (!pb_string(r, w, &a->s)) return false;
+        } else if (f == 5 && w == PB_LEN) {
+            struct pb_rd sub;
+            if (!pb_len(r, &sub)) return false;
+            if (!(a->t = pb_alloc(&r->d->ar, sizeof *a->t))) return pb_oom(r->d);
+            memset(a->t, 0, sizeof *a->t);
+            if (!parse_tensor(&sub, a->t)) return false;
+        } else if (f == 7 && (w == PB_LEN || w == PB_I32)) { /* floats */
+            struct pb_rd sub = *r;
+            if (w == PB_LEN && !pb_len(r, &sub)) return false;
+            for (struct pb_rd *src = w == PB_LEN ? &sub : r; w == PB_I32 || sub.p < sub.end;) {
+                float x;
+                if (!pb_float(src, PB_I32, &x)) return false;
+                if (a->n_floats < ONNX_MAX_INTS) floats[a->n_floats++] = x;
+                if (w == PB_I32) break;
+            }
+        } else if (f == 8) {
+            if (!pb_ints(r, w, ints, ONNX_MAX_INTS, &a->n_ints)) return false;
+        } else if (f == 20) {
+            if (!pb_int(r, w, &a->type)) return false;
+        } else if (!pb_skip(r, w)) {
+            return false;
+        }
+    }
+    if (a->n_ints > ONNX_MAX_INTS) a->n_ints = ONNX_MAX_INTS;
+    return keep(r->d, ints, a->n_ints, sizeof *ints, (const void **)&a->ints) &&
+           keep(r->d, floats, a->n_floats, sizeof *floats, (const void **)&a->floats);
+}
+
+static bool parse_node(struct pb_rd *r, struct o_node *n) {
+    uint32_t f;
+    int w;
+    struct pb_arena *ar = &r->d->ar;
+    n->offset = (size_t)(r->p - r->d->base);
+    n->name = "";
+    n->op = "";
+    n->domain = "";
+    while (r->p < r->end) {
+        if (!pb_key(r, &f, &w)) return false;
+        if (f == 1 || f == 2) {
+            const char **slot = f == 1 ? pb_push(ar, (void **)&n->in, &n->n_in, &n->cap_in,
+                                                 sizeof *n->in)
+                                       : pb_push(ar, (void **)&n->out, &n->n_out, &n->cap_out,
+                                                 sizeof *n->out);
+            if (!slot) return pb_oom(r->d);
+            if (!pb_string(r, w, slot)) return false;
+        } else if (f == 3) {
+            if (!pb_string(r, w, &n->name)) return false;
+        } else if (f == 4) {
+            if (!pb_string(r, w, &n->op)) return false;
+        } else if (f == 7) {
+            if (!pb_string(r, w, &n->domain)) return false;
+        } else if (f == 5 && w == PB_LEN) {
+            struct pb_rd sub;
+            if (!pb_len(r, &sub)) return false;
+            struct o_attr *a = pb_push(ar, (void **)&n->attrs, &n->n_attrs, &n->cap_attrs,
+                                       sizeof *a);
+            if (!a) return pb_oom(r->d);
+            if (!parse_attr(&sub, a)) return false;
+        } else if (!pb_skip(r, w)) {
+            return false;
+        }
+    }
+    if (!*n->op)
+        return pb_fail(r->d, r->d->base + n->offset, DP_ERR_PARSE, "node without an op type");
+    return true;
+}
+
+static bool parse_shape(struct pb_rd *r, struct o_value_info *v) {
+    uint32_t f;
+    int w;
+    v->n_dims = 0;
+    while (r->p < r->end) {
+        if (!pb_key(r, &f, &w)) return false;
+        if (f != 1 || w != PB_LEN) {
+            if (!pb_skip(r, w)) return false;
+            continue;
+        }
+        struct pb_rd dim;
+        const unsigned char *at = r->p;
+        if (!pb_len(r, &dim)) return false;
+        int64_t value = DP_DIM_UNKNOWN;
+        bool have = false;
+        const char *param = NULL;
+        while (dim.p < dim.end) {
+            if (!pb_key(&dim, &f, &w)) return false;
+            if (f == 1) {
+                if (!pb_int(&dim, w, &value)) return false;
+                have = true;
+            } else if (f == 2) {
+                if (!pb_string(&dim, w, &param)) return false;
+            } else if (!pb_skip(&dim, w)) {
+                return false;
+            }
+        }
+        if (v->n_dims >= DP_MAX_DIMS)
+            return pb_fail(r->d, at, DP_ERR_UNSUPPORTED,
+                           "tensor shape with more than 8 dimensions");
+        if (have && value < 0)
+            return pb_fail(r->d, at, DP_ERR_PARSE, "'%s' dimension %d is %lld (negative)", v->name,
+                           v->n_dims, (long long)value);
+        if (value > ZB_MAX_DIM)
+            return pb_fail(r->d, r->p, DP_ERR_UNSUPPORTED, "tensor dimension larger than 2^40");
+        v->sym[v->n_dims] = !have;
+        v->dims[v->n_dims] = have ? value : DP_DIM_UNKNOWN;
+        if (v->n_dims == 0 && param) v->param0 = param;
+        v->n_dims++;
+    }
+    return true;
+}
+
+static bool parse_value_info(struct pb_rd *r, struct o_value_info *v) {
+    uint32_t f;
+    int w;
+    v->name = "";
+    v->n_dims = -1;
+    v->offset = (size_t)(r->p - r->d->base);
+    while (r->p < r->end) {
+        if (!pb_key(r, &f, &w)) return false;
+        if (f == 1) {
+            if (!pb_string(r, w, &v->name)) return false;
+        } else if (f == 2 && w == PB_LEN) { /* TypeProto */
+            struct pb_rd type;
+            if (!pb_len(r, &type)) return false;
+            while (type.p < type.end) {
+                if (!pb_key(&type, &f, &w)) return false;
+                if (f != 1 || w != PB_LEN) { /* only tensor types have shapes we use */
+                    if (!pb_skip(&type, w)) return false;
+                    continue;
+                }
+                struct pb_rd tt;
+                if (!pb_len(&type, &tt)) return false;
+                while (tt.p < tt.end) {
+                    if (!pb_key(&tt, &f, &w)) return false;
+                    if (f == 1) {
+                        if (!pb_int(&tt, w, &v->elem)) return false;
+                    } else if (f == 2 && w == PB_LEN) {
+                        struct pb_rd shape;
+                        if (!pb_len(&tt, &shape) || !parse_shape(&shape, v)) return false;
+                    } else if (!pb_skip(&tt, w)) {
+                        return false;
+                    }
+                }
+            }
+        } else if (!pb_skip(r, w)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool parse_graph(struct pb_rd *r, struct o_graph *g) {
+    uint32_t f;
+    int w;
+    struct pb_arena *ar = &r->d->ar;
+    g->name = "";
+    while (r->p < r->end) {
+        if (!pb_key(r, &f, &w)) return false;
+        struct pb_rd sub;
+        if (f == 2) {
+            if (!pb_string(r, w, &g->name)) return false;
+        } else if (f == 1 && w == PB_LEN) {
+            if (!pb_len(r, &sub)) return false;
+            struct o_node *n = pb_push(ar, (void **)&g->nodes, &g->n_nodes, &g->cap_nodes,
+                                       sizeof *n);
+            if (!n) return pb_oom(r->d);
+            if (!parse_node(&sub, n)) return false;
+        } else if (f == 5 && w == PB_LEN) {
+            if (!pb_len(r, &sub)) return false;
+            struct o_tensor *t = pb_push(ar, (void **)&g->inits, &g->n_inits, &g->cap_inits,
+                                         sizeof *t);
+            if (!t) return pb_oom(r->d);
+            if (!parse_tensor(&sub, t)) return false;
+        } else if ((f == 11 || f == 12 || f == 13) && w == PB_LEN) {
+            if (!pb_len(r, &sub)) return false;
+            struct o_value_info *v = f == 11 ? pb_push(ar, (void **)&g->inputs, &g->n_inputs,
+                                                       &g->cap_inputs, sizeof *v)
+                                   : f == 12 ? pb_push(ar, (void **)&g->outputs, &g->n_outputs,
+                                                       &g->cap_outputs, sizeof *v)
+                                             : pb_push(ar, (void **)&g->vinfo, &g->n_vinfo,
+                                                       &g->cap_vinfo, sizeof *v);
+            if (!v) return pb_oom(r->d);
+            if (!parse_value_info(&sub, v)) return false;
+        } else if (!pb_skip(r, w)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* OperatorSetIdProto: the version of the default domain ("" or "ai.onnx"). */
+static bool parse_opset(struct pb_rd *r, struct o_model *m) {
+    uint32_t f;
+    int w;
+    const char *domain = "";
+    int64_t version = 0;
+    while (r->p < r->end) {
+        if (!pb_key(r, &f, &w)) return false;
+        if (f == 1) {
+            if (!pb_string(r, w, &domain)) return false;
+        } else if (f == 2) {
+            if (!pb_int(r, w, &version)) return false;
+        } else if (!pb_skip(r, w)) {
+            return false;
+        }
+    }
+    if (!*domain || !strcmp(domain, "ai.onnx")) m->opset = version;
+    return true;
+}
+
+bool onnx_decode(struct pb_doc *d, struct o_model *m) {
+    struct pb_rd r = pb_reader(d);
+    uint32_t f;
+    int w;
+    memset(m, 0, sizeof *m);
+    while (r.p < r.end) {
+        if (!pb_key(&r, &f, &w)) return false;
+        struct pb_rd sub;
+        if (f == 7 && w == PB_LEN) {
+            if (!pb_len(&r, &sub)) return false;
+            memset(&m->g, 0, sizeof m->g);
+            if (!parse_graph(&sub, &m->g)) return false;
+            m->have_graph = true;
+        } else if (f == 8 && w == PB_LEN) {
+            if (!pb_len(&r, &sub) || !parse_opset(&sub, m)) return false;
+        } else if (!pb_skip(&r, w)) {
+            return false;
+        }
+    }
+    return true;
+}

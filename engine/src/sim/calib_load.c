@@ -1,0 +1,298 @@
+/* calib_load.c: reading the published throughput tables into calibration rows: each row's
+ * catalog GPU, setting, zoo graph and workload (one per model, precision, optimizer and batch,
+ * shared by the rows that need it), and the simulation keys rows share. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp/zoo.h"
+#include "sim/calib_impl.h"
+
+#define LINE_MAX_LEN 16384
+
+/* Splits one CSV line (quotes allowed, "" inside them) into at most max fields, in place;
+ * returns the count. */
+static int split_csv(char *line, char **f, int max) {
+    int n = 0;
+    char *p = line;
+    while (n < max) {
+        if (*p == '"') {
+            char *w = ++p;
+            f[n++] = w;
+            while (*p && !(*p == '"' && p[1] != '"')) {
+                if (*p == '"') p++;
+                *w++ = *p++;
+            }
+            if (*p == '"') p++;
+            *w = '\0';
+            if (*p == ',') *p++ = '\0';
+            else break;
+        } else {
+            f[n++] = p;
+            p += strcspn(p, ",\r\n");
+            if (*p == ',') *p++ = '\0';
+            else {
+                *p = '\0';
+                break;
+            }
+        }
+    }
+    return n;
+}
+
+/* The table's model names that differ from the zoo's. */
+static const char *zoo_name(const char *model) {
+    return !strcmp(model, "transformerxlbase") ? "transformer_xl_base" : model;
+}
+
+void dp_calib_free(struct dp_calib *c) {
+    if (!c) return;
+    for (int i = 0; i < c->n_work; i++) dp_sim_workload_free(c->work[i].w);
+    free(c->work);
+    free(c->keys);
+    free(c->prof);
+    free(c->prof_owner);
+    free(c->rows);
+    free(c);
+}
+
+int dp_calib_n_rows(const struct dp_calib *c) { return c ? c->n : 0; }
+struct dp_calib_row *dp_calib_row(struct dp_calib *c, int i) {
+    return c && i >= 0 && i < c->n ? &c->rows[i] : NULL;
+}
+
+static bool grow(void **v, int *cap, int n, size_t size) {
+    if (n < *cap) return true;
+    int nc = *cap ? 2 * *cap : 64;
+    void *p = realloc(*v, (size_t)nc * size);
+    if (!p) return false;
+    *v = p;
+    *cap = nc;
+    return true;
+}
+
+/* The column of each needed header name, or -1. */
+enum { C_MODEL, C_FRAMEWORK, C_GPU, C_NUM_GPUS, C_UPDATE, C_NETWORK, C_PRECISION, C_BATCH,
+       C_THROUGHPUT, C_UNIT, C_NOTES, C_COUNT };
+static const char *const col_names[C_COUNT] = {
+    "model", "framework", "gpu", "num_gpus", "variable_update", "network", "precision",
+    "batch_size_per_gpu", "throughput", "unit", "notes"};
+
+/* Builds row r's setting from its table cells. */
+static enum dp_status row_setting(struct dp_calib_row *r, const struct dp_gpu *g, char **f,
+                                  const int *col, struct dp_error *err) {
+    struct dp_setting *s = &r->setting;
+    memset(s, 0, sizeof *s);
+    snprintf(s->gpu, sizeof s->gpu, "%s", g->name);
+    s->workers = r->gpus;
+    s->machines = 1;
+    s->framework = strstr(f[col[C_FRAMEWORK]], "pytorch") ? DP_FW_PYTORCH : DP_FW_TENSORFLOW;
+    const char *prec = f[col[C_PRECISION]];
+    s->precision = strstr(prec, "16") || strstr(prec, "mixed") ? DP_PREC_MIXED : DP_PREC_FP32;
+    if (!strcmp(f[col[C_UPDATE]], "parameter_server")) {
+        /* tf_cnn_benchmarks' parameter server inside one machine: the host CPU over PCIe */
+        s->sync = DP_SYNC_PS;
+        s->ps = 1;
+        s->network = DP_NET_PCIE;
+    } else {
+        /* NCCL: NVLink where the row says so or the GPU is an SXM module, else PCIe */
+        s->sync = DP_SYNC_ALLREDUCE;
+        bool nvl = strstr(f[col[C_NETWORK]], "NVLink") || g->form_factor == DP_FORM_SXM;
+        s->network = nvl && g->nvlink_gbps > 0 ? DP_NET_NVLINK : DP_NET_PCIE;
+    }
+    return dp_setting_finish(s, err);
+}
+
+/* The workload of (zoo model, precision, optimizer, batch), built once. */
+static int workload_of(struct dp_calib *c, const char *zoo, enum dp_precision prec,
+                       enum dp_optimizer opt, int batch, struct dp_error *err) {
+    for (int i = 0; i < c->n_work; i++)
+        if (!strcmp(c->work[i].zoo, zoo) && c->work[i].prec == prec && c->work[i].opt == opt &&
+            c->work[i].batch == batch)
+            return i;
+    if (!grow((void **)&c->work, &c->cap_work, c->n_work, sizeof *c->work)) {
+        dp_error_set(err, DP_ERR_NOMEM, "out of memory");
+        return -1;
+    }
+    struct calib_work *wk = &c->work[c->n_work];
+    memset(wk, 0, sizeof *wk);
+    snprintf(wk->zoo, sizeof wk->zoo, "%s", zoo);
+    wk->prec = prec;
+    wk->opt = opt;
+    wk->batch = batch;
+    struct dp_zoo_opts zo;
+    dp_zoo_opts_default(&zo);
+    zo.batch = batch;
+    zo.optimizer = opt;
+    zo.precision = prec;
+    struct dp_graph *g = NULL;
+    if (dp_zoo_build(zoo, &zo, &g, err)) return -1;
+    enum dp_status st = dp_sim_workload_init(g, batch, &wk->w, err);
+    dp_graph_free(g);
+    if (st) return -1;
+    return c->n_work++;
+}
+
+/* Rows that simulate the same workload, GPU and setting share a key. */
+static int key_of(struct dp_calib *c, int work, const struct dp_gpu *gpu,
+                  const struct dp_setting *s, struct dp_error *err) {
+    for (int i = 0; i < c->n_keys; i++)
+        if (c->keys[i].work == work && c->keys[i].gpu == gpu &&
+            dp_setting_same_cluster(&c->keys[i].setting, s))
+            return i;
+    if (!grow((void **)&c->keys, &c->cap_keys, c->n_keys, sizeof *c->keys)) {
+        dp_error_set(err, DP_ERR_NOMEM, "out of memory");
+        return -1;
+    }
+    struct calib_key *k = &c->keys[c->n_keys];
+    memset(k, 0, sizeof *k);
+    k->work = work;
+    k->gpu = gpu;
+    k->setting = *s;
+    k->prof = -1;
+    for (int i = 0; i < c->n_keys && k->prof < 0; i++) {
+        const struct calib_key *o = &c->keys[i];
+        if (o->work == work && o->gpu == gpu && o->setting.precision == s->precision &&
+            o->setting.framework == s->framework)
+            k->prof = o->prof;
+    }
+    if (k->prof < 0) k->prof = c->n_prof++;
+    return c->n_keys++;
+}
+
+/* Reads one table into c. */
+static enum dp_status read_table(struct dp_calib *c, const char *path, struct dp_error *err) {
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return dp_error_set(err, DP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    char *line = malloc(LINE_MAX_LEN);
+    enum dp_status st = DP_OK;
+    int lineno = 0, col[C_COUNT];
+    if (!line) {
+        fclose(f);
+        return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path);
+    }
+    for (int i = 0; i < C_COUNT; i++) col[i] = -1;
+    while (fgets(line, LINE_MAX_LEN, f)) {
+        lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            st = dp_error_set(err, DP_ERR_INVALID, "%s:%d: line longer than %d characters", path,
+                              lineno, LINE_MAX_LEN - 2);
+            break;
+        }
+        char *fld[32];
+        int nf = split_csv(line, fld, 32);
+        if (lineno == 1) {
+            for (int i = 0; i < C_COUNT; i++)
+                for (int j = 0; j < nf; j++)
+                    if (!strcmp(fld[j], col_names[i])) col[i] = j;
+            for (int i = 0; i < C_COUNT && !st; i++)
+                if (col[i] < 0)
+                    st = dp_error_set(err, DP_ERR_INVALID,
+                                      "%s:1: no column \"%s\": not a published throughput table "
+                                      "(../shared/calibration/README.md)", path, col_names[i]);
+            if (st) break;
+            continue;
+        }
+        if (nf < 1 || !*fld[0]) continue;
+        int need = 0;
+        for (int i = 0; i < C_COUNT; i++)
+            if (col[i] >= need) need = col[i] + 1;
+        if (nf < need) {
+            st = dp_error_set(err, DP_ERR_INVALID, "%s:%d: %d fields, expected %d", path, lineno,
+                              nf, need);
+            break;
+        }
+        if (!grow((void **)&c->rows, &c->cap, c->n, sizeof *c->rows)) {
+            st = dp_error_set(err, DP_ERR_NOMEM, "%s:%d: out of memory", path, lineno);
+            break;
+        }
+        struct dp_calib_row *r = &c->rows[c->n];
+        memset(r, 0, sizeof *r);
+        snprintf(r->file, sizeof r->file, "%s", path);
+        r->line = lineno;
+        snprintf(r->model, sizeof r->model, "%s", fld[col[C_MODEL]]);
+        snprintf(r->zoo, sizeof r->zoo, "%s", zoo_name(r->model));
+        snprintf(r->gpu, sizeof r->gpu, "%s", fld[col[C_GPU]]);
+        snprintf(r->unit, sizeof r->unit, "%s", fld[col[C_UNIT]]);
+        r->real_data = strstr(fld[col[C_NOTES]], "data=real") != NULL;
+        char *end;
+        errno = 0;
+        long gpus = strtol(fld[col[C_NUM_GPUS]], &end, 10);
+        bool bad = end == fld[col[C_NUM_GPUS]] || *end || gpus < 1 || gpus > 64;
+        long batch = strtol(fld[col[C_BATCH]], &end, 10);
+        bad = bad || end == fld[col[C_BATCH]] || *end || batch < 1 || batch > (1 << 20);
+        r->measured = strtod(fld[col[C_THROUGHPUT]], &end);
+        bad = bad || end == fld[col[C_THROUGHPUT]] || *end || errno ||
+              !(r->measured > 0 && isfinite(r->measured));
+        if (bad) {
+            st = dp_error_set(err, DP_ERR_INVALID,
+                              "%s:%d: bad num_gpus \"%s\" (1..64), batch_size_per_gpu \"%s\" "
+                              "(1..1048576) or throughput \"%s\" (> 0)", path, lineno,
+                              fld[col[C_NUM_GPUS]], fld[col[C_BATCH]], fld[col[C_THROUGHPUT]]);
+            break;
+        }
+        r->gpus = (int)gpus;
+        r->batch = (int)batch;
+        const struct dp_gpu *g = dp_gpu_find(c->cat, r->gpu);
+        const struct dp_zoo_info *zi = dp_zoo_find(r->zoo);
+        if (!g || !zi) {
+            st = dp_error_set(err, DP_ERR_NOT_FOUND, "%s:%d: %s \"%s\" is not in %s", path,
+                              lineno, g ? "model" : "GPU", g ? r->model : r->gpu,
+                              g ? "the zoo" : c->cat->path);
+            break;
+        }
+        snprintf(r->catalog, sizeof r->catalog, "%s", g->name);
+        if (strstr(r->unit, "token")) r->tokens = (double)zi->token_streams * zi->default_input;
+        if ((st = row_setting(r, g, fld, col, err))) {
+            char pre[300];
+            snprintf(pre, sizeof pre, "%s:%d", path, lineno);
+            dp_error_prefix(err, pre);
+            break;
+        }
+        bool images = !strcmp(zi->input_kind, "image");
+        enum dp_optimizer opt = r->setting.framework == DP_FW_TENSORFLOW ? DP_OPT_SGD
+                                : images                                 ? DP_OPT_MOMENTUM
+                                                                         : DP_OPT_ADAM;
+        r->optimizer = opt;
+        int work = workload_of(c, r->zoo, r->setting.precision, opt, r->batch, err);
+        if (work < 0 || (r->key = key_of(c, work, g, &r->setting, err)) < 0) {
+            char pre[300];
+            snprintf(pre, sizeof pre, "%s:%d", path, lineno);
+            dp_error_prefix(err, pre);
+            st = err ? err->status : DP_ERR_INVALID;
+            break;
+        }
+        r->gpu_memory_gb = g->memory_gb / (g->devices > 1 ? g->devices : 1);
+        c->n++;
+    }
+    if (!st && ferror(f))
+        st = dp_error_set(err, DP_ERR_IO, "%s:%d: read error: %s", path, lineno + 1,
+                          strerror(errno));
+    free(line);
+    fclose(f);
+    return st;
+}
+
+enum dp_status dp_calib_load(const char *const *paths, int n_paths,
+                             const struct dp_gpu_catalog *cat, struct dp_calib **out,
+                             struct dp_error *err) {
+    struct dp_calib *c = calloc(1, sizeof *c);
+    if (!c) return dp_error_set(err, DP_ERR_NOMEM, "calibrate: out of memory");
+    c->cat = cat;
+    enum dp_status st = DP_OK;
+    for (int i = 0; i < n_paths && !st; i++) st = read_table(c, paths[i], err);
+    if (!st && !c->n)
+        st = dp_error_set(err, DP_ERR_INVALID, "%s: no rows", n_paths ? paths[0] : "calibrate");
+    if (!st && (!(c->prof = calloc((size_t)c->n_prof, sizeof *c->prof)) ||
+                !(c->prof_owner = calloc((size_t)c->n_prof, sizeof *c->prof_owner))))
+        st = dp_error_set(err, DP_ERR_NOMEM, "calibrate: out of memory");
+    if (st) {
+        dp_calib_free(c);
+        return st;
+    }
+    *out = c;
+    return DP_OK;
+}

@@ -1,0 +1,435 @@
+/* sim_compute.c: the GPU side of the simulator. A workload is a graph's worker ops costed at one
+ * batch; a device is a catalog GPU as one worker sees it; sim_compute turns the ops into forward
+ * and backward profiles: per op a roofline on the CUDA or tensor cores the op can use (by
+ * architecture generation and precision), wave quantisation over the SMs, memory bandwidth,
+ * the framework's host dispatch and fused element-wise kernels. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp/ops.h"
+#include "sim/sim_impl.h"
+
+/* --- the workload --- */
+
+static bool contains(const char *s, const char *sub) { return s && strstr(s, sub) != NULL; }
+
+/* Gradient ops: TF puts them under a "gradients" name scope; their types end in Grad or name a
+ * backprop. */
+static bool is_backward(const struct dp_node *n) {
+    return !strncmp(n->name, "gradients", 9) || contains(n->name, "/gradients") ||
+           contains(n->op, "Grad") || contains(n->op, "Backprop");
+}
+
+/* A 2-D convolution (forward or either gradient): its filter node, or NULL. */
+static const struct dp_node *conv_filter(const struct dp_graph *g, const struct dp_node *n) {
+    if ((!strcmp(n->op, "Conv2D") || !strcmp(n->op, "Conv2DBackpropInput")) && n->n_inputs >= 2)
+        return dp_graph_node(g, (size_t)n->inputs[1]);
+    if (!strcmp(n->op, "Conv2DBackpropFilter")) return n;
+    return NULL;
+}
+
+/* A conv/matmul output as a GEMM: rows (every leading dimension at the batch) and columns (the
+ * last), for the wave quantisation; 0 x 0 for a weight gradient (an output without the batch
+ * dimension: the reduction runs over the batch, and cuBLAS / cuDNN split it over the SMs). The
+ * reduction and output widths, for tensor-core eligibility: the filter's kh*kw*cin (kh*kw*cout
+ * for the input gradient) or the first operand's last dimension (matmuls), and the output's
+ * last dimension. */
+static void gemm_shape(const struct dp_graph *g, const struct dp_node *n, int64_t batch,
+                       double *m, double *cols, double *red, double *width) {
+    *m = *cols = *red = *width = 0;
+    if (n->n_dims < 2) return;
+    *width = n->dims[n->n_dims - 1] > 0 ? (double)n->dims[n->n_dims - 1] : 0;
+    double rows = 1;
+    bool has_batch = false;
+    for (int d = 0; d < n->n_dims - 1; d++) {
+        has_batch |= n->dims[d] == DP_DIM_BATCH;
+        rows *= n->dims[d] == DP_DIM_BATCH ? (double)batch : n->dims[d] > 0 ? n->dims[d] : 0;
+    }
+    if (has_batch) {
+        *m = rows;
+        *cols = *width;
+    }
+    const struct dp_node *filt = conv_filter(g, n);
+    if (filt && filt->n_dims == 4) {
+        *red = (double)filt->dims[0] * filt->dims[1] * filt->dims[2];
+        if (filt != n && !strcmp(n->op, "Conv2DBackpropInput"))
+            *red = (double)filt->dims[0] * filt->dims[1] * filt->dims[3];
+        return;
+    }
+    if (n->n_inputs >= 1) {
+        const struct dp_node *a = dp_graph_node(g, (size_t)n->inputs[0]);
+        if (a->n_dims >= 1 && a->dims[a->n_dims - 1] > 0) *red = (double)a->dims[a->n_dims - 1];
+    }
+}
+
+/* The variable behind a read: through Identity / ReadVariableOp / Cast / Enter hops, the node
+ * with parameters; -1 when there is none. */
+static int var_of(const struct dp_graph *g, int idx) {
+    for (int hop = 0; hop < 4 && idx >= 0; hop++) {
+        const struct dp_node *n = dp_graph_node(g, (size_t)idx);
+        if (n->params > 0) return idx;
+        if (n->n_inputs < 1 || !(!strcmp(n->op, "Identity") || !strcmp(n->op, "ReadVariableOp") ||
+                                 !strcmp(n->op, "Cast") || !strcmp(n->op, "Enter")))
+            return -1;
+        idx = n->inputs[0];
+    }
+    return -1;
+}
+
+static int cmp_desc(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
+                                    struct dp_sim_workload **out, struct dp_error *err) {
+    enum dp_status st = DP_ERR_NOMEM;
+    size_t nn = dp_graph_n_nodes(g);
+    struct dp_sim_workload *w = calloc(1, sizeof *w);
+    double *need = NULL;      /* per node: parameters a forward op reads first / a grad op makes */
+    unsigned char *claimed = NULL; /* per variable: a forward op already needs it */
+    int *readers = NULL, *worker_idx = NULL;
+    unsigned char *elem = NULL; /* per worker op: element-wise (fusable) */
+    if (!w) goto fail;
+    snprintf(w->name, sizeof w->name, "%s", dp_graph_name(g));
+    if (batch <= 0) batch = dp_graph_batch(g);
+    if (batch <= 0) batch = 32;
+    w->batch = batch;
+    int64_t gbatch = dp_graph_batch(g) > 0 ? dp_graph_batch(g) : batch;
+    if (!(w->ops = calloc(nn + 1, sizeof *w->ops)) || !(w->vars = calloc(nn + 1, sizeof *w->vars)) ||
+        !(need = calloc(nn + 1, sizeof *need)) || !(claimed = calloc(nn + 1, 1)) ||
+        !(readers = calloc(nn + 1, sizeof *readers)) ||
+        !(worker_idx = malloc((nn + 1) * sizeof *worker_idx)) || !(elem = calloc(nn + 1, 1)))
+        goto fail;
+    /* Which ops run on the worker GPU: those placed on a GPU; when the graph names no device
+     * at all, every op with a kernel. */
+    bool any_gpu = false;
+    for (size_t i = 0; i < nn; i++) {
+        const struct dp_node *n = dp_graph_node(g, i);
+        if (dp_node_on_gpu(n)) {
+            any_gpu = true;
+            if (n->dtype == DP_DTYPE_F16 || n->dtype == DP_DTYPE_BF16) w->graph_f16 = true;
+        }
+        for (int k = 0; k < n->n_inputs; k++) readers[n->inputs[k]]++;
+    }
+    /* Which parameters each op needs (forward, first reader) or produces (the gradient fed to
+     * an Apply op: its largest backward input). */
+    for (size_t i = 0; i < nn; i++) {
+        const struct dp_node *n = dp_graph_node(g, i);
+        if (dp_op_class(n->op) != DP_OPCLASS_OPTIMIZER || n->n_inputs < 1) continue;
+        int v = var_of(g, n->inputs[0]), best = -1;
+        double best_sz = -1;
+        for (int k = 1; k < n->n_inputs; k++) {
+            const struct dp_node *in = dp_graph_node(g, (size_t)n->inputs[k]);
+            double sz = dp_node_tensor_size(in, 1);
+            if (is_backward(in) && sz > best_sz) best = n->inputs[k], best_sz = sz;
+        }
+        if (v >= 0 && best >= 0) need[best] += (double)dp_graph_node(g, (size_t)v)->params;
+    }
+    double need_total = 0, flops_total = 0;
+    for (size_t i = 0; i < nn; i++) {
+        const struct dp_node *n = dp_graph_node(g, i);
+        worker_idx[i] = -1;
+        if (n->params > 0) {
+            w->vars[w->n_vars++] = (double)n->params;
+            w->params += (double)n->params;
+        }
+        enum dp_op_class cls = dp_op_class(n->op);
+        if (cls == DP_OPCLASS_OPTIMIZER) {
+            int sl = dp_op_optimizer_slots(n->op);
+            if (sl > w->slots) w->slots = sl;
+        }
+        if (cls == DP_OPCLASS_NONE || cls == DP_OPCLASS_INPUT || cls == DP_OPCLASS_OPTIMIZER)
+            continue;
+        if (any_gpu && !dp_node_on_gpu(n)) continue;
+        struct sim_op *o = &w->ops[w->n_ops];
+        dp_cost_node(g, i, batch, &o->flops, &o->bytes);
+        if (o->flops <= 0 && o->bytes <= 0 && (n->flops > 0 || n->bytes > 0)) {
+            double r = (double)batch / (double)gbatch;
+            o->flops = n->flops > 0 ? n->flops * r : 0;
+            o->bytes = n->bytes > 0 ? n->bytes * r : 0;
+        }
+        flops_total += o->flops;
+        o->mm = cls == DP_OPCLASS_MATMUL;
+        o->launches = 1;
+        o->back = is_backward(n);
+        elem[w->n_ops] = cls == DP_OPCLASS_ELEMWISE;
+        if (o->mm) {
+            double red, width;
+            gemm_shape(g, n, batch, &o->m, &o->n, &red, &width);
+            o->wino = dp_op_winograd_eligible(g, n);
+            o->tc = red >= 8 && width >= 8;
+        }
+        if (o->back) {
+            o->pneed = need[i];
+        } else {
+            for (int k = 0; k < n->n_inputs; k++) {
+                int v = var_of(g, n->inputs[k]);
+                if (v >= 0 && !claimed[v]) {
+                    claimed[v] = 1;
+                    o->pneed += (double)dp_graph_node(g, (size_t)v)->params;
+                }
+            }
+            need_total += o->pneed;
+        }
+        worker_idx[i] = w->n_ops++;
+    }
+    if (!w->n_ops) {
+        st = dp_error_set(err, DP_ERR_INVALID, "graph %s has no GPU op to simulate",
+                          dp_graph_name(g));
+        goto fail;
+    }
+    /* Element-wise fusion: an element-wise op whose only reader is another element-wise op
+     * runs inside that op's kernel; the tensor between them is neither written nor read. */
+    for (size_t i = 0; i < nn; i++) {
+        const struct dp_node *n = dp_graph_node(g, i);
+        int wi = worker_idx[i];
+        if (wi < 0 || !elem[wi]) continue;
+        for (int k = 0; k < n->n_inputs; k++) {
+            int src = n->inputs[k], ws = worker_idx[src];
+            if (ws < 0 || !elem[ws] || readers[src] != 1) continue;
+            const struct dp_node *sn = dp_graph_node(g, (size_t)src);
+            int es = dp_dtype_size(sn->dtype);
+            w->ops[ws].absorbed = 1;
+            w->ops[wi].fused += 2 * dp_node_tensor_size(sn, batch) * (es ? es : 4);
+        }
+    }
+    /* Variables no forward op was seen reading are needed from the start. */
+    for (int i = 0; i < w->n_ops; i++)
+        if (!w->ops[i].back) {
+            if (w->params > need_total) w->ops[i].pneed += w->params - need_total;
+            break;
+        }
+    qsort(w->vars, (size_t)w->n_vars, sizeof *w->vars, cmp_desc);
+    w->gflops = flops_total / 1e9;
+    /* Forward records first, each phase in graph order, consecutive memory-bound ops merged. */
+    struct sim_op *sorted = malloc((size_t)w->n_ops * sizeof *sorted);
+    if (!sorted) goto fail;
+    int k = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < w->n_ops; i++) {
+            const struct sim_op *o = &w->ops[i];
+            if (o->back != pass) continue;
+            struct sim_op *last = k && (pass ? k > w->n_fw : true) ? &sorted[k - 1] : NULL;
+            if (!o->mm && last && !last->mm) {
+                last->bytes += o->bytes;
+                last->fused += o->fused;
+                last->launches += 1;
+                last->absorbed += o->absorbed;
+                last->pneed += o->pneed;
+                continue;
+            }
+            sorted[k] = *o;
+            if (!o->mm) sorted[k].flops = 0;
+            k++;
+        }
+        if (!pass) w->n_fw = k;
+    }
+    free(w->ops);
+    w->ops = sorted;
+    w->n_ops = k;
+    if ((st = dp_sim_activation_bytes(g, batch, &w->act_bytes, err)) ||
+        (st = sim_activation_fused(g, batch, &w->act_fused, err)))
+        goto fail;
+    free(need);
+    free(claimed);
+    free(readers);
+    free(worker_idx);
+    free(elem);
+    *out = w;
+    return DP_OK;
+fail:
+    if (st == DP_ERR_NOMEM)
+        dp_error_set(err, DP_ERR_NOMEM, "out of memory preparing %s", dp_graph_name(g));
+    free(need);
+    free(claimed);
+    free(readers);
+    free(worker_idx);
+    free(elem);
+    dp_sim_workload_free(w);
+    return st;
+}
+
+void dp_sim_workload_free(struct dp_sim_workload *w) {
+    if (!w) return;
+    free(w->ops);
+    free(w->vars);
+    free(w);
+}
+
+/* --- the device --- */
+
+/* Dense FP16 tensor-core rate over the FP32 rate, per generation, for a GPU whose tensor
+ * figure the catalog lacks (the generation's spec sheets: V100 125/15.7, T4 and Quadro RTX
+ * 8.0; GA10x and AD10x 4.0 (the GA100 and GH100 differ and have their figures); H100 989/67;
+ * B200 2250/75). GeForce cards run FP32-accumulate tensor math at half that (NVIDIA's Turing,
+ * Ampere and Ada whitepapers). 0: no tensor cores. */
+static double tensor_ratio(enum dp_gpu_gen gen) {
+    switch (gen) {
+    case DP_GEN_VOLTA: case DP_GEN_TURING: return 8.0;
+    case DP_GEN_AMPERE: case DP_GEN_ADA: return 4.0;
+    case DP_GEN_HOPPER: return 14.8;
+    case DP_GEN_BLACKWELL: return 30.0;
+    default: return 0;
+    }
+}
+
+static bool is_geforce(const struct dp_gpu *g) {
+    if (strstr(g->name, "GeForce")) return true;
+    for (int a = 0; a < g->n_aliases; a++)
+        if (strstr(g->aliases[a], "GeForce")) return true;
+    return false;
+}
+
+/* One direction of a x16 link, GB/s, per PCIe generation (3.0: 15.75; doubling since). */
+static double pcie_gbps(int gen) { return gen >= 3 ? 15.75 * pow(2.0, gen - 3) : 0; }
+
+static void note(struct sim_device *d, const char *what) {
+    size_t len = strlen(d->notes);
+    snprintf(d->notes + len, sizeof d->notes - len, "%s%s", len ? "; " : "", what);
+}
+
+enum dp_status sim_device_init(const struct dp_gpu *gpu, struct sim_device *d,
+                               struct dp_error *err) {
+    memset(d, 0, sizeof *d);
+    if (!gpu || !(gpu->fp32_tflops > 0) || !(gpu->bandwidth_gbps > 0))
+        return dp_error_set(err, DP_ERR_INVALID,
+                            "GPU %s has no known FP32 TFLOPS or memory bandwidth in the "
+                            "catalog; cannot simulate it", gpu ? gpu->name : "(none)");
+    double per = gpu->devices > 1 ? 1.0 / gpu->devices : 1.0;
+    char buf[160];
+    d->gen = dp_gpu_generation(gpu);
+    d->fp32 = gpu->fp32_tflops * 1e9 * per;
+    d->bw = BYTES_PER_MS(gpu->bandwidth_gbps) * per;
+    d->memory_gb = gpu->memory_gb * per;
+    d->sms = gpu->sm_count > 0 ? (int)(gpu->sm_count * per) : 0;
+    d->form = gpu->form_factor;
+    if (gpu->devices > 1) {
+        snprintf(buf, sizeof buf, "one of the board's %d devices: 1/%d of its figures",
+                 gpu->devices, gpu->devices);
+        note(d, buf);
+    }
+    if (gpu->fp16_tflops > 0) {
+        d->tensor16 = gpu->fp16_tflops * 1e9 * per;
+    } else if (tensor_ratio(d->gen) > 0) {
+        double r = tensor_ratio(d->gen) * (is_geforce(gpu) ? 0.5 : 1.0);
+        d->tensor16 = d->fp32 * r;
+        snprintf(buf, sizeof buf, "tensor rate unknown: %.3g TFLOPS estimated (%s: %gx FP32%s)",
+                 d->tensor16 / 1e9, dp_gpu_gen_name(d->gen), r,
+                 is_geforce(gpu) ? ", GeForce half rate" : "");
+        note(d, buf);
+    }
+    if (d->gen == DP_GEN_UNKNOWN) note(d, "architecture generation unknown: no tensor cores");
+    if (!d->sms) note(d, "SM count unknown: no wave quantisation");
+    d->nvlink = gpu->nvlink_gbps > 0 ? BYTES_PER_MS(gpu->nvlink_gbps / 2) : 0;
+    if (gpu->pcie_gen >= 3) {
+        d->pcie = BYTES_PER_MS(pcie_gbps(gpu->pcie_gen));
+    } else {
+        d->pcie = BYTES_PER_MS(dp_network_bandwidth_gbps(DP_NET_PCIE));
+        note(d, "PCIe generation unknown: PCIe 3.0 x16 assumed");
+    }
+    return DP_OK;
+}
+
+/* --- the compute profile --- */
+
+/* One op's record before compression: kernel-busy and memory-busy time (ms), its share of the
+ * launches, parameters needed or produced. */
+struct oprec {
+    double kern, mem, launches, params;
+};
+
+/* A phase compressed into at most SIM_CHUNKS consecutive chunks of similar length; the trace
+ * treats a chunk's kernels as spread evenly over it. A chunk lasts its kernels plus the gaps
+ * between them, or its host dispatch time when the host is slower (the host runs ahead of the
+ * GPU only within a chunk). */
+static void chunk_build(const struct oprec *v, int n, bool forward, double gap, double host,
+                        struct phase_prof *p) {
+    memset(p, 0, sizeof *p);
+    double total = 0, bytes = 0;
+    for (int i = 0; i < n; i++) {
+        double g = v[i].kern + v[i].launches * gap, h = v[i].launches * host;
+        total += g > h ? g : h;
+        bytes += v[i].params;
+    }
+    if (!n) return;
+    double target = total / SIM_CHUNKS, acc_b = 0, gpu = 0, hst = 0;
+    struct chunk cur = {0, 0, 0, 0};
+    for (int i = 0; i < n; i++) {
+        gpu += v[i].kern + v[i].launches * gap;
+        hst += v[i].launches * host;
+        cur.t = gpu > hst ? gpu : hst;
+        cur.k += v[i].kern;
+        cur.m += v[i].mem;
+        acc_b += v[i].params;
+        cur.frac += v[i].params;
+        bool last = i == n - 1;
+        if (last || (cur.t >= target && p->n < SIM_CHUNKS - 1)) {
+            if (forward) cur.frac = bytes > 0 ? acc_b / bytes : 0;
+            else cur.frac = bytes > 0 ? cur.frac / bytes : (total > 0 ? cur.t / total : 0);
+            p->total += cur.t;
+            p->c[p->n++] = cur;
+            memset(&cur, 0, sizeof cur);
+            gpu = hst = 0;
+        }
+    }
+}
+
+/* Tiles of 128 x 128 outputs spread over the SMs in waves: the share of the last wave's SMs
+ * that idle lowers the kernel's rate (1 when the SM count is unknown). */
+static double wave_efficiency(double m, double n, int sms) {
+    if (sms <= 0 || m <= 0 || n <= 0) return 1;
+    double tiles = ceil(m / 128) * ceil(n / 128), waves = ceil(tiles / sms);
+    return tiles / (waves * sms);
+}
+
+enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_device *d,
+                           const struct dp_setting *s, const struct dp_sim_constants *k,
+                           struct phase_prof *fw, struct phase_prof *bw, double *update_ms,
+                           struct dp_error *err) {
+    bool mixed = s->precision == DP_PREC_MIXED, pt = s->framework == DP_FW_PYTORCH;
+    /* The rate conv/matmul kernels run at: FP16 tensor cores under mixed precision; TF32
+     * tensor cores (half the FP16 rate) for fp32 on Ampere and later, which TensorFlow >= 2.4,
+     * NVIDIA's TensorFlow 1.15 and PyTorch's NGC containers enable by default; else the FP32
+     * CUDA cores (also mixed precision without tensor cores: cuDNN computes fp16 in fp32). */
+    double tc = 0;
+    if (d->tensor16 > 0) tc = mixed ? d->tensor16 : d->gen >= DP_GEN_AMPERE ? d->tensor16 / 2 : 0;
+    double byte_scale = mixed && !w->graph_f16 ? 0.5 : 1.0;
+    double fuse = pt ? k->fuse_pt : k->fuse_tf;
+    double host = (pt ? k->host_pt_us : k->host_tf_us) / 1000, gap = k->gap_us / 1000;
+    /* The generation's scale, never past the peak. */
+    double mem_rate = d->bw * k->eff_mem, gs = k->gen_scale[d->gen];
+    double e_cuda = fmin(1.0, k->eff_cuda * gs), e_tensor = fmin(1.0, k->eff_tensor * gs);
+    struct oprec *rec = malloc(((size_t)w->n_ops + 1) * sizeof *rec);
+    if (!rec) return dp_error_set(err, DP_ERR_NOMEM, "out of memory simulating %s", w->name);
+    for (int pass = 0; pass < 2; pass++) {
+        int n = 0, from = pass ? w->n_fw : 0, to = pass ? w->n_ops : w->n_fw;
+        for (int i = from; i < to; i++) {
+            const struct sim_op *o = &w->ops[i];
+            double bytes = o->bytes * byte_scale, launches = o->launches, tf = 0;
+            if (o->mm) {
+                double q = wave_efficiency(o->m, o->n, d->sms);
+                if (tc > 0 && o->tc) tf = o->flops / (tc * e_tensor * q);
+                else tf = o->flops / ((o->wino ? k->winograd : 1) * d->fp32 * e_cuda * q);
+            } else {
+                bytes -= fuse * o->fused * byte_scale;
+                if (bytes < 0) bytes = 0;
+                launches -= fuse * o->absorbed;
+            }
+            double tm = bytes / mem_rate, kern = tf > tm ? tf : tm;
+            rec[n++] = (struct oprec){kern, tm < kern ? tm : kern, launches, o->pneed};
+        }
+        chunk_build(rec, n, pass == 0, gap, host, pass == 0 ? fw : bw);
+    }
+    free(rec);
+    /* The optimizer update on the GPU: read the gradient, read and write the weights and the
+     * slots (fp32 masters); one fused multi-tensor kernel per ~64 variables under PyTorch
+     * (DeepLearningExamples' apex / fused optimizers), one op per variable under TensorFlow. */
+    double upd_bytes = w->params * 4.0 * (3.0 + 2.0 * w->slots);
+    double launches = pt ? ceil(w->n_vars / 64.0) : w->n_vars;
+    double gpu_t = upd_bytes / mem_rate + launches * gap, host_t = launches * host;
+    *update_ms = gpu_t > host_t ? gpu_t : host_t;
+    return DP_OK;
+}

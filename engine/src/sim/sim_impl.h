@@ -1,0 +1,194 @@
+/* sim_impl.h: the simulator's private parts, shared by its files: the workload (a graph's ops
+ * costed at one batch), the device (a catalog GPU as one worker sees it), per-phase compute
+ * profiles (sim_compute.c), the network (sim_network.c: parameter-server flows, NCCL
+ * all-reduce), the per-iteration timeline and its trace sampling (sim_trace.c) and the memory
+ * footprint (sim_memory.c). */
+#ifndef DP_SIM_IMPL_H
+#define DP_SIM_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dp/cost.h"
+#include "dp/sim.h"
+
+#define BYTES_PER_MS(gbps) ((gbps) * 1e6) /* GB/s -> bytes per ms */
+
+/* What a worker runs per step, costed at the workload's batch: one convolution or matmul, or a
+ * run of consecutive memory-bound ops (element-wise, reductions, copies: on every GPU their
+ * FLOPs per byte sit far below the GPU's, so their time is their bytes over the bandwidth). */
+struct sim_op {
+    double flops;        /* conv/matmul: its FLOPs; a run: 0 */
+    double bytes;        /* at the graph's dtypes (a run: its ops' sum) */
+    double fused;        /* bytes a fused kernel saves: element-wise ops reading an element-wise
+                            op's output that nothing else reads (neither written nor read) */
+    double launches;     /* kernels: 1, or a run's ops */
+    double absorbed;     /* of a run's ops, those a fused kernel takes in (an element-wise op
+                            whose only reader is element-wise) */
+    double m, n;         /* conv/matmul as a GEMM, rows x columns (wave quantisation) */
+    double pneed;        /* forward: parameters first read here; backward: gradients made here */
+    unsigned char mm;    /* a convolution or matmul */
+    unsigned char back;  /* in the backward pass */
+    unsigned char wino;  /* a 3x3 stride-1 convolution (cuDNN's Winograd on CUDA cores) */
+    unsigned char tc;    /* tensor cores can run it (reduction and output widths >= 8) */
+};
+
+struct dp_sim_workload {
+    char           name[128]; /* the graph's */
+    int64_t        batch;
+    int            n_ops, n_fw;
+    struct sim_op *ops;       /* the n_fw forward records, then the backward ones, each in
+                                 graph order */
+    int            n_vars;
+    double        *vars;      /* parameters per variable, largest first */
+    double         params;
+    int            slots;     /* optimizer slots per parameter (Momentum 1, Adam 2, ...) */
+    double         act_bytes; /* activation peak of the liveness sweep, at the graph's dtypes */
+    double         act_fused; /* the same with element-wise chains fused (sim_activation_fused) */
+    bool           graph_f16; /* the graph computes in fp16 (a mixed-precision export) */
+    double         gflops;    /* forward + backward, one worker */
+};
+
+/* A GPU as one worker sees it (one device of a multi-device board), with what was estimated. */
+struct sim_device {
+    enum dp_gpu_gen gen;
+    double fp32;       /* FLOPs per ms */
+    double tensor16;   /* dense FP16 tensor-core FLOPs per ms (FP32 accumulate); 0: none */
+    double bw;         /* memory bytes per ms */
+    double memory_gb;  /* NaN: unknown */
+    int    sms;        /* 0: unknown (no wave quantisation) */
+    double nvlink;     /* NVLink bytes per ms per direction; 0: none */
+    double pcie;       /* PCIe bytes per ms per direction */
+    enum dp_form_factor form;
+    char   notes[512]; /* what was estimated or left out, for the result */
+};
+
+/* The device of gpu (DP_ERR_INVALID naming what the simulator needs and the catalog lacks). */
+enum dp_status sim_device_init(const struct dp_gpu *gpu, struct sim_device *d,
+                               struct dp_error *err);
+
+/* --- compute: per-op times compressed into phases --- */
+#define SIM_CHUNKS 64
+struct chunk {
+    double t, k, m; /* slot, kernel-busy and memory-busy time (ms) */
+    double frac;    /* forward: cumulative share of the pulled bytes needed by the end of the
+                       chunk; backward: share of the gradient bytes produced in it */
+};
+struct phase_prof {
+    int          n;
+    double       total; /* sum of t */
+    struct chunk c[SIM_CHUNKS];
+};
+/* Forward and backward profiles of w on device d under setting s (precision, framework) and
+ * constants k, and the optimizer update's time on the GPU (ms). DP_ERR_NOMEM only. */
+enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_device *d,
+                           const struct dp_setting *s, const struct dp_sim_constants *k,
+                           struct phase_prof *fw, struct phase_prof *bw, double *update_ms,
+                           struct dp_error *err);
+
+/* The device and compute profiles of a workload under a setting: what sim_run needs besides
+ * the synchronisation; depends on the GPU, precision and framework, not on the cluster. */
+struct sim_profiles {
+    struct sim_device dev;
+    struct phase_prof fw, bw;
+    double            update_ms;
+};
+enum dp_status sim_profiles_init(const struct dp_sim_workload *w, const struct dp_setting *s,
+                                 const struct dp_gpu *gpu, const struct dp_sim_constants *k,
+                                 struct sim_profiles *p, struct dp_error *err);
+/* dp_simulate_workload with the profiles made (s already checked; opts->constants must be
+ * those of the profiles). */
+enum dp_status sim_run(const struct dp_sim_workload *w, const struct dp_setting *s,
+                       const struct dp_gpu *gpu, const struct dp_sim_opts *opts,
+                       const struct sim_profiles *prof, struct dp_sim_result *out,
+                       struct dp_error *err);
+
+/* --- network --- */
+/* Parameter-server flows over per-GPU links, per-machine NICs and the PS hosts. */
+struct sim_ps {
+    int     n_workers, n_ps, n_machines, stride;
+    int    *worker_machine, *ps_machine;
+    double *load; /* [kind][max(workers, machines)] */
+    double  cap[5];
+};
+enum dp_status sim_ps_init(const struct dp_setting *s, const struct sim_device *d,
+                           const struct dp_sim_constants *k, struct sim_ps *n);
+void sim_ps_free(struct sim_ps *n);
+/* Loads every flow of one phase (pull: PS -> workers), then each worker's completion time (ms,
+ * without latency), bytes over its link and bytes through its machine's NIC. */
+void sim_ps_phase(const struct dp_setting *s, struct sim_ps *n, const double *shard, bool pull,
+                  double *t, double *bytes, double *nic_bytes);
+/* Bytes sent into the network by all NICs in the last phase. */
+double sim_ps_nic_total(const struct sim_ps *n);
+/* True when the flow between worker w and PS p crosses any link. */
+bool sim_ps_crosses(const struct dp_setting *s, const struct sim_ps *n, int w, int p);
+
+/* NCCL all-reduce of the workers of a setting: a ring inside a machine (NVLink or PCIe), and
+ * across machines reduce inside, a ring over the NICs, broadcast inside. */
+struct sim_allreduce {
+    int    workers, machines, per_machine;
+    double intra, nic;         /* bytes per ms per direction, at the achieved fraction */
+    double lat_intra, lat_nic; /* one step's latency, ms */
+};
+void sim_allreduce_init(const struct dp_setting *s, const struct sim_device *d,
+                        const struct dp_sim_constants *k, struct sim_allreduce *a);
+/* Time (ms) to all-reduce `bytes`; per worker, the bytes it sends over links inside its
+ * machine and the bytes its machine's NIC sends. */
+double sim_allreduce_ms(const struct sim_allreduce *a, double bytes, double *intra_bytes,
+                        double *nic_bytes);
+
+/* --- the iteration timeline and the traces --- */
+struct span {
+    double a, b;   /* ms from the iteration start */
+    double rx, tx; /* bytes per ms over the span */
+};
+#define SIM_MAX_SPANS (SIM_CHUNKS + 2)
+struct iter_state {
+    struct phase_prof fw, bw;
+    double  update_ms;         /* on the worker GPU after the gradients are synchronised */
+    bool    allreduce;
+    /* PS: per worker pull / push times (ms, a round trip included), bytes, NIC bytes */
+    double  lat2;
+    double *P, *Q, *pb, *qb, *pnic, *qnic;
+    /* all-reduce: buckets (bytes, the backward chunk that fills each, the collective's time
+     * and the bytes each machine's NIC sends for it), per iteration their start and end */
+    int     n_buckets;
+    double  bucket_bytes[SIM_CHUNKS], bucket_ms[SIM_CHUNKS], bucket_nic[SIM_CHUNKS];
+    int     bucket_chunk[SIM_CHUNKS];
+    double *ar_start, *ar_end; /* [iteration][bucket] */
+    double *jit;               /* [iteration][worker] compute factor */
+    double *T;                 /* iteration start times, n_iter + 1 */
+    int     n_iter, n_workers;
+    double  act_bytes, base_bytes; /* memory: activations at their peak, the rest */
+};
+struct timeline {
+    double      j;
+    double      fs[SIM_CHUNKS], fend; /* forward chunk starts; end of the forward phase */
+    double      bs[SIM_CHUNKS], bend; /* backward chunk starts; end of the compute */
+    int         n_spans;
+    struct span sp[SIM_MAX_SPANS];    /* network traffic */
+    double      us, ue;               /* the update on the worker GPU */
+    double      end;                  /* done with its part of the iteration */
+};
+/* Worker w's timeline in iteration q at compute factor j (relative to the iteration start). */
+void sim_timeline(const struct iter_state *st, int w, int q, double j, struct timeline *tl);
+/* Samples worker w's trace over the whole run: n_samples intervals of dt ms; *busy_total gets
+ * its kernel-busy time. */
+enum dp_status sim_sample_worker(const struct iter_state *st, int w, double dt, int n_samples,
+                                 struct dp_trace *tr, double *busy_total, struct dp_error *err);
+
+/* --- memory --- */
+/* dp_sim_activation_bytes with the element-wise ops of the forward pass whose forward readers
+ * are all element-wise fused into their consumers' kernels: not kept, recomputed for the
+ * backward pass from the fused kernel's inputs, which stay alive instead. */
+enum dp_status sim_activation_fused(const struct dp_graph *g, int64_t batch, double *peak,
+                                    struct dp_error *err);
+/* One worker's memory: *act the activations at their peak (the framework's fused share of the
+ * fused sweep, mixed precision halving an fp32 graph's), *base the rest: the CUDA context,
+ * weights (fp16 copies under mixed precision), gradients, optimizer slots where the update runs
+ * on the worker (shard: the PS shards' bytes). */
+void sim_footprint(const struct dp_sim_workload *w, const struct dp_setting *s,
+                   const struct dp_sim_constants *k, const double *shard, int n_ps,
+                   double *act, double *base);
+
+#endif
