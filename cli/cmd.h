@@ -10,9 +10,12 @@ int cmd_zoo(int argc, char **argv);       /* cmd_zoo.c: list | build */
 int cmd_simulate(int argc, char **argv);  /* cmd_simulate.c */
 int cmd_trace(int argc, char **argv);     /* cmd_trace.c: extract */
 int cmd_calibrate(int argc, char **argv); /* cmd_calibrate.c */
-int cmd_dataset(int argc, char **argv);   /* cmd_dataset.c: build | eval | add */
+int cmd_dataset(int argc, char **argv);   /* cmd_dataset.c: build | eval | add | sweep | extract */
+int cmd_dataset_sweep(int argc, char **argv);   /* cmd_sweep.c: dataset sweep */
+int cmd_dataset_extract(int argc, char **argv); /* cmd_sweep.c: dataset extract */
 int cmd_dataset_build(int argc, char **argv); /* cmd_dataset_build.c: dataset build */
 int cmd_train(int argc, char **argv);     /* cmd_train.c */
+int cmd_train_sa(int argc, char **argv);  /* cmd_sa.c: train --sweep (setting-aware) */
 int cmd_transfer(int argc, char **argv);  /* cmd_transfer.c */
 int cmd_predict(int argc, char **argv);   /* cmd_predict.c */
 int cmd_compare(int argc, char **argv);   /* cmd_compare.c */

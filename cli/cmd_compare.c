@@ -1,5 +1,7 @@
 /* cmd_compare.c: `driple compare`: one graph through every setting's inspector side by side,
- * one GNN pass per distinct body (each inspector then runs only its MLP head). */
+ * one GNN pass per distinct body (each inspector then runs only its MLP head); with --grid,
+ * through every catalog GPU x sync x network at one worker count (the setting-aware
+ * inspector's what-if space). */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,7 +25,50 @@ static const char *const usage_compare =
     "       [--groups K] [--seed S] [--weights FILE] [--json]\n"
     "       [--setting ID | --gpu NAME " CMD_CLUSTER_USAGE "\n"
     "       [--gpus FILE]]   (one more row: a setting not in the list, with its inspector found\n"
-    "       as predict finds it)";
+    "       as predict finds it)\n"
+    "       [--setting-aware FILE|none]\n"
+    "   or: driple compare GRAPH --grid [--workers N] [--ps N] [--precision fp32|mixed]\n"
+    "       [--framework tensorflow|pytorch] [--placement homo|hetero] [--batch N] [--json]\n"
+    "       every catalog GPU x sync (ps, allreduce) x network at N workers (8; PS: --ps, 2),\n"
+    "       fastest first";
+
+/* The grid's rows: every catalog GPU x sync x network at the options' workers, PS, placement,
+ * precision and framework; combinations a setting cannot have (more GPUs in one machine than
+ * a machine holds) are left out. A new array (caller frees) of *n settings; NULL when out of
+ * memory. */
+static struct dp_setting *grid_rows(const struct dp_gpu_catalog *cat, const struct cmd_cluster *cl,
+                                    int *n) {
+    enum dp_precision prec = DP_PREC_FP32;
+    enum dp_framework fw = DP_FW_TENSORFLOW;
+    enum dp_placement pl = DP_PLACE_HOMO;
+    if (cl->precision) dp_precision_parse(cl->precision, &prec);
+    if (cl->framework) dp_framework_parse(cl->framework, &fw);
+    if (cl->placement) dp_placement_parse(cl->placement, &pl);
+    struct dp_setting *rows = malloc(((size_t)cat->n_gpus * 2 * DP_NET_COUNT + 1) * sizeof *rows);
+    *n = 0;
+    if (!rows) return NULL;
+    for (int g = 0; g < cat->n_gpus; g++)
+        for (int sy = 0; sy < 2; sy++)
+            for (int net = 0; net < DP_NET_COUNT; net++) {
+                struct dp_setting s;
+                memset(&s, 0, sizeof s);
+                snprintf(s.gpu, sizeof s.gpu, "%s", cat->gpus[g].name);
+                s.sync = (enum dp_sync)sy;
+                s.workers = cl->workers > 0 ? (int)cl->workers : 8;
+                s.ps = cl->ps > 0 ? (int)cl->ps : 2;
+                s.network = (enum dp_network)net;
+                s.placement = dp_network_intra(s.network) ? DP_PLACE_HOMO : pl;
+                s.precision = prec;
+                s.framework = fw;
+                if (dp_setting_finish(&s, NULL) == DP_OK) rows[(*n)++] = s;
+            }
+    return rows;
+}
+
+static int cmp_throughput(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b; /* NaN last */
+    return isnan(x) ? !isnan(y) : isnan(y) ? -1 : (x < y) - (x > y);
+}
 
 int cmd_compare(int argc, char **argv) {
     struct cli c;
@@ -32,7 +77,10 @@ int cmd_compare(int argc, char **argv) {
     struct dp_session *ss = NULL;
     struct dp_jw *w = NULL;
     struct cmd_what_if wi;
-    bool json = cli_flag(&c, "--json");
+    bool json = cli_flag(&c, "--json"), grid = cli_flag(&c, "--grid");
+    struct dp_setting *rows = NULL;
+    struct dp_prediction *preds = NULL;
+    double *order = NULL;
     if (!cmd_what_if_opts(&c, &wi) || c.bad) goto done;
     const char *graph = cli_positional(&c, 0);
     if (!cli_check_unused(&c)) goto done;
@@ -45,12 +93,26 @@ int cmd_compare(int argc, char **argv) {
         rc = cli_usage("compare", usage_compare, "give --setting ID or --gpu NAME ..., not both");
         goto done;
     }
-    if ((rc = cmd_session_open(wi.settings, wi.cl.gpus, wi.weights, &ss))) goto done;
+    if (grid && (wi.setting || wi.cl.gpu || wi.cl.network || wi.cl.sync)) {
+        rc = cli_usage("compare", usage_compare, "--grid ranges over every GPU, sync and network: "
+                       "give only --workers, --ps, --placement, --precision or --framework");
+        goto done;
+    }
+    if ((rc = cmd_session_open(wi.settings, wi.cl.gpus, wi.weights, wi.sa, &ss))) goto done;
     const struct dp_settings *list = dp_session_settings(ss);
     /* The extra row: the named setting, unless the list has its cluster already. */
     struct dp_setting extra;
     int n_rows = list->n_settings;
-    if (wi.setting || by_cluster) {
+    if (grid) {
+        if (!dp_session_sa(ss)) {
+            fprintf(stderr, "driple: compare --grid: no setting-aware inspector (the shipped "
+                    "assets/inspectors/setting-aware.json, or --setting-aware FILE): only it "
+                    "predicts every GPU, sync and network\n");
+            rc = 1;
+            goto done;
+        }
+        if (!(rows = grid_rows(dp_session_catalog(ss), &wi.cl, &n_rows))) goto oom;
+    } else if (wi.setting || by_cluster) {
         struct dp_resolution r;
         if ((rc = cmd_session_setting(ss, wi.setting, &wi.cl, "compare", usage_compare, &extra)) ||
             (rc = cmd_session_inspector(ss, &extra, &r)))
@@ -66,6 +128,9 @@ int cmd_compare(int argc, char **argv) {
     rc = 1;
     struct dp_error err = {0};
     dp_blas_threads(1);
+    if (!(preds = malloc(((size_t)n_rows + 1) * sizeof *preds)) ||
+        !(order = malloc(((size_t)n_rows + 1) * 2 * sizeof *order)))
+        goto oom;
     if (json && !(w = dp_jw_new())) {
         dp_error_set(&err, DP_ERR_NOMEM, "compare: out of memory");
         cli_fail(&err);
@@ -85,18 +150,28 @@ int cmd_compare(int argc, char **argv) {
         dp_jw_array(w, "settings");
     } else {
         printf("graph %s  batch %lld  groups %d  settings %s\n\n", g->graph, (long long)g->batch,
-               g->n_groups, list->path);
+               g->n_groups, grid ? "every GPU x sync x network" : list->path);
         printf("%-28s %10s %12s %9s %9s %10s %10s  %s\n", "setting", "iter ms", "samples/s",
                "GPU act", "GPU peak", "RX MB/s", "TX MB/s", "inspector");
     }
+    /* one GNN pass per distinct body (the session caches it); each row runs its head */
     for (int i = 0; i < n_rows; i++) {
-        const struct dp_setting *s = i < list->n_settings ? &list->settings[i] : &extra;
-        /* one GNN pass per distinct body (the session caches it); each row runs its head */
-        struct dp_prediction p;
-        if (dp_session_predict(ss, s, 0, &p, &err)) {
+        const struct dp_setting *s = grid ? &rows[i] : i < list->n_settings ? &list->settings[i]
+                                                                            : &extra;
+        if (dp_session_predict(ss, s, 0, &preds[i], &err)) {
             cli_fail(&err);
             goto done;
         }
+        order[2 * i] = preds[i].ok ? preds[i].d[DP_D_THROUGHPUT] : NAN;
+        order[2 * i + 1] = i;
+    }
+    double ms = dp_clock_ms() - t0;
+    if (grid) qsort(order, (size_t)n_rows, 2 * sizeof *order, cmp_throughput);
+    for (int k = 0; k < n_rows; k++) {
+        int i = (int)order[2 * k + 1];
+        const struct dp_setting *s = grid ? &rows[i] : i < list->n_settings ? &list->settings[i]
+                                                                            : &extra;
+        const struct dp_prediction p = preds[i];
         n_ok += p.ok;
         if (json) {
             dp_jw_object(w, NULL);
@@ -111,13 +186,13 @@ int cmd_compare(int argc, char **argv) {
             printf("%-28s %10s %12s %9s %9s %10s %10s  (%s)\n", s->id, "-", "-", "-", "-", "-", "-",
                    p.note);
         } else {
-            printf("%-28s %10.4g %12.4g %9.4g %9.4g %10.4g %10.4g  %s\n", s->id,
+            printf("%-28s %10.4g %12.4g %9.4g %9.4g %10.4g %10.4g  %s%s%s\n", s->id,
                    p.d[DP_D_ITERATION_MS], p.d[DP_D_THROUGHPUT], p.m[DP_OUT_GPU_UTIL_ACTIVE],
                    p.m[DP_OUT_GPU_UTIL_PEAK], p.m[DP_OUT_NET_RX_PEAK], p.m[DP_OUT_NET_TX_PEAK],
-                   p.from.path);
+                   p.from.source == DP_SOURCE_SETTING_AWARE ? "setting-aware" : p.from.path,
+                   p.oom ? " OOM" : "", p.ood ? " OOD" : "");
         }
     }
-    double ms = dp_clock_ms() - t0;
     long gnn1;
     dp_session_counts(ss, &gnn1, NULL);
     int n_gnn = (int)(gnn1 - gnn0);
@@ -141,7 +216,8 @@ int cmd_compare(int argc, char **argv) {
     } else {
         printf("\n%d of %d settings predicted with %d GNN pass%s (shared bodies) in %.1f ms.\n"
                "GPU act = gpu_util.active (ms), GPU peak = gpu_util.peak (%%); "
-               "iter ms = gpu_util.idle + gpu_util.active; samples/s = batch x workers x 1000 / iter ms.\n",
+               "iter ms = gpu_util.idle + gpu_util.active (setting-aware: predicted directly); "
+               "samples/s = batch x workers x 1000 / iter ms.\n",
                n_ok, n_rows, n_gnn, n_gnn == 1 ? "" : "es", ms);
         if (isfinite(params))
             printf("net per iter = 2 x %.0f parameters x 4 B = %.4g MB per worker in every setting "
@@ -154,7 +230,14 @@ int cmd_compare(int argc, char **argv) {
                      list->path);
         rc = cli_fail(&err);
     }
+    goto done;
+oom:
+    fprintf(stderr, "driple: compare: out of memory\n");
+    rc = 1;
 done:
+    free(rows);
+    free(preds);
+    free(order);
     dp_jw_free(w);
     dp_session_free(ss);
     cli_done(&c);

@@ -22,6 +22,8 @@
 #define DATASET_USAGE                                                                           \
     "driple dataset build ... (datasets from the simulator)\n"                                  \
     "       dataset add ... (a measured job: see driple dataset add --help)\n"                    \
+    "       dataset sweep ... (graphs x settings x batch sizes for the setting-aware inspector)\n" \
+    "       dataset extract SWEEP.json --setting ID -o D.json (one setting's rows)\n"              \
     "       dataset eval M.json --dataset D.json [--json] (an inspector's error on a dataset)"
 
 /* ---- driple dataset add ------------------------------------------------------------------- */
@@ -182,7 +184,7 @@ static int dataset_add(int argc, char **argv) {
     }
 
     /* The graph, grouped as every other sample. */
-    if ((rc = cmd_session_open(NULL, NULL, NULL, &ss)) ||
+    if ((rc = cmd_session_open(NULL, NULL, NULL, "none", &ss)) ||
         (rc = cmd_session_workload(ss, graph, NULL, &io, batch, groups, seed, "dataset add",
                                    add_usage)))
         goto done;
@@ -252,6 +254,8 @@ int cmd_dataset(int argc, char **argv) {
     if (argc < 1) return cli_usage("dataset", DATASET_USAGE, "missing subcommand");
     if (!strcmp(argv[0], "build")) return cmd_dataset_build(argc - 1, argv + 1);
     if (!strcmp(argv[0], "add")) return dataset_add(argc - 1, argv + 1);
+    if (!strcmp(argv[0], "sweep")) return cmd_dataset_sweep(argc - 1, argv + 1);
+    if (!strcmp(argv[0], "extract")) return cmd_dataset_extract(argc - 1, argv + 1);
     /* One evaluation, two doors: `inspector eval` owns it. */
     if (!strcmp(argv[0], "eval")) return cmd_inspector(argc, argv);
     return cli_usage("dataset", DATASET_USAGE, "unknown subcommand \"%s\"", argv[0]);

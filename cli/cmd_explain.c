@@ -192,6 +192,7 @@ int cmd_explain(int argc, char **argv) {
     }
     struct cmd_what_if wi;
     cmd_what_if_opts(&c, &wi);
+    wi.sa = "none"; /* explain reads a per-setting inspector's gradients */
     const char *grouped_path = wi.grouped;
     const char *metric_name = cli_value(&c, "--metric");
     const char *method_name = cli_value(&c, "--method");
@@ -347,7 +348,7 @@ int bench_explain(int argc, char **argv) {
         m = model;
         model_desc = "published GCN architecture, seeded random weights";
     }
-    if ((rc = cmd_session_open(NULL, NULL, NULL, &ss))) goto done;
+    if ((rc = cmd_session_open(NULL, NULL, NULL, "none", &ss))) goto done;
     if (grouped_path || graph_path) {
         if ((rc = cmd_session_workload(ss, graph_path, grouped_path, &io, 0, k, DP_DEFAULT_SEED,
                                        "bench explain", usage_bench)))

@@ -19,9 +19,14 @@ static const char *const usage_predict =
     "driple predict GRAPH|--grouped FILE (--inspector M | --setting ID | --gpu NAME\n"
     "       " CMD_CLUSTER_USAGE ")\n"
     "       [--settings FILE] [--gpus FILE] [--batch N] [--exported-batch N] [--groups K]\n"
-    "       [--seed S] [--weights FILE] [--epoch-samples N] [--price USD_PER_GPU_HOUR] [--json]\n"
-    "  A setting not in the list (an id or the options) takes the list's inspector for the same\n"
-    "  cluster, else the user inspector directory's file (the explorer saves a transfer there).";
+    "       [--seed S] [--weights FILE] [--epoch-samples N] [--price USD_PER_GPU_HOUR]\n"
+    "       [--setting-aware FILE|none] [--json]\n"
+    "  A setting is predicted by the setting-aware inspector (the shipped one, or FILE) unless the\n"
+    "  user inspector directory holds a file for its cluster (the explorer saves a transfer\n"
+    "  there); without one (none, or a --grouped workload) by the list's inspector for the same\n"
+    "  cluster, else the user directory's file. The setting-aware inspector gives an 80%\n"
+    "  interval, iteration_ms and memory_gb predicted directly, and says when the graph is out\n"
+    "  of its training distribution.";
 
 int cmd_predict(int argc, char **argv) {
     struct cli c;
@@ -51,7 +56,8 @@ int cmd_predict(int argc, char **argv) {
     dp_blas_threads(1); /* one prediction's GEMMs are small: threads only add overhead */
     dp_session_set_economics(ss, epoch_samples, price);
     struct dp_prediction p;
-    if (dp_session_predict_with(ss, insp, for_setting, &p, &err)) {
+    if (insp >= 0 ? dp_session_predict_with(ss, insp, for_setting, &p, &err)
+                  : dp_session_predict(ss, for_setting, 0, &p, &err)) {
         cli_fail(&err);
         goto done;
     }
@@ -90,18 +96,42 @@ int cmd_predict(int argc, char **argv) {
         printf("%-14s %12.4g %12.4g %12.4g %s\n", dp_resource_name(r), p.m[DP_OUTPUT(r, DP_STAT_IDLE)],
                p.m[DP_OUTPUT(r, DP_STAT_ACTIVE)], p.m[DP_OUTPUT(r, DP_STAT_PEAK)],
                dp_resource_unit(r));
-    for (int o = 0; o < DP_N_OUTPUTS; o++)
-        if (p.clamped & (1u << o)) printf("%s came out below 0: read as 0\n", dp_outputs[o].name);
+    if (p.has_interval) {
+        printf("80%% interval:\n");
+        for (int r = 0; r < DP_N_RESOURCES; r++) {
+            printf("%-14s", dp_resource_name(r));
+            for (int k = 0; k < DP_N_STATS; k++)
+                printf(" %5.4g..%-6.4g", p.lo[DP_OUTPUT(r, k)], p.hi[DP_OUTPUT(r, k)]);
+            printf("\n");
+        }
+    }
+    for (int o = 0; o < DP_SA_N_OUT; o++)
+        if (p.clamped & (1u << o))
+            printf("%s came out of its physical range: read at its bound\n", dp_sa_output_name(o));
     const double *d = p.d;
-    printf("\niteration %.4g ms   throughput %.4g samples/s%s   mean GPU util %.3g%%\n",
-           d[DP_D_ITERATION_MS], d[DP_D_THROUGHPUT], p.facts.workers > 0 ? "" : " per worker",
-           d[DP_D_MEAN_GPU_UTIL]);
+    printf("\niteration %.4g ms", d[DP_D_ITERATION_MS]);
+    if (isfinite(p.d_lo[DP_D_ITERATION_MS]))
+        printf(" (%.4g..%.4g)", p.d_lo[DP_D_ITERATION_MS], p.d_hi[DP_D_ITERATION_MS]);
+    printf("   throughput %.4g samples/s%s", d[DP_D_THROUGHPUT],
+           p.facts.workers > 0 ? "" : " per worker");
+    if (isfinite(p.d_lo[DP_D_THROUGHPUT]))
+        printf(" (%.4g..%.4g)", p.d_lo[DP_D_THROUGHPUT], p.d_hi[DP_D_THROUGHPUT]);
+    printf("   mean GPU util %.3g%%\n", d[DP_D_MEAN_GPU_UTIL]);
+    if (p.from.source == DP_SOURCE_SETTING_AWARE)
+        printf("GPU memory %.3g GB (%.3g..%.3g)%s\n", d[DP_D_MEMORY_GB], p.d_lo[DP_D_MEMORY_GB],
+               p.d_hi[DP_D_MEMORY_GB], p.oom ? ": more than the GPU holds (out of memory)" : "");
+    if (p.ood)
+        printf("out of distribution: this graph is unlike every graph the inspector learnt from "
+               "(distance %.2f x the threshold); treat these numbers as a guess\n", p.ood_score);
     if (isfinite(d[DP_D_NET_MB_PER_ITER]))
         printf("network per iteration %.4g MB per worker (2 x %.0f parameters x 4 B)\n",
                d[DP_D_NET_MB_PER_ITER], params);
     if (isfinite(d[DP_D_EPOCH_S])) printf("epoch (%.0f samples) %.4g s", epoch_samples, d[DP_D_EPOCH_S]);
     if (isfinite(d[DP_D_EPOCH_COST])) printf("   cost %.4g USD", d[DP_D_EPOCH_COST]);
     printf("\n\n");
+    if (p.from.source == DP_SOURCE_SETTING_AWARE)
+        printf("iteration_ms and memory_gb are predicted directly by the setting-aware inspector;"
+               " the figures that follow from them use the formulas below\n");
     cmd_print_formulas();
     if (unknown) printf("unknown op types (weight 0): %s\n", unknown);
     rc = 0;

@@ -1,6 +1,7 @@
 /* cmd_train.c: `driple train`: an inspector from scratch on a dataset (recipe driple-c or the
  * paper's), with a progress bar; Ctrl-C keeps the best so far. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 #include "cmd.h"
@@ -30,6 +31,9 @@ static const char *const usage_train =
     "  Errors: MAPE over labels >= 1 (ms, %, MB/s), RMSE in the output's unit, R2 = 1 - SSE/SS.";
 
 int cmd_train(int argc, char **argv) {
+    for (int i = 0; i < argc; i++) /* the setting-aware inspector: cmd_sa.c */
+        if (!strncmp(argv[i], "--sweep", 7) && (!argv[i][7] || argv[i][7] == '='))
+            return cmd_train_sa(argc, argv);
     struct run_cmd r;
     if (!run_init(&r, argc, argv, "train", usage_train)) return 1;
     int rc = 2;

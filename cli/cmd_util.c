@@ -203,9 +203,10 @@ int cmd_cluster_setting(const struct cmd_cluster *o, const struct dp_gpu_catalog
 /* ---- the session: settings, inspectors, the workload ---- */
 
 int cmd_session_open(const char *settings, const char *gpus, const char *weights,
-                     struct dp_session **out) {
+                     const char *sa, struct dp_session **out) {
     struct dp_error err = {0};
-    struct dp_session_opts o = {.gpus = gpus, .settings = settings, .weights = weights};
+    struct dp_session_opts o = {.gpus = gpus, .settings = settings, .weights = weights,
+                                .sa = sa && !strcmp(sa, "none") ? "" : sa};
     return dp_session_open(&o, out, &err) ? cli_fail(&err) : 0;
 }
 
@@ -256,6 +257,7 @@ bool cmd_what_if_opts(struct cli *c, struct cmd_what_if *o) {
     o->setting = cli_value(c, "--setting");
     o->settings = cli_value(c, "--settings");
     o->weights = cli_value(c, "--weights");
+    o->sa = cli_value(c, "--setting-aware");
     bool ok = cmd_import_opts(c, &o->io);
     ok = cmd_cluster_opts(c, &o->cl) && ok;
     ok = cli_int(c, "--batch", 1, INT64_C(1) << 30, &o->batch) && ok;
@@ -271,7 +273,7 @@ int cmd_what_if_inspector(const struct cmd_what_if *o, const char *cmd, const ch
         return cli_usage(cmd, usage, "give one of --inspector M, --setting ID or --gpu NAME ... "
                                      "--network NET (exactly one of --inspector, --setting and "
                                      "the cluster options)");
-    int rc = cmd_session_open(o->settings, o->cl.gpus, o->weights, ss);
+    int rc = cmd_session_open(o->settings, o->cl.gpus, o->weights, o->sa, ss);
     if (rc) return rc;
     *have_setting = true;
     if (!o->inspector) {

@@ -73,9 +73,11 @@ int cmd_cluster_setting(const struct cmd_cluster *o, const struct dp_gpu_catalog
                         const char *cmd, const char *usage, struct dp_setting *out);
 /* ---- what predict, compare and explain share ---- */
 /* Their options: --grouped FILE (instead of GRAPH), --inspector M | --setting ID | the cluster
- * options, --settings FILE, --weights FILE, --batch N, --groups K, --seed S, --exported-batch N. */
+ * options, --settings FILE, --weights FILE, --setting-aware FILE|none, --batch N, --groups K,
+ * --seed S, --exported-batch N. */
 struct cmd_what_if {
     const char           *grouped, *inspector, *setting, *settings, *weights;
+    const char           *sa; /* --setting-aware FILE | none (NULL: the shipped one) */
     int64_t               batch, groups, seed; /* 0, DP_DEFAULT_GROUPS, DP_DEFAULT_SEED */
     struct dp_import_opts io;
     struct cmd_cluster    cl;
@@ -85,7 +87,8 @@ struct cmd_what_if {
 bool cmd_what_if_opts(struct cli *c, struct cmd_what_if *o);
 /* Exactly one of --inspector, --setting and the cluster options (else the usage of cmd, exit
  * 2); opens the session (cmd_session_open) and finds the inspector: the file given, or the one
- * that serves the setting (cmd_session_inspector). *insp: its index; *s: the setting predicted
+ * that serves the setting (cmd_session_inspector). *insp: its index (-1: the setting-aware
+ * inspector, dp_session_predict); *s: the setting predicted
  * for, whose workers the derived figures use: the one named, or with --inspector the list's
  * entry for the inspector's setting (*have_setting false when the list has none). Returns 0, or
  * the exit status after printing why; *ss is set (to free) either way. */
@@ -94,9 +97,10 @@ int cmd_what_if_inspector(const struct cmd_what_if *o, const char *cmd, const ch
                           bool *have_setting);
 
 /* ---- the session (dp/session.h) that predict, compare, explain and dataset add open ---- */
-/* Opens it on the setting list (--settings), catalog (--gpus) and op weights (--weights); NULL:
- * the shipped ones. Returns 0, or 1 after saying why. */
-int cmd_session_open(const char *settings, const char *gpus, const char *weights,
+/* Opens it on the setting list (--settings), catalog (--gpus), op weights (--weights) and
+ * setting-aware inspector (--setting-aware FILE, "none": without one); NULL: the shipped ones.
+ * Returns 0, or 1 after saying why. */
+int cmd_session_open(const char *settings, const char *gpus, const char *weights, const char *sa,
                      struct dp_session **out);
 /* The setting named by --setting ID (the list's, else the id parsed against the catalog) or by
  * the cluster options o (exactly one; the caller checks) into *s. Returns 0, or the exit status

@@ -34,6 +34,7 @@ static void test_catalog(void) {
     CHECK(k80 && !strcmp(k80->name, "K80"));
     CHECK(k80 && isnan(k80->fp16_tflops)); /* no tensor cores: blank in the CSV */
     CHECK(k80 && k80->sm_count == 0);
+    CHECK(k80 && k80->fp32_tflops == 8.74 && k80->fp32_base_tflops == 5.6); /* boost and base */
     const struct dp_gpu *v = dp_gpu_find(c, "V100");
     CHECK(v && !strncmp(v->name, "V100", 4));
     const struct dp_gpu *t = dp_gpu_find(c, "2080Ti");
@@ -44,6 +45,7 @@ static void test_catalog(void) {
     CHECK(h && strstr(h->source, "stas00") != NULL);
     const struct dp_gpu *a = dp_gpu_find(c, "A100-40GB-SXM");
     CHECK(a && a->fp32_tflops == 19.5 && a->fp16_tflops == 312 && a->sm_count == 108);
+    CHECK(a && isnan(a->fp32_base_tflops)); /* no base figure read */
     CHECK(dp_gpu_find(c, "NoSuchGPU") == NULL);
     dp_gpu_catalog_free(c);
 
@@ -53,6 +55,10 @@ static void test_catalog(void) {
                               "\"fp32_tflops\":-3}]}");
     CHECK(dp_gpu_catalog_load(p, &c, &err) == DP_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "$.gpus[0].fp32_tflops");
+    p = write_tmp("bad_gpus_base.json", "{\"format\":\"driple-gpus/1\",\"gpus\":[{\"name\":"
+                                        "\"X\",\"fp32_base_tflops\":\"5.6\"}]}");
+    CHECK(dp_gpu_catalog_load(p, &c, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "bad_gpus_base.json:$.gpus[0].fp32_base_tflops");
     /* A figure no GPU has (a unit slip) used to reach the simulator and give all-zero labels. */
     p = write_tmp("bad_gpus3.json", "{\"format\":\"driple-gpus/1\",\"gpus\":[{\"name\":\"X\","
                                     "\"fp32_tflops\":14,\"bandwidth_gbps\":1e300}]}");

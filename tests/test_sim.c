@@ -352,7 +352,8 @@ static void test_line_rate(struct dp_graph *g) {
     }
 }
 
-/* The device as the catalog describes it: a K80 worker is one of the board's two GPUs; a GPU
+/* The device as the catalog describes it: a K80 worker is one of the board's two GPUs, at the
+ * base clock and Kepler's issue rate (Pascal and later keep their boost figures); a GPU
  * without a tensor figure gets an estimate the result names; fp32 on Ampere runs on TF32
  * tensor cores (faster than the FP32 CUDA cores could); NVLink on a GPU without it is refused. */
 static void test_devices(struct dp_graph *g) {
@@ -370,6 +371,22 @@ static void test_devices(struct dp_graph *g) {
     struct dp_sim_result r;
     CHECK(dp_simulate(g, &s, &k80, &o, &r, &err) == DP_OK);
     CHECK_CONTAINS(r.notes, "one of the board's 2 devices");
+    CHECK_CONTAINS(r.notes, "Kepler runs at its base clock: 5.6 of the boost 8.74 TFLOPS");
+    CHECK_CONTAINS(r.notes, "Kepler issues to 74% of its FP32 lanes");
+    double k80_ms = r.compute_ms;
+    dp_sim_result_free(&r);
+    /* the boost figure alone: faster; the same base figure on a Pascal GPU is not used */
+    struct dp_gpu boost = k80;
+    boost.fp32_base_tflops = NAN;
+    CHECK(dp_simulate(g, &s, &boost, &o, &r, &err) == DP_OK);
+    CHECK(r.compute_ms < k80_ms);
+    CHECK(!strstr(r.notes, "base clock"));
+    dp_sim_result_free(&r);
+    struct dp_gpu pascal = boost;
+    strcpy(pascal.architecture, "Pascal (GP100)");
+    pascal.fp32_base_tflops = 5.6;
+    CHECK(dp_simulate(g, &s, &pascal, &o, &r, &err) == DP_OK);
+    CHECK(!strstr(r.notes, "base clock") && !strstr(r.notes, "issues to"));
     dp_sim_result_free(&r);
     s = ar_setting(ti.name, 1, DP_NET_PCIE, 1, DP_FW_PYTORCH);
     s.precision = DP_PREC_MIXED;

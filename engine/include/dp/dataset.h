@@ -12,6 +12,7 @@
 
 #include "dp/grouped.h"
 #include "dp/model.h"
+#include "dp/profile.h"
 #include "dp/status.h"
 
 /* Job fields beside the graph. Empty strings / 0 mean unknown. */
@@ -40,6 +41,10 @@ struct dp_sample {
     struct dp_job      job;
     struct dp_grouped *grouped; /* owned; NULL for rows read from a DriplePerf CSV */
     double             labels[DP_N_OUTPUTS]; /* Driple order, raw units; NaN = missing */
+    double             iteration_ms; /* the iteration time; 0 = unknown */
+    double             memory_gb;    /* the per-worker GPU memory footprint; 0 = unknown */
+    bool               has_profile;  /* profile holds the graph's profile at the batch */
+    struct dp_profile  profile;      /* what the setting-aware inspector reads (dp/profile.h) */
     struct dp_source   source;
 };
 

@@ -36,6 +36,7 @@
 #include "dp/grouped.h"
 #include "dp/inspector.h"
 #include "dp/metrics.h"
+#include "dp/sa.h"
 #include "dp/settings.h"
 #include "dp/sim.h"
 #include "dp/status.h"
@@ -47,8 +48,13 @@ struct dp_session_opts {
     const char *gpus;     /* GPU catalog */
     const char *settings; /* setting list (its GPUs by their catalog names where it has them) */
     const char *weights;  /* op-type weights */
+    const char *sa;       /* the setting-aware inspector (dp/sa.h); NULL: the shipped
+                             assets/inspectors/setting-aware.json when it exists (none
+                             otherwise); "": none */
 };
-/* Loads the catalog, the setting list and the weights. New session owned by the caller
+/* Loads the catalog, the setting list, the weights and the setting-aware inspector (a named
+ * file that fails to load fails the open; the shipped one's absence does not). New session owned
+ * by the caller
  * (dp_session_free); on failure err names the file and place, *out untouched. */
 enum dp_status dp_session_open(const struct dp_session_opts *o, struct dp_session **out,
                                struct dp_error *err);
@@ -59,6 +65,9 @@ void dp_session_free(struct dp_session *ss);
 const struct dp_gpu_catalog *dp_session_catalog(const struct dp_session *ss);
 const struct dp_settings    *dp_session_settings(const struct dp_session *ss);
 const struct dp_op_weights  *dp_session_weights(const struct dp_session *ss);
+/* The setting-aware inspector and its file (borrowed; NULL / "" when the session has none). */
+const struct dp_sa_inspector *dp_session_sa(const struct dp_session *ss);
+const char                   *dp_session_sa_path(const struct dp_session *ss);
 
 /* ---- the workload ---- */
 
@@ -107,15 +116,17 @@ enum dp_pred_source {
     DP_SOURCE_TRAINED,       /* an inspector trained for this setting (a file) */
     DP_SOURCE_TRANSFERRED,   /* one transferred to this setting (a file, or this session) */
     DP_SOURCE_NEAREST,       /* the nearest setting's inspector: extrapolated */
+    DP_SOURCE_SETTING_AWARE, /* the setting-aware inspector (dp/sa.h): any setting */
     DP_SOURCE_COUNT
 };
-/* "none", "trained", "transferred", "nearest (extrapolated)". */
+/* "none", "trained", "transferred", "nearest (extrapolated)", "setting-aware". */
 const char *dp_pred_source_name(enum dp_pred_source s);
 
 /* How dp_session_resolve may look. */
 enum {
     DP_RESOLVE_NEAREST = 1 << 0, /* fall back to the nearest setting's inspector */
     DP_RESOLVE_DEFER = 1 << 1,   /* load no file: one not loaded yet leaves the answer pending */
+    DP_RESOLVE_PER_SETTING = 1 << 2, /* skip the setting-aware inspector */
 };
 
 struct dp_resolution {
@@ -127,8 +138,11 @@ struct dp_resolution {
     char           path[512];             /* its file ("(session:<id>)" for a session transfer) */
 };
 /* Finds the inspector for setting s, in order: the latest one transferred to the same cluster
- * in this session; the file s names (a list entry) when it exists; the file of the list's entry
- * for the same cluster; the user directory's file for s (dp_user_inspector_path); with
+ * in this session; the user directory's file for s (dp_user_inspector_path: one the user made
+ * for this cluster); the setting-aware inspector, when the session has one, the workload is not
+ * a grouped file (it reads the graph's profile) and not DP_RESOLVE_PER_SETTING (out->inspector
+ * is then -1); the file s names (a list
+ * entry) when it exists; the file of the list's entry for the same cluster; with
  * DP_RESOLVE_NEAREST, the nearest list setting that has a file (dp_settings_nearest). A trained
  * or transferred file is told apart by its provenance. When none serves (or the one found fails
  * to load), DP_ERR_NOT_FOUND (or the loader's status) with a message naming the files looked
@@ -158,14 +172,31 @@ enum dp_status dp_session_find_setting(const struct dp_session *ss, const char *
 /* One setting's prediction at the current batch. */
 struct dp_prediction {
     bool           ok;                 /* m, raw and d hold an inspector's prediction */
+    bool           has_interval;       /* lo, hi, d_lo, d_hi hold an 80% interval */
     bool           pending;            /* DP_RESOLVE_DEFER and the inspector is not loaded */
     struct dp_resolution from;         /* which inspector, and why */
     char           origin[16];         /* its provenance: "scratch", "transfer", "imported" */
     char           data[16];           /* the kind of data it learnt from ("simulated", ...) */
-    float          raw[DP_N_OUTPUTS];  /* the network's outputs (before the label scales) */
-    double         m[DP_N_OUTPUTS];    /* the outputs in their units, never below 0 */
-    unsigned       clamped;            /* bit o: output o came out below 0 and reads 0 */
-    double         d[DP_N_DERIVED];    /* dp_derive of m (memory: the simulator's, when known) */
+    float          raw[DP_N_OUTPUTS];  /* the network's outputs (before the label scales; NaN for
+                                          the setting-aware inspector, whose outputs are
+                                          ensemble means) */
+    double         m[DP_N_OUTPUTS];    /* the outputs in their units, within their physical
+                                          range (never below 0; setting-aware: utilisations at
+                                          most 100 %, network rates at most the line rate) */
+    unsigned       clamped;            /* bit o: output o came out outside its range and reads
+                                          its bound; bits DP_N_OUTPUTS + 0 / 1: the setting-aware
+                                          iteration_ms / memory_gb (kept above 0) */
+    double         d[DP_N_DERIVED];    /* dp_derive of m (setting-aware: iteration_ms and
+                                          memory_gb predicted directly; else memory: the
+                                          simulator's, when known) */
+    double         lo[DP_N_OUTPUTS], hi[DP_N_OUTPUTS];   /* the 80% interval of m */
+    double         d_lo[DP_N_DERIVED], d_hi[DP_N_DERIVED]; /* of d, for the figures that follow
+                                          from the predicted iteration time and memory (NaN for
+                                          the others) */
+    bool           ood;                /* the graph is unlike any the setting-aware inspector was
+                                          trained on: its numbers are a guess */
+    double         ood_score;          /* its distance over the threshold (> 1: ood); NaN */
+    bool           oom;                /* the predicted footprint exceeds the GPU's memory */
     struct dp_derive_in facts;         /* what d was derived from besides m */
     char           note[256];          /* why there is no prediction */
 };
@@ -199,16 +230,18 @@ struct dp_simulation {
 enum dp_status dp_session_simulate(struct dp_session *ss, const struct dp_setting *s, bool defer,
                                    struct dp_simulation *out, bool *pending,
                                    struct dp_error *err);
-/* Takes the simulation's figures the prediction shares: the memory footprint, which only the
- * simulator knows. */
+/* Takes the simulation's figures the prediction shares: the memory footprint, when the prediction
+ * has none of its own (a per-setting inspector does not predict it). */
 void dp_prediction_use_simulation(struct dp_prediction *p, const struct dp_simulation *sim);
 
 /* ---- as JSON (dp/json_out.h), the same in every front end's output ---- */
 struct dp_jw;
 /* The prediction's members, added to w's current object: "source", "inspector" (its file; null
  * when none), "inspector_setting", "data", "metrics", "raw", "clamped" (the names of the outputs
- * that came out below 0), "derived" (with its facts: dp_jw_derived); null members where there
- * is no prediction. */
+ * that came out of their range), "derived" (with its facts: dp_jw_derived), "interval" ({"level":
+ * 0.8, "metrics": like metrics with [lo, hi] pairs, "derived": {key: [lo, hi]} for the figures
+ * that have one}; null without one), "ood", "ood_score" and "oom"; null members where there is
+ * no prediction. */
 void dp_jw_prediction(struct dp_jw *w, const struct dp_prediction *p);
 /* Member key: {"metrics", "derived", "memory_gb", "oom"}, or null when sim holds none. */
 void dp_jw_simulation(struct dp_jw *w, const char *key, const struct dp_simulation *sim);
@@ -286,7 +319,7 @@ bool dp_session_is_unsaved(const struct dp_session *ss, int i);
 void dp_sample_mark_simulated(struct dp_sample *out, const struct dp_setting *s,
                               const char *where);
 /* Simulates graph g on setting s (GPU gpu) with o (its batch) and fills, in out: the labels
- * (Driple order) and batch, then marks it (dp_sample_mark_simulated); the rest of out is
+ * (Driple order), the iteration time, the memory footprint and batch, then marks it (dp_sample_mark_simulated); the rest of out is
  * untouched. *fits: false when the job does not fit in the GPU's memory or a label is not
  * finite: such a job is no sample. */
 enum dp_status dp_sample_simulate(const struct dp_graph *g, const struct dp_setting *s,

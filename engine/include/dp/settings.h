@@ -34,6 +34,8 @@ struct dp_gpu {
     char   name[DP_NAME_MAX];         /* "V100-PCIe-16GB": the catalog key */
     char   architecture[DP_NAME_MAX]; /* "Volta (GV100)" */
     double fp32_tflops;               /* peak FP32 (non-tensor) */
+    double fp32_base_tflops;          /* the same at the base clock where the spec sheet gives
+                                         it beside the boost figure; NaN: not read */
     double fp16_tflops;               /* dense FP16 tensor-core peak; NaN: not read, or no
                                          tensor cores */
     double memory_gb;

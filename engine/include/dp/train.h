@@ -14,6 +14,8 @@
 #include "dp/dataset.h"
 #include "dp/inspector.h"
 #include "dp/model.h"
+#include "dp/sa.h"
+#include "dp/sweep.h"
 
 enum dp_split_kind { DP_SPLIT_RANDOM, DP_SPLIT_MODELS, DP_SPLIT_COUNT };
 const char *dp_split_name(enum dp_split_kind k);          /* "random", "hold-out-models" */
@@ -150,5 +152,46 @@ enum dp_status dp_transfer(const struct dp_inspector *base, const struct dp_data
  * idx[0..n) of ds. */
 enum dp_status dp_evaluate(const struct dp_inspector *insp, const struct dp_dataset *ds,
                            const int *idx, int n, struct dp_eval *out, struct dp_error *err);
+
+/* ---- the setting-aware inspector (dp/sa.h) over a sweep (dp/sweep.h) ---- */
+
+/* Which rows test and validate: RANDOM over the sweep's graphs (val_frac, test_frac of them);
+ * FAMILIES whole zoo families (dp_split_make's hold-out of models; generated graphs train);
+ * GPUS and NETWORKS the rows of the GPUs or networks named in `test_held` (test) and `val_held`
+ * (validation), every graph training on the rest. */
+enum dp_sa_split { DP_SA_SPLIT_RANDOM, DP_SA_SPLIT_FAMILIES, DP_SA_SPLIT_GPUS,
+                   DP_SA_SPLIT_NETWORKS, DP_SA_SPLIT_COUNT };
+const char *dp_sa_split_name(enum dp_sa_split k); /* "random", "families", "gpus", "networks" */
+bool dp_sa_split_parse(const char *s, enum dp_sa_split *out);
+
+struct dp_sa_train_opts {
+    struct dp_sa_arch  arch;         /* 256, 128, 5 members */
+    int                epochs;       /* per member, 150 */
+    int                patience;     /* 20 */
+    int                batch;        /* rows per step, 256 */
+    float              lr;           /* Adam, 0.003 */
+    float              weight_decay; /* 1e-5 */
+    double             lr_decay;     /* x 0.5 after lr_plateau (6) epochs without a better val
+                                        loss, going on from the best parameters */
+    int                lr_plateau;
+    enum dp_sa_split   split;
+    const char        *test_held, *val_held; /* GPUS / NETWORKS: comma lists of names */
+    double             val_frac, test_frac;  /* RANDOM / FAMILIES: 0.2, 0.2 */
+    uint64_t           seed;         /* 1 */
+    atomic_int        *cancel;       /* may be NULL: stops after the current epoch */
+    void (*progress)(int member, const struct dp_train_progress *p, void *ud);
+    void              *ud;
+};
+void dp_sa_train_opts_default(struct dp_sa_train_opts *o);
+
+/* Trains a setting-aware inspector on sw over body (a per-setting inspector whose GNN body is
+ * frozen and embeds every graph once; taken over, also on failure). Rows whose footprint
+ * exceeds their GPU are left out. Each member trains on the split's training rows with its own
+ * seed and early stopping on the validation rows; the validation rows then calibrate the 80%
+ * interval (the spread scaled so 80% of them fall inside) and the training graphs make the OOD
+ * reference. The test rows give prov.evals[0] (coverage included). *out owned by the caller. */
+enum dp_status dp_sa_train(const struct dp_sweep *sw, const struct dp_gpu_catalog *cat,
+                           struct dp_inspector *body, const struct dp_sa_train_opts *o,
+                           struct dp_sa_inspector **out, struct dp_error *err);
 
 #endif

@@ -92,6 +92,8 @@ enum dp_status dp_gpu_catalog_load(const char *path, struct dp_gpu_catalog **out
             (st = dp_json_copy_string(g, "notes", true, path, jp, d->notes, sizeof d->notes,
                                       err)) ||
             (st = opt_fig(g, "fp32_tflops", 0.001, 1e4, path, jp, &d->fp32_tflops, err)) ||
+            (st = opt_fig(g, "fp32_base_tflops", 0.001, 1e4, path, jp, &d->fp32_base_tflops,
+                          err)) ||
             (st = opt_fig(g, "fp16_tflops", 0.001, 1e5, path, jp, &d->fp16_tflops, err)) ||
             (st = opt_fig(g, "memory_gb", 0.001, 1e5, path, jp, &d->memory_gb, err)) ||
             (st = opt_fig(g, "bandwidth_gbps", 0.1, 1e6, path, jp, &d->bandwidth_gbps, err)) ||

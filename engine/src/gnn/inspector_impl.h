@@ -4,6 +4,7 @@
 #define DP_INSPECTOR_IMPL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "dp/inspector.h"
 
@@ -20,5 +21,16 @@ struct dp_inspector {
 void dp_inspector_refresh_key(struct dp_inspector *insp);
 /* Whether parameter i of m belongs to the MLP head ("graph_read_out.mlp.*"). */
 bool dp_param_is_head(const char *name);
+
+/* What inspector files share with the setting-aware inspector's (sa_json.c): n floats as
+ * little-endian float32 in base64 (the caller frees; NULL when out of memory), and back into
+ * out: -1 on success, -2 when out of memory, else the offset of the first bad character (or the
+ * string's length when it does not hold exactly n floats). */
+char *dp_b64_floats(const float *v, size_t n);
+long  dp_b64_read_floats(const char *s, float *out, size_t n);
+/* rel resolved against the directory of `from` (kept when absolute); "" when it does not fit. */
+void dp_path_resolve(const char *from, const char *rel, char *buf, size_t n);
+/* The path of target relative to from's directory (both must exist); false when not. */
+bool dp_path_relative(const char *from, const char *target, char *buf, size_t n);
 
 #endif

@@ -111,6 +111,26 @@ static float get_f32le(const unsigned char *p) {
     return f;
 }
 
+/* The floats of v, little-endian, in base64; the caller frees. NULL when out of memory. */
+char *dp_b64_floats(const float *v, size_t n) {
+    unsigned char *bytes = malloc(n * 4 + 1);
+    if (!bytes) return NULL;
+    for (size_t i = 0; i < n; i++) put_f32le(bytes + 4 * i, v[i]);
+    char *s = b64_encode(bytes, n * 4);
+    free(bytes);
+    return s;
+}
+
+long dp_b64_read_floats(const char *s, float *out, size_t n) {
+    unsigned char *bytes = malloc(n * 4 + 1);
+    if (!bytes) return -2;
+    size_t got = 0;
+    long bad = b64_decode(s, bytes, n * 4, &got);
+    for (size_t i = 0; bad < 0 && i < n; i++) out[i] = get_f32le(bytes + 4 * i);
+    free(bytes);
+    return bad;
+}
+
 /* ---- paths ---- */
 
 /* The directory part of path ("." when none) into buf. */
@@ -164,6 +184,14 @@ static bool relative_to(const char *from, const char *target, char *buf, size_t 
     }
     int w = snprintf(buf + used, n - used, "%s", atgt + common + 1);
     return w >= 0 && (size_t)w < n - used;
+}
+
+void dp_path_resolve(const char *from, const char *rel, char *buf, size_t n) {
+    resolve(from, rel, buf, n);
+}
+
+bool dp_path_relative(const char *from, const char *target, char *buf, size_t n) {
+    return relative_to(from, target, buf, n);
 }
 
 /* ---- reading ---- */

@@ -31,6 +31,8 @@ enum dp_status dp_sample_simulate(const struct dp_graph *g, const struct dp_sett
         *fits = *fits && isfinite(r.labels[q]);
     }
     out->batch = r.batch;
+    out->iteration_ms = r.iteration_ms;
+    out->memory_gb = r.memory_gb;
     dp_sim_result_free(&r);
     dp_sample_mark_simulated(out, s, where);
     return DP_OK;

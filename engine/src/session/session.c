@@ -22,6 +22,7 @@ const char *dp_pred_source_name(enum dp_pred_source s) {
     case DP_SOURCE_TRAINED: return "trained";
     case DP_SOURCE_TRANSFERRED: return "transferred";
     case DP_SOURCE_NEAREST: return "nearest (extrapolated)";
+    case DP_SOURCE_SETTING_AWARE: return "setting-aware";
     default: return "none";
     }
 }
@@ -43,6 +44,10 @@ enum dp_status dp_session_open(const struct dp_session_opts *o, struct dp_sessio
         return st;
     }
     ss->params = ss->epoch_samples = ss->price = NAN;
+    if ((st = sess_sa_open(ss, o ? o->sa : NULL, err))) {
+        dp_session_free(ss);
+        return st;
+    }
     *out = ss;
     return DP_OK;
 }
@@ -69,6 +74,7 @@ void dp_session_free(struct dp_session *ss) {
     for (int i = 0; i < ss->n_embs; i++) free(ss->embs[i].v);
     free(ss->embs);
     free(ss->sims);
+    sess_sa_free(ss);
     dp_op_weights_free(ss->weights);
     dp_settings_free(ss->list);
     dp_gpu_catalog_free(ss->cat);
@@ -159,9 +165,8 @@ void dp_session_set_economics(struct dp_session *ss, double epoch_samples, doubl
     ss->price = price;
 }
 
-/* What the derived figures of setting s (NULL: workers unknown) need besides the outputs. */
-static void facts_of(const struct dp_session *ss, const struct dp_setting *s,
-                     struct dp_derive_in *in) {
+void sess_facts(const struct dp_session *ss, const struct dp_setting *s,
+                struct dp_derive_in *in) {
     dp_derive_in_init(in);
     in->batch = ss->batch;
     in->workers = s ? s->workers : 0;
@@ -298,11 +303,24 @@ enum dp_status dp_session_resolve(struct dp_session *ss, const struct dp_setting
             sess_copy(out->path, sizeof out->path, ss->insps[i].path);
             return DP_OK;
         }
-    /* s's own file, the list's entry for the same cluster, the user directory's */
+    /* the user's own file for this cluster; the setting-aware inspector; s's own file, the
+     * list's entry for the same cluster */
     struct dp_error load_err = {0};
     char user[PATH_MAX];
     bool loaded = false, failed = false;
-    if (readable(s->inspector)) {
+    if (dp_user_inspector_path(s, user, sizeof user) && readable(user)) {
+        if (take_file(ss, user, s->id, flags, out, &load_err)) loaded = true;
+        else failed = true;
+    }
+    if (!loaded && ss->sa && !(flags & DP_RESOLVE_PER_SETTING) && (ss->graph || !ss->grouped)) {
+        memset(out, 0, sizeof *out);
+        out->source = DP_SOURCE_SETTING_AWARE;
+        out->inspector = -1;
+        sess_copy(out->setting_id, sizeof out->setting_id, s->id);
+        sess_copy(out->path, sizeof out->path, ss->sa_path);
+        return DP_OK;
+    }
+    if (!loaded && readable(s->inspector)) {
         if (take_file(ss, s->inspector, s->id, flags, out, &load_err)) loaded = true;
         else failed = true;
     }
@@ -312,10 +330,6 @@ enum dp_status dp_session_resolve(struct dp_session *ss, const struct dp_setting
             !strcmp(e->inspector, s->inspector))
             continue;
         if (take_file(ss, e->inspector, e->id, flags, out, &load_err)) loaded = true;
-        else failed = true;
-    }
-    if (!loaded && dp_user_inspector_path(s, user, sizeof user) && readable(user)) {
-        if (take_file(ss, user, s->id, flags, out, &load_err)) loaded = true;
         else failed = true;
     }
     if (loaded) {
@@ -364,10 +378,8 @@ enum dp_status dp_session_find_setting(const struct dp_session *ss, const char *
 
 /* ---- predictions --------------------------------------------------------------------------- */
 
-/* The embedding of the workload's features under in's body (cached per body, workload and
- * batch); NULL with err set when it cannot be computed. */
-static const float *embed_get(struct dp_session *ss, const struct dp_inspector *in,
-                              struct dp_error *err) {
+const float *sess_embed(struct dp_session *ss, const struct dp_inspector *in,
+                        struct dp_error *err) {
     const char *key = dp_inspector_body_key(in);
     for (int i = 0; i < ss->n_embs; i++)
         if (ss->embs[i].workload == ss->workload && ss->embs[i].batch == ss->batch &&
@@ -406,7 +418,9 @@ static void prediction_init(struct dp_prediction *p) {
     memset(p, 0, sizeof *p);
     p->from.inspector = -1;
     dp_derive_in_init(&p->facts);
-    for (int k = 0; k < DP_N_DERIVED; k++) p->d[k] = NAN;
+    for (int k = 0; k < DP_N_DERIVED; k++) p->d[k] = p->d_lo[k] = p->d_hi[k] = NAN;
+    for (int o = 0; o < DP_N_OUTPUTS; o++) p->lo[o] = p->hi[o] = NAN;
+    p->ood_score = NAN;
 }
 
 /* Runs inspector p->from.inspector's head on the cached embedding into p. */
@@ -414,7 +428,7 @@ static enum dp_status predict_inspector(struct dp_session *ss, const struct dp_s
                                         struct dp_prediction *p, struct dp_error *err) {
     const struct dp_inspector *in = ss->insps[p->from.inspector].insp;
     struct dp_error why = {0};
-    const float *emb = embed_get(ss, in, &why);
+    const float *emb = sess_embed(ss, in, &why);
     if (!emb) {
         sess_copy(p->note, sizeof p->note, why.msg);
         return why.status == DP_ERR_NOMEM ? dp_error_set(err, DP_ERR_NOMEM, "%s", why.msg)
@@ -436,7 +450,7 @@ static enum dp_status predict_inspector(struct dp_session *ss, const struct dp_s
     const struct dp_provenance *pv = dp_inspector_provenance(in);
     sess_copy(p->origin, sizeof p->origin, pv->origin);
     sess_copy(p->data, sizeof p->data, pv->data);
-    facts_of(ss, s, &p->facts);
+    sess_facts(ss, s, &p->facts);
     dp_derive(p->m, &p->facts, p->d);
     p->ok = true;
     return DP_OK;
@@ -463,6 +477,7 @@ enum dp_status dp_session_predict(struct dp_session *ss, const struct dp_setting
         out->pending = true;
         return DP_OK;
     }
+    if (out->from.source == DP_SOURCE_SETTING_AWARE) return sess_sa_predict(ss, s, out, err);
     return predict_inspector(ss, s, out, err);
 }
 
@@ -559,7 +574,7 @@ enum dp_status dp_session_simulate(struct dp_session *ss, const struct dp_settin
     out->memory_gb = e->memory_gb;
     out->oom = e->oom;
     struct dp_derive_in *facts = &out->facts; /* the simulator's own figures, where it has them */
-    facts_of(ss, s, facts);
+    sess_facts(ss, s, facts);
     facts->direct[DP_D_ITERATION_MS] = e->iteration_ms;
     facts->direct[DP_D_THROUGHPUT] = e->throughput;
     facts->direct[DP_D_MEAN_GPU_UTIL] = e->mean_gpu_util;
@@ -570,7 +585,7 @@ enum dp_status dp_session_simulate(struct dp_session *ss, const struct dp_settin
 }
 
 void dp_prediction_use_simulation(struct dp_prediction *p, const struct dp_simulation *sim) {
-    if (sim->ok) p->d[DP_D_MEMORY_GB] = sim->memory_gb;
+    if (sim->ok && !isfinite(p->d[DP_D_MEMORY_GB])) p->d[DP_D_MEMORY_GB] = sim->memory_gb;
 }
 
 void dp_session_counts(const struct dp_session *ss, long *n_embed, long *n_sim) {

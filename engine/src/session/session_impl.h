@@ -60,11 +60,33 @@ struct dp_session {
     int               n_sims, next_sim;
     long              n_embed, n_sim;
     int               preload;      /* next list setting to preload */
+
+    /* the setting-aware inspector (session_sa.c) and the workload as its head reads it */
+    struct dp_sa_inspector *sa;
+    char                    sa_path[512];
+    struct dp_sa_graph      sa_graph;
+    long                    sa_workload, sa_gen; /* what sa_graph was made for; -1: nothing */
 };
 
 /* Copies src into dst (n bytes), truncating; NULL copies "". */
 void sess_copy(char *dst, size_t n, const char *src);
 /* The index of a new inspector entry (zeroed) appended to ss->insps; -1 when out of memory. */
 int sess_insp_new(struct dp_session *ss);
+/* The embedding of the workload's features under in's body (cached per body, workload and
+ * batch); NULL with err set when it cannot be computed. */
+const float *sess_embed(struct dp_session *ss, const struct dp_inspector *in,
+                        struct dp_error *err);
+/* What the derived figures of setting s (NULL: workers unknown) need besides the outputs. */
+void sess_facts(const struct dp_session *ss, const struct dp_setting *s, struct dp_derive_in *in);
+
+/* ---- the setting-aware inspector (session_sa.c) ---- */
+/* Loads opts' setting-aware inspector (NULL: the shipped one when it exists; "": none). */
+enum dp_status sess_sa_open(struct dp_session *ss, const char *path, struct dp_error *err);
+void           sess_sa_free(struct dp_session *ss);
+/* Predicts s with it into p (p->from already says setting-aware). No prediction (a GPU the
+ * head cannot read, a non-finite output) is not a failure: p->ok false and p->note. Fails
+ * only out of memory. */
+enum dp_status sess_sa_predict(struct dp_session *ss, const struct dp_setting *s,
+                               struct dp_prediction *p, struct dp_error *err);
 
 #endif

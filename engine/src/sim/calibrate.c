@@ -202,7 +202,6 @@ static void unfitted_scales(const struct fit_ctx *f, struct dp_sim_constants *k)
  * generations' scales set first). */
 static enum dp_status objective(struct fit_ctx *f, struct dp_sim_constants *k, double *out,
                                 struct dp_error *err) {
-    static int n_eval; if (getenv("DP_COUNT")) fprintf(stderr, "eval %d\n", ++n_eval);
     unfitted_scales(f, k);
     enum dp_status st = predict_keys(f->c, k, f->want, f->threads, err);
     if (st) return st;

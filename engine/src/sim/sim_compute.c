@@ -276,6 +276,20 @@ static double tensor_ratio(enum dp_gpu_gen gen) {
     }
 }
 
+/* The share of a generation's FP32 lanes its SMs can keep issuing to. Kepler's SMX has 192
+ * lanes behind 4 schedulers, and only instruction-level parallelism (dual issue) fills them:
+ * NVIDIA's Maxwell whitepaper (GM107) gives Maxwell's 128-lane SM 1.35x the performance per
+ * CUDA core, so Kepler sustains 1/1.35 of what later generations do per lane. */
+static double issue_share(enum dp_gpu_gen gen) { return gen == DP_GEN_KEPLER ? 1 / 1.35 : 1.0; }
+
+/* Kepler and Maxwell Teslas run at their application clock, by default the base clock, unless
+ * the board's power cap leaves room (autoboost); a sustained training load on a K80's two dies
+ * leaves little. Pascal and later (GPU Boost 3.0) sustain their boost clocks, which is what the
+ * spec sheets' figures are. */
+static bool runs_at_base(enum dp_gpu_gen gen) {
+    return gen == DP_GEN_KEPLER || gen == DP_GEN_MAXWELL;
+}
+
 static bool is_geforce(const struct dp_gpu *g) {
     if (strstr(g->name, "GeForce")) return true;
     for (int a = 0; a < g->n_aliases; a++)
@@ -302,6 +316,18 @@ enum dp_status sim_device_init(const struct dp_gpu *gpu, struct sim_device *d,
     char buf[160];
     d->gen = dp_gpu_generation(gpu);
     d->fp32 = gpu->fp32_tflops * 1e9 * per;
+    if (runs_at_base(d->gen) && gpu->fp32_base_tflops > 0) {
+        d->fp32 = gpu->fp32_base_tflops * 1e9 * per;
+        snprintf(buf, sizeof buf, "%s runs at its base clock: %.3g of the boost %.3g TFLOPS",
+                 dp_gpu_gen_name(d->gen), gpu->fp32_base_tflops, gpu->fp32_tflops);
+        note(d, buf);
+    }
+    if (issue_share(d->gen) < 1) {
+        d->fp32 *= issue_share(d->gen);
+        snprintf(buf, sizeof buf, "%s issues to %.0f%% of its FP32 lanes", dp_gpu_gen_name(d->gen),
+                 issue_share(d->gen) * 100);
+        note(d, buf);
+    }
     d->bw = BYTES_PER_MS(gpu->bandwidth_gbps) * per;
     d->memory_gb = gpu->memory_gb * per;
     d->sms = gpu->sm_count > 0 ? (int)(gpu->sm_count * per) : 0;

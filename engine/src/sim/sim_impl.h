@@ -52,7 +52,7 @@ struct dp_sim_workload {
 /* A GPU as one worker sees it (one device of a multi-device board), with what was estimated. */
 struct sim_device {
     enum dp_gpu_gen gen;
-    double fp32;       /* FLOPs per ms */
+    double fp32;       /* FP32 FLOPs per ms it sustains (its clock, the lanes it issues to) */
     double tensor16;   /* dense FP16 tensor-core FLOPs per ms (FP32 accumulate); 0: none */
     double bw;         /* memory bytes per ms */
     double memory_gb;  /* NaN: unknown */

@@ -101,6 +101,67 @@ fail:
     return st;
 }
 
+/* ---- the whole-graph profile (dp/profile.h), shared with sweep_json.c ---- */
+
+static const char *const profile_keys[] = {"winograd_flops", "params", "param_bytes",
+                                           "activation_bytes", "ops", "kernels", "variables"};
+#define N_PROFILE_KEYS ((int)(sizeof profile_keys / sizeof profile_keys[0]))
+
+static double *profile_field(struct dp_profile *p, int k) {
+    double *f[N_PROFILE_KEYS] = {&p->winograd_flops, &p->params, &p->param_bytes,
+                                 &p->activation_bytes, &p->n_ops, &p->n_kernels,
+                                 &p->n_variables};
+    return f[k];
+}
+
+enum dp_status dp_profile_read_json(const cJSON *o, int64_t batch, const char *name,
+                                    const char *path, struct dp_profile *p,
+                                    struct dp_error *err) {
+    const cJSON *arr[2];
+    enum dp_status st;
+    memset(p, 0, sizeof *p);
+    p->batch = batch;
+    if ((st = dp_json_get_array(o, "flops", false, name, path, &arr[0], err)) ||
+        (st = dp_json_get_array(o, "bytes", false, name, path, &arr[1], err)))
+        return st;
+    for (int a = 0; a < 2; a++) {
+        if (cJSON_GetArraySize(arr[a]) != DP_OPCLASS_COUNT)
+            return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: expected %d numbers (one per op "
+                                "class)", name, path, a ? "bytes" : "flops", DP_OPCLASS_COUNT);
+        for (int c = 0; c < DP_OPCLASS_COUNT; c++) {
+            const cJSON *v = cJSON_GetArrayItem(arr[a], c);
+            if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
+                return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s[%d]: expected a number >= 0",
+                                    name, path, a ? "bytes" : "flops", c);
+            if (a) p->bytes[c] = v->valuedouble;
+            else p->flops[c] = v->valuedouble;
+        }
+    }
+    for (int k = 0; k < N_PROFILE_KEYS; k++) {
+        double v = -1;
+        if ((st = dp_json_get_number(o, profile_keys[k], false, name, path, &v, err))) return st;
+        if (!(v >= 0 && isfinite(v)))
+            return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: expected a number >= 0", name,
+                                path, profile_keys[k]);
+        *profile_field(p, k) = v;
+    }
+    return DP_OK;
+}
+
+bool dp_profile_write_json(cJSON *o, const char *key, const struct dp_profile *prof) {
+    cJSON *p = cJSON_AddObjectToObject(o, key), *a;
+    if (!p) return false;
+    struct dp_profile copy = *prof;
+    for (int k = 0; k < 2; k++) {
+        if (!(a = cJSON_AddArrayToObject(p, k ? "bytes" : "flops"))) return false;
+        for (int c = 0; c < DP_OPCLASS_COUNT; c++)
+            if (!dp_json_append(a, dp_json_number(k ? copy.bytes[c] : copy.flops[c]))) return false;
+    }
+    for (int k = 0; k < N_PROFILE_KEYS; k++)
+        if (!dp_json_add_number(p, profile_keys[k], *profile_field(&copy, k))) return false;
+    return true;
+}
+
 static enum dp_status read_sample(const cJSON *o, const char *name, const char *path,
                                   struct dp_sample *s, struct dp_error *err) {
     enum dp_status st;
@@ -164,6 +225,20 @@ static enum dp_status read_sample(const cJSON *o, const char *name, const char *
                                 "%s:%s.labels[%d]: expected a number >= 0 or null (%s)", name,
                                 path, i, dp_outputs[i].name);
         i++;
+    }
+    const cJSON *prof = NULL;
+    if ((st = dp_json_get_number(o, "iteration_ms", true, name, path, &s->iteration_ms, err)) ||
+        (st = dp_json_get_number(o, "memory_gb", true, name, path, &s->memory_gb, err)) ||
+        (st = dp_json_get_object(o, "profile", true, name, path, &prof, err)))
+        return st;
+    if (!(s->iteration_ms >= 0 && isfinite(s->iteration_ms)) ||
+        !(s->memory_gb >= 0 && isfinite(s->memory_gb)))
+        return dp_error_set(err, DP_ERR_INVALID, "%s:%s: iteration_ms and memory_gb must be "
+                            "numbers >= 0", name, path);
+    if (prof) {
+        snprintf(sub, sizeof sub, "%s.profile", path);
+        if ((st = dp_profile_read_json(prof, s->batch, name, sub, &s->profile, err))) return st;
+        s->has_profile = true;
     }
     if (grouped) {
         snprintf(sub, sizeof sub, "%s.grouped", path);
@@ -257,6 +332,10 @@ static bool write_sample(cJSON *arr, const struct dp_sample *s) {
         !add_str(job, "gpu", s->job.gpu))
         return false;
     if (s->job.input_size > 0 && !dp_json_add_number(job, "input_size", (double)s->job.input_size)) return false;
+    if ((s->iteration_ms > 0 && !dp_json_add_number(o, "iteration_ms", s->iteration_ms)) ||
+        (s->memory_gb > 0 && !dp_json_add_number(o, "memory_gb", s->memory_gb)) ||
+        (s->has_profile && !dp_profile_write_json(o, "profile", &s->profile)))
+        return false;
     if (!(labels = cJSON_AddArrayToObject(o, "labels"))) return false;
     for (int i = 0; i < DP_N_OUTPUTS; i++)
         if (!dp_json_append(labels, dp_json_number(s->labels[i]))) return false;

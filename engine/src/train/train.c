@@ -16,6 +16,7 @@
 
 #include "core/rng.h"
 #include "dataset_impl.h"
+#include "train_impl.h"
 #include "dp/clock.h"
 #include "dp/zoo.h" /* dp_zoo_family: hold-out groups */
 #include "dp/zoo_gen.h"
@@ -134,6 +135,49 @@ static const char *model_key(const struct dp_sample *s) {
  * the zoo's (and users') models, never the generator's corpus. */
 static bool generated(const struct dp_sample *s) { return dp_gen_is_generated(s->model); }
 
+enum dp_status dp_family_parts(const char *const *keys, int n, double val_frac, double test_frac,
+                               uint64_t seed, int *part, int *n_families, struct dp_error *err) {
+    /* Distinct families in name order (not the items': every setting's dataset must give the
+     * same assignment, so that a transfer holds out what its base never saw), then shuffled with
+     * the seed; whole families go to test, then val, by their number. */
+    int *fam = malloc(((size_t)n + 1) * sizeof *fam), nf = 0;
+    if (!fam) return dp_error_set(err, DP_ERR_NOMEM, "split: out of memory");
+    for (int i = 0; i < n; i++) {
+        part[i] = 0;
+        if (!keys[i]) continue;
+        int at = nf;
+        bool seen = false;
+        for (int m = 0; m < nf && !seen; m++) {
+            int c = strcmp(keys[fam[m]], keys[i]);
+            seen = c == 0;
+            if (c > 0 && at == nf) at = m;
+        }
+        if (seen) continue;
+        memmove(fam + at + 1, fam + at, (size_t)(nf - at) * sizeof *fam);
+        fam[at] = i;
+        nf++;
+    }
+    *n_families = nf;
+    if (nf >= 3) {
+        uint64_t rng = seed;
+        shuffle(fam, nf, &rng);
+        int f_test = (int)lround(test_frac * nf), f_val = (int)lround(val_frac * nf);
+        if (test_frac > 0 && f_test < 1) f_test = 1;
+        if (val_frac > 0 && f_val < 1) f_val = 1;
+        while (f_test + f_val >= nf) { /* the last family always trains */
+            if (f_test >= f_val) f_test--;
+            else f_val--;
+        }
+        for (int m = 0; m < nf; m++) {
+            int p = m < f_test ? 2 : m < f_test + f_val ? 1 : 0;
+            for (int i = 0; i < n; i++)
+                if (keys[i] && !strcmp(keys[i], keys[fam[m]])) part[i] = p;
+        }
+    }
+    free(fam);
+    return DP_OK;
+}
+
 enum dp_status dp_split_make(const struct dp_dataset *ds, enum dp_split_kind kind, double val_frac,
                              double test_frac, uint64_t seed, struct dp_split *out,
                              struct dp_error *err) {
@@ -144,7 +188,6 @@ enum dp_status dp_split_make(const struct dp_dataset *ds, enum dp_split_kind kin
     int n = 0;
     int *idx = malloc(((size_t)ds->n_samples + 1) * sizeof *idx);
     int *part = malloc(((size_t)ds->n_samples + 1) * sizeof *part); /* 0 train, 1 val, 2 test */
-    int *models = NULL;
     enum dp_status st = DP_OK;
     if (!idx || !part) { st = dp_error_set(err, DP_ERR_NOMEM, "split: out of memory"); goto done; }
     for (int i = 0; i < ds->n_samples; i++)
@@ -155,8 +198,8 @@ enum dp_status dp_split_make(const struct dp_dataset *ds, enum dp_split_kind kin
                           ds->setting);
         goto done;
     }
-    uint64_t rng = seed;
     if (kind == DP_SPLIT_RANDOM) {
+        uint64_t rng = seed;
         shuffle(idx, n, &rng);
         int n_test = (int)lround(test_frac * n), n_val = (int)lround(val_frac * n);
         while (n_test + n_val >= n && (n_test > 0 || n_val > 0)) {
@@ -165,49 +208,21 @@ enum dp_status dp_split_make(const struct dp_dataset *ds, enum dp_split_kind kin
         }
         for (int i = 0; i < n; i++) part[i] = i < n_test ? 2 : i < n_test + n_val ? 1 : 0;
     } else {
-        /* Distinct families in name order (not the dataset's: every setting's dataset must give
-         * the same assignment, so that a transfer holds out what its base never saw), then
-         * shuffled with the seed; whole families go to test, then val, by their number. */
-        int n_models = 0;
-        if (!(models = malloc(((size_t)n + 1) * sizeof *models))) {
+        const char **keys = malloc(((size_t)n + 1) * sizeof *keys);
+        if (!keys) {
             st = dp_error_set(err, DP_ERR_NOMEM, "split: out of memory");
             goto done;
         }
-        for (int i = 0; i < n; i++) {
-            if (generated(&ds->samples[idx[i]])) continue;
-            const char *k = model_key(&ds->samples[idx[i]]);
-            int at = n_models;
-            bool seen = false;
-            for (int m = 0; m < n_models && !seen; m++) {
-                int c = strcmp(model_key(&ds->samples[models[m]]), k);
-                seen = c == 0;
-                if (c > 0 && at == n_models) at = m;
-            }
-            if (seen) continue;
-            memmove(models + at + 1, models + at, (size_t)(n_models - at) * sizeof *models);
-            models[at] = idx[i];
-            n_models++;
-        }
+        for (int i = 0; i < n; i++)
+            keys[i] = generated(&ds->samples[idx[i]]) ? NULL : model_key(&ds->samples[idx[i]]);
+        int n_models = 0;
+        st = dp_family_parts(keys, n, val_frac, test_frac, seed, part, &n_models, err);
+        free(keys);
+        if (st) goto done;
         if (n_models < 3) {
             st = dp_error_set(err, DP_ERR_INVALID, "dataset '%s': holding out models needs at "
                               "least 3 model families, it has %d", ds->setting, n_models);
             goto done;
-        }
-        shuffle(models, n_models, &rng);
-        int f_test = (int)lround(test_frac * n_models), f_val = (int)lround(val_frac * n_models);
-        if (test_frac > 0 && f_test < 1) f_test = 1;
-        if (val_frac > 0 && f_val < 1) f_val = 1;
-        while (f_test + f_val >= n_models) { /* the last family always trains */
-            if (f_test >= f_val) f_test--;
-            else f_val--;
-        }
-        for (int i = 0; i < n; i++) part[i] = 0;
-        for (int m = 0; m < n_models; m++) {
-            const char *k = model_key(&ds->samples[models[m]]);
-            int p = m < f_test ? 2 : m < f_test + f_val ? 1 : 0;
-            for (int i = 0; i < n; i++)
-                if (!generated(&ds->samples[idx[i]]) && !strcmp(model_key(&ds->samples[idx[i]]), k))
-                    part[i] = p;
         }
     }
     int counts[3] = {0, 0, 0};
@@ -235,7 +250,6 @@ enum dp_status dp_split_make(const struct dp_dataset *ds, enum dp_split_kind kin
 done:
     free(idx);
     free(part);
-    free(models);
     if (st) dp_split_free(out);
     return st;
 }

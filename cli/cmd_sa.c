@@ -1,0 +1,177 @@
+/* cmd_sa.c: `driple train --sweep SWEEP.json --body BASE.json -o SA.json`: trains the
+ * setting-aware inspector (dp/sa.h) on a sweep (dp/sweep.h) over a per-setting inspector's
+ * frozen GNN body, and reports its error on the split's test rows (per output MAPE, R^2 and the
+ * coverage of the 80% interval). */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cmd.h"
+#include "cmd_util.h"
+#include "dp/train.h"
+
+#define TRAIN_SA_USAGE                                                                          \
+    "driple train --sweep SWEEP.json --body BASE.json -o SA.json\n"                               \
+    "       [--split random|families|gpus|networks] [--test-held a,b] [--val-held c,d]\n"         \
+    "       [--members K] [--hidden1 N] [--hidden2 N] [--epochs N] [--patience N]\n"              \
+    "       [--minibatch N] [--lr X] [--weight-decay X] [--seed S] [--gpus-file FILE] [--json]\n"  \
+    "  the setting-aware inspector: the body's GNN embedding (frozen; BASE.json is a per-setting\n"\
+    "  inspector) and the graph's profile and the setting feed an ensemble of K MLP heads (5)\n"  \
+    "  predicting the 12 metrics, iteration_ms and memory_gb. --split holds out random graphs,\n" \
+    "  whole zoo families, or the rows of the GPUs / networks of --test-held (validated on\n"     \
+    "  --val-held). Labels are those of the sweep (simulated)."
+
+static atomic_int stop_flag;
+static void on_int(int sig) {
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void on_epoch(int member, const struct dp_train_progress *p, void *ud) {
+    (void)ud;
+    fprintf(stderr, "\rmember %d: epoch %d/%d, train loss %.4f, val loss %.4f (best %.4f at %d)  ",
+            member + 1, p->epoch, p->epochs, p->train_loss, p->val_loss, p->best_val_loss,
+            p->best_epoch);
+}
+
+static double mean_of(const double *v, int n) {
+    double s = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i])) s += v[i], k++;
+    return k ? s / k : NAN;
+}
+
+static double median_of(const double *v, int n) {
+    double w[DP_SA_N_OUT];
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i])) w[k++] = v[i];
+    if (!k) return NAN;
+    qsort(w, (size_t)k, sizeof *w, cmd_cmp_double);
+    return k % 2 ? w[k / 2] : (w[k / 2 - 1] + w[k / 2]) / 2;
+}
+
+int cmd_train_sa(int argc, char **argv) {
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "train")) return 1;
+    struct dp_sa_train_opts o;
+    dp_sa_train_opts_default(&o);
+    const char *sweep = cli_value(&c, "--sweep"), *body_path = cli_value(&c, "--body");
+    const char *out = cli_value(&c, "-o"), *split = cli_value(&c, "--split");
+    const char *gpus_file = cli_value(&c, "--gpus-file");
+    o.test_held = cli_value(&c, "--test-held");
+    o.val_held = cli_value(&c, "--val-held");
+    bool json = cli_flag(&c, "--json");
+    int64_t members = o.arch.members, h1 = o.arch.hidden1, h2 = o.arch.hidden2;
+    int64_t epochs = o.epochs, patience = o.patience, mb = o.batch, seed = (int64_t)o.seed;
+    double lr = o.lr, wd = o.weight_decay;
+    cli_int(&c, "--members", 1, DP_SA_MAX_MEMBERS, &members);
+    cli_int(&c, "--hidden1", 1, 4096, &h1);
+    cli_int(&c, "--hidden2", 1, 4096, &h2);
+    cli_int(&c, "--epochs", 1, 1000000, &epochs);
+    cli_int(&c, "--patience", 0, 1000000, &patience);
+    cli_int(&c, "--minibatch", 1, 100000, &mb);
+    cli_int(&c, "--seed", 0, INT64_MAX, &seed);
+    cli_double(&c, "--lr", 1e-9, 10, &lr);
+    cli_double(&c, "--weight-decay", 0, 10, &wd);
+    int rc = 0;
+    if (c.bad || !cli_check_unused(&c)) {
+        rc = cli_usage("train", TRAIN_SA_USAGE, "bad arguments");
+        goto done;
+    }
+    if (!sweep || !body_path || !out) {
+        rc = cli_usage("train", TRAIN_SA_USAGE, "missing %s",
+                       !sweep ? "--sweep FILE" : !body_path ? "--body FILE" : "-o FILE");
+        goto done;
+    }
+    if (split && !dp_sa_split_parse(split, &o.split)) {
+        rc = cli_usage("train", TRAIN_SA_USAGE, "--split: '%s' is not random, families, gpus or "
+                       "networks", split);
+        goto done;
+    }
+    o.arch = (struct dp_sa_arch){(int)h1, (int)h2, (int)members};
+    o.epochs = (int)epochs;
+    o.patience = (int)patience;
+    o.batch = (int)mb;
+    o.seed = (uint64_t)seed;
+    o.lr = (float)lr;
+    o.weight_decay = (float)wd;
+    o.cancel = &stop_flag;
+    if (!json && isatty(2)) o.progress = on_epoch;
+    struct dp_gpu_catalog *cat = NULL;
+    struct dp_inspector *body = NULL;
+    struct dp_sa_inspector *sa = NULL;
+    struct dp_sweep sw;
+    memset(&sw, 0, sizeof sw);
+    struct dp_error err = {0};
+    if (dp_gpu_catalog_load_default(gpus_file, &cat, &err) ||
+        dp_sweep_load(sweep, cat, &sw, &err) || dp_inspector_load(body_path, &body, &err)) {
+        rc = cli_fail(&err);
+        goto free_all;
+    }
+    void (*old)(int) = signal(SIGINT, on_int);
+    enum dp_status st = dp_sa_train(&sw, cat, body, &o, &sa, &err);
+    signal(SIGINT, old);
+    if (o.progress) fputc('\n', stderr);
+    if (st || dp_sa_save(sa, out, body_path, &err)) {
+        rc = cli_fail(&err);
+        goto free_all;
+    }
+    const struct dp_sa_provenance *p = dp_sa_provenance(sa);
+    const struct dp_sa_eval *e = &p->evals[0];
+    if (json) {
+        printf("{\"inspector\": ");
+        cmd_json_str(stdout, out);
+        printf(", \"sweep\": ");
+        cmd_json_str(stdout, sweep);
+        printf(", \"data\": ");
+        cmd_json_str(stdout, p->data);
+        printf(", \"split\": \"%s\", \"held\": ", e->name);
+        cmd_json_str(stdout, e->held);
+        printf(", \"seconds\": ");
+        cmd_json_num(stdout, p->seconds);
+        printf(", \"epochs\": %d, \"n_train\": %d, \"n_val\": %d, \"n_test\": %d, \"outputs\": [",
+               p->epochs, p->n_train, p->n_val, p->n_test);
+        for (int k = 0; k < DP_SA_N_OUT; k++) {
+            printf("%s{\"name\": \"%s\", \"mape\": ", k ? ", " : "", dp_sa_output_name(k));
+            cmd_json_num(stdout, e->mape[k]);
+            printf(", \"r2\": ");
+            cmd_json_num(stdout, e->r2[k]);
+            printf(", \"coverage\": ");
+            cmd_json_num(stdout, e->coverage[k]);
+            printf("}");
+        }
+        printf("], \"test_mape_mean\": ");
+        cmd_json_num(stdout, mean_of(e->mape, DP_N_OUTPUTS));
+        printf(", \"test_mape_median\": ");
+        cmd_json_num(stdout, median_of(e->mape, DP_N_OUTPUTS));
+        printf(", \"coverage_median\": ");
+        cmd_json_num(stdout, median_of(e->coverage, DP_SA_N_OUT));
+        printf("}\n");
+    } else {
+        printf("%s: setting-aware inspector, %d members, %s split%s%s, %d/%d/%d rows (train/val/"
+               "test), %.1f s, labels %s\n", out, o.arch.members, e->name, *e->held ? " holding out " : "",
+               e->held, p->n_train, p->n_val, p->n_test, p->seconds, p->data);
+        printf("%-22s %9s %7s %9s\n", "output", "MAPE %", "R^2", "in 80% %");
+        for (int k = 0; k < DP_SA_N_OUT; k++)
+            printf("%-22s %9.1f %7.3f %9.1f\n", dp_sa_output_name(k), e->mape[k], e->r2[k],
+                   e->coverage[k]);
+        printf("12 metrics: mean MAPE %.1f%%, median %.1f%%; iteration %.1f%%; memory %.1f%%; "
+               "median coverage of the 80%% interval %.1f%%\n",
+               mean_of(e->mape, DP_N_OUTPUTS), median_of(e->mape, DP_N_OUTPUTS),
+               e->mape[DP_SA_ITERATION], e->mape[DP_SA_MEMORY],
+               median_of(e->coverage, DP_SA_N_OUT));
+    }
+free_all:
+    dp_sa_free(sa);
+    dp_sweep_free(&sw);
+    dp_gpu_catalog_free(cat);
+done:
+    cli_done(&c);
+    return rc;
+}

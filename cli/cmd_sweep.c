@@ -1,0 +1,175 @@
+/* cmd_sweep.c: `driple dataset sweep` (the setting-aware inspector's data: zoo and generated
+ * graphs x settings x batch sizes, simulated; dp/sweep.h) and `driple dataset extract` (one
+ * setting's rows of a sweep as a per-setting dataset). */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "cmd.h"
+#include "dp/clock.h"
+#include "dp/sweep.h"
+
+#define SWEEP_USAGE                                                                              \
+    "driple dataset sweep --out FILE [--models a,b,...] [--zoo-batches K] [--generated N]\n"     \
+    "       [--gen-seed S] [--gen-batches K] [--fp32-only] [--settings FILE] [--quota Q]\n"      \
+    "       [--random K] [--gpus a,b,...] [--max-workers N] [--allreduce] [--pytorch]\n"         \
+    "       [--groups K] [--seed S] [--jobs J] [--gpus-file FILE] [--weights FILE]\n"             \
+    "  graphs: every zoo model (or --models) with each optimizer at K batch sizes (default 12:\n" \
+    "  the default x 1/16 .. 6), generated architectures 0 .. N-1 of seed S (driple zoo\n"       \
+    "  generate) at K batch sizes (default 3), in fp32 and mixed precision; rows: each graph on\n" \
+    "  every setting of --settings (all zoo graphs, the first Q generated ones; no list: none)\n"  \
+    "  and on K settings drawn from the catalog's GPUs, 1 .. N workers, every network (default\n" \
+    "  8, 64). Labels are SIMULATED."
+#define EXTRACT_USAGE                                                                           \
+    "driple dataset extract SWEEP.json --setting ID -o DATASET.json [--cost-features]\n"        \
+    "       [--gpus-file FILE]\n"                                                                \
+    "  the setting's rows that fit its GPU, as a driple-dataset/1 (for train and transfer)"
+
+static atomic_int interrupted;
+static void on_sigint(int sig) {
+    (void)sig;
+    interrupted = 1;
+}
+
+static void on_progress(int done, int total, void *ud) {
+    (void)ud;
+    fprintf(stderr, "\rdataset sweep: %d / %d models", done, total);
+    if (done == total) fputc('\n', stderr);
+}
+
+int cmd_dataset_sweep(int argc, char **argv) {
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "dataset sweep")) return 1;
+    struct dp_sweep_opts o;
+    dp_sweep_opts_default(&o);
+    const char *out = cli_value(&c, "--out"), *settings_path = cli_value(&c, "--settings");
+    const char *gpus_file = cli_value(&c, "--gpus-file"), *weights = cli_value(&c, "--weights");
+    o.models = cli_value(&c, "--models");
+    o.gpus = cli_value(&c, "--gpus");
+    o.mixed = !cli_flag(&c, "--fp32-only");
+    o.allreduce = cli_flag(&c, "--allreduce");
+    o.pytorch = cli_flag(&c, "--pytorch");
+    bool json = cli_flag(&c, "--json");
+    int64_t zb = o.zoo_batches, ng = 0, gs = 1, gb = o.gen_batches, quota = 0, rnd = 8, mw = 64;
+    int64_t groups = 0, seed = 1, jobs = 2;
+    cli_int(&c, "--zoo-batches", 1, 12, &zb);
+    cli_int(&c, "--generated", 0, 1000000, &ng);
+    cli_int(&c, "--gen-seed", 0, INT64_MAX, &gs);
+    cli_int(&c, "--gen-batches", 1, 12, &gb);
+    cli_int(&c, "--quota", 0, 1000000, &quota);
+    cli_int(&c, "--random", 0, 1000, &rnd);
+    cli_int(&c, "--max-workers", 1, 64, &mw);
+    cli_int(&c, "--groups", 1, 100000, &groups);
+    cli_int(&c, "--seed", 0, INT64_MAX, &seed);
+    cli_int(&c, "--jobs", 1, 64, &jobs);
+    int rc = 0;
+    if (c.bad || !cli_check_unused(&c)) {
+        rc = cli_usage("dataset sweep", SWEEP_USAGE, "bad arguments");
+        goto done;
+    }
+    if (!out || !*out) {
+        rc = cli_usage("dataset sweep", SWEEP_USAGE, "missing --out FILE");
+        goto done;
+    }
+    o.zoo_batches = (int)zb;
+    o.n_generated = (int)ng;
+    o.gen_seed = (uint64_t)gs;
+    o.gen_batches = (int)gb;
+    o.fixed_quota = (int)quota;
+    o.random_settings = (int)rnd;
+    o.max_workers = (int)mw;
+    o.groups = (int)groups;
+    o.seed = (uint64_t)seed;
+    o.threads = (int)jobs;
+    o.cancel = &interrupted;
+    if (!json) o.progress = on_progress;
+    struct dp_gpu_catalog *cat = NULL;
+    struct dp_settings *list = NULL;
+    struct dp_op_weights *w = NULL;
+    struct dp_sweep sw;
+    memset(&sw, 0, sizeof sw);
+    struct dp_error err = {0};
+    if (dp_gpu_catalog_load_default(gpus_file, &cat, &err) ||
+        (settings_path && dp_settings_load(settings_path, cat, &list, &err)) ||
+        dp_op_weights_load_default(weights, &w, &err)) {
+        rc = cli_fail(&err);
+        goto free_all;
+    }
+    o.catalog = cat;
+    o.fixed = list;
+    o.weights = w;
+    double t0 = dp_clock_ms();
+    void (*old)(int) = signal(SIGINT, on_sigint);
+    enum dp_status st = dp_sweep_build(&o, &sw, &err);
+    signal(SIGINT, old);
+    double t1 = dp_clock_ms();
+    if (!st) {
+        time_t now = time(NULL);
+        struct tm tmv;
+        gmtime_r(&now, &tmv);
+        strftime(sw.source.when, sizeof sw.source.when, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+        st = dp_sweep_save(&sw, out, &err);
+    }
+    if (st) {
+        rc = cli_fail(&err);
+        goto free_all;
+    }
+    int oom = 0;
+    for (int i = 0; i < sw.n_rows; i++) oom += sw.rows[i].oom;
+    if (json)
+        printf("{\"simulated\": true, \"out\": \"%s\", \"graphs\": %d, \"rows\": %d, \"oom\": %d, "
+               "\"seconds\": %.1f}\n", out, sw.n_graphs, sw.n_rows, oom, (t1 - t0) / 1e3);
+    else
+        printf("%s: %d graphs, %d rows (%d out of memory), simulated, in %.1f s\n", out,
+               sw.n_graphs, sw.n_rows, oom, (t1 - t0) / 1e3);
+free_all:
+    dp_sweep_free(&sw);
+    dp_op_weights_free(w);
+    dp_settings_free(list);
+    dp_gpu_catalog_free(cat);
+done:
+    cli_done(&c);
+    return rc;
+}
+
+int cmd_dataset_extract(int argc, char **argv) {
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "dataset extract")) return 1;
+    const char *id = cli_value(&c, "--setting"), *out = cli_value(&c, "-o");
+    const char *gpus_file = cli_value(&c, "--gpus-file");
+    bool cost = cli_flag(&c, "--cost-features");
+    const char *in = cli_positional(&c, 0);
+    int rc = 0;
+    if (c.bad || !cli_check_unused(&c) || !in || !id || !out) {
+        rc = cli_usage("dataset extract", EXTRACT_USAGE, "%s",
+                       !in ? "missing SWEEP.json" : !id ? "missing --setting ID"
+                       : !out ? "missing -o FILE" : "bad arguments");
+        goto done;
+    }
+    struct dp_gpu_catalog *cat = NULL;
+    struct dp_sweep sw;
+    memset(&sw, 0, sizeof sw);
+    struct dp_dataset ds;
+    dp_dataset_init(&ds, NULL);
+    struct dp_setting s;
+    struct dp_error err = {0};
+    if (dp_gpu_catalog_load_default(gpus_file, &cat, &err) ||
+        dp_setting_parse_id(id, cat, &s, &err) || dp_sweep_load(in, cat, &sw, &err) ||
+        dp_sweep_dataset(&sw, &s, cost, &ds, &err) || dp_dataset_save_json(&ds, out, &err)) {
+        rc = cli_fail(&err);
+    } else {
+        printf("%s: %d samples of %s from %s (simulated)\n", out, ds.n_samples, s.id, in);
+        if (!ds.n_samples) {
+            fprintf(stderr, "driple: %s: no row of setting %s\n", in, s.id);
+            rc = 1;
+        }
+    }
+    dp_dataset_free(&ds);
+    dp_sweep_free(&sw);
+    dp_gpu_catalog_free(cat);
+done:
+    cli_done(&c);
+    return rc;
+}

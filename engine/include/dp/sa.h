@@ -1,0 +1,187 @@
+/* sa.h: the setting-aware inspector: one model for every point of the what-if space. Its GNN
+ * body reads the coarsened graph as the paper's inspectors do; its head also reads the graph's
+ * whole-graph profile (dp/profile.h) and the setting (the GPU's spec vector, the cluster, the
+ * network, sync, precision, framework), so another GPU, network or worker count moves the
+ * prediction and a GPU without any training data is predicted from its specs. */
+#ifndef DP_SA_H
+#define DP_SA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dp/grouped.h"
+#include "dp/inspector.h"
+#include "dp/profile.h"
+#include "dp/settings.h"
+
+/* ---- the head's inputs ---- */
+
+/* The setting as DP_SA_SETTING_N numbers: the GPU's figures per CUDA device (log FP32 and
+ * tensor TFLOPS, log memory GB, log bandwidth GB/s, log1p NVLink GB/s, PCIe generation,
+ * architecture generation), log workers, log1p PS, log machines, log GPUs per machine, hetero,
+ * log network GB/s and latency us, intra-machine, mixed precision, all-reduce, PyTorch, tensor
+ * rate unknown, TF32-capable. Unknown GPU figures read as 0 (their log). */
+#define DP_SA_SETTING_N 20
+extern const char *const dp_sa_setting_names[DP_SA_SETTING_N];
+void dp_sa_setting_vector(const struct dp_setting *s, const struct dp_gpu *g,
+                          double v[DP_SA_SETTING_N]);
+
+/* Physical ratios of profile to setting, each log(ms) (or log of a share): the matrix FLOPs at
+ * the GPU's matrix rate for the precision, the memory-bound bytes at its bandwidth, all FLOPs
+ * at the FP32 rate, the parameter bytes over the network, the PS NIC's traffic (parameters x
+ * workers / PS), all-reduce's traffic per worker (2 (N-1)/N x parameters), and activations
+ * plus four copies of the parameters over the GPU's memory. */
+#define DP_SA_CROSS_N 7
+extern const char *const dp_sa_cross_names[DP_SA_CROSS_N];
+void dp_sa_cross_vector(const struct dp_profile *p, const struct dp_setting *s,
+                        const struct dp_gpu *g, double v[DP_SA_CROSS_N]);
+
+/* ---- the inspector ---- */
+
+/* Outputs: the 12 metrics (Driple order), then the iteration time and the GPU memory footprint,
+ * predicted directly (an iteration may hold several bursts: idle + active is not one). */
+#define DP_SA_ITERATION DP_N_OUTPUTS
+#define DP_SA_MEMORY    (DP_N_OUTPUTS + 1)
+#define DP_SA_N_OUT     (DP_N_OUTPUTS + 2)
+/* Output o's name and unit: dp_outputs' (dp/metrics.h), then the derived figures' keys and units
+ * ("iteration_ms" ms, "memory_gb" GB); "?" out of range. */
+const char *dp_sa_output_name(int o);
+const char *dp_sa_output_unit(int o);
+
+/* Error of an inspector on one evaluation (a split's test part): per output, MAPE (%, labels
+ * >= DP_MAPE_FLOOR), R^2, and the share of labels inside the predicted 80% interval (%); NaN when
+ * not measured. */
+struct dp_sa_eval {
+    char   name[32];   /* "random", "families", "gpus", "networks" */
+    char   held[256];  /* what was held out: "resnet, mobilenet", "T4, A100-40GB-SXM" */
+    int    n_rows;
+    double mape[DP_SA_N_OUT], r2[DP_SA_N_OUT], coverage[DP_SA_N_OUT];
+};
+#define DP_SA_MAX_EVALS 4
+
+struct dp_sa_provenance {
+    char   data[16];      /* "simulated" */
+    char   split[32];     /* what the shipped parameters were trained on: "random" */
+    int    epochs;        /* of the longest member */
+    double seconds;
+    int    n_train, n_val, n_test, n_graphs; /* rows; graphs of the training data */
+    int    n_evals;
+    struct dp_sa_eval evals[DP_SA_MAX_EVALS];
+};
+
+struct dp_sa_inspector;
+
+/* A prediction for one graph on one setting. Values in the outputs' units, inside their physical
+ * range: utilisations in [0, 100] %, network rates within the link's line rate, durations,
+ * iteration time and memory > 0; clamped[o] says a raw value was outside it. lo..hi is the
+ * calibrated 80% interval (clipped to the same range). ood: the graph is far from every graph the
+ * inspector was trained on (ood_score > 1: beyond the distance the 99th percentile of held-out
+ * training graphs reached), so the numbers are a guess. oom: memory_gb exceeds the GPU's memory. */
+struct dp_sa_prediction {
+    double value[DP_SA_N_OUT], lo[DP_SA_N_OUT], hi[DP_SA_N_OUT];
+    bool   clamped[DP_SA_N_OUT];
+    double ood_score;
+    bool   ood, oom;
+};
+
+/* Reads a driple-sa-inspector/1 file and the body inspector it names (relative to its
+ * directory), checking the body's key. Failures name the file and JSON path. */
+enum dp_status dp_sa_load(const char *path, struct dp_sa_inspector **out, struct dp_error *err);
+/* Writes it; the body is named by body_path (written relative to path's directory; the body
+ * file must exist there). */
+enum dp_status dp_sa_save(const struct dp_sa_inspector *sa, const char *path,
+                          const char *body_path, struct dp_error *err);
+void dp_sa_free(struct dp_sa_inspector *sa); /* NULL-safe; frees the body too */
+/* The GNN body (borrowed): its embedding (dp_model_embed of its model) is what the head reads;
+ * per-setting inspectors with the same dp_inspector_body_key share it. */
+const struct dp_inspector *dp_sa_body(const struct dp_sa_inspector *sa);
+const struct dp_sa_provenance *dp_sa_provenance(const struct dp_sa_inspector *sa);
+struct dp_sa_provenance *dp_sa_provenance_mut(struct dp_sa_inspector *sa);
+
+/* A graph at a batch as the head reads it: the body's embedding, the profile and the graph's
+ * distance to the training graphs (computed once; every setting reuses it). */
+struct dp_sa_graph {
+    float            *emb;      /* dp_model_embed_size(body) floats; owned */
+    struct dp_profile profile;
+    double            ood_score;
+};
+/* Embeds g (its three published features; the body's n_feat) and scores it; with emb not NULL
+ * (the body's embedding of g, computed elsewhere: a cache) g is not read. Fails like
+ * dp_model_embed. Free with dp_sa_graph_free. */
+enum dp_status dp_sa_graph_init(const struct dp_sa_inspector *sa, const struct dp_grouped *g,
+                                const float *emb, const struct dp_profile *p,
+                                struct dp_sa_graph *out, struct dp_error *err);
+void dp_sa_graph_free(struct dp_sa_graph *g); /* NULL-safe; leaves it zeroed */
+
+/* Predicts g on n settings (gpus[i] is settings[i]'s catalog GPU), one pass of the head over all
+ * of them. DP_ERR_INVALID when a GPU lacks the figures the head reads (FP32 rate, memory,
+ * bandwidth), naming it; out untouched for that row and after. */
+enum dp_status dp_sa_predict(const struct dp_sa_inspector *sa, const struct dp_sa_graph *g,
+                             const struct dp_setting *settings, const struct dp_gpu *const *gpus,
+                             int n, struct dp_sa_prediction *out, struct dp_error *err);
+
+/* ---- training (train/sa_train.c drives these; dp/train.h has dp_sa_train) ---- */
+
+struct dp_sa_arch {
+    int hidden1, hidden2; /* the MLP head's widths: 256, 128 */
+    int members;          /* heads in the ensemble: 5 */
+};
+#define DP_SA_MAX_MEMBERS 16
+/* Checks widths in [1, 4096] and members in [1, DP_SA_MAX_MEMBERS]; DP_ERR_INVALID naming one. */
+enum dp_status dp_sa_arch_check(const struct dp_sa_arch *a, struct dp_error *err);
+
+/* A new inspector over `body` (taken over, also on failure), head initialised from seed,
+ * normalisation identity, intervals uncalibrated (half-width = the ensemble's spread), no OOD
+ * reference. */
+enum dp_status dp_sa_init(struct dp_inspector *body, const struct dp_sa_arch *a, uint64_t seed,
+                          struct dp_sa_inspector **out, struct dp_error *err);
+const struct dp_sa_arch *dp_sa_arch(const struct dp_sa_inspector *sa);
+/* The raw input of one row (dp_sa_input_size numbers): embedding, profile vector, setting
+ * vector, cross vector. */
+int  dp_sa_input_size(const struct dp_sa_inspector *sa);
+void dp_sa_raw_input(const struct dp_sa_inspector *sa, const float *emb,
+                     const struct dp_profile *p, const struct dp_setting *s,
+                     const struct dp_gpu *g, double *x);
+/* Normalisation: inputs x -> (x - in_mean) / in_std; targets log1p(label) -> (. - out_mean) /
+ * out_std. Arrays of dp_sa_input_size and DP_SA_N_OUT values (std > 0). */
+void dp_sa_set_norm(struct dp_sa_inspector *sa, const double *in_mean, const double *in_std,
+                    const double *out_mean, const double *out_std);
+void dp_sa_normalize(const struct dp_sa_inspector *sa, const double *raw, float *x);
+/* The training target of a label of output o, and back. */
+double dp_sa_target(const struct dp_sa_inspector *sa, int o, double label);
+double dp_sa_label(const struct dp_sa_inspector *sa, int o, double target);
+/* Member m's (or, m < 0, the ensemble's mean) outputs in target units for B normalised rows x
+ * (B x dp_sa_input_size) into y (B x DP_SA_N_OUT); with spread (may be NULL, m < 0 only) the
+ * members' standard deviation per output. */
+void dp_sa_head(const struct dp_sa_inspector *sa, int m, const float *x, int B, float *y,
+                float *spread);
+/* The calibration of the intervals: output o's 80% half-width in target units is
+ * q[o] x (spread + s0[o]). */
+void dp_sa_set_calibration(struct dp_sa_inspector *sa, const double *q, const double *s0);
+void dp_sa_calibration(const struct dp_sa_inspector *sa, double *q, double *s0);
+/* The OOD reference: n points of the graph part of the normalised input (embedding and
+ * profile: dp_sa_ood_dims numbers each, row-major) and the distance a training graph's nearest
+ * other reaches at the 99th percentile. */
+int dp_sa_ood_dims(const struct dp_sa_inspector *sa);
+enum dp_status dp_sa_set_ood(struct dp_sa_inspector *sa, const float *points, int n,
+                             double threshold, struct dp_error *err);
+/* The graph's OOD distance (nearest reference point, root mean square over dims) from its
+ * normalised graph part. */
+double dp_sa_ood_distance(const struct dp_sa_inspector *sa, const float *graph_part);
+
+/* Adam on one member's parameters. */
+struct dp_sa_trainer;
+enum dp_status dp_sa_trainer_init(struct dp_sa_inspector *sa, int member, float lr,
+                                  float weight_decay, struct dp_sa_trainer **out,
+                                  struct dp_error *err);
+void dp_sa_trainer_free(struct dp_sa_trainer *t);
+/* MSE over B rows x DP_SA_N_OUT targets t (target units), its gradient, then (when step) one
+ * Adam step; *loss before the step. DP_ERR_NOMEM only. */
+enum dp_status dp_sa_trainer_step(struct dp_sa_trainer *t, const float *x, const float *tg,
+                                  int B, bool step, float *loss, struct dp_error *err);
+/* Member m's parameters (dp_sa_member_size floats), writable: the trainer keeps the best. */
+size_t dp_sa_member_size(const struct dp_sa_inspector *sa);
+float *dp_sa_member(struct dp_sa_inspector *sa, int m);
+
+#endif

@@ -1,0 +1,27 @@
+/* sa_impl.h: the layout of struct dp_sa_inspector, shared by sa_inspector.c (head, predict,
+ * trainer) and sa_json.c (the driple-sa-inspector/1 file). Private to the engine. */
+#ifndef DP_SA_IMPL_H
+#define DP_SA_IMPL_H
+
+#include "dp/sa.h"
+
+struct dp_sa_inspector {
+    struct dp_inspector *body;         /* owned */
+    struct dp_sa_arch    arch;
+    int                  n_emb, n_in;  /* n_in = n_emb + profile + setting + cross */
+    size_t               per_member;   /* floats per ensemble member */
+    float               *w;            /* members x per_member: W1 (n_in x h1), b1, W2 (h1 x h2),
+                                          b2, W3 (h2 x DP_SA_N_OUT), b3, row-major */
+    double              *in_mean, *in_std; /* n_in each */
+    double               out_mean[DP_SA_N_OUT], out_std[DP_SA_N_OUT];
+    double               q[DP_SA_N_OUT], s0[DP_SA_N_OUT]; /* interval calibration */
+    int                  n_ref;        /* OOD reference points */
+    float               *ref;          /* n_ref x (n_emb + DP_PROFILE_N) */
+    double               ood_threshold;
+    struct dp_sa_provenance prov;
+};
+
+/* Floats of one member's parameters for these sizes. */
+size_t dp_sa_member_floats(int n_in, int h1, int h2);
+
+#endif

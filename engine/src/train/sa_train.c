@@ -1,0 +1,575 @@
+/* sa_train.c: training the setting-aware inspector (dp_sa_train in dp/train.h) over a sweep:
+ * the body embeds every graph once (threads), each row becomes one normalised input (embedding,
+ * profile, setting, physical ratios), the split picks test and validation rows (random graphs,
+ * whole zoo families, whole GPUs or whole networks), every ensemble member trains with Adam and
+ * early stopping, the validation rows calibrate the 80% interval and the training graphs make the
+ * reference for the out-of-distribution flag; the test rows are evaluated (MAPE, R^2, coverage). */
+#include "dp/train.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "dp/clock.h"
+#include "dp/zoo.h"
+#include "dp/zoo_gen.h"
+#include "train_impl.h"
+
+#define NO DP_SA_N_OUT
+#define MAX_REF 512
+#define MAX_THREADS 16
+
+static const char *const split_names[DP_SA_SPLIT_COUNT] = {"random", "families", "gpus",
+                                                           "networks"};
+
+const char *dp_sa_split_name(enum dp_sa_split k) {
+    return (unsigned)k < DP_SA_SPLIT_COUNT ? split_names[k] : "?";
+}
+
+bool dp_sa_split_parse(const char *s, enum dp_sa_split *out) {
+    for (int k = 0; s && k < DP_SA_SPLIT_COUNT; k++)
+        if (!strcmp(s, split_names[k])) {
+            *out = (enum dp_sa_split)k;
+            return true;
+        }
+    return false;
+}
+
+void dp_sa_train_opts_default(struct dp_sa_train_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->arch = (struct dp_sa_arch){256, 128, 5};
+    o->epochs = 150;
+    o->patience = 20;
+    o->batch = 256;
+    o->lr = 0.003f;
+    o->weight_decay = 1e-5f;
+    o->lr_decay = 0.5;
+    o->lr_plateau = 6;
+    o->split = DP_SA_SPLIT_RANDOM;
+    o->val_frac = 0.2;
+    o->test_frac = 0.2;
+    o->seed = 1;
+}
+
+static bool in_list(const char *list, const char *name) {
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == n && !strncasecmp(p, name, n)) return true;
+        p += len;
+        if (*p == ',') p++;
+    }
+    return false;
+}
+
+/* ---- embeddings, one per graph, on threads sharing the (immutable) body ---- */
+
+struct embed_job {
+    const struct dp_model *m;
+    const struct dp_sweep *sw;
+    float                 *emb;
+    int                    E, next;
+    pthread_mutex_t        mu;
+    enum dp_status         st;
+    struct dp_error        err;
+};
+
+static void *embed_worker(void *arg) {
+    struct embed_job *j = arg;
+    for (;;) {
+        pthread_mutex_lock(&j->mu);
+        int i = j->st ? j->sw->n_graphs : j->next++;
+        pthread_mutex_unlock(&j->mu);
+        if (i >= j->sw->n_graphs) return NULL;
+        struct dp_error e = {0};
+        enum dp_status st = dp_model_embed(j->m, j->sw->graphs[i].grouped,
+                                           j->emb + (size_t)i * j->E, &e);
+        if (st) {
+            pthread_mutex_lock(&j->mu);
+            if (!j->st) {
+                j->st = st;
+                j->err = e;
+            }
+            pthread_mutex_unlock(&j->mu);
+        }
+    }
+}
+
+static enum dp_status embed_graphs(const struct dp_model *m, const struct dp_sweep *sw, float *emb,
+                                   int E, struct dp_error *err) {
+    struct embed_job j = {.m = m, .sw = sw, .emb = emb, .E = E};
+    if (pthread_mutex_init(&j.mu, NULL))
+        return dp_error_set(err, DP_ERR_NOMEM, "train: cannot create a mutex");
+    pthread_t th[MAX_THREADS];
+    int started = 0, n = dp_blas_threads(0) > 1 ? 1 : 2;
+    for (int t = 1; t < n; t++)
+        if (!pthread_create(&th[started], NULL, embed_worker, &j)) started++;
+    embed_worker(&j);
+    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+    pthread_mutex_destroy(&j.mu);
+    if (j.st && err) *err = j.err;
+    return j.st;
+}
+
+/* ---- the split ---- */
+
+/* part[r] for each kept row (0 train, 1 val, 2 test); the held-out names into held. */
+static enum dp_status split_rows(const struct dp_sweep *sw, const int *rows, int n,
+                                 const struct dp_sa_train_opts *o, int *part, char *held,
+                                 size_t held_n, struct dp_error *err) {
+    held[0] = '\0';
+    if (o->split == DP_SA_SPLIT_GPUS || o->split == DP_SA_SPLIT_NETWORKS) {
+        if (!o->test_held || !*o->test_held)
+            return dp_error_set(err, DP_ERR_INVALID, "train: holding out %s needs the names to "
+                                "test on", dp_sa_split_name(o->split));
+        snprintf(held, held_n, "%s", o->test_held);
+        int n_test = 0;
+        for (int i = 0; i < n; i++) {
+            const struct dp_setting *s = &sw->rows[rows[i]].setting;
+            const char *name = o->split == DP_SA_SPLIT_GPUS ? s->gpu : dp_network_name(s->network);
+            part[i] = in_list(o->test_held, name) ? 2 : in_list(o->val_held, name) ? 1 : 0;
+            n_test += part[i] == 2;
+        }
+        if (!n_test)
+            return dp_error_set(err, DP_ERR_INVALID, "train: no row of the sweep on %s",
+                                o->test_held);
+        return DP_OK;
+    }
+    /* Per graph, then per row. */
+    int ng = sw->n_graphs, *gpart = malloc(((size_t)ng + 1) * sizeof *gpart);
+    if (!gpart) return dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
+    enum dp_status st = DP_OK;
+    if (o->split == DP_SA_SPLIT_RANDOM) {
+        int *order = malloc(((size_t)ng + 1) * sizeof *order);
+        if (!order) {
+            free(gpart);
+            return dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
+        }
+        for (int g = 0; g < ng; g++) order[g] = g;
+        uint64_t rng = o->seed;
+        for (int g = ng - 1; g > 0; g--) {
+            int r = (int)(dp_rng_next(&rng) % (uint64_t)(g + 1)), t = order[g];
+            order[g] = order[r];
+            order[r] = t;
+        }
+        int n_test = (int)lround(o->test_frac * ng), n_val = (int)lround(o->val_frac * ng);
+        for (int k = 0; k < ng; k++) gpart[order[k]] = k < n_test ? 2 : k < n_test + n_val ? 1 : 0;
+        free(order);
+    } else {
+        const char **keys = malloc(((size_t)ng + 1) * sizeof *keys);
+        int nf = 0;
+        if (!keys) {
+            free(gpart);
+            return dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
+        }
+        for (int g = 0; g < ng; g++)
+            keys[g] = dp_gen_is_generated(sw->graphs[g].model) ? NULL
+                                                               : dp_zoo_family(sw->graphs[g].model);
+        st = dp_family_parts(keys, ng, o->val_frac, o->test_frac, o->seed, gpart, &nf, err);
+        if (!st && nf < 3)
+            st = dp_error_set(err, DP_ERR_INVALID, "train: holding out families needs at least "
+                              "3 of them, the sweep has %d", nf);
+        /* The held-out families, for the record. */
+        for (int g = 0; !st && g < ng; g++) {
+            if (gpart[g] != 2) continue;
+            bool seen = false;
+            for (int h = 0; h < g && !seen; h++) seen = gpart[h] == 2 && !strcmp(keys[h], keys[g]);
+            if (!seen) {
+                size_t len = strlen(held);
+                snprintf(held + len, held_n - len, "%s%s", len ? ", " : "", keys[g]);
+            }
+        }
+        free(keys);
+    }
+    for (int i = 0; !st && i < n; i++) part[i] = gpart[sw->rows[rows[i]].graph];
+    free(gpart);
+    return st;
+}
+
+/* ---- one member ---- */
+
+struct data {
+    const float *x, *t;     /* kept rows x n_in, x NO (targets) */
+    int          nin;
+    const int   *train, *val;
+    int          n_train, n_val;
+};
+
+static double val_loss(const struct dp_sa_inspector *sa, int m, const struct data *d, float *x,
+                       float *y) {
+    if (!d->n_val) return NAN;
+    double s = 0;
+    enum { CH = 1024 };
+    for (int i0 = 0; i0 < d->n_val; i0 += CH) {
+        int b = d->n_val - i0 < CH ? d->n_val - i0 : CH;
+        for (int i = 0; i < b; i++)
+            memcpy(x + (size_t)i * d->nin, d->x + (size_t)d->val[i0 + i] * d->nin,
+                   (size_t)d->nin * sizeof *x);
+        dp_sa_head(sa, m, x, b, y, NULL);
+        for (int i = 0; i < b; i++)
+            for (int o = 0; o < NO; o++) {
+                double e = y[(size_t)i * NO + o] - d->t[(size_t)d->val[i0 + i] * NO + o];
+                s += e * e;
+            }
+    }
+    return s / ((double)d->n_val * NO);
+}
+
+static enum dp_status train_member(struct dp_sa_inspector *sa, int m, const struct data *d,
+                                   const struct dp_sa_train_opts *o, int *epochs_run,
+                                   struct dp_error *err) {
+    int B = o->batch > 0 ? o->batch : 256, nin = d->nin;
+    size_t psz = dp_sa_member_size(sa);
+    int *order = malloc(((size_t)d->n_train + 1) * sizeof *order);
+    float *xb = malloc((size_t)(B > 1024 ? B : 1024) * nin * sizeof *xb);
+    float *tb = malloc((size_t)B * NO * sizeof *tb), *yv = malloc((size_t)1024 * NO * sizeof *yv);
+    float *best = malloc(psz * sizeof *best);
+    struct dp_sa_trainer *tr = NULL;
+    enum dp_status st = DP_OK;
+    if (!order || !xb || !tb || !yv || !best) {
+        st = dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
+        goto done;
+    }
+    float lr = o->lr;
+    if ((st = dp_sa_trainer_init(sa, m, lr, o->weight_decay, &tr, err))) goto done;
+    memcpy(order, d->train, (size_t)d->n_train * sizeof *order);
+    memcpy(best, dp_sa_member(sa, m), psz * sizeof *best);
+    uint64_t rng = o->seed * 7919u + (uint64_t)m * 104729u + 1;
+    double best_val = INFINITY, t0 = dp_clock_ms();
+    int bad = 0, best_epoch = 0, epoch;
+    for (epoch = 1; epoch <= o->epochs; epoch++) {
+        for (int i = d->n_train - 1; i > 0; i--) {
+            int r = (int)(dp_rng_next(&rng) % (uint64_t)(i + 1)), t = order[i];
+            order[i] = order[r];
+            order[r] = t;
+        }
+        double sum = 0;
+        for (int b0 = 0; b0 < d->n_train; b0 += B) {
+            int k = d->n_train - b0 < B ? d->n_train - b0 : B;
+            for (int i = 0; i < k; i++) {
+                memcpy(xb + (size_t)i * nin, d->x + (size_t)order[b0 + i] * nin,
+                       (size_t)nin * sizeof *xb);
+                memcpy(tb + (size_t)i * NO, d->t + (size_t)order[b0 + i] * NO, NO * sizeof *tb);
+            }
+            float l = 0;
+            if ((st = dp_sa_trainer_step(tr, xb, tb, k, true, &l, err))) goto done;
+            sum += (double)l * k;
+        }
+        double v = val_loss(sa, m, d, xb, yv);
+        if (!isfinite(v)) v = sum / d->n_train; /* no validation rows: the training loss */
+        if (v < best_val) {
+            best_val = v;
+            best_epoch = epoch;
+            memcpy(best, dp_sa_member(sa, m), psz * sizeof *best);
+            bad = 0;
+        } else if (++bad % (o->lr_plateau > 0 ? o->lr_plateau : o->epochs + 1) == 0 &&
+                   o->lr_decay > 0 && o->lr_decay < 1) {
+            /* Go on from the best parameters at the smaller rate with fresh Adam moments. */
+            lr *= (float)o->lr_decay;
+            memcpy(dp_sa_member(sa, m), best, psz * sizeof *best);
+            dp_sa_trainer_free(tr);
+            tr = NULL;
+            if ((st = dp_sa_trainer_init(sa, m, lr, o->weight_decay, &tr, err))) goto done;
+        }
+        if (o->progress) {
+            struct dp_train_progress p = {epoch, o->epochs, 1, 1, sum / d->n_train, v, best_val,
+                                          best_epoch, (dp_clock_ms() - t0) / 1e3, true};
+            o->progress(m, &p, o->ud);
+        }
+        if ((o->patience > 0 && bad >= o->patience) || (o->cancel && *o->cancel)) break;
+    }
+    *epochs_run = epoch > o->epochs ? o->epochs : epoch;
+    memcpy(dp_sa_member(sa, m), best, psz * sizeof *best);
+done:
+    dp_sa_trainer_free(tr);
+    free(order);
+    free(xb);
+    free(tb);
+    free(yv);
+    free(best);
+    return st;
+}
+
+/* ---- calibration, OOD reference, evaluation ---- */
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The p-quantile of v[0..n) (sorted in place); NaN when n is 0. */
+static double quantile(double *v, int n, double p) {
+    if (n <= 0) return NAN;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    int k = (int)ceil(p * n) - 1;
+    return v[k < 0 ? 0 : k >= n ? n - 1 : k];
+}
+
+/* Ensemble mean and spread for rows idx. */
+static void ensemble(const struct dp_sa_inspector *sa, const struct data *d, const int *idx,
+                     int n, float *mu, float *sp) {
+    float *x = malloc((size_t)(n > 0 ? n : 1) * d->nin * sizeof *x);
+    if (!x) {
+        for (size_t i = 0; i < (size_t)n * NO; i++) mu[i] = sp[i] = NAN;
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        memcpy(x + (size_t)i * d->nin, d->x + (size_t)idx[i] * d->nin, (size_t)d->nin * sizeof *x);
+    dp_sa_head(sa, -1, x, n, mu, sp);
+    free(x);
+}
+
+static enum dp_status calibrate(struct dp_sa_inspector *sa, const struct data *d,
+                                struct dp_error *err) {
+    int n = d->n_val;
+    double q[NO], s0[NO];
+    float *mu = malloc(((size_t)n + 1) * NO * sizeof *mu), *sp = malloc(((size_t)n + 1) * NO * sizeof *sp);
+    double *v = malloc(((size_t)n + 1) * sizeof *v);
+    if (!mu || !sp || !v) {
+        free(mu);
+        free(sp);
+        free(v);
+        return dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
+    }
+    ensemble(sa, d, d->val, n, mu, sp);
+    for (int o = 0; o < NO; o++) {
+        /* s0: the median spread, so that a row whose members agree by chance still gets a
+         * width of the typical error; q: the 80th percentile of |error| / (spread + s0). */
+        for (int i = 0; i < n; i++) v[i] = sp[(size_t)i * NO + o];
+        s0[o] = n ? quantile(v, n, 0.5) : 0;
+        if (!(s0[o] > 1e-6)) s0[o] = 1e-6;
+        for (int i = 0; i < n; i++)
+            v[i] = fabs(mu[(size_t)i * NO + o] - d->t[(size_t)d->val[i] * NO + o]) /
+                   (sp[(size_t)i * NO + o] + s0[o]);
+        q[o] = n ? quantile(v, n, 0.8) : 1.2816;
+    }
+    dp_sa_set_calibration(sa, q, s0);
+    free(mu);
+    free(sp);
+    free(v);
+    return DP_OK;
+}
+
+/* Reference points: up to MAX_REF training graphs; threshold: the 99th percentile of the other
+ * training graphs' distance to the nearest reference. */
+static enum dp_status ood_reference(struct dp_sa_inspector *sa, const float *gx, const bool *in_train,
+                                    int ng, uint64_t seed, struct dp_error *err) {
+    int dims = dp_sa_ood_dims(sa), n_tr = 0;
+    int *tr = malloc(((size_t)ng + 1) * sizeof *tr);
+    if (!tr) return dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
+    for (int g = 0; g < ng; g++)
+        if (in_train[g]) tr[n_tr++] = g;
+    uint64_t rng = seed ^ UINT64_C(0xA5A5A5A5);
+    for (int i = n_tr - 1; i > 0; i--) {
+        int r = (int)(dp_rng_next(&rng) % (uint64_t)(i + 1)), t = tr[i];
+        tr[i] = tr[r];
+        tr[r] = t;
+    }
+    int n_ref = n_tr < MAX_REF ? n_tr : MAX_REF;
+    float *pts = malloc(((size_t)n_ref + 1) * dims * sizeof *pts);
+    double *dist = malloc(((size_t)n_tr + 1) * sizeof *dist);
+    enum dp_status st = DP_OK;
+    if (!pts || !dist) {
+        st = dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
+        goto done;
+    }
+    for (int i = 0; i < n_ref; i++)
+        memcpy(pts + (size_t)i * dims, gx + (size_t)tr[i] * dims, (size_t)dims * sizeof *pts);
+    if ((st = dp_sa_set_ood(sa, pts, n_ref, 0, err))) goto done;
+    int n_rest = 0;
+    for (int i = n_ref; i < n_tr; i++) dist[n_rest++] = dp_sa_ood_distance(sa, gx + (size_t)tr[i] * dims);
+    /* Few training graphs: each against the others. */
+    if (n_rest < 20)
+        for (int i = 0; i < n_ref; i++) {
+            double best = INFINITY;
+            for (int j = 0; j < n_ref; j++) {
+                if (i == j) continue;
+                double s = 0;
+                for (int k = 0; k < dims; k++) {
+                    double e = pts[(size_t)i * dims + k] - pts[(size_t)j * dims + k];
+                    s += e * e;
+                }
+                if (s < best) best = s;
+            }
+            if (isfinite(best)) dist[n_rest++] = sqrt(best / dims);
+        }
+    double thr = quantile(dist, n_rest, 0.99);
+    st = dp_sa_set_ood(sa, pts, n_ref, isfinite(thr) && thr > 0 ? thr : 1.0, err);
+done:
+    free(tr);
+    free(pts);
+    free(dist);
+    return st;
+}
+
+static void evaluate(const struct dp_sa_inspector *sa, const struct data *d, const int *idx, int n,
+                     const double *labels, struct dp_sa_eval *e) {
+    e->n_rows = n;
+    float *mu = malloc(((size_t)n + 1) * NO * sizeof *mu), *sp = malloc(((size_t)n + 1) * NO * sizeof *sp);
+    for (int o = 0; o < NO; o++) e->mape[o] = e->r2[o] = e->coverage[o] = NAN;
+    if (!mu || !sp || !n) {
+        free(mu);
+        free(sp);
+        return;
+    }
+    ensemble(sa, d, idx, n, mu, sp);
+    double qq[NO], ss[NO];
+    dp_sa_calibration(sa, qq, ss);
+    for (int o = 0; o < NO; o++) {
+        double ape = 0, mean = 0, se = 0, tot = 0;
+        int n_ape = 0, inside = 0;
+        for (int i = 0; i < n; i++) mean += labels[(size_t)idx[i] * NO + o] / n;
+        for (int i = 0; i < n; i++) {
+            double y = labels[(size_t)idx[i] * NO + o], t = mu[(size_t)i * NO + o];
+            double p = dp_sa_label(sa, o, t), half = qq[o] * (sp[(size_t)i * NO + o] + ss[o]);
+            se += (p - y) * (p - y);
+            tot += (y - mean) * (y - mean);
+            if (fabs(y) >= DP_MAPE_FLOOR) {
+                ape += fabs(p - y) / fabs(y);
+                n_ape++;
+            }
+            inside += fabs(d->t[(size_t)idx[i] * NO + o] - t) <= half;
+        }
+        e->mape[o] = n_ape ? 100 * ape / n_ape : NAN;
+        e->r2[o] = tot > 1e-12 * n * mean * mean && tot > 0 ? 1 - se / tot : NAN;
+        e->coverage[o] = 100.0 * inside / n;
+    }
+    free(mu);
+    free(sp);
+}
+
+/* ---- the whole ---- */
+
+enum dp_status dp_sa_train(const struct dp_sweep *sw, const struct dp_gpu_catalog *cat,
+                           struct dp_inspector *body, const struct dp_sa_train_opts *o,
+                           struct dp_sa_inspector **out, struct dp_error *err) {
+    double t0 = dp_clock_ms();
+    struct dp_sa_inspector *sa = NULL;
+    enum dp_status st = dp_sa_init(body, &o->arch, o->seed, &sa, err);
+    if (st) return st;
+    int E = dp_model_embed_size(dp_inspector_model(dp_sa_body(sa)));
+    int nin = dp_sa_input_size(sa), dims = dp_sa_ood_dims(sa), ng = sw->n_graphs;
+    float *emb = malloc(((size_t)ng + 1) * E * sizeof *emb), *x = NULL, *t = NULL, *gx = NULL;
+    int *rows = malloc(((size_t)sw->n_rows + 1) * sizeof *rows), *part = NULL, n = 0;
+    int *sets[3] = {NULL, NULL, NULL}, ns[3] = {0, 0, 0};
+    double *raw = malloc((size_t)nin * sizeof *raw), *labels = NULL;
+    double *mean = calloc((size_t)nin, sizeof *mean), *sd = calloc((size_t)nin, sizeof *sd);
+    bool *graph_train = calloc((size_t)ng + 1, sizeof *graph_train);
+    if (!emb || !rows || !raw || !mean || !sd || !graph_train) goto oom;
+    if ((st = embed_graphs(dp_inspector_model(dp_sa_body(sa)), sw, emb, E, err))) goto fail;
+    for (int r = 0; r < sw->n_rows; r++) {
+        const struct dp_sweep_row *row = &sw->rows[r];
+        const struct dp_gpu *g = dp_gpu_find(cat, row->setting.gpu);
+        if (row->oom || !g || !(g->fp32_tflops > 0) || !(g->memory_gb > 0) ||
+            !(g->bandwidth_gbps > 0))
+            continue;
+        rows[n++] = r;
+    }
+    if (!n) {
+        st = dp_error_set(err, DP_ERR_INVALID, "train: the sweep has no row that fits its GPU");
+        goto fail;
+    }
+    if (!(part = malloc((size_t)n * sizeof *part)) || !(x = malloc((size_t)n * nin * sizeof *x)) ||
+        !(t = malloc((size_t)n * NO * sizeof *t)) || !(labels = malloc((size_t)n * NO * sizeof *labels)) ||
+        !(gx = malloc(((size_t)ng + 1) * dims * sizeof *gx)))
+        goto oom;
+    struct dp_sa_eval *ev = &dp_sa_provenance_mut(sa)->evals[0];
+    if ((st = split_rows(sw, rows, n, o, part, ev->held, sizeof ev->held, err))) goto fail;
+    for (int k = 0; k < 3; k++)
+        if (!(sets[k] = malloc(((size_t)n + 1) * sizeof *sets[k]))) goto oom;
+    for (int i = 0; i < n; i++) sets[part[i]][ns[part[i]]++] = i;
+    if (!ns[0]) {
+        st = dp_error_set(err, DP_ERR_INVALID, "train: the split leaves no training row");
+        goto fail;
+    }
+    /* Normalisation from the training rows: inputs, and log1p of the labels. */
+    double tmean[NO] = {0}, tsd[NO] = {0};
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < ns[0]; i++) {
+            const struct dp_sweep_row *row = &sw->rows[rows[sets[0][i]]];
+            const struct dp_sweep_graph *sg = &sw->graphs[row->graph];
+            dp_sa_raw_input(sa, emb + (size_t)row->graph * E, &sg->profile, &row->setting,
+                            dp_gpu_find(cat, row->setting.gpu), raw);
+            double y[NO];
+            memcpy(y, row->labels, DP_N_OUTPUTS * sizeof *y);
+            y[DP_SA_ITERATION] = row->iteration_ms;
+            y[DP_SA_MEMORY] = row->memory_gb;
+            for (int k = 0; k < nin; k++) {
+                if (pass == 0) mean[k] += raw[k] / ns[0];
+                else sd[k] += (raw[k] - mean[k]) * (raw[k] - mean[k]) / ns[0];
+            }
+            for (int k = 0; k < NO; k++) {
+                double v = log1p(y[k] > 0 ? y[k] : 0);
+                if (pass == 0) tmean[k] += v / ns[0];
+                else tsd[k] += (v - tmean[k]) * (v - tmean[k]) / ns[0];
+            }
+        }
+    for (int k = 0; k < nin; k++) sd[k] = sd[k] > 1e-12 ? sqrt(sd[k]) : 1;
+    for (int k = 0; k < NO; k++) tsd[k] = tsd[k] > 1e-12 ? sqrt(tsd[k]) : 1;
+    dp_sa_set_norm(sa, mean, sd, tmean, tsd);
+    for (int i = 0; i < n; i++) {
+        const struct dp_sweep_row *row = &sw->rows[rows[i]];
+        const struct dp_sweep_graph *sg = &sw->graphs[row->graph];
+        dp_sa_raw_input(sa, emb + (size_t)row->graph * E, &sg->profile, &row->setting,
+                        dp_gpu_find(cat, row->setting.gpu), raw);
+        dp_sa_normalize(sa, raw, x + (size_t)i * nin);
+        double *y = labels + (size_t)i * NO;
+        memcpy(y, row->labels, DP_N_OUTPUTS * sizeof *y);
+        y[DP_SA_ITERATION] = row->iteration_ms;
+        y[DP_SA_MEMORY] = row->memory_gb;
+        for (int k = 0; k < NO; k++) t[(size_t)i * NO + k] = (float)dp_sa_target(sa, k, y[k]);
+        if (part[i] == 0) graph_train[row->graph] = true;
+    }
+    /* The graph part of the normalised input, per graph. */
+    for (int g = 0; g < ng; g++) {
+        for (int k = 0; k < E; k++) raw[k] = emb[(size_t)g * E + k];
+        dp_profile_vector(&sw->graphs[g].profile, raw + E);
+        for (int k = 0; k < dims; k++) gx[(size_t)g * dims + k] = (float)((raw[k] - mean[k]) / sd[k]);
+    }
+    struct data d = {x, t, nin, sets[0], sets[1], ns[0], ns[1]};
+    int max_epochs = 0;
+    for (int m = 0; m < o->arch.members; m++) {
+        int ep = 0;
+        if ((st = train_member(sa, m, &d, o, &ep, err))) goto fail;
+        if (ep > max_epochs) max_epochs = ep;
+        if (o->cancel && *o->cancel) break;
+    }
+    if ((st = calibrate(sa, &d, err)) || (st = ood_reference(sa, gx, graph_train, ng, o->seed, err)))
+        goto fail;
+    struct dp_sa_provenance *p = dp_sa_provenance_mut(sa);
+    snprintf(p->data, sizeof p->data, "%s", sw->source.kind);
+    snprintf(p->split, sizeof p->split, "%s", dp_sa_split_name(o->split));
+    p->epochs = max_epochs;
+    p->n_train = ns[0];
+    p->n_val = ns[1];
+    p->n_test = ns[2];
+    p->n_graphs = ng;
+    p->n_evals = 1;
+    snprintf(ev->name, sizeof ev->name, "%s", dp_sa_split_name(o->split));
+    evaluate(sa, &d, sets[2], ns[2], labels, ev);
+    p->seconds = (dp_clock_ms() - t0) / 1e3;
+    *out = sa;
+    sa = NULL;
+    goto done;
+oom:
+    st = dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
+fail:
+done:
+    dp_sa_free(sa);
+    free(emb);
+    free(rows);
+    free(raw);
+    free(mean);
+    free(sd);
+    free(graph_train);
+    free(part);
+    free(x);
+    free(t);
+    free(gx);
+    free(labels);
+    for (int k = 0; k < 3; k++) free(sets[k]);
+    return st;
+}

@@ -1,0 +1,69 @@
+#!/bin/sh
+# e2e_sa.sh: the setting-aware inspector from the command line: a small sweep (dataset sweep),
+# one setting's rows (dataset extract), a base inspector on them, the setting-aware inspector on
+# the sweep (train --sweep), then predict for catalog GPUs and clusters no inspector was trained
+# for, with the 80% interval, the OOD flag and iteration_ms / memory_gb in --json, and compare;
+# bad arguments refused naming what is wrong.
+. tests/lib.sh
+
+ok "$DRIPLE" dataset sweep --out "$TMP/sw.json" --models alexnet,squeezenet,bert_tiny \
+    --zoo-batches 2 --generated 4 --gen-batches 1 --random 4 --max-workers 8 \
+    --settings assets/settings/default.json --quota 2 --allreduce --pytorch --json
+contains "$TMP/out" '"simulated": true'
+contains "$TMP/sw.json" '"format":"driple-sweep/1"'
+ok "$DRIPLE" dataset extract "$TMP/sw.json" --setting V100-P1w2ho-PCIe -o "$TMP/base_ds.json"
+contains "$TMP/out" "samples of V100-P1w2ho-PCIe"
+contains "$TMP/base_ds.json" '"setting":"V100-P1w2ho-PCIe"'
+ok "$DRIPLE" train --dataset "$TMP/base_ds.json" -o "$TMP/base.json" --epochs 3 --hidden 16
+ok "$DRIPLE" train --sweep "$TMP/sw.json" --body "$TMP/base.json" -o "$TMP/sa.json" \
+    --members 2 --hidden1 16 --hidden2 8 --epochs 5 --json
+contains "$TMP/out" '"split": "random"'
+contains "$TMP/out" '"coverage"'
+contains "$TMP/sa.json" '"format":"driple-sa-inspector/1"'
+ok "$DRIPLE" train --sweep "$TMP/sw.json" --body "$TMP/base.json" -o "$TMP/sa_gpus.json" \
+    --members 1 --hidden1 8 --hidden2 8 --epochs 2 --split networks --test-held PCIe
+contains "$TMP/out" "networks split holding out PCIe"
+
+# Any catalog GPU and cluster, no inspector trained for it: predicted, with the interval.
+ok "$DRIPLE" zoo build resnet18 --batch 32 -o "$TMP/r18.json"
+ok "$DRIPLE" predict "$TMP/r18.json" --gpu L4 --workers 3 --ps 2 --network 25GbE \
+    --setting-aware "$TMP/sa.json" --json
+contains "$TMP/out" '"source": "setting-aware"'
+contains "$TMP/out" '"interval": {"level": 0.8'
+contains "$TMP/out" '"iteration_ms": ['
+contains "$TMP/out" '"ood": '
+contains "$TMP/out" '"memory_gb": '
+if command -v python3 >/dev/null 2>&1; then
+    if python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+m, iv = d["metrics"], d["interval"]["metrics"]
+for r in m:
+    for k in m[r]:
+        lo, hi = iv[r][k]
+        assert lo <= m[r][k] <= hi, (r, k)
+assert m["gpu_util"]["peak"] <= 100 and m["net_rx"]["peak"] <= 3125
+lo, hi = d["interval"]["derived"]["iteration_ms"]
+assert lo <= d["derived"]["iteration_ms"] <= hi and d["derived"]["memory_gb"] > 0' "$TMP/out"
+    then pass; else fail "predict --json: values inside their intervals and physical ranges"; fi
+fi
+ok "$DRIPLE" predict "$TMP/r18.json" --gpu H100-SXM --sync allreduce --workers 16 \
+    --network IB-HDR --framework pytorch --precision mixed --setting-aware "$TMP/sa.json"
+contains "$TMP/out" "80% interval"
+contains "$TMP/out" "GPU memory"
+contains "$TMP/out" "(setting-aware, simulated)"
+# Without it: the list's per-setting inspectors, as before.
+ok "$DRIPLE" predict "$TMP/r18.json" --setting V100-P1w2ho-PCIe --setting-aware none --json
+contains "$TMP/out" '"source": "trained"'
+contains "$TMP/out" '"interval": null'
+ok "$DRIPLE" compare "$TMP/r18.json" --setting-aware "$TMP/sa.json" --json
+contains "$TMP/out" '"source": "setting-aware"'
+
+fails 2 "missing --out" "$DRIPLE" dataset sweep
+fails 2 "missing --setting ID" "$DRIPLE" dataset extract "$TMP/sw.json" -o "$TMP/x.json"
+fails 1 "no row of setting" "$DRIPLE" dataset extract "$TMP/sw.json" --setting T4-P1w9ho-10GbE -o "$TMP/x.json"
+fails 2 "--split: 'models'" "$DRIPLE" train --sweep "$TMP/sw.json" --body "$TMP/base.json" -o "$TMP/x.json" --split models
+fails 2 "missing --body" "$DRIPLE" train --sweep "$TMP/sw.json" -o "$TMP/x.json"
+fails 1 "needs the names to test on" "$DRIPLE" train --sweep "$TMP/sw.json" --body "$TMP/base.json" -o "$TMP/x.json" --split gpus
+printf '{"format":"driple-sa-inspector/1"}' >"$TMP/bad_sa.json"
+fails 1 "bad_sa.json" "$DRIPLE" predict "$TMP/r18.json" --gpu T4 --workers 2 --ps 1 --network PCIe --setting-aware "$TMP/bad_sa.json"
+finish

@@ -1,0 +1,463 @@
+/* test_sa.c: the whole-graph profile (by hand on a tiny graph), sweeps (a small one built, saved,
+ * read back, one setting's rows extracted; malformed files refused naming the place), and the
+ * setting-aware inspector: it trains on a sweep under every split, saves and loads to the same
+ * predictions, predicts any catalog GPU with an interval around the value, clamps what leaves
+ * its physical range and says so, flags a graph unlike its training graphs, and refuses bad
+ * files (wrong body, corrupt weights) naming the place. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp/coarsen.h"
+#include "dp/cost.h"
+#include "dp/graph.h"
+#include "dp/sa.h"
+#include "dp/sweep.h"
+#include "dp/train.h"
+#include "dp/zoo.h"
+#include "gnn/inspector_impl.h" /* dp_b64_floats: hostile sweep blobs */
+#include "test.h"
+
+static struct dp_gpu_catalog *cat;
+
+/* A sweep of one graph of 2 groups and 1 edge, its blobs left to fill (%s %s). */
+#define SWEEP_DOC "{\"format\":\"driple-sweep/1\",\"source\":{\"kind\":\"simulated\"}," \
+    "\"outputs\":[\"gpu_mem_util.idle\",\"gpu_mem_util.active\"," \
+    "\"gpu_mem_util.peak\",\"gpu_util.idle\",\"gpu_util.active\"," \
+    "\"gpu_util.peak\",\"net_rx.idle\",\"net_rx.active\",\"net_rx.peak\"," \
+    "\"net_tx.idle\",\"net_tx.active\",\"net_tx.peak\"],\"graphs\":[{\"graph\":" \
+    "\"g\",\"model\":\"m\",\"optimizer\":\"sgd\",\"precision\":\"fp32\"," \
+    "\"batch\":8,\"profile\":{\"flops\":[0,1,0,0,0,0,0],\"bytes\":[0,1,0,0,0,0,0]," \
+    "\"winograd_flops\":0,\"params\":1,\"param_bytes\":4,\"activation_bytes\":8," \
+    "\"ops\":3,\"kernels\":2,\"variables\":1},\"grouped\":{\"n_groups\":2," \
+    "\"n_edges\":1,\"features\":\"%s\",\"edges\":\"%s\"}}],\"rows\":[]}"
+
+/* x [B, 3] . w [3, 4] -> Relu: the FLOPs and bytes by hand. */
+static void test_profile(void) {
+    struct dp_graph *g = dp_graph_init("tiny");
+    struct dp_error err = {0};
+    int64_t xd[2] = {DP_DIM_BATCH, 3}, wd[2] = {3, 4}, yd[2] = {DP_DIM_BATCH, 4};
+    int x, w, y, r;
+    CHECK(dp_graph_add_node(g, "x", "Placeholder", "/device:GPU:0", 2, xd, DP_DTYPE_F32, &x, &err) == DP_OK);
+    CHECK(dp_graph_add_node(g, "w", "VariableV2", "/device:GPU:0", 2, wd, DP_DTYPE_F32, &w, &err) == DP_OK);
+    dp_graph_set_cost(g, w, 0, 0, 12);
+    CHECK(dp_graph_add_node(g, "y", "MatMul", "/device:GPU:0", 2, yd, DP_DTYPE_F32, &y, &err) == DP_OK);
+    CHECK(dp_graph_add_node(g, "r", "Relu", "/device:GPU:0", 2, yd, DP_DTYPE_F32, &r, &err) == DP_OK);
+    CHECK(dp_graph_add_input(g, y, x, false, &err) == DP_OK);
+    CHECK(dp_graph_add_input(g, y, w, false, &err) == DP_OK);
+    CHECK(dp_graph_add_input(g, r, y, false, &err) == DP_OK);
+    struct dp_profile p;
+    CHECK(dp_profile_graph(g, 8, &p, &err) == DP_OK);
+    CHECK(p.batch == 8);
+    CHECK_NEAR(p.flops[DP_OPCLASS_MATMUL], 2.0 * 8 * 3 * 4, 1e-9); /* 2 x |A| x N */
+    CHECK(p.flops[DP_OPCLASS_ELEMWISE] > 0 && p.bytes[DP_OPCLASS_ELEMWISE] > 0);
+    CHECK_NEAR(p.params, 12, 0);
+    CHECK_NEAR(p.param_bytes, 48, 0);
+    CHECK(p.n_variables == 1 && p.n_ops == 4 && p.n_kernels >= 2);
+    CHECK(p.activation_bytes > 0);
+    double v[DP_PROFILE_N];
+    dp_profile_vector(&p, v);
+    CHECK_NEAR(v[0], log1p(8), 1e-12);
+    CHECK(!strcmp(dp_profile_names[0], "batch") && !strcmp(dp_profile_names[DP_PROFILE_N - 1], "flops"));
+    for (int k = 0; k < DP_PROFILE_N; k++) CHECK(isfinite(v[k]) && v[k] >= 0);
+    /* The FLOPs scale with the batch. */
+    struct dp_profile q;
+    CHECK(dp_profile_graph(g, 16, &q, &err) == DP_OK);
+    CHECK_NEAR(q.flops[DP_OPCLASS_MATMUL], 2 * p.flops[DP_OPCLASS_MATMUL], 1e-9);
+    dp_graph_free(g);
+}
+
+/* The setting as numbers: a worker count or GPU change moves the vector; an unknown tensor rate
+ * reads as the FP32 rate and says so. */
+static void test_setting_vector(void) {
+    struct dp_setting a, b;
+    struct dp_error err = {0};
+    CHECK(dp_setting_make("V100-PCIe-16GB", 2, 1, DP_NET_PCIE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &a, &err) == DP_OK);
+    CHECK(dp_setting_make("V100-PCIe-16GB", 8, 1, DP_NET_PCIE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &b, &err) == DP_OK);
+    double va[DP_SA_SETTING_N], vb[DP_SA_SETTING_N];
+    const struct dp_gpu *v100 = dp_gpu_find(cat, "V100-PCIe-16GB");
+    dp_sa_setting_vector(&a, v100, va);
+    dp_sa_setting_vector(&b, v100, vb);
+    CHECK_NEAR(va[7], log(2), 1e-12);
+    CHECK_NEAR(vb[7], log(8), 1e-12);
+    CHECK_NEAR(va[0], log(v100->fp32_tflops), 1e-12);
+    CHECK(va[18] == 0); /* V100's tensor rate is known */
+    const struct dp_gpu *k80 = dp_gpu_find(cat, "K80");
+    if (k80) { /* two devices per board: per-device figures; no tensor cores */
+        dp_sa_setting_vector(&a, k80, va);
+        CHECK_NEAR(va[0], log(k80->fp32_tflops / 2), 1e-12);
+        CHECK(va[1] == va[0] && va[18] == 1);
+    }
+    double c[DP_SA_CROSS_N];
+    struct dp_profile p = {.batch = 32, .params = 1e6, .param_bytes = 4e6, .activation_bytes = 1e9};
+    p.flops[DP_OPCLASS_MATMUL] = 1e12;
+    dp_sa_cross_vector(&p, &b, v100, c);
+    CHECK_NEAR(c[0], log(1e12 / (v100->fp32_tflops * 1e9)), 1e-9); /* fp32: the FP32 rate, ms */
+    CHECK(!strcmp(dp_sa_cross_names[0], "matmul_ms"));
+}
+
+static struct dp_inspector *small_body(uint64_t seed) {
+    struct dp_arch a;
+    dp_arch_default(&a);
+    a.hidden = 8;
+    a.rule = DP_RULE_FIXED;
+    a.n_layers = 1;
+    a.set2set_steps = 2;
+    a.feat = DP_FEAT_LOG;
+    struct dp_model *m = NULL;
+    struct dp_inspector *in = NULL;
+    struct dp_error err = {0};
+    if (dp_model_init(&a, seed, &m, &err) || dp_inspector_init(m, &in, &err))
+        fprintf(stderr, "body: %s\n", err.msg);
+    return in;
+}
+
+static void sweep_opts(struct dp_sweep_opts *o) {
+    dp_sweep_opts_default(o);
+    o->models = "alexnet,squeezenet,squeezenet1_1,lstm_lm_small,bert_tiny";
+    o->zoo_batches = 2;
+    o->n_generated = 6;
+    o->gen_batches = 1;
+    o->random_settings = 4;
+    o->max_workers = 8;
+    o->catalog = cat;
+    o->seed = 3;
+    o->threads = 2;
+}
+
+static void test_sweep(struct dp_sweep *sw) {
+    struct dp_sweep_opts o;
+    sweep_opts(&o);
+    struct dp_settings *list = NULL;
+    struct dp_error err = {0};
+    CHECK(dp_settings_load_default(NULL, cat, &list, &err) == DP_OK);
+    o.fixed = list;
+    o.fixed_quota = 2;
+    CHECK(dp_sweep_build(&o, sw, &err) == DP_OK);
+    if (err.status) fprintf(stderr, "sweep: %s\n", err.msg);
+    /* 5 zoo models x 3 optimizers x 2 batches + 6 generated x 1, each in fp32 and mixed. */
+    CHECK(sw->n_graphs == (5 * 3 * 2 + 6) * 2);
+    CHECK(sw->n_rows > sw->n_graphs * 4 && !strcmp(sw->source.kind, "simulated"));
+    int gen = 0, fixed_base = 0;
+    for (int i = 0; i < sw->n_graphs; i++) {
+        const struct dp_sweep_graph *g = &sw->graphs[i];
+        CHECK(g->grouped && g->grouped->cost && g->grouped->batch == g->batch);
+        CHECK(g->profile.batch == g->batch && g->profile.flops[DP_OPCLASS_MATMUL] > 0);
+        gen += !strncmp(g->graph, "generated:gen-", 14);
+    }
+    CHECK(gen == 12);
+    const struct dp_setting *base = dp_settings_find(list, "V100-P1w2ho-PCIe");
+    for (int r = 0; r < sw->n_rows; r++) {
+        const struct dp_sweep_row *row = &sw->rows[r];
+        CHECK(row->iteration_ms > 0 && row->memory_gb > 0);
+        CHECK(row->setting.precision == sw->graphs[row->graph].precision);
+        CHECK(row->setting.workers <= 8 || dp_settings_find(list, row->setting.id));
+        fixed_base += base && dp_setting_same_cluster(&row->setting, base);
+    }
+    /* Every fp32 zoo graph and the first 2 generated fp32 ones on the base setting. */
+    CHECK(fixed_base == 5 * 3 * 2 + 2);
+    /* Another thread count: the same sweep. */
+    struct dp_sweep one;
+    o.threads = 1;
+    CHECK(dp_sweep_build(&o, &one, &err) == DP_OK);
+    CHECK(one.n_rows == sw->n_rows && one.n_graphs == sw->n_graphs);
+    bool same = one.n_rows == sw->n_rows;
+    for (int r = 0; same && r < sw->n_rows; r++)
+        same = one.rows[r].iteration_ms == sw->rows[r].iteration_ms &&
+               !strcmp(one.rows[r].setting.id, sw->rows[r].setting.id);
+    CHECK(same);
+    dp_sweep_free(&one);
+    /* Saved and read back. */
+    const char *path = test_path("test_sa_sweep.json");
+    CHECK(dp_sweep_save(sw, path, &err) == DP_OK);
+    struct dp_sweep back;
+    CHECK(dp_sweep_load(path, cat, &back, &err) == DP_OK);
+    CHECK(back.n_graphs == sw->n_graphs && back.n_rows == sw->n_rows);
+    if (back.n_rows == sw->n_rows) {
+        CHECK(!strcmp(back.rows[7].setting.id, sw->rows[7].setting.id));
+        CHECK_NEAR(back.rows[7].iteration_ms, sw->rows[7].iteration_ms, 1e-9 * sw->rows[7].iteration_ms);
+        CHECK_NEAR(back.graphs[3].profile.activation_bytes, sw->graphs[3].profile.activation_bytes, 1);
+        CHECK(back.graphs[3].grouped->n_groups == sw->graphs[3].grouped->n_groups);
+    }
+    dp_sweep_free(&back);
+    /* One setting's rows as a dataset. */
+    struct dp_dataset ds;
+    CHECK(dp_sweep_dataset(sw, base, false, &ds, &err) == DP_OK);
+    CHECK(ds.n_samples >= 20 && ds.n_samples <= 32 && !strcmp(ds.setting, "V100-P1w2ho-PCIe"));
+    CHECK(ds.n_samples > 0 && !ds.samples[0].grouped->cost && ds.samples[0].labels[4] > 0);
+    dp_dataset_free(&ds);
+    /* Errors: an unknown model, a GPU not in the catalog, a malformed file. */
+    struct dp_sweep bad;
+    o.models = "alexnet,resnet9000";
+    CHECK(dp_sweep_build(&o, &bad, &err) == DP_ERR_NOT_FOUND);
+    CHECK_CONTAINS(err.msg, "resnet9000");
+    sweep_opts(&o);
+    o.gpus = "V100-PCIe-16GB,NoSuchGPU";
+    CHECK(dp_sweep_build(&o, &bad, &err) == DP_ERR_NOT_FOUND);
+    CHECK_CONTAINS(err.msg, "NoSuchGPU");
+    static const struct { const char *text, *want; } files[] = {
+        {"{\"format\":\"driple-sweep/1\",\"source\":{\"kind\":\"guessed\"},\"outputs\":[],"
+         "\"graphs\":[],\"rows\":[]}", "$.source.kind"},
+        {"{\"format\":\"driple-sweep/2\"}", "format"},
+        {"{\"format\":\"driple-sweep/1\",\"source\":{\"kind\":\"simulated\"},\"outputs\":[],"
+         "\"graphs\":[],\"rows\":[]}", "$.outputs"},
+    };
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        CHECK(dp_sweep_parse(files[k].text, strlen(files[k].text), "bad.json", cat, &bad, &err) != DP_OK);
+        CHECK_CONTAINS(err.msg, "bad.json");
+        CHECK_CONTAINS(err.msg, files[k].want);
+    }
+    /* A graph whose blobs are bad: an edge out of range, a negative feature, not base64. */
+    float feat[12] = {1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6}, edges[2] = {0, 5};
+    char *fb = dp_b64_floats(feat, 12), *eb = dp_b64_floats(edges, 2);
+    feat[3] = -1;
+    char *nb = dp_b64_floats(feat, 12);
+    struct { const char *f, *e, *want; } blobs[] = {
+        {fb, eb, "edge 0 (0, 5)"}, {nb, eb, "group 0 feature 3"}, {"!!!!", eb, "$.graphs[0].grouped.features"}};
+    for (size_t k = 0; fb && eb && nb && k < sizeof blobs / sizeof blobs[0]; k++) {
+        char doc[4096];
+        snprintf(doc, sizeof doc, SWEEP_DOC, blobs[k].f, blobs[k].e);
+        CHECK(dp_sweep_parse(doc, strlen(doc), "blob.json", cat, &bad, &err) != DP_OK);
+        CHECK_CONTAINS(err.msg, blobs[k].want);
+    }
+    edges[1] = 1; /* and a good one */
+    free(eb);
+    eb = dp_b64_floats(edges, 2);
+    if (fb && eb) {
+        char doc[4096];
+        snprintf(doc, sizeof doc, SWEEP_DOC, fb, eb);
+        CHECK(dp_sweep_parse(doc, strlen(doc), "ok.json", cat, &bad, &err) == DP_OK);
+        CHECK(bad.n_graphs == 1 && bad.graphs[0].grouped->n_edges == 1);
+        dp_sweep_free(&bad);
+    }
+    free(fb);
+    free(eb);
+    free(nb);
+    /* A row naming an unknown setting or graph. */
+    char *text = NULL;
+    FILE *f = fopen(path, "rb");
+    long n = 0;
+    if (f && !fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET) &&
+        (text = malloc((size_t)n + 64)) && fread(text, 1, (size_t)n, f) == (size_t)n) {
+        text[n] = '\0';
+        char *row = strstr(text, "\"rows\":[[");
+        char *edited = malloc((size_t)n + 64);
+        if (row && edited) { /* the first row's graph index -> 99999 */
+            row += 9;
+            int head = (int)(row - text);
+            snprintf(edited, (size_t)n + 64, "%.*s99999%s", head, text, row + strcspn(row, ","));
+            CHECK(dp_sweep_parse(edited, strlen(edited), "rows.json", cat, &bad, &err) ==
+                  DP_ERR_INVALID);
+            CHECK_CONTAINS(err.msg, "rows.json:$.rows[0][0]");
+        }
+        free(edited);
+    }
+    if (f) fclose(f);
+    free(text);
+    dp_settings_free(list);
+}
+
+static void small_train_opts(struct dp_sa_train_opts *o) {
+    dp_sa_train_opts_default(o);
+    o->arch = (struct dp_sa_arch){16, 8, 3};
+    o->epochs = 30;
+    o->patience = 0;
+    o->batch = 32;
+    o->lr = 0.01f;
+}
+
+static void test_train_predict(const struct dp_sweep *sw) {
+    struct dp_sa_train_opts o;
+    small_train_opts(&o);
+    struct dp_sa_inspector *sa = NULL;
+    struct dp_error err = {0};
+    CHECK(dp_sa_train(sw, cat, small_body(1), &o, &sa, &err) == DP_OK);
+    if (!sa) { fprintf(stderr, "train: %s\n", err.msg); return; }
+    const struct dp_sa_provenance *p = dp_sa_provenance(sa);
+    CHECK(p->n_evals == 1 && !strcmp(p->evals[0].name, "random") && p->n_test > 0);
+    CHECK(!strcmp(p->data, "simulated") && p->n_graphs == sw->n_graphs);
+    for (int o2 = 0; o2 < DP_SA_N_OUT; o2++)
+        CHECK(p->evals[0].coverage[o2] >= 0 && p->evals[0].coverage[o2] <= 100);
+    printf("sa: random split iteration MAPE %.1f%%, memory %.1f%%, coverage %.0f%%\n",
+           p->evals[0].mape[DP_SA_ITERATION], p->evals[0].mape[DP_SA_MEMORY],
+           p->evals[0].coverage[DP_SA_ITERATION]);
+    /* A training graph on every catalog GPU the head can read: intervals around the values. */
+    const struct dp_sweep_graph *g0 = &sw->graphs[0];
+    struct dp_sa_graph g;
+    CHECK(dp_sa_graph_init(sa, g0->grouped, NULL, &g0->profile, &g, &err) == DP_OK);
+    CHECK(!(g.ood_score > 1));
+    int n = 0;
+    struct dp_setting s[64];
+    const struct dp_gpu *gpus[64];
+    for (int i = 0; i < cat->n_gpus && n < 64; i++) {
+        const struct dp_gpu *gpu = &cat->gpus[i];
+        if (!(gpu->fp32_tflops > 0 && gpu->memory_gb > 0 && gpu->bandwidth_gbps > 0)) continue;
+        if (dp_setting_make(gpu->name, 4, 1, DP_NET_10GBE, 0, DP_PLACE_HOMO, g0->precision, &s[n],
+                            &err) == DP_OK)
+            gpus[n++] = gpu;
+    }
+    CHECK(n >= 20);
+    struct dp_sa_prediction pr[64];
+    CHECK(dp_sa_predict(sa, &g, s, gpus, n, pr, &err) == DP_OK);
+    bool inside = true, differ = false;
+    for (int i = 0; i < n; i++)
+        for (int o2 = 0; o2 < DP_SA_N_OUT; o2++) {
+            inside &= pr[i].lo[o2] <= pr[i].value[o2] && pr[i].value[o2] <= pr[i].hi[o2];
+            inside &= pr[i].value[o2] >= 0 && isfinite(pr[i].value[o2]);
+            differ |= i && pr[i].value[DP_SA_ITERATION] != pr[0].value[DP_SA_ITERATION];
+        }
+    CHECK(inside && differ);
+    for (int i = 0; i < n; i++) { /* physical ranges */
+        CHECK(pr[i].value[2] <= 100 && pr[i].value[5] <= 100);
+        CHECK(pr[i].value[8] <= 1250 && pr[i].value[11] <= 1250); /* 10GbE: 1.25 GB/s */
+    }
+    /* One at a time gives what the batch gave. */
+    struct dp_sa_prediction one;
+    CHECK(dp_sa_predict(sa, &g, &s[3], &gpus[3], 1, &one, &err) == DP_OK);
+    CHECK_NEAR(one.value[DP_SA_ITERATION], pr[3].value[DP_SA_ITERATION], 1e-6 * pr[3].value[DP_SA_ITERATION]);
+    /* Saved with its body and read back: the same predictions. */
+    const char *body_path = test_path("test_sa_body.json");
+    const char *path = test_path("test_sa.json");
+    CHECK(dp_inspector_save(dp_sa_body(sa), body_path, NULL, NULL, &err) == DP_OK);
+    CHECK(dp_sa_save(sa, path, body_path, &err) == DP_OK);
+    struct dp_sa_inspector *back = NULL;
+    CHECK(dp_sa_load(path, &back, &err) == DP_OK);
+    if (back) {
+        struct dp_sa_graph gb;
+        struct dp_sa_prediction pb;
+        CHECK(dp_sa_graph_init(back, g0->grouped, NULL, &g0->profile, &gb, &err) == DP_OK);
+        CHECK(dp_sa_predict(back, &gb, &s[3], &gpus[3], 1, &pb, &err) == DP_OK);
+        for (int o2 = 0; o2 < DP_SA_N_OUT; o2++) {
+            CHECK_NEAR(pb.value[o2], one.value[o2], 1e-5 * (1 + one.value[o2]));
+            CHECK_NEAR(pb.hi[o2], one.hi[o2], 1e-5 * (1 + one.hi[o2]));
+        }
+        CHECK_NEAR(gb.ood_score, g.ood_score, 1e-6);
+        CHECK(dp_sa_provenance(back)->n_evals == 1);
+        dp_sa_graph_free(&gb);
+        dp_sa_free(back);
+    }
+    /* Clamping: an output pushed past its range reads its bound and says so. */
+    double q[DP_SA_N_OUT], s0[DP_SA_N_OUT];
+    dp_sa_calibration(sa, q, s0);
+    int nin = dp_sa_input_size(sa);
+    double *im = calloc((size_t)nin, sizeof *im), *is = malloc((size_t)nin * sizeof *is);
+    double om[DP_SA_N_OUT], os[DP_SA_N_OUT];
+    for (int k = 0; k < nin; k++) is[k] = 1;
+    for (int o2 = 0; o2 < DP_SA_N_OUT; o2++) {
+        om[o2] = log1p(5e6); /* every output about 5e6 in its unit */
+        os[o2] = 1e-9;
+    }
+    dp_sa_set_norm(sa, im, is, om, os);
+    struct dp_sa_prediction c;
+    CHECK(dp_sa_predict(sa, &g, &s[0], &gpus[0], 1, &c, &err) == DP_OK);
+    CHECK(c.value[2] == 100 && c.clamped[2] && c.value[5] == 100 && c.clamped[5]);
+    CHECK(c.value[8] == 1250 && c.clamped[8] && c.value[11] == 1250 && c.clamped[11]);
+    CHECK(!c.clamped[0] && c.value[0] > 1e6 && c.oom);
+    free(im);
+    free(is);
+    /* A graph far from every training graph is out of distribution. */
+    struct dp_sa_graph far = g;
+    struct dp_profile huge = g0->profile;
+    for (int k = 0; k < DP_OPCLASS_COUNT; k++) huge.flops[k] *= 1e9;
+    huge.params *= 1e6;
+    far.emb = NULL;
+    CHECK(dp_sa_graph_init(sa, g0->grouped, g.emb, &huge, &far, &err) == DP_OK);
+    CHECK(far.ood_score > 1);
+    dp_sa_graph_free(&far);
+    dp_sa_graph_free(&g);
+    dp_sa_free(sa);
+    /* Bad files: another body, corrupt weights, no body file. */
+    struct dp_inspector *other = small_body(99);
+    const char *other_path = test_path("test_sa_other_body.json");
+    CHECK(dp_inspector_save(other, other_path, NULL, NULL, &err) == DP_OK);
+    dp_inspector_free(other);
+    char *text = NULL;
+    FILE *f = fopen(path, "rb");
+    long len = 0;
+    if (f && !fseek(f, 0, SEEK_END) && (len = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET) &&
+        (text = malloc((size_t)len + 1)) && fread(text, 1, (size_t)len, f) == (size_t)len) {
+        text[len] = '\0';
+        char *body = strstr(text, "test_sa_body.json");
+        if (body) {
+            memcpy(body, "test_sa_xxxx", 12); /* test_sa_xxxx.json: missing */
+            CHECK(write_tmp("test_sa_bad1.json", text) != NULL);
+            CHECK(dp_sa_load(test_path("test_sa_bad1.json"), &back, &err) != DP_OK);
+            CHECK_CONTAINS(err.msg, "test_sa_xxxx.json");
+            memcpy(body, "test_sa_body", 12);
+        }
+        char *w = strstr(text, "\"weights\":\"");
+        if (w) {
+            w[11] = '!';
+            CHECK(write_tmp("test_sa_bad2.json", text) != NULL);
+            CHECK(dp_sa_load(test_path("test_sa_bad2.json"), &back, &err) == DP_ERR_PARSE);
+            CHECK_CONTAINS(err.msg, "$.weights");
+        }
+    }
+    if (f) fclose(f);
+    free(text);
+}
+
+/* Hold-outs: whole GPUs, whole networks, whole families; the held-out names are recorded, a
+ * hold-out without names or rows fails naming why. */
+static void test_splits(const struct dp_sweep *sw) {
+    struct dp_sa_train_opts o;
+    small_train_opts(&o);
+    o.epochs = 3;
+    struct dp_sa_inspector *sa = NULL;
+    struct dp_error err = {0};
+    o.split = DP_SA_SPLIT_FAMILIES;
+    CHECK(dp_sa_train(sw, cat, small_body(2), &o, &sa, &err) == DP_OK);
+    if (sa) {
+        CHECK(!strcmp(dp_sa_provenance(sa)->evals[0].name, "families"));
+        CHECK(strlen(dp_sa_provenance(sa)->evals[0].held) > 2);
+        dp_sa_free(sa);
+        sa = NULL;
+    }
+    /* The GPUs the sweep drew rows for: hold out the first row's. */
+    o.split = DP_SA_SPLIT_GPUS;
+    o.test_held = sw->rows[sw->n_rows - 1].setting.gpu;
+    CHECK(dp_sa_train(sw, cat, small_body(2), &o, &sa, &err) == DP_OK);
+    if (sa) {
+        CHECK(!strcmp(dp_sa_provenance(sa)->evals[0].held, o.test_held));
+        CHECK(dp_sa_provenance(sa)->n_test > 0);
+        dp_sa_free(sa);
+        sa = NULL;
+    }
+    o.split = DP_SA_SPLIT_NETWORKS;
+    o.test_held = "PCIe";
+    CHECK(dp_sa_train(sw, cat, small_body(2), &o, &sa, &err) == DP_OK);
+    dp_sa_free(sa);
+    sa = NULL;
+    o.test_held = NULL;
+    CHECK(dp_sa_train(sw, cat, small_body(2), &o, &sa, &err) == DP_ERR_INVALID && !sa);
+    CHECK_CONTAINS(err.msg, "names to test on");
+    o.split = DP_SA_SPLIT_GPUS;
+    o.test_held = "NoSuchGPU";
+    CHECK(dp_sa_train(sw, cat, small_body(2), &o, &sa, &err) == DP_ERR_INVALID && !sa);
+    CHECK_CONTAINS(err.msg, "NoSuchGPU");
+    enum dp_sa_split k;
+    CHECK(dp_sa_split_parse("networks", &k) && k == DP_SA_SPLIT_NETWORKS && !dp_sa_split_parse("models", &k));
+    struct dp_sa_arch bad = {0, 8, 2};
+    CHECK(dp_sa_arch_check(&bad, &err) == DP_ERR_INVALID);
+}
+
+int main(void) {
+    struct dp_error err = {0};
+    if (dp_gpu_catalog_load_default(NULL, &cat, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    test_profile();
+    test_setting_vector();
+    struct dp_sweep sw;
+    memset(&sw, 0, sizeof sw);
+    test_sweep(&sw);
+    if (sw.n_rows) {
+        test_train_predict(&sw);
+        test_splits(&sw);
+    }
+    dp_sweep_free(&sw);
+    dp_gpu_catalog_free(cat);
+    TEST_MAIN_END();
+}
