@@ -17,4 +17,11 @@ ok "$DRIPLE" help
 for c in explore graph zoo simulate calibrate trace record dataset train transfer predict compare explain inspector bench; do
     contains "$TMP/out" "  $c "
 done
+# the Reliability section states the limits, the memory caps, what a kill leaves behind, and
+# `reset` for the terminal after a SIGKILL
+sed -n '/^## Reliability/,/^## /p' README.md >"$TMP/reliability"
+for needle in "largest file" "Memory caps, checked before allocating" "What a kill leaves behind: nothing" \
+    "DRIPLE_MAX_INPUT" "type \`reset\`"; do
+    contains "$TMP/reliability" "$needle"
+done
 finish

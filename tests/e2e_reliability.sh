@@ -1,7 +1,8 @@
 #!/bin/sh
 # e2e_reliability.sh: issue 17 from the command line. Setting lists that name an unknown GPU, an
 # id that disagrees with its fields or a file that is no inspector; a base path over PATH_MAX;
-# traces with several GPUs (--gpu-index), a cut row, a year-0000 clock, /dev/zero; "-" as stdin
+# traces with several GPUs (--gpu-index), a cut row, a year-0000 clock; /dev/zero given to every
+# reader; graphs with \u0000 in a name, an ONNX dimension of -5, 2.3e18 elements; "-" as stdin
 # for the readers and stdout for the writers; every writer replacing its file whole (a hard link
 # to the old file keeps the old content), not through links planted at the old fixed temporary
 # names, writing devices and FIFOs in place, saying why /dev/full fails; and a signal while a
@@ -11,6 +12,19 @@
 G=samples/graphs/alexnet.json
 [ -f "$G" ] || G=tests/data/graph/small.json
 INSP=$(pwd)/assets/inspectors/V100-P1w2ho-PCIe.json
+
+# a dataset of 12 simulated samples (train reads it)
+mk_ds() {
+    printf '{"format": "driple-dataset/1", "setting": "V100-P1w2ho-PCIe", "outputs": ["gpu_mem_util.idle", "gpu_mem_util.active", "gpu_mem_util.peak", "gpu_util.idle", "gpu_util.active", "gpu_util.peak", "net_rx.idle", "net_rx.active", "net_rx.peak", "net_tx.idle", "net_tx.active", "net_tx.peak"], "samples": ['
+    i=0
+    while [ $i -lt 12 ]; do
+        [ $i -gt 0 ] && printf ','
+        printf '{"graph": "g%d", "model": "m%d", "batch": 32, "labels": [1,2,3,4,5,6,7,8,9,10,11,%d], "source": {"kind": "simulated", "where": "e2e_reliability.sh"}, "grouped": {"groups": [[%d, 3, 0.5], [2, 2, 0.25]], "edges": [[0, 1]]}}' $i $((i % 3)) $((i + 1)) $((i + 1))
+        i=$((i + 1))
+    done
+    printf ']}\n'
+}
+mk_ds >"$TMP/ds.json"
 
 # ---- setting lists ----
 list() { # list FILE GPU PS EXTRA: a one-setting list with id V100-P1w2ho-PCIe
@@ -71,8 +85,37 @@ printf 't_ms,gpu_util\n0,50\n100,989.596\n200,9' >"$TMP/cut.csv"
 fails 1 "cut.csv:4: the file ends inside this row" "$DRIPLE" trace extract "$TMP/cut.csv"
 printf '%s\n0000/01/01 00:00:00.000, 0, 5 %%, 1 MiB\n2024/02/01 00:00:00.100, 0, 90 %%, 1 MiB\n' "$smi_hdr" >"$TMP/year0.csv"
 fails 1 "year0.csv:2: bad timestamp" "$DRIPLE" trace extract "$TMP/year0.csv"
-fails 1 "/dev/zero: byte 0 is NUL" "$DRIPLE" trace extract /dev/zero
-fails 1 "/dev/zero: not a zip archive" "$DRIPLE" inspector import-torch /dev/zero --layer gcn -o "$TMP/x.json"
+# (timeout: the old reader never ended)
+fails 1 "/dev/zero: byte 0 is NUL" timeout 60 "$DRIPLE" trace extract /dev/zero
+fails 1 "/dev/zero: not a zip archive" timeout 60 "$DRIPLE" inspector import-torch /dev/zero --layer gcn -o "$TMP/x.json"
+
+# every reader given an endless stream stops at once (a NUL in a text format, a wrong head in a
+# binary one), under a timeout (the old readers read 2 or 4 GiB first, or never ended)
+I=V100-P1w2ho-PCIe
+zero() { want=$1; shift; fails 1 "/dev/zero: $want" timeout 60 "$DRIPLE" "$@"; }
+zero "not a graph this build reads" graph info /dev/zero
+zero "byte 0 is NUL: not a grouped graph" predict --grouped /dev/zero --setting $I
+zero "byte 0 is NUL: not a setting list" simulate "$G" --settings /dev/zero --setting $I
+zero "byte 0 is NUL: not an inspector" predict "$G" --inspector /dev/zero
+zero "byte 0 is NUL: not an inspector" inspector info /dev/zero
+zero "byte 0 is NUL: not a dataset" train --dataset /dev/zero -o "$TMP/m.json"
+zero "byte 0 is NUL: not an op-type weights file" predict "$G" --setting $I --weights /dev/zero
+zero "byte 0 is NUL: not a GPU catalog" simulate "$G" --setting $I --gpus /dev/zero
+zero "byte 0 is NUL: not a throughput table" calibrate --data /dev/zero
+
+# ---- graphs ----
+# \u0000 inside a name: refused (cJSON cut the name there: 'a\u0000b' became 'a')
+printf '{"format": "driple-graph/1", "name": "n", "nodes": [{"name": "a\\u0000b", "op": "Relu", "device": "/gpu:0", "shape": [4]}]}\n' >"$TMP/nul.json"
+fails 1 'nul.json:1:64: \u0000 (a NUL character) inside a string' "$DRIPLE" graph info "$TMP/nul.json"
+# an ONNX dimension of -5 (it was taken as the batch)
+fails 1 "negative_dim.onnx:byte 49: 'x' dimension 0 is -5 (negative)" "$DRIPLE" graph info tests/data/fuzz/onnx/negative_dim.onnx
+# 2.3e18 tensor elements (each dimension within 2^53, each product within 64 bits): predict
+# refuses as simulate does (it printed figures)
+printf '{"format": "driple-graph/1", "name": "big", "batch": 16, "nodes": [{"name": "a", "op": "Const", "device": "/gpu:0", "shape": [1073741824, 1073741824]}, {"name": "b", "op": "Relu", "device": "/gpu:0", "inputs": ["a"], "shape": [-1, 1073741824, 67108864]}]}\n' >"$TMP/big.json"
+want="big.json: big: its tensors hold 2.31e+18 elements at batch 16: more than 2^53, beyond any GPU"
+fails 1 "$want" "$DRIPLE" predict "$TMP/big.json" --setting $I
+fails 1 "$want" "$DRIPLE" compare "$TMP/big.json"
+fails 1 "$want" "$DRIPLE" explain "$TMP/big.json" --setting $I
 
 # ---- "-": standard input for a reader, standard output for a writer ----
 ok sh -c "'$DRIPLE' trace extract - <'$TMP/two.csv'"
@@ -93,6 +136,21 @@ contains "$TMP/out" "worker,t_ms,gpu_util"
 ok "$DRIPLE" trace extract "$TMP/two.csv" --driple-csv -
 contains "$TMP/out" "GPU,Model"
 fails 2 "would both go to stdout" "$DRIPLE" explain "$G" --setting V100-P1w2ho-PCIe --svg - --json
+ok "$DRIPLE" explain "$G" --setting $I --dot -
+contains "$TMP/out" "graph grouped {"
+ok "$DRIPLE" graph import "$G" -o -
+contains "$TMP/out" '"format":"driple-graph/1"'
+ok "$DRIPLE" zoo build alexnet -o -
+contains "$TMP/out" '"format":"driple-graph/1"'
+ok sh -c "'$DRIPLE' simulate '$G' --settings - --setting my-cluster <'$TMP/free.json'"
+ok sh -c "'$DRIPLE' predict '$G' --inspector - <'$INSP'"
+contains "$TMP/out" "gpu_util"
+ok sh -c "'$DRIPLE' predict '$G' --setting $I --weights - <assets/op_weights.json"
+ok sh -c "'$DRIPLE' simulate '$G' --setting $I --gpus - <assets/gpus.json"
+ok sh -c "'$DRIPLE' calibrate --data - --no-logo <../shared/calibration/throughput_published.csv"
+contains "$TMP/out" "published rows"
+ok sh -c "'$DRIPLE' train --dataset - -o - --hidden 4 --epochs 1 <'$TMP/ds.json'"
+contains "$TMP/out" "driple-inspector/1"
 
 # ---- every writer replaces its file whole ----
 # replaced OUT CMD...: OUT exists (with a hard link to it) before CMD; after, OUT is new and the
@@ -130,8 +188,9 @@ if [ "$(cat "$TMP/decoy")" = decoy ] && [ -f "$TMP/p.json" ] && [ ! -L "$TMP/p.j
 # a FIFO is written through and stays a FIFO; /dev/full says what failed
 mkfifo "$TMP/fifo"
 cat "$TMP/fifo" >"$TMP/fifo.out" &
+cat_pid=$!
 ok "$DRIPLE" trace extract "$TMP/two.csv" --driple-csv "$TMP/fifo"
-wait
+sleep 0.2; kill $cat_pid 2>/dev/null; wait $cat_pid 2>/dev/null # (a FIFO replaced: no writer ever)
 if [ -p "$TMP/fifo" ] && grep -q "GPU,Model" "$TMP/fifo.out"; then pass; else fail "--driple-csv FIFO: not written through"; fi
 fails 1 "/dev/full: write failed: No space left on device" "$DRIPLE" trace extract "$TMP/two.csv" --driple-csv /dev/full
 fails 1 "/dev/full: write failed: No space left on device" "$DRIPLE" explain "$G" --setting V100-P1w2ho-PCIe --svg /dev/full
@@ -172,6 +231,8 @@ held() {
     new=$(cat "$out" 2>/dev/null)
     if [ "$after" = "$before" ] && [ "$new" = "$old" ]; then pass
     else fail "SIG$sig in $sc: $*: left '$after' (before '$before'), $out now $(printf '%s' "$new" | head -c 40)"; fi
+    # what a failed check left goes, so that it does not hide what the next one leaves
+    for f in $after; do case " $before " in *" $f "*) ;; *) rm -rf "${dir:?}/$f" ;; esac; done
 }
 mkdir -p "$TMP/k"
 echo '{"old": true}' >"$TMP/k/c.json"
@@ -179,6 +240,10 @@ for sig in INT TERM KILL; do
     held write $sig "$TMP/k" "$TMP/k/c.json" "$DRIPLE" graph coarsen "$G" -o "$TMP/k/c.json"
     held write $sig "$TMP/k" "$TMP/k/new.json" "$DRIPLE" zoo build alexnet -o "$TMP/k/new.json"
 done
+# explain --svg: the old drawing stays whole (it was truncated before the layout: kill -9 left 0
+# bytes)
+echo '<svg>old</svg>' >"$TMP/k/e.svg"
+held write KILL "$TMP/k" "$TMP/k/e.svg" "$DRIPLE" explain "$G" --setting $I --svg "$TMP/k/e.svg"
 # between the file's temporary name and its rename: SIGINT and SIGTERM remove it (SIGKILL
 # cannot be caught there: README)
 for sig in INT TERM; do
@@ -186,17 +251,6 @@ for sig in INT TERM; do
 done
 # train (SIGTERM: its first SIGINT stops training and still writes the best model) and dataset
 # build
-mk_ds() {
-    printf '{"format": "driple-dataset/1", "setting": "V100-P1w2ho-PCIe", "outputs": ["gpu_mem_util.idle", "gpu_mem_util.active", "gpu_mem_util.peak", "gpu_util.idle", "gpu_util.active", "gpu_util.peak", "net_rx.idle", "net_rx.active", "net_rx.peak", "net_tx.idle", "net_tx.active", "net_tx.peak"], "samples": ['
-    i=0
-    while [ $i -lt 12 ]; do
-        [ $i -gt 0 ] && printf ','
-        printf '{"graph": "g%d", "model": "m%d", "batch": 32, "labels": [1,2,3,4,5,6,7,8,9,10,11,%d], "source": {"kind": "simulated", "where": "e2e_reliability.sh"}, "grouped": {"groups": [[%d, 3, 0.5], [2, 2, 0.25]], "edges": [[0, 1]]}}' $i $((i % 3)) $((i + 1)) $((i + 1))
-        i=$((i + 1))
-    done
-    printf ']}\n'
-}
-mk_ds >"$TMP/ds.json"
 echo '{"old": true}' >"$TMP/k/m.json"
 for sig in TERM KILL; do
     held write $sig "$TMP/k" "$TMP/k/m.json" "$DRIPLE" train --dataset "$TMP/ds.json" -o "$TMP/k/m.json" --hidden 4 --epochs 1

@@ -4,12 +4,12 @@
 # the background, `f` saves it (into $DRIPLE_INSPECTORS, a scratch directory here) and the next
 # start finds it as a transferred file (as `driple predict --setting` does), q with an unsaved
 # transfer asks first, the importance tab renders its graph and `r` computes occlusion in the
-# background (q while it runs exits cleanly), `e` exports JSON, g changes the GPU
-# and the numbers, compare lists every GPU of the catalog, the help opens, a resize relays out
-# (and below 80x24 says so), q exits with status 0 and restores the terminal, as SIGTERM does
-# (143) and every other catchable signal that ends a process; an unknown TERM is reported;
-# NO_COLOR, --no-color and a C locale (ASCII boxes). Bad arguments fail naming the file.
-# Saves the screens to $BUILD/screen.txt (README shows a copy).
+# background (q while it runs exits cleanly), `e` exports JSON (replacing a file whole), g
+# changes the GPU and the numbers, compare lists every GPU of the catalog, the help opens, a
+# resize relays out (and below 80x24 says so), q exits with status 0 and restores the terminal,
+# as SIGTERM does (143) and every other catchable signal that ends a process; an unknown TERM
+# is reported; NO_COLOR, --no-color and a C locale (ASCII boxes). Bad arguments fail naming the
+# file. Saves the screens to $BUILD/screen.txt (README shows a copy).
 . tests/lib.sh
 if ! command -v tmux >/dev/null 2>&1; then
     echo "e2e_tui.sh: tmux is not installed (apt-get install tmux): the explorer is NOT tested" >&2
@@ -142,12 +142,16 @@ tm send-keys -t e2e W
 expect_re "trained (inspector )?V100-P1w2ho-PCIe"
 settle; cp "$TMP/screen" "$TMP/before"
 
-# export: the current predictions as JSON
+# export: the current predictions as JSON, over an old file (a hard link to it keeps the old
+# content: the export replaces the file whole, not writing over it)
+echo "old export" >"$TMP/export.json"
+ln "$TMP/export.json" "$TMP/export.old"
 tm send-keys -t e2e e C-u
 tm send-keys -t e2e -l "$TMP/export.json"
 tm send-keys -t e2e Enter
 expect "predictions written to"
 if grep -q '"format": "driple-explore/1"' "$TMP/export.json" 2>/dev/null; then pass; else fail "export: no JSON in $TMP/export.json"; fi
+if [ "$(cat "$TMP/export.old")" = "old export" ]; then pass; else fail "export: wrote over the old file in place"; fi
 
 # g: another GPU, other numbers (pressed until the numbers move: neighbouring catalog entries
 # can be near twins, V100-PCIe and V100-SXM2)

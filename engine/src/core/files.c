@@ -73,6 +73,11 @@ static enum dp_status too_large(const char *name, const struct dp_read_spec *spe
                         size, spec->what, lim, by);
 }
 
+/* "an" before a vowel ("an inspector"), "a" otherwise. */
+static const char *article(const char *word) {
+    return strchr("aeiouAEIOU", word[0]) && word[0] ? "an" : "a";
+}
+
 enum dp_status dp_file_read(const char *path, const struct dp_read_spec *spec, char **out,
                             size_t *len, struct dp_error *err) {
     const char *name = dp_file_name(path);
@@ -132,8 +137,8 @@ enum dp_status dp_file_read(const char *path, const struct dp_read_spec *spec, c
         const char *nul = spec->text && r > 0 ? memchr(buf + n, '\0', (size_t)r) : NULL;
         if (nul) {
             st = dp_error_set(err, DP_ERR_PARSE,
-                              "%s: byte %zu is NUL: not a %s (a text format; binary data?)", name,
-                              (size_t)(nul - buf), spec->what);
+                              "%s: byte %zu is NUL: not %s %s (a text format; binary data?)", name,
+                              (size_t)(nul - buf), article(spec->what), spec->what);
             goto done;
         }
         n += (size_t)r;
@@ -255,6 +260,28 @@ static int open_unnamed(const char *dir) {
     return -1;
 }
 
+/* Creates o's temporary file under a random name in its target's directory (O_EXCL |
+ * O_NOFOLLOW: a file or link planted there is never opened) and registers the name for
+ * dp_out_remove_pending. Returns the descriptor, or -1 with errno set. */
+static int open_named(struct dp_out *o) {
+    if ((o->slot = slot_claim()) < 0) {
+        errno = EMFILE; /* more than N_SLOTS files being written at once */
+        return -1;
+    }
+    int fd = -1;
+    for (int tries = 0; fd < 0 && tries < 100; tries++) {
+        if (!temp_name(o->slot, o->target)) {
+            errno = ENAMETOOLONG;
+            break;
+        }
+        fd = open(pending[o->slot].path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd >= 0) slot_set(o->slot, SLOT_LIVE);
+    return fd;
+}
+
 enum dp_status dp_out_open(const char *path, struct dp_out **out, struct dp_error *err) {
     struct dp_out *o = calloc(1, sizeof *o);
     if (!o || !(o->shown = strdup(path))) {
@@ -262,15 +289,15 @@ enum dp_status dp_out_open(const char *path, struct dp_out **out, struct dp_erro
         return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path);
     }
     o->slot = -1;
-    enum dp_status st = DP_OK;
-    int fd = -1;
-    char *dir = NULL;
     if (!strcmp(path, "-")) {
         o->kind = OUT_STDOUT;
         o->f = stdout;
         *out = o;
         return DP_OK;
     }
+    enum dp_status st = DP_OK;
+    int fd = -1;
+    char *dir = NULL;
     struct stat sb;
     if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
         /* The user's link: write to the file it names, as opening it would. */
@@ -294,50 +321,32 @@ enum dp_status dp_out_open(const char *path, struct dp_out **out, struct dp_erro
             st = dp_error_set(err, DP_ERR_IO, "%s: cannot write: is a directory", path);
             goto fail;
         }
-        if (!S_ISREG(sb.st_mode)) { /* a device, FIFO or socket: renaming would replace it */
+        if (S_ISREG(sb.st_mode)) {
+            o->keep_mode = true;
+            o->mode = sb.st_mode & 07777;
+        } else { /* a device, FIFO or socket: renaming would replace it */
             o->kind = OUT_IN_PLACE;
             if ((fd = open(o->target, O_WRONLY | O_NOCTTY | O_CLOEXEC)) < 0) {
                 st = dp_error_set(err, DP_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
                 goto fail;
             }
-            goto stream;
         }
-        o->keep_mode = true;
-        o->mode = sb.st_mode & 07777;
     } else if (errno != ENOENT) {
         st = dp_error_set(err, DP_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
         goto fail;
     }
-    if (!(dir = dir_of(o->target))) {
-        st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path);
-        goto fail;
-    }
-    if ((fd = open_unnamed(dir)) >= 0) {
-        o->kind = OUT_TMPFILE;
-        goto stream;
-    }
-    o->kind = OUT_NAMED;
-    if ((o->slot = slot_claim()) < 0) {
-        st = dp_error_set(err, DP_ERR_IO, "%s: cannot write: more than %d files being written "
-                          "at once", path, N_SLOTS);
-        goto fail;
-    }
-    for (int tries = 0; fd < 0 && tries < 100; tries++) {
-        if (!temp_name(o->slot, o->target)) {
-            errno = ENAMETOOLONG;
-            break;
+    if (o->kind != OUT_IN_PLACE) {
+        if (!(dir = dir_of(o->target))) {
+            st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path);
+            goto fail;
         }
-        fd = open(pending[o->slot].path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                  0666);
-        if (fd < 0 && errno != EEXIST) break;
+        o->kind = (fd = open_unnamed(dir)) >= 0 ? OUT_TMPFILE : OUT_NAMED;
+        if (fd < 0 && (fd = open_named(o)) < 0) {
+            st = dp_error_set(err, DP_ERR_IO, "%s: cannot write: cannot create a file in %s: %s",
+                              path, dir, strerror(errno));
+            goto fail;
+        }
     }
-    if (fd < 0) {
-        st = dp_error_set(err, DP_ERR_IO, "%s: cannot write: cannot create a file in %s: %s",
-                          path, dir, strerror(errno));
-        goto fail;
-    }
-    slot_set(o->slot, SLOT_LIVE);
-stream:
     if (!(o->f = fdopen(fd, "wb"))) {
         st = dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path);
         goto fail;
@@ -347,7 +356,7 @@ stream:
     return DP_OK;
 fail:
     if (fd >= 0) close(fd);
-    if (o->kind == OUT_NAMED && o->slot >= 0) {
+    if (o->slot >= 0) {
         if (atomic_load(&pending[o->slot].state) == SLOT_LIVE) unlink(pending[o->slot].path);
         slot_set(o->slot, SLOT_FREE);
     }

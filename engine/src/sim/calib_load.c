@@ -7,10 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp/files.h"
 #include "dp/zoo.h"
 #include "sim/calib_impl.h"
 
 #define LINE_MAX_LEN 16384
+#define TABLE_MAX_BYTES ((size_t)1 << 26) /* 64 MiB; the published table is 390 KB */
 
 /* Splits one CSV line (quotes allowed, "" inside them) into at most max fields, in place;
  * returns the count. */
@@ -163,19 +165,25 @@ static int key_of(struct dp_calib *c, int work, const struct dp_gpu *gpu,
 }
 
 /* Reads one table into c. */
-static enum dp_status read_table(struct dp_calib *c, const char *path, struct dp_error *err) {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return dp_error_set(err, DP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+static enum dp_status read_table(struct dp_calib *c, const char *file, struct dp_error *err) {
+    /* the one bounded read ("-": standard input), then line by line from memory */
+    static const struct dp_read_spec spec = {"throughput table", TABLE_MAX_BYTES, true, NULL};
+    const char *path = dp_file_name(file);
+    char *text = NULL;
+    size_t len = 0;
+    enum dp_status st = dp_file_read(file, &spec, &text, &len, err);
+    if (st) return st;
+    FILE *f = len ? fmemopen(text, len, "r") : NULL;
     char *line = malloc(LINE_MAX_LEN);
-    enum dp_status st = DP_OK;
     int lineno = 0, col[C_COUNT];
-    if (!line) {
-        fclose(f);
+    if ((len && !f) || !line) {
+        if (f) fclose(f);
+        free(line);
+        free(text);
         return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path);
     }
     for (int i = 0; i < C_COUNT; i++) col[i] = -1;
-    while (fgets(line, LINE_MAX_LEN, f)) {
+    while (f && fgets(line, LINE_MAX_LEN, f)) {
         lineno++;
         if (!strchr(line, '\n') && !feof(f)) {
             st = dp_error_set(err, DP_ERR_INVALID, "%s:%d: line longer than %d characters", path,
@@ -268,11 +276,9 @@ static enum dp_status read_table(struct dp_calib *c, const char *path, struct dp
         r->gpu_memory_gb = g->memory_gb / (g->devices > 1 ? g->devices : 1);
         c->n++;
     }
-    if (!st && ferror(f))
-        st = dp_error_set(err, DP_ERR_IO, "%s:%d: read error: %s", path, lineno + 1,
-                          strerror(errno));
     free(line);
-    fclose(f);
+    if (f) fclose(f);
+    free(text);
     return st;
 }
 
