@@ -391,8 +391,7 @@ static void test_devices(struct dp_graph *g) {
     s = ar_setting(ti.name, 1, DP_NET_PCIE, 1, DP_FW_PYTORCH);
     s.precision = DP_PREC_MIXED;
     CHECK(dp_simulate(g, &s, &ti, &o, &r, &err) == DP_OK);
-    CHECK_CONTAINS(r.notes, "tensor rate unknown: 53.8 TFLOPS estimated (Turing: 4x FP32, "
-                            "GeForce half rate)");
+    CHECK_CONTAINS(r.notes, "tensor rate unknown: 108 TFLOPS estimated (Turing: 8x FP32)");
     dp_sim_result_free(&r);
     /* TF32: the same GPU with its tensor figure removed runs fp32 on CUDA cores: slower */
     s = ar_setting(a100.name, 1, DP_NET_PCIE, 1, DP_FW_PYTORCH);

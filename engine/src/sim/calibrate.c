@@ -181,8 +181,10 @@ static void set_axes(struct fit_ctx *f) {
     }
 }
 
-/* A generation the fit has no axis for gets the geometric mean of the fitted generations'
- * scales (1 when none is fitted): an unseen generation behaves like the average one. */
+/* A generation the fit has no axis for gets the scale of the nearest fitted generation (the
+ * earlier one on a tie): cuDNN's and cuBLAS's kernels for a generation grow out of the previous
+ * one's, so Kepler's are most like Pascal's and Hopper's most like Ampere's. An unknown
+ * generation gets the geometric mean of the fitted scales; 1 when none is fitted. */
 static void unfitted_scales(const struct fit_ctx *f, struct dp_sim_constants *k) {
     bool fitted[DP_GEN_COUNT] = {false};
     double sum = 0;
@@ -194,8 +196,18 @@ static void unfitted_scales(const struct fit_ctx *f, struct dp_sim_constants *k)
         sum += log(k->gen_scale[g]);
         n++;
     }
-    for (int g = 0; g < DP_GEN_COUNT; g++)
-        if (!fitted[g]) k->gen_scale[g] = n ? exp(sum / n) : 1.0;
+    for (int g = 0; g < DP_GEN_COUNT; g++) {
+        if (fitted[g]) continue;
+        k->gen_scale[g] = n ? exp(sum / n) : 1.0;
+        for (int d = 1; g != DP_GEN_UNKNOWN && d < DP_GEN_COUNT; d++) {
+            int near = g - d > DP_GEN_UNKNOWN && fitted[g - d] ? g - d
+                       : g + d < DP_GEN_COUNT && fitted[g + d] ? g + d
+                                                                : -1;
+            if (near < 0) continue;
+            k->gen_scale[g] = k->gen_scale[near];
+            break;
+        }
+    }
 }
 
 /* The mean |log(predicted / measured)| over the used rows at constants k (its unfitted

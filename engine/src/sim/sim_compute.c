@@ -78,6 +78,25 @@ static int var_of(const struct dp_graph *g, int idx) {
     return -1;
 }
 
+/* What a memory-bound op can be in a fused kernel. Element-wise ops and softmaxes (a row's
+ * reduction and its element-wise epilogue, as cuDNN, apex and XLA run them) take in their
+ * producer and fuse into their consumer; a row reduction (a layer norm's mean, a softmax
+ * gradient's sum, a bias gradient) takes in its element-wise producer but ends the kernel
+ * (its output is smaller than its input). Pooling, batch and local response norms are cuDNN's
+ * own kernels and fuse with nothing. */
+enum { FUSE_NONE, FUSE_CHAIN, FUSE_SINK };
+static unsigned char fuse_role(const char *op, enum dp_op_class cls) {
+    if (cls == DP_OPCLASS_ELEMWISE || !strcmp(op, "Softmax") || !strcmp(op, "LogSoftmax"))
+        return FUSE_CHAIN;
+    if (cls != DP_OPCLASS_REDUCE) return FUSE_NONE;
+    static const char *const sinks[] = {"Mean", "Sum", "Max", "Min", "Prod", "BiasAddGrad",
+                                        "L2Loss", "SoftmaxCrossEntropyWithLogits",
+                                        "SparseSoftmaxCrossEntropyWithLogits"};
+    for (size_t k = 0; k < sizeof sinks / sizeof sinks[0]; k++)
+        if (!strcmp(op, sinks[k])) return FUSE_SINK;
+    return FUSE_NONE;
+}
+
 static int cmp_desc(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x < y) - (x > y);
@@ -91,7 +110,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
     double *need = NULL;      /* per node: parameters a forward op reads first / a grad op makes */
     unsigned char *claimed = NULL; /* per variable: a forward op already needs it */
     int *readers = NULL, *worker_idx = NULL;
-    unsigned char *elem = NULL; /* per worker op: element-wise (fusable) */
+    unsigned char *elem = NULL; /* per worker op: its fuse_role */
     if (!w) goto fail;
     snprintf(w->name, sizeof w->name, "%s", dp_graph_name(g));
     if (batch <= 0) batch = dp_graph_batch(g);
@@ -155,7 +174,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
         o->mm = cls == DP_OPCLASS_MATMUL;
         o->launches = 1;
         o->back = is_backward(n);
-        elem[w->n_ops] = cls == DP_OPCLASS_ELEMWISE;
+        elem[w->n_ops] = fuse_role(n->op, cls);
         if (o->mm) {
             double red, width;
             gemm_shape(g, n, batch, &o->m, &o->n, &red, &width);
@@ -181,15 +200,16 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
                           dp_graph_name(g));
         goto fail;
     }
-    /* Element-wise fusion: an element-wise op whose only reader is another element-wise op
-     * runs inside that op's kernel; the tensor between them is neither written nor read. */
+    /* Fusion: an element-wise op (or a softmax) whose only reader is an element-wise op, a
+     * softmax or a row reduction runs inside that op's kernel; the tensor between them is
+     * neither written nor read. */
     for (size_t i = 0; i < nn; i++) {
         const struct dp_node *n = dp_graph_node(g, i);
         int wi = worker_idx[i];
         if (wi < 0 || !elem[wi]) continue;
         for (int k = 0; k < n->n_inputs; k++) {
             int src = n->inputs[k], ws = worker_idx[src];
-            if (ws < 0 || !elem[ws] || readers[src] != 1) continue;
+            if (ws < 0 || elem[ws] != FUSE_CHAIN || readers[src] != 1) continue;
             const struct dp_node *sn = dp_graph_node(g, (size_t)src);
             int es = dp_dtype_size(sn->dtype);
             w->ops[ws].absorbed = 1;
@@ -264,8 +284,10 @@ void dp_sim_workload_free(struct dp_sim_workload *w) {
 /* Dense FP16 tensor-core rate over the FP32 rate, per generation, for a GPU whose tensor
  * figure the catalog lacks (the generation's spec sheets: V100 125/15.7, T4 and Quadro RTX
  * 8.0; GA10x and AD10x 4.0 (the GA100 and GH100 differ and have their figures); H100 989/67;
- * B200 2250/75). GeForce cards run FP32-accumulate tensor math at half that (NVIDIA's Turing,
- * Ampere and Ada whitepapers). 0: no tensor cores. */
+ * B200 2250/75). GeForce cards too: their spec sheets give FP32-accumulate tensor math half
+ * that rate, but the published mixed-precision runs show no such halving (an RTX 2080 Ti
+ * trains as fast per SM and clock as a Titan RTX or Quadro RTX 6000, the same TU102), so the
+ * kernels are fed at the full rate or are not bound by it. 0: no tensor cores. */
 static double tensor_ratio(enum dp_gpu_gen gen) {
     switch (gen) {
     case DP_GEN_VOLTA: case DP_GEN_TURING: return 8.0;
@@ -288,13 +310,6 @@ static double issue_share(enum dp_gpu_gen gen) { return gen == DP_GEN_KEPLER ? 1
  * spec sheets' figures are. */
 static bool runs_at_base(enum dp_gpu_gen gen) {
     return gen == DP_GEN_KEPLER || gen == DP_GEN_MAXWELL;
-}
-
-static bool is_geforce(const struct dp_gpu *g) {
-    if (strstr(g->name, "GeForce")) return true;
-    for (int a = 0; a < g->n_aliases; a++)
-        if (strstr(g->aliases[a], "GeForce")) return true;
-    return false;
 }
 
 /* One direction of a x16 link, GB/s, per PCIe generation (3.0: 15.75; doubling since). */
@@ -340,11 +355,10 @@ enum dp_status sim_device_init(const struct dp_gpu *gpu, struct sim_device *d,
     if (gpu->fp16_tflops > 0) {
         d->tensor16 = gpu->fp16_tflops * 1e9 * per;
     } else if (tensor_ratio(d->gen) > 0) {
-        double r = tensor_ratio(d->gen) * (is_geforce(gpu) ? 0.5 : 1.0);
+        double r = tensor_ratio(d->gen);
         d->tensor16 = d->fp32 * r;
-        snprintf(buf, sizeof buf, "tensor rate unknown: %.3g TFLOPS estimated (%s: %gx FP32%s)",
-                 d->tensor16 / 1e9, dp_gpu_gen_name(d->gen), r,
-                 is_geforce(gpu) ? ", GeForce half rate" : "");
+        snprintf(buf, sizeof buf, "tensor rate unknown: %.3g TFLOPS estimated (%s: %gx FP32)",
+                 d->tensor16 / 1e9, dp_gpu_gen_name(d->gen), r);
         note(d, buf);
     }
     if (d->gen == DP_GEN_UNKNOWN) note(d, "architecture generation unknown: no tensor cores");

@@ -20,11 +20,12 @@
 struct sim_op {
     double flops;        /* conv/matmul: its FLOPs; a run: 0 */
     double bytes;        /* at the graph's dtypes (a run: its ops' sum) */
-    double fused;        /* bytes a fused kernel saves: element-wise ops reading an element-wise
-                            op's output that nothing else reads (neither written nor read) */
+    double fused;        /* bytes a fused kernel saves: element-wise ops, softmaxes and row
+                            reductions reading an element-wise op's or a softmax's output that
+                            nothing else reads (neither written nor read) */
     double launches;     /* kernels: 1, or a run's ops */
     double absorbed;     /* of a run's ops, those a fused kernel takes in (an element-wise op
-                            whose only reader is element-wise) */
+                            or softmax whose only reader fuses) */
     double m, n;         /* conv/matmul as a GEMM, rows x columns (wave quantisation) */
     double pneed;        /* forward: parameters first read here; backward: gradients made here */
     unsigned char mm;    /* a convolution or matmul */
