@@ -22,7 +22,7 @@
 
 static const char *const usage_compare =
     "driple compare GRAPH|--grouped FILE [--settings FILE] [--batch N] [--exported-batch N]\n"
-    "       [--groups K] [--seed S] [--weights FILE] [--json]\n"
+    "       [--groups K] [--seed S] [--weights FILE] " CMD_ECONOMICS_USAGE " [--json]\n"
     "       [--setting ID | --gpu NAME " CMD_CLUSTER_USAGE "\n"
     "       [--gpus FILE]]   (one more row: a setting not in the list, with its inspector found\n"
     "       as predict finds it)\n"
@@ -77,11 +77,13 @@ int cmd_compare(int argc, char **argv) {
     struct dp_session *ss = NULL;
     struct dp_jw *w = NULL;
     struct cmd_what_if wi;
+    double epoch_samples = DP_EPOCH_SAMPLES_DEFAULT, price = NAN;
     bool json = cli_flag(&c, "--json"), grid = cli_flag(&c, "--grid");
     struct dp_setting *rows = NULL;
     struct dp_prediction *preds = NULL;
     double *order = NULL;
-    if (!cmd_what_if_opts(&c, &wi) || c.bad) goto done;
+    if (!cmd_what_if_opts(&c, &wi) || !cmd_economics_opts(&c, &epoch_samples, &price) || c.bad)
+        goto done;
     const char *graph = cli_positional(&c, 0);
     if (!cli_check_unused(&c)) goto done;
     bool by_cluster = cmd_cluster_given(&wi.cl) || wi.cl.precision;
@@ -128,6 +130,7 @@ int cmd_compare(int argc, char **argv) {
     rc = 1;
     struct dp_error err = {0};
     dp_blas_threads(1);
+    dp_session_set_economics(ss, epoch_samples, price);
     if (!(preds = malloc(((size_t)n_rows + 1) * sizeof *preds)) ||
         !(order = malloc(((size_t)n_rows + 1) * 2 * sizeof *order)))
         goto oom;
@@ -151,8 +154,8 @@ int cmd_compare(int argc, char **argv) {
     } else {
         printf("graph %s  batch %lld  groups %d  settings %s\n\n", g->graph, (long long)g->batch,
                g->n_groups, grid ? "every GPU x sync x network" : list->path);
-        printf("%-28s %10s %12s %9s %9s %10s %10s  %s\n", "setting", "iter ms", "samples/s",
-               "GPU act", "GPU peak", "RX MB/s", "TX MB/s", "inspector");
+        printf("%-28s %10s %12s %9s %9s %10s %10s %9s  %s\n", "setting", "iter ms", "samples/s",
+               "GPU act", "GPU peak", "RX MB/s", "TX MB/s", "epoch $", "inspector");
     }
     /* one GNN pass per distinct body (the session caches it); each row runs its head */
     for (int i = 0; i < n_rows; i++) {
@@ -183,12 +186,13 @@ int cmd_compare(int argc, char **argv) {
             if (!p.ok) dp_jw_str(w, "error", p.note);
             dp_jw_end(w);
         } else if (!p.ok) {
-            printf("%-28s %10s %12s %9s %9s %10s %10s  (%s)\n", s->id, "-", "-", "-", "-", "-", "-",
-                   p.note);
+            printf("%-28s %10s %12s %9s %9s %10s %10s %9s  (%s)\n", s->id, "-", "-", "-", "-", "-",
+                   "-", "-", p.note);
         } else {
-            printf("%-28s %10.4g %12.4g %9.4g %9.4g %10.4g %10.4g  %s%s%s\n", s->id,
+            printf("%-28s %10.4g %12.4g %9.4g %9.4g %10.4g %10.4g %9.4g  %s%s%s\n", s->id,
                    p.d[DP_D_ITERATION_MS], p.d[DP_D_THROUGHPUT], p.m[DP_OUT_GPU_UTIL_ACTIVE],
                    p.m[DP_OUT_GPU_UTIL_PEAK], p.m[DP_OUT_NET_RX_PEAK], p.m[DP_OUT_NET_TX_PEAK],
+                   p.d[DP_D_EPOCH_COST],
                    p.from.source == DP_SOURCE_SETTING_AWARE ? "setting-aware" : p.from.path,
                    p.oom ? " OOM" : "", p.ood ? " OOD" : "");
         }
@@ -217,8 +221,11 @@ int cmd_compare(int argc, char **argv) {
         printf("\n%d of %d settings predicted with %d GNN pass%s (shared bodies) in %.1f ms.\n"
                "GPU act = gpu_util.active (ms), GPU peak = gpu_util.peak (%%); "
                "iter ms = gpu_util.idle + gpu_util.active (setting-aware: predicted directly); "
-               "samples/s = batch x workers x 1000 / iter ms.\n",
-               n_ok, n_rows, n_gnn, n_gnn == 1 ? "" : "es", ms);
+               "samples/s = batch x workers x 1000 / iter ms;\n"
+               "epoch $ = %.0f samples / samples/s / 3600 x workers x the GPU's price per hour "
+               "(%s; nan: no price read).\n",
+               n_ok, n_rows, n_gnn, n_gnn == 1 ? "" : "es", ms, epoch_samples,
+               isnan(price) ? "the catalog's, --price sets one" : "--price");
         if (isfinite(params))
             printf("net per iter = 2 x %.0f parameters x 4 B = %.4g MB per worker in every setting "
                    "(every variable pulled, every gradient pushed, fp32 on the wire).\n",

@@ -102,7 +102,7 @@ static int dataset_add(int argc, char **argv) {
     const char *when = cli_value(&c, "--when");
     struct dp_import_opts io;
     bool ok = cmd_import_opts(&c, &io);
-    ok = cli_int(&c, "--batch", 1, 1 << 20, &batch) && ok;
+    ok = cli_int(&c, "--batch", 1, DP_BATCH_MAX, &batch) && ok;
     ok = cli_int(&c, "--groups", 1, 100000, &groups) && ok;
     ok = cli_int(&c, "--seed", INT64_MIN, INT64_MAX, &seed) && ok;
     ok = cli_double(&c, "--threshold", 1e-6, 0.999999, &thr) && ok;

@@ -1,6 +1,7 @@
 /* cmd_explore.c: `driple explore`: the explorer's options; the explorer itself is tui/. */
 #include <stdio.h>
 
+#include "dp/settings.h"
 #include "../tui/explore.h"
 #include "cli.h"
 #include "cmd.h"
@@ -8,6 +9,7 @@
 
 #define EXPLORE_USAGE                                                                             \
     "driple explore [GRAPH] [--settings FILE] [--gpus FILE] [--batch N] [--exported-batch N]\n" \
+    "       [--setting ID | --gpu NAME " CMD_CLUSTER_USAGE "]\n"                                 \
     "       [--no-color]"
 
 int cmd_explore(int argc, char **argv) {
@@ -25,24 +27,54 @@ int cmd_explore(int argc, char **argv) {
                EXPLORE_USAGE);
         return 0;
     }
+    struct cmd_cluster cl;
+    const char *setting = cli_value(&c, "--setting");
+    bool cluster_ok = cmd_cluster_opts(&c, &cl);
     o.app.settings = cli_value(&c, "--settings");
-    o.app.gpus = cli_value(&c, "--gpus");
+    o.app.gpus = cl.gpus;
     o.app.weights = cli_value(&c, "--op-weights");
     o.bench_seq = cli_value(&c, "--bench-seq");
     o.no_color = cli_flag(&c, "--no-color");
     o.json = cli_flag(&c, "--json");
     cmd_import_opts(&c, &io);
-    cli_int(&c, "--batch", 1, 65536, &batch);
+    cli_int(&c, "--batch", 1, DP_BATCH_MAX, &batch);
     cli_int(&c, "--bench-keys", 1, 1000000, &bench);
     cli_int(&c, "--rows", LAYOUT_MIN_ROWS, 1000, &rows);
     cli_int(&c, "--cols", LAYOUT_MIN_COLS, 1000, &cols);
     o.app.graph = cli_positional(&c, 0);
     o.app.batch = batch;
     o.app.exported_batch = io.exported_batch;
-    if (!cli_check_unused(&c)) {
+    if (!cluster_ok || !cli_check_unused(&c)) {
         cli_done(&c);
         return cli_usage("explore", EXPLORE_USAGE, "bad arguments");
     }
+    /* the setting to open at: an id as given (the explorer finds it as --setting does
+     * everywhere), or the cluster options' setting by its id, which names it */
+    bool by_cluster = cmd_cluster_given(&cl) || cl.precision;
+    char id[DP_NAME_MAX];
+    if (setting && by_cluster) {
+        cli_done(&c);
+        return cli_usage("explore", EXPLORE_USAGE, "give --setting ID or --gpu NAME ..., not both");
+    }
+    if (by_cluster) {
+        struct dp_gpu_catalog *cat = NULL;
+        struct dp_error err = {0};
+        struct dp_setting s;
+        int rc;
+        if (dp_gpu_catalog_load_default(cl.gpus, &cat, &err) != DP_OK) {
+            cli_done(&c);
+            return cli_fail(&err);
+        }
+        rc = cmd_cluster_setting(&cl, cat, "explore", EXPLORE_USAGE, &s);
+        dp_gpu_catalog_free(cat);
+        if (rc) {
+            cli_done(&c);
+            return rc;
+        }
+        snprintf(id, sizeof id, "%s", s.id);
+        setting = id;
+    }
+    o.app.setting = setting;
     cli_done(&c);
     o.bench_keys = (long)bench;
     o.rows = (int)rows;

@@ -19,7 +19,7 @@ static const char *const usage_predict =
     "driple predict GRAPH|--grouped FILE (--inspector M | --setting ID | --gpu NAME\n"
     "       " CMD_CLUSTER_USAGE ")\n"
     "       [--settings FILE] [--gpus FILE] [--batch N] [--exported-batch N] [--groups K]\n"
-    "       [--seed S] [--weights FILE] [--epoch-samples N] [--price USD_PER_GPU_HOUR]\n"
+    "       [--seed S] [--weights FILE] " CMD_ECONOMICS_USAGE "\n"
     "       [--setting-aware FILE|none] [--json]\n"
     "  A setting is predicted by the setting-aware inspector (the shipped one, or FILE) unless the\n"
     "  user inspector directory holds a file for its cluster (the explorer saves a transfer\n"
@@ -34,11 +34,9 @@ int cmd_predict(int argc, char **argv) {
     int rc = 2;
     struct dp_session *ss = NULL;
     struct cmd_what_if wi;
-    double epoch_samples = 1281167, price = NAN;
+    double epoch_samples = DP_EPOCH_SAMPLES_DEFAULT, price = NAN;
     bool json = cli_flag(&c, "--json");
-    if (!cmd_what_if_opts(&c, &wi) ||
-        !cli_double(&c, "--epoch-samples", 0, 1e15, &epoch_samples) ||
-        !cli_double(&c, "--price", 0, 1e9, &price) || c.bad)
+    if (!cmd_what_if_opts(&c, &wi) || !cmd_economics_opts(&c, &epoch_samples, &price) || c.bad)
         goto done;
     const char *graph = cli_positional(&c, 0);
     if (!cli_check_unused(&c)) goto done;
@@ -65,6 +63,20 @@ int cmd_predict(int argc, char **argv) {
         fprintf(stderr, "driple: %s\n", p.note);
         goto done;
     }
+    /* the memory footprint and whether it fits: the simulator's (the inspector's outputs do not
+     * say), for a known setting of a graph (not a grouped file) */
+    struct dp_simulation sim = {0};
+    bool pending;
+    if (for_setting && dp_session_graph(ss)) {
+        if (dp_session_simulate(ss, for_setting, false, &sim, &pending, &err)) {
+            cli_fail(&err);
+            goto done;
+        }
+        dp_prediction_use_simulation(&p, &sim);
+    } else {
+        snprintf(sim.note, sizeof sim.note, "%s", for_setting ? "no graph to simulate (a grouped file)"
+                                                               : "no setting to simulate");
+    }
     const struct dp_grouped *g = dp_session_grouped(ss);
     const char *setting_id = for_setting ? for_setting->id : p.from.setting_id;
     const char *unknown = dp_session_unknown_ops(ss);
@@ -77,6 +89,7 @@ int cmd_predict(int argc, char **argv) {
         dp_jw_int(w, "n_groups", g->n_groups);
         dp_jw_str(w, "setting", setting_id[0] ? setting_id : NULL);
         dp_jw_prediction(w, &p);
+        dp_jw_simulation(w, "simulated", &sim);
         dp_jw_object(w, "units");
         dp_jw_str(w, "idle", "ms");
         dp_jw_str(w, "active", "ms");
@@ -123,11 +136,24 @@ int cmd_predict(int argc, char **argv) {
     if (p.ood)
         printf("out of distribution: this graph is unlike every graph the inspector learnt from "
                "(distance %.2f x the threshold); treat these numbers as a guess\n", p.ood_score);
+    if (sim.ok && sim.oom)
+        printf("OUT OF GPU MEMORY: %.3g GB per worker (simulated footprint) > the GPU's %.3g GB\n",
+               sim.memory_gb, sim.gpu_memory_gb);
+    else if (sim.ok)
+        printf("GPU memory %.3g GB per worker (simulated footprint) of the GPU's %.3g GB: fits\n",
+               sim.memory_gb, sim.gpu_memory_gb);
+    else
+        printf("GPU memory unknown: %s\n", sim.note);
     if (isfinite(d[DP_D_NET_MB_PER_ITER]))
         printf("network per iteration %.4g MB per worker (2 x %.0f parameters x 4 B)\n",
                d[DP_D_NET_MB_PER_ITER], params);
     if (isfinite(d[DP_D_EPOCH_S])) printf("epoch (%.0f samples) %.4g s", epoch_samples, d[DP_D_EPOCH_S]);
-    if (isfinite(d[DP_D_EPOCH_COST])) printf("   cost %.4g USD", d[DP_D_EPOCH_COST]);
+    if (isfinite(d[DP_D_EPOCH_COST]))
+        printf("   cost %.4g USD at $%.4g per GPU-hour\nprice: %s", d[DP_D_EPOCH_COST],
+               p.facts.price_per_gpu_hour, p.facts.price_source);
+    else if (isfinite(d[DP_D_EPOCH_S]))
+        printf("   cost unknown: %s (--price sets one)",
+               p.facts.price_source ? p.facts.price_source : "no price");
     printf("\n\n");
     if (p.from.source == DP_SOURCE_SETTING_AWARE)
         printf("iteration_ms and memory_gb are predicted directly by the setting-aware inspector;"

@@ -82,7 +82,7 @@ int cmd_simulate(int argc, char **argv) {
     struct dp_zoo_opts zo;
     dp_zoo_opts_default(&zo);
     bool ok = cmd_import_opts(&c, &io) && cmd_cluster_opts(&c, &cl) &&
-              cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch) &&
+              cli_int(&c, "--batch", 1, DP_BATCH_MAX, &batch) &&
               cli_int(&c, "--seq", 1, 1 << 16, &seq) && cli_int(&c, "--input", 1, 1 << 16, &input) &&
               cli_int(&c, "--seed", 0, INT64_MAX, &seed) &&
               cli_int(&c, "--iterations", 1, 5000, &iters) &&

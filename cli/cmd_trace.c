@@ -36,7 +36,7 @@ static int trace_extract(int argc, char **argv) {
     double threshold = DP_TRACE_THRESHOLD;
     int64_t batch = 0;
     bool ok = cli_double(&c, "--threshold", 1e-6, 0.999999, &threshold) &&
-              cli_int(&c, "--batch", 1, INT64_C(1) << 30, &batch);
+              cli_int(&c, "--batch", 1, DP_BATCH_MAX, &batch);
     const char *path = cli_positional(&c, 0);
     ok = ok && cli_check_unused(&c);
     cli_done(&c);

@@ -260,7 +260,7 @@ bool cmd_what_if_opts(struct cli *c, struct cmd_what_if *o) {
     o->sa = cli_value(c, "--setting-aware");
     bool ok = cmd_import_opts(c, &o->io);
     ok = cmd_cluster_opts(c, &o->cl) && ok;
-    ok = cli_int(c, "--batch", 1, INT64_C(1) << 30, &o->batch) && ok;
+    ok = cli_int(c, "--batch", 1, DP_BATCH_MAX, &o->batch) && ok;
     ok = cli_int(c, "--groups", 1, 100000, &o->groups) && ok;
     return cli_int(c, "--seed", INT64_MIN + 1, INT64_MAX, &o->seed) && ok;
 }
@@ -315,3 +315,17 @@ void cmd_print_formulas(void) {
                dp_derived_figures[k].note);
 }
 
+
+bool cmd_economics_opts(struct cli *c, double *samples, double *price) {
+    *price = NAN;
+    const char *v = cli_value(c, "--epoch-samples");
+    double x;
+    if (v && !(dp_amount_parse(v, &x) && x >= 1 && x <= 1e15)) {
+        fprintf(stderr, "driple: %s: --epoch-samples '%s': expected a count in [1, 1e15] (k, M "
+                        "and G suffixes read as x 1e3, 1e6, 1e9)\n", c->cmd, v);
+        c->bad = true;
+        return false;
+    }
+    if (v) *samples = x;
+    return cli_double(c, "--price", 0, 1e4, price);
+}

@@ -71,6 +71,13 @@ bool cmd_cluster_given(const struct cmd_cluster *o);
  * combination is invalid (dp_setting_finish's message: too many GPUs in one machine, ...). */
 int cmd_cluster_setting(const struct cmd_cluster *o, const struct dp_gpu_catalog *cat,
                         const char *cmd, const char *usage, struct dp_setting *out);
+/* The economics options of predict and compare: --epoch-samples N (1 .. 1e15; "1.28M" reads as
+ * 1,280,000) into *samples, left as it is when absent, and --price USD_PER_GPU_HOUR (0 .. 1e4)
+ * into *price (NaN when absent: each GPU's catalog price). False, with c->bad set and the
+ * option named, when one is malformed or out of range. */
+#define CMD_ECONOMICS_USAGE "[--epoch-samples N] [--price USD_PER_GPU_HOUR]"
+bool cmd_economics_opts(struct cli *c, double *samples, double *price);
+
 /* ---- what predict, compare and explain share ---- */
 /* Their options: --grouped FILE (instead of GRAPH), --inspector M | --setting ID | the cluster
  * options, --settings FILE, --weights FILE, --setting-aware FILE|none, --batch N, --groups K,

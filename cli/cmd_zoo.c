@@ -81,7 +81,7 @@ static int zoo_build(int argc, char **argv) {
     struct dp_zoo_opts o;
     dp_zoo_opts_default(&o);
     int64_t input = 0, seq = 0;
-    cli_int(&c, "--batch", 1, 1 << 20, &o.batch);
+    cli_int(&c, "--batch", 1, DP_BATCH_MAX, &o.batch);
     cli_int(&c, "--input", 1, 1 << 16, &input);
     cli_int(&c, "--seq", 1, 1 << 16, &seq);
     const char *opt = cli_value(&c, "--optimizer");
@@ -187,7 +187,7 @@ static int zoo_generate(int argc, char **argv) {
     cli_int(&c, "--seed", 0, INT64_MAX, &seed);
     cli_int(&c, "--count", 1, 1000000, &count);
     cli_int(&c, "--start", 0, INT64_MAX / 2, &start);
-    cli_int(&c, "--batch", 1, 1 << 20, &o.batch);
+    cli_int(&c, "--batch", 1, DP_BATCH_MAX, &o.batch);
     const char *kind_s = cli_value(&c, "--kind"), *dir = cli_value(&c, "--out");
     const char *opt = cli_value(&c, "--optimizer"), *prec = cli_value(&c, "--precision");
     o.nchw = cli_flag(&c, "--nchw");

@@ -59,8 +59,11 @@ int main(int argc, char **argv) {
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(name, commands[i].name)) return commands[i].fn(argc - 2, argv + 2);
-    /* `driple GRAPH [options]` opens the explorer on that graph. */
-    if (name[0] == '-' || access(name, R_OK) == 0) return cmd_explore(argc - 1, argv + 1);
+    /* `driple GRAPH [options]` opens the explorer on that graph; a name that looks like a file
+     * (a path or an extension) but is not there is the explorer's to report, as it is for
+     * `driple explore` */
+    if (name[0] == '-' || access(name, R_OK) == 0 || strchr(name, '/') || strchr(name, '.'))
+        return cmd_explore(argc - 1, argv + 1);
     fprintf(stderr, "driple: unknown command '%s'\n\n", name);
     usage(stderr);
     return 2;

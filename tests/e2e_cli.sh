@@ -5,6 +5,16 @@ ok "$DRIPLE" help
 contains "$TMP/out" "predict"
 ok "$DRIPLE" --version
 fails 2 "unknown command 'frobnicate'" "$DRIPLE" frobnicate
+# issue 16: a graph file that is not there is reported as such, as `driple explore` does, not as
+# an unknown command
+fails 1 "missing.json: cannot open: No such file or directory" "$DRIPLE" missing.json
+if grep -q "unknown command" "$TMP/err"; then fail "driple missing.json: 'unknown command'"; else pass; fi
+fails 1 "nowhere/model.onnx: cannot open" "$DRIPLE" nowhere/model.onnx
+# one batch limit everywhere (DP_BATCH_MAX): the explorer, predict, compare and zoo build alike
+fails 2 "--batch '1048577': expected an integer in [1, 1048576]" "$DRIPLE" explore samples/graphs/alexnet.json --batch 1048577
+fails 2 "--batch '1048577': expected an integer in [1, 1048576]" "$DRIPLE" zoo build alexnet --batch 1048577 -o "$TMP/a.json"
+fails 2 "--batch '1048577': expected an integer in [1, 1048576]" "$DRIPLE" predict samples/graphs/alexnet.json --setting V100-P1w2ho-PCIe --batch 1048577
+ok "$DRIPLE" explore samples/graphs/alexnet.json --batch 1048576 --bench-keys 1
 # A directory where a file is expected names it, whichever loader reads it.
 fails 1 "assets: " "$DRIPLE" graph info assets
 fails 1 "assets: is a directory" "$DRIPLE" inspector info assets

@@ -11,6 +11,41 @@ if [ -r "$SPECS" ]; then
 fi
 printf 'name,architecture\nX,Y\n' >"$TMP/short.csv"
 fails 1 "no column fp32_tflops" sh tools/make_gpus.sh "$TMP/short.csv" tools/gpu_extra.tsv
+# prices per GPU-hour: sourced and dated, or null with "no price read"; a malformed line or an
+# unknown GPU in the price file is refused
+if [ -r "$SPECS" ]; then
+    printf 'K80\tcheap\tsomewhere\t2026-01\n' >"$TMP/p1.tsv"
+    fails 1 "p1.tsv:1: expected name, price, source, date" sh tools/make_gpus.sh "$SPECS" tools/gpu_extra.tsv "$TMP/p1.tsv"
+    printf 'K81\t1.5\tsomewhere\t2026-01\n' >"$TMP/p2.tsv"
+    fails 1 "K81: in $TMP/p2.tsv but not in" sh tools/make_gpus.sh "$SPECS" tools/gpu_extra.tsv "$TMP/p2.tsv"
+fi
+if grep -q '"price_per_gpu_hour": 0.9,' assets/gpus.json && grep -q '"price_source": "no price read"' assets/gpus.json; then pass
+else fail "assets/gpus.json: no K80 price or no GPU without one"; fi
+
+# predict: the memory footprint and whether it fits, and the epoch's cost at the GPU's catalog
+# price (or --price), with the price's source
+G=samples/graphs/resnet50.json
+ok "$DRIPLE" predict $G --setting V100-P1w2ho-PCIe
+contains "$TMP/out" "GPU memory 6.04 GB per worker (simulated footprint) of the GPU's 16 GB: fits"
+contains "$TMP/out" "at \$3.06 per GPU-hour"
+contains "$TMP/out" "price: Azure Standard_NC6s_v3"
+ok "$DRIPLE" predict $G --setting V100-P1w2ho-PCIe --batch 512
+contains "$TMP/out" "OUT OF GPU MEMORY:"
+ok "$DRIPLE" predict $G --setting V100-P1w2ho-PCIe --json --price 1 --epoch-samples 1.28M
+if python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = d['derived']
+assert v['epoch_samples'] == 1280000 and v['price_per_gpu_hour'] == 1, v
+assert abs(v['epoch_cost'] - v['epoch_s'] / 3600 * 2 * 1) < 1e-9, v
+assert v['memory_gb'] > 5 and d['simulated']['oom'] is False, d['simulated']
+" "$TMP/out" 2>"$TMP/py"; then pass; else fail "predict --json --price: $(cat "$TMP/py")"; fi
+ok "$DRIPLE" predict $G --setting V100-P1w2ho-PCIe --json
+if grep -q '"epoch_cost": null' "$TMP/out"; then fail "predict --json: epoch_cost null"; else pass; fi
+fails 2 "--epoch-samples 'lots'" "$DRIPLE" predict $G --setting V100-P1w2ho-PCIe --epoch-samples lots
+# compare: the cost per epoch follows each GPU's own price
+ok "$DRIPLE" compare $G --price 2
+contains "$TMP/out" "epoch \$"
 
 # --gpu takes nvidia-smi's names and the calibration tables' names
 ok "$DRIPLE" simulate zoo:squeezenet --gpu "NVIDIA A100-SXM4-40GB" --workers 2 --ps 1 --network PCIe --batch 8 --json

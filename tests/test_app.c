@@ -75,7 +75,7 @@ static int make_fixtures(void) {
 }
 
 static void init(struct app *a) {
-    struct app_opts o = {GRAPH, settings_path, GPUS, WEIGHTS, 0, 0};
+    struct app_opts o = {GRAPH, settings_path, GPUS, WEIGHTS, 0, 0, NULL};
     struct dp_error err = {0};
     enum dp_status st = app_init(a, &o, &err);
     if (st != DP_OK) fprintf(stderr, "app_init: %s\n", err.msg);
@@ -119,7 +119,11 @@ static void test_prediction(void) {
         CHECK_NEAR(p->p.d[DP_D_THROUGHPUT], (double)dp_session_batch(a.ss) * 2 * 1000.0 / iter, 1e-6 * p->p.d[DP_D_THROUGHPUT]);
         CHECK_NEAR(p->p.d[DP_D_MEAN_GPU_UTIL], fmin(100, p->p.m[5] * p->p.m[4] / iter), 1e-9);
         CHECK_NEAR(p->p.d[DP_D_EPOCH_S], a.dataset_size / p->p.d[DP_D_THROUGHPUT], 1e-6 * p->p.d[DP_D_EPOCH_S]);
-        CHECK_NEAR(p->p.d[DP_D_EPOCH_COST], p->p.d[DP_D_EPOCH_S] / 3600 * 2 * a.price_hour,
+        /* the price: the catalog's for the setting's GPU until the user sets one */
+        const char *src = NULL;
+        double price = dp_session_price(a.ss, &a.cur, &src);
+        CHECK(isnan(a.price_hour) && price > 0 && strstr(src, "V100"));
+        CHECK_NEAR(p->p.d[DP_D_EPOCH_COST], p->p.d[DP_D_EPOCH_S] / 3600 * 2 * price,
                    1e-9 + 1e-6 * p->p.d[DP_D_EPOCH_COST]);
     }
     /* net per iter is exact: every variable pulled and every gradient pushed, 4 B each; on
@@ -203,6 +207,11 @@ static void test_prediction(void) {
     CHECK(!app_dataset_set(&a, -5));
     CHECK(app_price_set(&a, 3.5));
     CHECK(a.price_hour == 3.5);
+    CHECK(dp_session_price(a.ss, &a.cur, NULL) == 3.5);
+    CHECK_NEAR(a.pred.p.d[DP_D_EPOCH_COST], a.pred.p.d[DP_D_EPOCH_S] / 3600 * a.cur.workers * 3.5,
+               1e-9 + 1e-6 * a.pred.p.d[DP_D_EPOCH_COST]);
+    CHECK(!app_price_set(&a, -1) && a.price_hour == 3.5);
+    CHECK(app_price_set(&a, NAN) && isnan(a.price_hour)); /* back to the catalog's */
     app_free(&a);
 }
 
@@ -331,7 +340,7 @@ static void test_search_keys(void) {
     CHECK(a.prompt == APP_PROMPT_NONE);
     /* every documented key appears in the help, with the derived formulas */
     const char *lines[128];
-    char buf[128][128];
+    static char buf[128][KEYS_HELP_LINE];
     int n = keys_help_lines(lines, buf, 128);
     int documented = 0, found = 0;
     for (int i = 0; i < keymap_len; i++) {
@@ -628,7 +637,7 @@ static void test_bad_input(void) {
     struct app a;
     struct dp_error err = {0};
     struct app_opts o = {"tests/data/graph/does-not-exist.json", settings_path, GPUS, WEIGHTS, 0,
-                         0};
+                         0, NULL};
     CHECK(app_init(&a, &o, &err) != DP_OK);
     CHECK_CONTAINS(err.msg, "does-not-exist.json");
     app_free(&a);
@@ -667,27 +676,90 @@ static void test_bad_input(void) {
     unlink("/tmp/driple-test-app-nobatch.json");
 }
 
-/* The tab table: every tab has what the loop, the keys and the layout ask of it; Tab walks the
- * predict tab's panes, then every tab, and around. */
+/* The tab table: every tab has what the loop, the keys and the layout ask of it. Tab and
+ * Shift-Tab switch tabs and only that (issue 16: Tab took three presses to leave Predict, it
+ * walked the panes first; the expected walk changed with it); Left and Right walk the predict
+ * tab's panes. */
 static void test_tabs(void) {
     for (int i = 0; i < APP_TAB_COUNT; i++) {
         const struct tab_def *t = &tab_defs[i];
-        CHECK(t->name && t->draw && t->mouse && t->export_file && t->export_name);
+        CHECK(t->name && t->hint && t->draw && t->export_file && t->export_name);
         CHECK(t->n_panes >= 1 && (t->busy == NULL) == (t->ready == NULL));
-        CHECK(!t->list || (t->list_len && t->layout));
+        CHECK(!t->list || (t->list_len && t->layout && t->mouse));
     }
     struct app a;
     init(&a);
     int seen[APP_TAB_COUNT] = {0};
-    for (int k = 0; k < APP_PANE_COUNT + APP_TAB_COUNT - 1; k++) {
+    for (int k = 0; k < APP_TAB_COUNT; k++) {
         seen[a.tab]++;
         CHECK(keys_handle(&a, '\t') & R_RELAYOUT);
     }
     CHECK(a.tab == APP_TAB_PREDICT && a.pane == APP_PANE_TABLE);
-    CHECK(seen[APP_TAB_PREDICT] == APP_PANE_COUNT);
-    for (int i = 1; i < APP_TAB_COUNT; i++) CHECK(seen[i] == 1);
+    for (int i = 0; i < APP_TAB_COUNT; i++) CHECK(seen[i] == 1);
     CHECK(keys_handle(&a, KEY_BTAB) & R_RELAYOUT);
     CHECK(a.tab == APP_TAB_COUNT - 1);
+    CHECK(keys_handle(&a, '\t') & R_RELAYOUT);
+    CHECK(a.tab == APP_TAB_PREDICT);
+    /* one press leaves Predict, whichever pane is selected */
+    a.pane = APP_PANE_DERIVED;
+    keys_handle(&a, '\t');
+    CHECK(a.tab == APP_TAB_COMPARE);
+    app_tab_set(&a, APP_TAB_PREDICT);
+    a.pane = APP_PANE_TABLE;
+    for (int k = 1; k < APP_PANE_COUNT; k++) {
+        keys_handle(&a, KEY_RIGHT);
+        CHECK(a.tab == APP_TAB_PREDICT && (int)a.pane == k);
+    }
+    keys_handle(&a, 'l'); /* the last pane stays */
+    CHECK(a.pane == APP_PANE_COUNT - 1);
+    keys_handle(&a, KEY_LEFT);
+    keys_handle(&a, 'h');
+    CHECK(a.tab == APP_TAB_PREDICT && (int)a.pane == APP_PANE_COUNT - 3);
+    app_free(&a);
+}
+
+/* The scaling tab: the what-if setting swept over workers and batch sizes, simulated; a point
+ * that is no setting says why; the largest batch that fits found by bisection agrees with the
+ * simulator at its edge. */
+static void test_scaling(void) {
+    struct app a;
+    init(&a);
+    a.defer_sims = true;
+    CHECK(keys_handle(&a, '5') & R_RELAYOUT);
+    CHECK(a.tab == APP_TAB_SCALING);
+    tab_of(&a)->prepare(&a);
+    const struct app_scaling *sc = &a.scale;
+    CHECK(sc->n_batches >= 1 && dp_setting_same_cluster(&sc->base, &a.cur));
+    CHECK(app_pending(&a));
+    for (int guard = 0; app_pending(&a) && guard < 10000; guard++) app_fill_pending(&a, 5);
+    CHECK(!app_pending(&a) && sc->fit_known);
+    for (int i = 0; i < APP_SCALE_WORKERS; i++) {
+        const struct app_scale_point *p = &sc->workers[i];
+        CHECK(p->x == (1 << i) && !p->sim_pending);
+        /* PCIe holds every worker in one machine: 32 and 64 are no setting, and say why */
+        if (p->x > DP_MAX_GPUS_PER_MACHINE) CHECK(!p->valid && strstr(p->note, "one machine"));
+        else CHECK(p->valid && p->sim.ok && p->sim.d[DP_D_THROUGHPUT] > 0);
+    }
+    /* the worker sweep's point at the what-if workers is the predict tab's simulation */
+    CHECK_NEAR(sc->workers[1].sim.d[DP_D_THROUGHPUT], a.pred.sim.d[DP_D_THROUGHPUT], 1e-9);
+    for (int i = 0; i < sc->n_batches; i++) CHECK(sc->batches[i].x == (INT64_C(1) << i));
+    if (sc->oom) { /* the edge: fits fits, fits + 1 does not */
+        CHECK(sc->fits + 1 == sc->oom && strstr(sc->fit_note, "largest batch that fits"));
+        struct dp_simulation sim;
+        bool pending;
+        struct dp_error err = {0};
+        CHECK(dp_session_simulate_at(a.ss, &sc->base, sc->oom, false, &sim, &pending, &err) == DP_OK &&
+              sim.ok && sim.oom);
+        if (sc->fits > 0)
+            CHECK(dp_session_simulate_at(a.ss, &sc->base, sc->fits, false, &sim, &pending, &err) ==
+                      DP_OK && sim.ok && !sim.oom);
+    } else {
+        CHECK(strstr(sc->fit_note, "fits") != NULL);
+    }
+    /* a what-if change rebuilds the sweep */
+    app_gpu_step(&a, +1);
+    tab_of(&a)->prepare(&a);
+    CHECK(dp_setting_same_cluster(&sc->base, &a.cur) && !sc->fit_known);
     app_free(&a);
 }
 
@@ -708,6 +780,7 @@ int main(void) {
     test_importance();
     test_importance_background();
     test_bad_input();
+    test_scaling();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "test_app: could not remove %s\n", dir);

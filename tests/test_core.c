@@ -74,6 +74,23 @@ static void test_derive(void) {
     CHECK(!strcmp(dp_derived_figures[DP_D_ITERATION_MS].formula, "gpu_util.idle + gpu_util.active"));
 }
 
+/* Amounts as people type them and the explorer prints them. */
+static void test_amounts(void) {
+    double x = -1;
+    CHECK(dp_amount_parse("1281167", &x) && x == 1281167);
+    CHECK(dp_amount_parse("1.28M", &x) && x == 1.28e6);
+    CHECK(dp_amount_parse(" 1.2M ", &x) && x == 1.2e6);
+    CHECK(dp_amount_parse("50k", &x) && x == 5e4);
+    CHECK(dp_amount_parse("2G", &x) && x == 2e9);
+    CHECK(dp_amount_parse("3.06", &x) && x == 3.06);
+    x = 7;
+    CHECK(!dp_amount_parse("", &x) && !dp_amount_parse("M", &x) && !dp_amount_parse("1.2MB", &x));
+    CHECK(!dp_amount_parse("1.2 M", &x) && !dp_amount_parse("nan", &x) &&
+          !dp_amount_parse("inf", &x) && !dp_amount_parse("1e999", &x) &&
+          !dp_amount_parse(NULL, &x) && !dp_amount_parse("12x", &x));
+    CHECK(x == 7); /* untouched on failure */
+}
+
 static void num_is(double v, const char *want) {
     char buf[32];
     dp_json_num_text(v, buf, sizeof buf);
@@ -202,6 +219,7 @@ static void test_document(void) {
 }
 
 int main(void) {
+    test_amounts();
     test_outputs();
     test_derive();
     test_numbers();

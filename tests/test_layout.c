@@ -65,9 +65,13 @@ int main(void) {
     CHECK(l1.help.h == 0);
     a.help = true;
     struct layout h = layout_compute(24, 80, &a);
-    CHECK(h.help.h > 0 && inside(h.help, 24, 80));
+    CHECK(h.help.h > 0 && inside(h.help, 24, 80) && inside(h.help_box, 24, 80));
+    CHECK(h.help.y + h.help.h <= h.status.y); /* the status line stays readable */
     h = layout_compute(60, 200, &a);
-    CHECK(h.help.h > 0 && h.help.w <= 96 && inside(h.help, 60, 200));
+    /* (issue 16: wider than the old 96 columns; its lines wrap to it) */
+    CHECK(h.help.h > 0 && h.help_box.w <= LAYOUT_HELP_MAX_W && inside(h.help, 60, 200));
+    CHECK(h.help_box.x >= h.help.x && h.help_box.x + h.help_box.w <= h.help.x + h.help.w &&
+          h.help_box.y == h.help.y && h.help_box.h == h.help.h);
     /* hit testing */
     struct rect r = {3, 5, 2, 10};
     CHECK(rect_contains(r, 3, 5) && rect_contains(r, 4, 14));

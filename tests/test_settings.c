@@ -47,6 +47,15 @@ static void test_catalog(void) {
     CHECK(a && a->fp32_tflops == 19.5 && a->fp16_tflops == 312 && a->sm_count == 108);
     CHECK(a && isnan(a->fp32_base_tflops)); /* no base figure read */
     CHECK(dp_gpu_find(c, "NoSuchGPU") == NULL);
+    /* prices per GPU-hour with their source and date (tools/gpu_prices.tsv); none is invented:
+     * a GPU without a line has none */
+    CHECK(k80 && k80->price_per_gpu_hour == 0.9 && strstr(k80->price_source, "p2.xlarge") &&
+          !strcmp(k80->price_date, "2023-11"));
+    CHECK(h && isnan(h->price_per_gpu_hour) && !strcmp(h->price_source, "no price read") &&
+          !h->price_date[0]);
+    const struct dp_gpu *h100 = dp_gpu_find(c, "H100-SXM");
+    CHECK(h100 && h100->price_per_gpu_hour == 6.88 && k80 &&
+          h100->price_per_gpu_hour != k80->price_per_gpu_hour);
     dp_gpu_catalog_free(c);
 
     /* Bad catalogs. */

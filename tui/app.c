@@ -5,6 +5,7 @@
 #include "app_impl.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,7 +171,7 @@ void app_refresh(struct app *a) {
 }
 
 bool app_pending(const struct app *a) {
-    if (a->pred.sim_pending) return true;
+    if (a->pred.sim_pending || app_scaling_pending(a)) return true;
     for (int i = 0; i < a->n_rows; i++)
         if (a->rows[i].p.sim_pending || a->rows[i].p.p.pending) return true;
     return a->defer_sims && dp_session_preload_left(a->ss);
@@ -198,6 +199,7 @@ bool app_fill_pending(struct app *a, double budget_ms) {
             changed = rows = true;
         }
     }
+    if (dp_clock_ms() - t0 < budget_ms) changed |= app_scaling_fill(a, budget_ms - (dp_clock_ms() - t0));
     /* nothing on screen waits: load the next inspector file ahead of its first use */
     if (!changed && a->defer_sims) dp_session_preload_next(a->ss);
     if (rows) {
@@ -205,6 +207,7 @@ bool app_fill_pending(struct app *a, double budget_ms) {
         int sel = a->sel[APP_TAB_COMPARE];
         char label[DP_NAME_MAX] = "";
         if (sel >= 0 && sel < a->n_rows) app_copy(label, sizeof label, a->rows[sel].label);
+        app_compare_prune(a);
         app_sort_rows(a);
         for (int i = 0; i < a->n_rows; i++)
             if (!strcmp(a->rows[i].label, label)) a->sel[APP_TAB_COMPARE] = i;
@@ -214,12 +217,47 @@ bool app_fill_pending(struct app *a, double budget_ms) {
 
 /* ---- the what-if setting ------------------------------------------------------------------ */
 
+bool app_what_of(const struct app *a, const struct dp_setting *s, struct app_what *w) {
+    const struct dp_gpu_catalog *cat = dp_session_catalog(a->ss);
+    const struct dp_gpu *g = dp_gpu_find(cat, s->gpu);
+    if (!g) return false;
+    w->gpu = (int)(g - cat->gpus);
+    w->sync = s->sync;
+    w->ps = s->ps > 0 ? s->ps : 1;
+    w->workers = s->workers;
+    w->placement = s->placement;
+    w->network = s->network;
+    /* a default machine count follows later changes of workers and PS; another one stays */
+    w->machines = s->machines == dp_setting_default_machines(s->sync, s->workers, s->ps,
+                                                             s->network, s->placement)
+                      ? 0
+                      : s->machines;
+    w->precision = s->precision;
+    w->framework = s->framework;
+    return true;
+}
+
+bool app_setting_of(const struct app *a, const struct app_what *w, int gpu, struct dp_setting *out,
+                    struct dp_error *err) {
+    struct dp_setting s;
+    memset(&s, 0, sizeof s);
+    app_copy(s.gpu, sizeof s.gpu, dp_session_catalog(a->ss)->gpus[gpu].name);
+    s.sync = w->sync;
+    s.ps = w->sync == DP_SYNC_PS ? w->ps : 0;
+    s.workers = w->workers;
+    s.placement = w->sync == DP_SYNC_PS ? w->placement : DP_PLACE_HOMO;
+    s.network = w->network;
+    s.machines = w->machines;
+    s.precision = w->precision;
+    s.framework = w->framework;
+    if (dp_setting_finish(&s, err) != DP_OK) return false;
+    *out = s;
+    return true;
+}
+
 static bool make_current(struct app *a, const struct app_what *w, struct dp_error *err) {
     struct dp_setting s;
-    const struct dp_gpu_catalog *cat = dp_session_catalog(a->ss);
-    if (dp_setting_make(cat->gpus[w->gpu].name, w->workers, w->ps, w->network, 0, w->placement,
-                        w->precision, &s, err) != DP_OK)
-        return false;
+    if (!app_setting_of(a, w, w->gpu, &s, err)) return false;
     a->cur = s;
     a->what = *w;
     a->dirty = true;
@@ -261,6 +299,10 @@ bool app_workers_step(struct app *a, int dir) {
 
 bool app_ps_step(struct app *a, int dir) {
     struct app_what w = a->what;
+    if (w.sync == DP_SYNC_ALLREDUCE) {
+        app_status(a, true, "all-reduce has no parameter servers (a switches to parameter servers)");
+        return false;
+    }
     w.ps += dir;
     if (w.ps < 1 || w.ps > 64) {
         app_status(a, true, "parameter servers must be in [1, 64]");
@@ -274,13 +316,19 @@ bool app_network_step(struct app *a, int dir) {
     /* Skip networks the placement cannot use (hetero needs a cross-machine network). */
     for (int k = 0; k < DP_NET_COUNT; k++) {
         w.network = (enum dp_network)(((int)w.network + dir + DP_NET_COUNT) % DP_NET_COUNT);
-        if (w.placement == DP_PLACE_HOMO || !dp_network_intra(w.network)) break;
+        if (w.placement == DP_PLACE_HOMO || w.sync == DP_SYNC_ALLREDUCE ||
+            !dp_network_intra(w.network))
+            break;
     }
     return app_what_apply(a, &w);
 }
 
 bool app_placement_toggle(struct app *a) {
     struct app_what w = a->what;
+    if (w.sync == DP_SYNC_ALLREDUCE) {
+        app_status(a, true, "all-reduce places no parameter servers (a switches to them)");
+        return false;
+    }
     w.placement = w.placement == DP_PLACE_HOMO ? DP_PLACE_HETERO : DP_PLACE_HOMO;
     if (w.placement == DP_PLACE_HETERO && dp_network_intra(w.network)) {
         app_status(a, true, "hetero placement needs a cross-machine network (press n)");
@@ -295,9 +343,22 @@ bool app_precision_toggle(struct app *a) {
     return app_what_apply(a, &w);
 }
 
+bool app_sync_toggle(struct app *a) {
+    struct app_what w = a->what;
+    w.sync = w.sync == DP_SYNC_PS ? DP_SYNC_ALLREDUCE : DP_SYNC_PS;
+    if (w.ps < 1) w.ps = 1;
+    return app_what_apply(a, &w);
+}
+
+bool app_framework_toggle(struct app *a) {
+    struct app_what w = a->what;
+    w.framework = w.framework == DP_FW_TENSORFLOW ? DP_FW_PYTORCH : DP_FW_TENSORFLOW;
+    return app_what_apply(a, &w);
+}
+
 bool app_batch_set(struct app *a, int64_t batch) {
-    if (batch < 1 || batch > 65536) {
-        app_status(a, true, "batch size must be in [1, 65536]");
+    if (batch < 1 || batch > DP_BATCH_MAX) {
+        app_status(a, true, "batch size must be in [1, %lld]", (long long)DP_BATCH_MAX);
         return false;
     }
     struct dp_error err = {0};
@@ -334,7 +395,7 @@ bool app_dataset_set(struct app *a, double samples) {
 }
 
 bool app_price_set(struct app *a, double dollars) {
-    if (!(dollars >= 0 && dollars <= 1e4)) {
+    if (!isnan(dollars) && !(dollars >= 0 && dollars <= 1e4)) {
         app_status(a, true, "price must be in [0, 10000] $ per GPU-hour");
         return false;
     }
@@ -381,8 +442,8 @@ enum dp_status app_init(struct app *a, const struct app_opts *o, struct dp_error
     enum dp_status st;
     memset(a, 0, sizeof *a);
     pthread_mutex_init(&a->job.mu, NULL);
-    a->dataset_size = 1281167; /* ImageNet-1k training images */
-    a->price_hour = 2.0;
+    a->dataset_size = DP_EPOCH_SAMPLES_DEFAULT;
+    a->price_hour = NAN; /* each GPU's catalog price */
     a->color = a->utf8 = true;
     a->metric = 4; /* gpu_util.active */
     a->imp_select = -1;
@@ -413,16 +474,16 @@ enum dp_status app_init(struct app *a, const struct app_opts *o, struct dp_error
     if (!a->marked) return dp_error_set(err, DP_ERR_NOMEM, "explorer: out of memory");
 
     /* Start from the list's first setting (or the catalog's first GPU, 1 PS, 2 workers). */
-    struct app_what w = {0, 1, 2, DP_PLACE_HOMO, DP_NET_PCIE, DP_PREC_FP32};
-    if (list->n_settings > 0) {
-        const struct dp_setting *s0 = &list->settings[0];
-        const struct dp_gpu *g = dp_gpu_find(cat, s0->gpu);
-        w.gpu = g ? (int)(g - cat->gpus) : 0;
-        w.ps = s0->ps;
-        w.workers = s0->workers;
-        w.placement = s0->placement;
-        w.network = s0->network;
-        w.precision = s0->precision;
+    /* Start at the setting asked for (an id: the list's, else parsed), else the list's first
+     * (or the catalog's first GPU, 1 PS, 2 workers over PCIe). */
+    struct app_what w = {.ps = 1, .workers = 2, .network = DP_NET_PCIE};
+    struct dp_setting s0;
+    bool listed;
+    if (o->setting) {
+        if ((st = dp_session_find_setting(a->ss, o->setting, &s0, &listed, err)) != DP_OK) return st;
+        app_what_of(a, &s0, &w);
+    } else if (list->n_settings > 0) {
+        app_what_of(a, &list->settings[0], &w);
     }
     if (!make_current(a, &w, err)) return err ? err->status : DP_ERR_INVALID;
     app_refresh(a);

@@ -8,6 +8,9 @@
 
 /* Copies src into dst (n bytes), truncating; NULL copies "". */
 void app_copy(char *dst, size_t n, const char *src);
+/* The what-if setting for s (its GPU's catalog index, its cluster); false when s's GPU is not
+ * in the catalog (w untouched). */
+bool app_what_of(const struct app *a, const struct dp_setting *s, struct app_what *w);
 /* Makes w the what-if setting and repredicts; on an invalid one keeps the old and says why in
  * the status line. */
 bool app_what_apply(struct app *a, const struct app_what *w);
@@ -19,5 +22,8 @@ void app_predict_setting(struct app *a, const struct dp_setting *s, bool defer_l
 void app_job_stop(struct app *a);
 /* Sorts the compare rows by the current key. */
 void app_sort_rows(struct app *a);
+/* Drops the rows out of GPU memory (simulated) while hide_oom is on; rows still waiting for
+ * their simulation stay until it says. */
+void app_compare_prune(struct app *a);
 
 #endif

@@ -3,6 +3,7 @@
 #include "app_impl.h"
 #include "tabs.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -37,9 +38,41 @@ int app_list_len(const struct app *a) {
 }
 
 void app_tab_set(struct app *a, enum app_tab t) {
+    bool changed = a->tab != t;
     a->tab = t;
     a->help = false;
+    /* a message about the tab left behind would read as one about this tab */
+    if (changed) app_status(a, false, "%s", tab_of(a)->hint);
     if (tab_of(a)->shown) tab_of(a)->shown(a);
+}
+
+const char *app_prompt_label(const struct app *a) {
+    switch (a->prompt) {
+    case APP_PROMPT_BATCH: return "batch size (1 .. 1048576; 1k, 2k ...): ";
+    case APP_PROMPT_SEARCH: return "search ops: /";
+    case APP_PROMPT_DATASET: return "dataset size (samples per epoch; 1.28M, 50k ...): ";
+    case APP_PROMPT_PRICE: return "$ per GPU-hour for every GPU (empty: each GPU's catalog price): ";
+    case APP_PROMPT_EXPORT: return "export to file: ";
+    case APP_PROMPT_QUIT:
+        return "unsaved transfers: save before quitting? y saves and quits, n quits, Esc stays";
+    case APP_PROMPT_OVERWRITE: return "the file exists: overwrite it? y overwrites, n or Esc keeps it";
+    default: return "";
+    }
+}
+
+bool app_prompt_one_key(const struct app *a) {
+    return a->prompt == APP_PROMPT_QUIT || a->prompt == APP_PROMPT_OVERWRITE;
+}
+
+void app_status_text(const struct app *a, char *buf, size_t n) {
+    if (a->prompt == APP_PROMPT_OVERWRITE)
+        snprintf(buf, n, "%s: %s", a->input, app_prompt_label(a));
+    else if (app_prompt_one_key(a))
+        snprintf(buf, n, "%s", app_prompt_label(a));
+    else if (a->prompt != APP_PROMPT_NONE)
+        snprintf(buf, n, "%s%s_  (Enter: ok, Esc: cancel)", app_prompt_label(a), a->input);
+    else
+        snprintf(buf, n, "%s", a->status);
 }
 
 /* The selected row of the current list (of the selected pane, in a tab of panes). */

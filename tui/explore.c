@@ -158,13 +158,17 @@ static void draw(const struct app *a, const struct layout *l, const struct wins 
     tab_of(a)->draw(w, a);
     view_status_draw(w->status, a);
     view_footer_draw(w->footer, a);
-    if (a->help && w->help) view_help_draw(w->help, a);
+    if (a->help && w->help) view_help_draw(w->help, l, a);
 }
 
+static void relayout(struct app *a, struct layout *l, struct wins *w);
+
 /* One frame: the current tab's state follows the app (the importance pane takes in what its
- * thread finished), then every window, then one doupdate. */
-static void frame(struct app *a, const struct layout *l, const struct wins *w) {
+ * thread finished), the status line takes the lines its text needs, then every window, then
+ * one doupdate. */
+static void frame(struct app *a, struct layout *l, struct wins *w) {
     if (!l->too_small && tab_of(a)->prepare) tab_of(a)->prepare(a);
+    if (!l->too_small && layout_status_lines(a, l->cols) != l->status.h) relayout(a, l, w);
     draw(a, l, w);
     doupdate();
 }
@@ -178,6 +182,8 @@ static void relayout(struct app *a, struct layout *l, struct wins *w) {
     *l = layout_compute(LINES, COLS, a);
     wins_make(w, l);
     a->page = l->list.h;
+    a->help_w = l->help_box.w - 3; /* inside the box, a column kept free */
+    a->help_h = l->help_box.h - 2;
     keep_selection(a, l); /* a new layout can hide the selection */
     erase();
     wnoutrefresh(stdscr);
@@ -292,7 +298,7 @@ static int bench_keys(struct app *a, long n, int rows, int cols, bool json, cons
     }
     g_curses_on = 1;
     resizeterm(rows, cols);
-    view_init_colors(a->color);
+    view_init(a->color, !a->utf8);
     struct layout l;
     struct wins w = {0};
     relayout(a, &l, &w);
@@ -408,7 +414,7 @@ static int run_ui(struct app *a) {
     curs_set(0);
     set_escdelay(25);
     mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED, NULL);
-    view_init_colors(a->color);
+    view_init(a->color, !a->utf8);
     if (a->color) importance_view_init_colors();
 
     struct layout l;
@@ -458,7 +464,7 @@ static int run_ui(struct app *a) {
             flags |= R_REDRAW;
             continue;
         }
-        if (l.too_small && ch != 'q' && ch != KEY_F(10) && a->prompt != APP_PROMPT_QUIT) continue;
+        if (l.too_small && ch != 'q' && ch != KEY_F(10) && !app_prompt_one_key(a)) continue;
         flags |= keys_handle(a, ch);
         keep_selection(a, &l);
         if (app_tick(a)) flags |= R_REDRAW;

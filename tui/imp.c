@@ -346,6 +346,8 @@ int imp_key(struct app *a, int ch) {
     case '0': importance_view_reset(&s->v); break;
     case KEY_NPAGE: importance_view_scroll_list(&s->v, 5); break;
     case KEY_PPAGE: importance_view_scroll_list(&s->v, -5); break;
+    case '>': importance_view_scroll_sideways(&s->v, 8); break;
+    case '<': importance_view_scroll_sideways(&s->v, -8); break;
     case ']': st = importance_view_next_metric(&s->v, +1, &err); break;
     case '[': st = importance_view_next_metric(&s->v, -1, &err); break;
     case 'r': st = importance_view_toggle_method(&s->v, &err); break;
@@ -398,12 +400,17 @@ enum dp_status imp_export_svg(struct app *a, const char *path, struct dp_error *
 int imp_help_lines(const char **lines, int max) {
     static const char *const text[] = {
         "Importance tab:",
-        "  j / k        next / previous group by importance (its ops are listed)",
-        "  arrows       pan (Shift-Up / Shift-Down pan vertically)",
-        "  z / Z        zoom in / out;  0 resets",
-        "  [ / ]        previous / next metric (the 12 outputs, iteration time)",
-        "  r            method: gradient x input / occlusion (in the background)",
-        "  PgUp / PgDn  scroll the op list;  e exports the graph as SVG",
+        "  j / k        \tnext / previous group by importance (its ops are listed)",
+        "  arrows       \tpan (Shift-Up / Shift-Down pan vertically)",
+        "  z / Z        \tzoom in / out;  0 resets",
+        "  [ / ]        \tprevious / next metric (the 12 outputs, iteration time)",
+        "  r            \tmethod: gradient x input / occlusion (in the background)",
+        "  PgUp / PgDn  \tscroll the op list;  e exports the graph as SVG",
+        "  < / >        \tscroll the op list sideways: long op names whole (at the start they are "
+        "elided in the middle, their distinguishing end kept)",
+        "  legend       \t@ > 75% of the top group's importance, O > 50%, o > 0, . none; boxes "
+        "coloured by the same levels; zoomed in, a group whose box would cover another's is a "
+        "marker",
     };
     int n = 0;
     for (size_t i = 0; i < sizeof text / sizeof text[0] && n < max; i++) lines[n++] = text[i];

@@ -27,11 +27,16 @@ int keys_handle(struct app *a, int ch);
 /* Handles a mouse press at (y, x) on a screen laid out as l (tabs, list rows, panes). */
 int keys_mouse(struct app *a, const struct layout *l, int y, int x);
 /* The help text, one line per entry ("g / G      next / previous GPU"), then the formulas of
- * the derived figures. Lines are static or written into buf; returns the number of lines
- * (at most max). */
-int keys_help_lines(const char **lines, char (*buf)[128], int max);
-/* The prompt's label ("batch size: ") for the open prompt. */
-const char *keys_prompt_label(const struct app *a);
+ * the derived figures. A tab character in a line marks where its continuation lines align when
+ * it wraps (the help overlay drops it). Lines are static or written into buf; returns the
+ * number of lines (at most max). */
+#define KEYS_HELP_LINE 320
+int keys_help_lines(const char **lines, char (*buf)[KEYS_HELP_LINE], int max);
+/* A help line as shown: its text without the tab into out (n bytes); returns the indent of its
+ * continuation lines (where the tab was; else its leading blanks + 2). */
+int keys_help_line(const char *line, char *out, size_t n);
+/* Lines the help takes wrapped at width columns. */
+int keys_help_rows(int width);
 
 /* ---- the tabs' own input: their columns of the tab table (tabs.c) ---- */
 /* Clicks on the predict panes (a pane, a row), on a list's rows (compare, groups). */
@@ -41,7 +46,13 @@ int keys_list_mouse(struct app *a, const struct layout *l, int y, int x);
  * makes the row the what-if setting. */
 int keys_compare_key(struct app *a, int ch);
 int keys_compare_enter(struct app *a);
-/* Groups: Enter shows the selected group (or op's group) in the importance tab. */
+/* Groups: Enter shows the selected group (or op's group) in the importance tab; Esc clears the
+ * search (the list shows every group again). */
 int keys_groups_enter(struct app *a);
+int keys_groups_key(struct app *a, int ch);
+/* Left / Right: the predict tab's previous / next pane; a list's long lines scrolled sideways
+ * (8 columns a step, back to 0 at most). */
+int keys_pane_step(struct app *a, int dir);
+int keys_list_sideways(struct app *a, int dir);
 
 #endif

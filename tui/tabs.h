@@ -15,6 +15,7 @@ struct wins;
 
 struct tab_def {
     const char *name;          /* on the tab bar: "Predict" */
+    const char *hint;          /* the status line's words when the tab opens: its keys */
     int         n_panes;       /* panes that Tab walks before the next tab (1: the tab alone) */
     bool        list;          /* a scrolling list: the loop keeps its selection in view */
     /* the rows of its list (of the selected pane, for a tab of panes) */
@@ -24,14 +25,19 @@ struct tab_def {
     void (*shown)(struct app *a);
     void (*selected)(struct app *a, int row);
     /* its own keys, asked before the key table: enum reaction flags, or -1 when ch is not one of
-     * them (NULL: none); Enter (NULL: nothing); a click below the tab bar */
+     * them (NULL: none); Left / Right (dir -1 / +1; NULL: nothing); Enter (NULL: nothing); a
+     * click below the tab bar (NULL: nothing) */
     int (*key)(struct app *a, int ch);
+    int (*sideways)(struct app *a, int dir);
     int (*enter)(struct app *a);
     int (*mouse)(struct app *a, const struct layout *l, int y, int x);
     /* `e`: the file name offered, what is written ("predictions") in which form ("JSON"), and
      * the writer */
     const char *export_name, *export_what, *export_kind;
     enum dp_status (*export_file)(struct app *a, const char *path, struct dp_error *err);
+    /* `E`: a CSV of its rows (NULL: none) */
+    const char *csv_name;
+    enum dp_status (*csv_file)(struct app *a, const char *path, struct dp_error *err);
     /* its panes inside l->body (pure geometry) */
     void (*layout)(struct layout *l);
     /* before a frame: its state follows the app (NULL: nothing to do); then draw, which only

@@ -1,83 +1,114 @@
 /* view_bars.c: the one-line bars of the explorer: the header (graph, setting, where the
  * prediction comes from), the tab bar with the transfer progress, the status/prompt line and
  * the footer generated from the key table. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "keys.h"
+#include "text.h"
 #include "tabs.h"
 #include "view_common.h"
 
 void view_header_draw(WINDOW *w, const struct app *a) {
-    char buf[512], params[16];
+    char l1[2][320], mark[2][160], set[2][256], src[3][320], name[96];
     werase(w);
     int cols = getmaxx(w);
     const struct dp_graph *graph = dp_session_graph(a->ss);
-    view_num(params, sizeof params, dp_session_params(a->ss), 1);
-    snprintf(buf, sizeof buf, " %s  ops %zu  groups %d  params %s  batch %lld",
-             dp_graph_name(graph), dp_graph_n_nodes(graph), dp_session_partition(a->ss)->n_groups,
-             params, (long long)dp_session_batch(a->ss));
-    wattron(w, view_attr(ST_TITLE));
-    view_put(w, 0, 0, 8, " driple ");
-    wattroff(w, view_attr(ST_TITLE));
-    wattron(w, view_attr(ST_HEAD));
-    view_put(w, 0, 8, cols - 8, buf);
-    wattroff(w, view_attr(ST_HEAD));
-
-    /* line 2: the setting, then where the prediction comes from (most telling words first,
-     * so that a narrow terminal cuts the least useful end) */
-    const struct dp_setting *s = &a->cur;
     const struct dp_prediction *p = &a->pred.p;
-    char set[2][256], src[2][256];
-    enum view_style st = ST_GOOD;
-    /* [0] verbose, [1] compact (the setting ids' shorthand P<ps> w<workers>) */
-    snprintf(set[0], sizeof set[0], " %s  PS %d  workers %d  %s  %s  %s", s->gpu, s->ps,
-             s->workers, dp_placement_name(s->placement), dp_network_name(s->network),
-             dp_precision_name(s->precision));
-    snprintf(set[1], sizeof set[1], " %s P%d w%d %s %s %s", s->gpu, s->ps, s->workers,
-             dp_placement_name(s->placement), dp_network_name(s->network),
-             dp_precision_name(s->precision));
-    if (s->machines > 1) {
-        size_t l0 = strlen(set[0]), l1 = strlen(set[1]);
-        snprintf(set[0] + l0, sizeof set[0] - l0, "  %d machines", s->machines);
-        snprintf(set[1] + l1, sizeof set[1] - l1, " m%d", s->machines);
+    char params[16];
+    view_num(params, sizeof params, dp_session_params(a->ss), 1);
+    text_elide(name, sizeof name, dp_graph_name(graph), 40, view_ascii());
+    snprintf(l1[0], sizeof l1[0], " driple  %s  ops %zu  groups %d  params %s  batch %lld", name,
+             dp_graph_n_nodes(graph), dp_session_partition(a->ss)->n_groups, params,
+             (long long)dp_session_batch(a->ss));
+    snprintf(l1[1], sizeof l1[1], " driple  %s  batch %lld", name,
+             (long long)dp_session_batch(a->ss));
+    /* an out-of-distribution graph is marked where the eye starts: its numbers are a guess */
+    bool ood = p->ok && p->ood;
+    if (isfinite(p->ood_score))
+        snprintf(mark[0], sizeof mark[0], "  OUT OF DISTRIBUTION (score %.2g): unlike the "
+                 "inspector's training graphs, a guess", p->ood_score);
+    else
+        snprintf(mark[0], sizeof mark[0], "  OUT OF DISTRIBUTION: unlike the inspector's "
+                 "training graphs, a guess");
+    snprintf(mark[1], sizeof mark[1], "  OUT OF DISTRIBUTION");
+    int k1 = 0, km = 0;
+    if (ood) { /* the most said that fits: the mark shortens before the graph's line does */
+        km = text_cols(l1[0]) + text_cols(mark[0]) <= cols ? 0 : 1;
+        k1 = text_cols(l1[0]) + text_cols(mark[km]) <= cols ? 0 : 1;
+    } else {
+        k1 = text_cols(l1[0]) <= cols ? 0 : 1;
     }
+    wattron(w, view_attr(ST_HEAD));
+    int x = view_put(w, 0, 0, cols, l1[k1]);
+    wattroff(w, view_attr(ST_HEAD));
+    wattron(w, view_attr(ST_TITLE));
+    view_put(w, 0, 1, 6, "driple");
+    wattroff(w, view_attr(ST_TITLE));
+    if (ood) {
+        wattron(w, view_attr(ST_WARN));
+        view_put(w, 0, x, cols - x, mark[km]);
+        wattroff(w, view_attr(ST_WARN));
+    }
+
+    /* line 2: the setting (every knob of it), then where the prediction comes from */
+    const struct dp_setting *s = &a->cur;
+    bool ar = s->sync == DP_SYNC_ALLREDUCE, pt = s->framework == DP_FW_PYTORCH;
+    char ps[2][24], mach[2][24] = {"", ""};
+    snprintf(ps[0], sizeof ps[0], ar ? "all-reduce" : "PS %d  %s", s->ps,
+             dp_placement_name(s->placement));
+    snprintf(ps[1], sizeof ps[1], ar ? "AR" : "P%d %s", s->ps, dp_placement_name(s->placement));
+    if (s->machines != dp_setting_default_machines(s->sync, s->workers, s->ps, s->network,
+                                                   s->placement)) {
+        snprintf(mach[0], sizeof mach[0], "  %d machines", s->machines);
+        snprintf(mach[1], sizeof mach[1], " m%d", s->machines);
+    }
+    snprintf(set[0], sizeof set[0], " %s  %s  workers %d  %s  %s  %s%s", s->gpu, ps[0],
+             s->workers, dp_network_name(s->network), dp_precision_name(s->precision),
+             pt ? "PyTorch" : "TensorFlow", mach[0]);
+    snprintf(set[1], sizeof set[1], " %s %s w%d %s %s %s%s", s->gpu, ps[1], s->workers,
+             dp_network_name(s->network), dp_precision_name(s->precision), pt ? "PT" : "TF",
+             mach[1]);
+    enum view_style st = ST_GOOD;
+    const struct dp_inspector *in = app_inspector(a);
+    const char *data = in ? dp_inspector_provenance(in)->data : "";
     if (!p->ok) {
-        snprintf(src[0], sizeof src[0], "NO INSPECTOR: simulated only");
-        snprintf(src[1], sizeof src[1], "NO INSPECTOR: simulated only");
+        for (int k = 0; k < 3; k++) snprintf(src[k], sizeof src[k], "NO INSPECTOR: simulated only");
         st = ST_WARN;
     } else if (p->from.source == DP_SOURCE_NEAREST) {
         snprintf(src[0], sizeof src[0], "EXTRAPOLATED: nearest inspector %s (t transfers)",
                  p->from.setting_id);
         snprintf(src[1], sizeof src[1], "EXTRAPOLATED from %s", p->from.setting_id);
+        snprintf(src[2], sizeof src[2], "EXTRAPOLATED from %s", p->from.setting_id);
         st = ST_WARN;
     } else {
-        const struct dp_inspector *in = app_inspector(a);
+        /* whose inspector: the setting's own id (the setting-aware one has none); the id goes
+         * first where room is short, the header's line already naming the cluster */
         const char *base = in ? dp_inspector_provenance(in)->base_id : "";
-        /* What the inspector learnt from: simulated labels must say so wherever they show. */
-        const char *data = in ? dp_inspector_provenance(in)->data : "";
-        bool xf = p->from.source == DP_SOURCE_TRANSFERRED && base[0];
-        /* a transfer of this session is lost on quitting unless saved: say which it is */
+        const char *id = p->from.source == DP_SOURCE_SETTING_AWARE ? "" : p->from.setting_id;
+        bool xf = p->from.source == DP_SOURCE_TRANSFERRED;
         bool unsaved = app_pred_unsaved(a);
-        const char *kept = p->from.source != DP_SOURCE_TRANSFERRED ? "" : unsaved ? " (unsaved, f saves)"
-                                                                        : " (file)";
-        snprintf(src[0], sizeof src[0], "%s%s inspector %s%s%s%s%s%s", dp_pred_source_name(p->from.source),
-                 kept, p->from.setting_id, xf ? " (from " : "", xf ? base : "", xf ? ")" : "",
-                 data[0] ? ", data: " : "", data);
-        snprintf(src[1], sizeof src[1], "%s%s %s%s%s", dp_pred_source_name(p->from.source),
-                 p->from.source != DP_SOURCE_TRANSFERRED ? "" : unsaved ? " (unsaved)" : " (file)",
-                 p->from.setting_id, data[0] ? " " : "", data);
+        const char *kept = !xf ? "" : unsaved ? " (unsaved, f saves)" : " (file)";
+        snprintf(src[0], sizeof src[0], "%s%s inspector%s%s%s%s%s%s%s",
+                 dp_pred_source_name(p->from.source), kept, id[0] ? " " : "", id,
+                 xf && base[0] ? " (from " : "", xf && base[0] ? base : "",
+                 xf && base[0] ? ")" : "", data[0] ? ", data: " : "", data);
+        snprintf(src[1], sizeof src[1], "%s%s%s%s%s%s", dp_pred_source_name(p->from.source),
+                 !xf ? "" : unsaved ? " (unsaved)" : " (file)", id[0] ? " " : "", id,
+                 data[0] ? ", " : "", data);
+        snprintf(src[2], sizeof src[2], "%s%s%s%s", dp_pred_source_name(p->from.source),
+                 !xf ? "" : unsaved ? " (unsaved)" : " (file)", data[0] ? ", " : "", data);
     }
-    /* the most verbose pair that fits; the compact one is cut at its least useful end */
-    int k = (int)(strlen(set[0]) + 3 + strlen(src[0])) <= cols ? 0 : 1;
-    int kk = k == 0 || (int)(strlen(set[1]) + 3 + strlen(src[0])) <= cols ? 0 : 1;
-    view_put(w, 1, 0, cols, set[k]);
-    int x = (int)strlen(set[k]);
-    view_put(w, 1, x, cols - x, " | ");
-    x += 3;
-    snprintf(buf, sizeof buf, "%s", src[kk]);
+    /* the most verbose pair that fits */
+    const char *pairs[4][2] = {{set[0], src[0]}, {set[1], src[0]}, {set[1], src[1]},
+                               {set[1], src[2]}};
+    int k = 0;
+    while (k < 3 && text_cols(pairs[k][0]) + 3 + text_cols(pairs[k][1]) > cols) k++;
+    x = view_put(w, 1, 0, cols, pairs[k][0]);
+    x += view_put(w, 1, x, cols - x, " | ");
     wattron(w, view_attr(st));
-    view_put(w, 1, x, cols - x, buf);
+    view_put(w, 1, x, cols - x, pairs[k][1]);
     wattroff(w, view_attr(st));
     wnoutrefresh(w);
 }
@@ -122,27 +153,19 @@ void view_tabs_draw(WINDOW *w, const struct app *a, const struct layout *l) {
 }
 
 void view_status_draw(WINDOW *w, const struct app *a) {
+    char buf[512];
     werase(w);
-    int cols = getmaxx(w);
-    if (a->prompt == APP_PROMPT_QUIT) { /* one key answers: no line to edit */
+    app_status_text(a, buf, sizeof buf);
+    enum view_style st = app_prompt_one_key(a)                          ? ST_KEY
+                         : a->prompt == APP_PROMPT_NONE && a->status_err ? ST_WARN
+                                                                         : ST_NORMAL;
+    wattron(w, view_attr(st));
+    view_wrap(w, 0, 0, getmaxx(w), getmaxy(w), 2, buf);
+    wattroff(w, view_attr(st));
+    if (a->prompt != APP_PROMPT_NONE && !app_prompt_one_key(a)) { /* the label stands out */
         wattron(w, view_attr(ST_KEY));
-        view_put(w, 0, 0, cols, keys_prompt_label(a));
+        view_put(w, 0, 0, getmaxx(w), app_prompt_label(a));
         wattroff(w, view_attr(ST_KEY));
-    } else if (a->prompt != APP_PROMPT_NONE) {
-        const char *label = keys_prompt_label(a);
-        int lx = (int)strlen(label);
-        wattron(w, view_attr(ST_KEY));
-        view_put(w, 0, 0, cols, label);
-        wattroff(w, view_attr(ST_KEY));
-        view_put(w, 0, lx, cols - lx - 1, a->input);
-        int cx = lx + (int)strlen(a->input);
-        if (cx < cols) mvwaddch(w, 0, cx, '_' | A_BLINK);
-        view_put(w, 0, cx + 2, cols - cx - 2, "  (Enter: ok, Esc: cancel)");
-    } else {
-        enum view_style st = a->status_err ? ST_WARN : ST_NORMAL;
-        wattron(w, view_attr(st));
-        view_put(w, 0, 0, cols, a->status);
-        wattroff(w, view_attr(st));
     }
     wnoutrefresh(w);
 }
@@ -171,13 +194,14 @@ void view_footer_draw(WINDOW *w, const struct app *a) {
         if (keymap[i].footer && !strcmp(keymap[i].footer, "quit")) quit = i;
     /* "q quit": the key (first word of the label), a space, the text */
     int qw = quit >= 0 ? (int)strcspn(keymap[quit].label, " ") + 1 + (int)strlen(keymap[quit].footer) : 0;
-    int end = quit >= 0 ? cols - qw - 2 : cols;
+    int end = quit >= 0 ? cols - qw - 3 : cols - 1;
     for (int i = 0; i < keymap_len && x >= 0; i++)
         if (keymap[i].footer && i != quit) {
             int nx = footer_item(w, x, end, keymap[i].label, keymap[i].footer);
             if (nx < 0) break;
             x = nx;
         }
-    if (quit >= 0) footer_item(w, cols - qw, cols, keymap[quit].label, keymap[quit].footer);
+    /* a column kept free at the right edge, as everywhere */
+    if (quit >= 0) footer_item(w, cols - qw - 1, cols - 1, keymap[quit].label, keymap[quit].footer);
     wnoutrefresh(w);
 }

@@ -7,9 +7,14 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dp/clock.h"
+#include "text.h"
+
+/* ASCII for the pane's own ellipses and marks (set by importance_view_draw from v->ascii). */
+static bool g_ascii;
 
 #define BOX_W       14 /* cells per box, borders included */
 #define BOX_H       3
@@ -298,6 +303,12 @@ void importance_view_scroll_list(struct importance_view *v, int delta) {
     if (v->list_scroll < 0) v->list_scroll = 0;
 }
 
+void importance_view_scroll_sideways(struct importance_view *v, int delta) {
+    v->list_hscroll += delta;
+    if (v->list_hscroll < 0) v->list_hscroll = 0;
+    if (v->list_hscroll > 400) v->list_hscroll = 400;
+}
+
 /* ---- geometry ---- */
 
 struct importance_canvas importance_view_canvas(const struct importance_view *v, int rows,
@@ -379,9 +390,25 @@ static void put(WINDOW *w, int r, int c, const struct importance_canvas *cv, cht
     if (r >= cv->y && r < cv->y + cv->h && c >= cv->x && c < cv->x + cv->w) mvwaddch(w, r, c, ch);
 }
 
+/* Up to maxw glyphs of UTF-8 text s from (r, c), each clipped to the canvas. */
 static void put_text(WINDOW *w, int r, int c, int maxw, const struct importance_canvas *cv,
                      const char *s, chtype attr) {
-    for (int k = 0; s[k] && k < maxw; k++) put(w, r, c + k, cv, (chtype)(unsigned char)s[k] | attr);
+    for (int k = 0; *s && k < maxw; k++) {
+        int len = (int)text_bytes(s, 1);
+        if (r >= cv->y && r < cv->y + cv->h && c + k >= cv->x && c + k < cv->x + cv->w) {
+            if (len == 1) {
+                mvwaddch(w, r, c + k, (chtype)(unsigned char)*s | attr);
+            } else {
+                attr_t old_a;
+                short old_p;
+                wattr_get(w, &old_a, &old_p, NULL);
+                wattrset(w, (int)(attr & ~A_CHARTEXT));
+                mvwaddnstr(w, r, c + k, s, len);
+                wattr_set(w, old_a, old_p, NULL);
+            }
+        }
+        s += len;
+    }
 }
 
 /* An edge as a line of one character chosen by its slope (cells are about twice as tall as wide). */
@@ -413,15 +440,17 @@ static void group_label(const struct importance_view *v, int i, char *buf, size_
     snprintf(buf, n, "g%d %d %s", i, ops, *type ? type : "ops");
 }
 
+/* Group i at (r, c): a labelled box, or (box false) a one-cell marker of its level. */
 static void draw_node(WINDOW *w, const struct importance_view *v, const struct importance_canvas *cv,
-                      int i, int r, int c) {
+                      int i, int r, int c, bool box) {
     int level = importance_view_level(v, i);
     chtype attr = level_attr(level);
     bool sel = i == v->selected;
     if (sel) attr |= A_REVERSE | A_BOLD;
-    char label[64];
-    group_label(v, i, label, sizeof label);
-    if (!cv->boxes) {
+    char full[64], label[64];
+    group_label(v, i, full, sizeof full);
+    text_elide(label, sizeof label, full, BOX_W - 3, v->ascii); /* a column before the border */
+    if (!box) {
         static const char marks[5] = {'.', 'o', 'o', 'O', '@'};
         put(w, r, c, cv, (chtype)marks[level] | attr);
         /* Name the selected and the five most important groups. */
@@ -464,14 +493,43 @@ static void list_line(WINDOW *w, const struct importance_canvas *cv, int *line, 
     int k = (*line)++;
     if (k >= fixed) k -= skip;
     if (k < fixed || k >= cv->list_h) return;
-    char buf[256];
+    char buf[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     wattron(w, attr);
-    mvwaddnstr(w, cv->list_y + k, cv->list_x, buf, cv->list_w);
+    /* a line too long ends in an ellipsis, never cut without a mark */
+    int room = cv->list_w - 1;
+    if (text_cols(buf) > room) {
+        buf[text_bytes(buf, room - 1)] = '\0';
+        strcat(buf, g_ascii ? "~" : "\xe2\x80\xa6");
+    }
+    mvwaddstr(w, cv->list_y + k, cv->list_x, buf);
     wattroff(w, attr);
+}
+
+/* An op's line of the list: its share, then its name and type. At list_hscroll 0 the name is
+ * elided in the middle (the distinguishing tail stays: eight ops of one block differ only
+ * there); scrolled, the line shows whole from that column. */
+static void op_line(WINDOW *w, const struct importance_view *v, const struct importance_canvas *cv,
+                    int *line, int skip, int fixed, double share, const char *name,
+                    const char *op) {
+    char full[512], fitted[300];
+    int pre = 8; /* " 100.0% " */
+    /* the op's type beside its name where the pane has room (the op types are listed above) */
+    bool typed = cv->list_w - 1 - pre - (int)strlen(op) - 3 >= 28;
+    int room = cv->list_w - 1 - pre - (typed ? (int)strlen(op) + 3 : 0);
+    if (v->list_hscroll > 0) {
+        snprintf(full, sizeof full, "%s (%s)", name, op);
+        int h = v->list_hscroll < text_cols(full) ? v->list_hscroll : text_cols(full);
+        list_line(w, cv, line, skip, fixed, 0, " %5.1f%% %s%s", 100.0 * share,
+                  g_ascii ? "<" : "\xe2\x80\xb9", full + text_bytes(full, h));
+        return;
+    }
+    text_elide(fitted, sizeof fitted, name, room > 8 ? room : 8, g_ascii);
+    list_line(w, cv, line, skip, fixed, 0, " %5.1f%% %s%s%s%s", 100.0 * share, fitted,
+              typed ? " (" : "", typed ? op : "", typed ? ")" : "");
 }
 
 static void draw_list(WINDOW *w, const struct importance_view *v, const struct importance_canvas *cv) {
@@ -496,8 +554,7 @@ static void draw_list(WINDOW *w, const struct importance_view *v, const struct i
                 list_line(w, cv, &line, skip, fixed, A_BOLD, "ops (share of group)");
             for (int j = 0; j < gr->n_ops && v->graph; j++) {
                 const struct dp_node *nd = dp_graph_node(v->graph, (size_t)gr->ops[j]);
-                list_line(w, cv, &line, skip, fixed, 0, " %5.1f%% %s (%s)",
-                          100.0 * gr->op_share[j], nd->name, nd->op);
+                op_line(w, v, cv, &line, skip, fixed, gr->op_share[j], nd->name, nd->op);
             }
         }
         if (v->g->member_start && (!e || e->groups[i].n_ops == 0)) {
@@ -514,6 +571,10 @@ static void draw_list(WINDOW *w, const struct importance_view *v, const struct i
                                : "no inspector: importance needs one");
         return;
     }
+    /* what the marks and colours say */
+    list_line(w, cv, &line, skip, 0, A_BOLD, "legend (share of the top group's importance)");
+    list_line(w, cv, &line, skip, 0, 0, " @ > 75%%  O > 50%%  o > 0  . none");
+    list_line(w, cv, &line, skip, 0, 0, " boxes: the same levels in colour, brightest highest");
     if (e->n_types > 0) {
         list_line(w, cv, &line, skip, 0, A_BOLD, "op types (share of %s)",
                   dp_metric_name(v->metric));
@@ -531,6 +592,20 @@ static void draw_list(WINDOW *w, const struct importance_view *v, const struct i
     }
 }
 
+/* s at (y, x) in at most width columns (one left free), an ellipsis where it is cut. */
+static void line_fit(WINDOW *w, int y, int x, int width, const char *s, chtype attr) {
+    char buf[600];
+    snprintf(buf, sizeof buf, "%s", s);
+    if (width < 2) return;
+    if (text_cols(buf) > width - 1) {
+        buf[text_bytes(buf, width - 2)] = '\0';
+        strcat(buf, g_ascii ? "~" : "\xe2\x80\xa6");
+    }
+    wattron(w, attr);
+    mvwaddstr(w, y, x, buf);
+    wattroff(w, attr);
+}
+
 /* The selection and the five most important groups: their edges are always drawn. */
 static bool key_group(const struct importance_view *v, int i) {
     return i == v->selected || (v->e && v->e->groups[i].rank < 5);
@@ -539,6 +614,7 @@ static bool key_group(const struct importance_view *v, int i) {
 void importance_view_draw(WINDOW *w, const struct importance_view *v) {
     int rows, cols;
     getmaxyx(w, rows, cols);
+    g_ascii = v->ascii;
     werase(w);
     if (rows < 1 || cols < 1) {
         wnoutrefresh(w);
@@ -553,11 +629,9 @@ void importance_view_draw(WINDOW *w, const struct importance_view *v) {
     else
         snprintf(head, sizeof head, " importance: %s (%s)  zoom %.1fx", dp_metric_name(v->metric),
                  dp_explain_method_name(v->method), v->zoom);
-    wattron(w, A_BOLD);
-    mvwaddnstr(w, 0, 0, head, cols);
-    wattroff(w, A_BOLD);
+    line_fit(w, 0, 0, cols, head, A_BOLD);
     if (!v->g || !v->layout) {
-        mvwaddnstr(w, rows > 2 ? 2 : 0, 1, v->message[0] ? v->message : "no graph", cols - 1);
+        line_fit(w, rows > 2 ? 2 : 0, 1, cols - 1, v->message[0] ? v->message : "no graph", 0);
         wnoutrefresh(w);
         return;
     }
@@ -578,20 +652,40 @@ void importance_view_draw(WINDOW *w, const struct importance_view *v) {
         if (crowded && !key_group(v, a) && !key_group(v, b)) continue;
         draw_edge(w, v, &cv, ra, ca, rb, cb);
     }
-    /* Least important first, so that the important ones end up on top; the selection last. */
-    for (int r = n - 1; r >= 0; r--) {
-        int i = v->e ? v->e->order[r] : r, row, col;
-        if (i == v->selected) continue;
-        if (importance_view_cell(v, &cv, i, &row, &col) ||
-            (cv.boxes && row >= cv.y - 1 && row <= cv.y + cv.h && col >= cv.x - BOX_W &&
-             col < cv.x + cv.w + BOX_W))
-            draw_node(w, v, &cv, i, row, col);
+    /* Which groups get a box: the selection, then the most important first, each unless its
+     * box would overlap one placed already (it is then a one-cell marker: zoomed in, boxes
+     * never cover each other). */
+    signed char *box = calloc((size_t)n + 1, 1);
+    int *placed = calloc((size_t)n + 1, 2 * sizeof *placed), np = 0;
+    for (int k = -1; box && placed && k < n; k++) {
+        int i = k < 0 ? v->selected : v->e ? v->e->order[k] : k, row, col;
+        if (i < 0 || (k >= 0 && i == v->selected)) continue;
+        bool on = importance_view_cell(v, &cv, i, &row, &col);
+        box[i] = on || (row >= cv.y - 1 && row <= cv.y + cv.h && col >= cv.x - BOX_W &&
+                        col < cv.x + cv.w + BOX_W) ? 1 : 0; /* visible, whole or in part */
+        if (!box[i] || !cv.boxes) continue;
+        for (int j = 0; j < np && box[i] == 1; j++)
+            if (abs(row - placed[2 * j]) < BOX_H && abs(col - placed[2 * j + 1]) < BOX_W)
+                box[i] = 2; /* a marker: it would overlap */
+        if (box[i] == 1) {
+            placed[2 * np] = row;
+            placed[2 * np + 1] = col;
+            np++;
+        }
     }
-    int row, col;
-    if (v->selected >= 0) {
-        importance_view_cell(v, &cv, v->selected, &row, &col);
-        draw_node(w, v, &cv, v->selected, row, col);
-    }
+    /* markers under boxes, least important first so that the important end up on top, the
+     * selection last */
+    for (int pass = 0; box && placed && pass < 2; pass++)
+        for (int r = n - 1; r >= -1; r--) {
+            int i = r < 0 ? v->selected : v->e ? v->e->order[r] : r, row, col;
+            if (i < 0 || (r >= 0 && i == v->selected) || !box[i]) continue;
+            bool as_box = cv.boxes && box[i] == 1;
+            if (as_box != (pass == 1)) continue;
+            importance_view_cell(v, &cv, i, &row, &col);
+            draw_node(w, v, &cv, i, row, col, as_box);
+        }
+    free(box);
+    free(placed);
     /* The separator and the list. */
     if (cv.list_w > 0 && cv.list_x > 0) {
         for (int r = cv.list_y; r < cv.list_y + cv.list_h; r++)
@@ -600,10 +694,6 @@ void importance_view_draw(WINDOW *w, const struct importance_view *v) {
         for (int c = 0; c < cols; c++) mvwaddch(w, cv.list_y - 1, c, v->ascii ? '-' : ACS_HLINE);
     }
     draw_list(w, v, &cv);
-    if (v->message[0]) {
-        wattron(w, A_BOLD);
-        mvwaddnstr(w, rows - 1, 0, v->message, cols);
-        wattroff(w, A_BOLD);
-    }
+    if (v->message[0]) line_fit(w, rows - 1, 0, cols, v->message, A_BOLD);
     wnoutrefresh(w);
 }

@@ -36,6 +36,8 @@ struct importance_view {
     double                       zoom;    /* 1 = the whole graph fits the pane; 1..32 */
     double                       pan_x, pan_y; /* unit-layout point at the pane's centre */
     int                          list_scroll;  /* first line of the op list */
+    int                          list_hscroll; /* columns its long op names are scrolled left
+                                                  by; 0: names elided in the middle to fit */
     bool                         ascii;   /* ASCII instead of box-drawing characters */
     bool                         all_edges; /* crowded graphs (markers, or > 40 edges): every
                                                edge, not only those of the selection and the
@@ -140,6 +142,9 @@ void importance_view_toggle_edges(struct importance_view *v);
 void importance_view_reset(struct importance_view *v);
 /* Scrolls the selected group's op list by delta lines (clamped at 0). */
 void importance_view_scroll_list(struct importance_view *v, int delta);
+/* Scrolls the op list's lines sideways by delta columns (clamped to [0, 400]): long op names
+ * are elided in the middle at 0, shown whole from their start when scrolled. */
+void importance_view_scroll_sideways(struct importance_view *v, int delta);
 
 /* Geometry (pure; used by the draw call and by tests): the canvas part of a rows x cols pane,
  * and the cell of group i's centre in it (relative to the pane). false when i is off-canvas. */

@@ -14,6 +14,9 @@
 #define DP_MAX_DIMS   8
 #define DP_DIM_BATCH  (-1) /* the symbolic batch dimension */
 #define DP_DIM_UNKNOWN (-2) /* a dimension nobody knows; counts as 0 in a tensor size (paper) */
+/* The largest batch size (samples per worker per iteration) anything takes: the command line,
+ * the explorer, the zoo's builder and a session's features; one limit, here. */
+#define DP_BATCH_MAX  (INT64_C(1) << 20)
 
 enum dp_dtype {
     DP_DTYPE_UNKNOWN = 0,

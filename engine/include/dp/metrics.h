@@ -10,6 +10,7 @@
 #ifndef DP_METRICS_H
 #define DP_METRICS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* The four resources, in Driple's order (also trace.h's first four series). */
@@ -80,9 +81,17 @@ struct dp_derive_in {
     double  params;             /* the graph's parameter count; NaN: unknown */
     double  epoch_samples;      /* samples per epoch; NaN or <= 0: no epoch figures */
     double  price_per_gpu_hour; /* NaN: no cost */
+    const char *price_source;   /* where that price comes from (borrowed; NULL: not said) */
     double  direct[DP_N_DERIVED]; /* figures known directly; NaN: by the formula */
 };
 void dp_derive_in_init(struct dp_derive_in *in);
+
+/* Samples per epoch when nobody says otherwise: ImageNet-1k's 1,281,167 training images. */
+#define DP_EPOCH_SAMPLES_DEFAULT 1281167.0
+/* Reads an amount as people type it and the front ends print it: a finite number with an
+ * optional k, M or G suffix (x 1e3, 1e6, 1e9: "1.28M" = 1,280,000), blanks around it allowed.
+ * False (out untouched) when s is not one. */
+bool dp_amount_parse(const char *s, double *out);
 
 /* The derived figures of outputs m (in their units; NULL: none known, so only direct figures
  * and what follows from them) into d (NaN where not computable):
@@ -104,7 +113,8 @@ struct dp_jw;
 void dp_jw_outputs(struct dp_jw *w, const char *key, const double m[DP_N_OUTPUTS]);
 /* Member key: the derived figures d by their keys, in table order; with facts (may be NULL)
  * each fact stands beside the figure it explains: "workers" (null when unknown) after
- * "throughput", "parameters" before "net_mb_per_iter". */
+ * "throughput", "parameters" before "net_mb_per_iter", "epoch_samples" before "epoch_s",
+ * "price_per_gpu_hour" and "price_source" after "epoch_cost". */
 void dp_jw_derived(struct dp_jw *w, const char *key, const double d[DP_N_DERIVED],
                    const struct dp_derive_in *facts);
 /* Member key: {"iteration_ms": "<formula>", ...}, every derived figure's formula. */

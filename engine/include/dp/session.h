@@ -103,8 +103,15 @@ double      dp_session_params(const struct dp_session *ss);
 const char *dp_session_unknown_ops(const struct dp_session *ss);
 
 /* What the epoch figures need (dp/metrics.h): samples per epoch (NaN or <= 0: none) and the
- * price per GPU-hour (NaN: no cost). Both NaN until set. */
+ * price per GPU-hour for every setting (NaN: each GPU's catalog price, which may be unknown).
+ * Both NaN until set. */
 void dp_session_set_economics(struct dp_session *ss, double epoch_samples, double price);
+/* The price per GPU-hour that setting s's cost uses (s NULL: only a price set for all): the
+ * one set with dp_session_set_economics, else the catalog's for s's GPU; NaN when none is known.
+ * *source (may be NULL) gets where it comes from ("set by the user", the catalog's
+ * price_source, or "no price read"; borrowed while the session lives). */
+double dp_session_price(const struct dp_session *ss, const struct dp_setting *s,
+                        const char **source);
 
 /* ---- which inspector serves a setting ---- */
 
@@ -230,6 +237,12 @@ struct dp_simulation {
 enum dp_status dp_session_simulate(struct dp_session *ss, const struct dp_setting *s, bool defer,
                                    struct dp_simulation *out, bool *pending,
                                    struct dp_error *err);
+/* dp_session_simulate at another batch size than the workload's (1 .. DP_BATCH_MAX, else
+ * DP_ERR_INVALID), the features left as they are: a sweep over batch sizes (how far a GPU's
+ * memory goes). Cached per cluster and batch as well. */
+enum dp_status dp_session_simulate_at(struct dp_session *ss, const struct dp_setting *s,
+                                      int64_t batch, bool defer, struct dp_simulation *out,
+                                      bool *pending, struct dp_error *err);
 /* Takes the simulation's figures the prediction shares: the memory footprint, when the prediction
  * has none of its own (a per-setting inspector does not predict it). */
 void dp_prediction_use_simulation(struct dp_prediction *p, const struct dp_simulation *sim);

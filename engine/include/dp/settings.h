@@ -52,6 +52,10 @@ struct dp_gpu {
     char   aliases[DP_GPU_MAX_ALIASES][DP_NAME_MAX]; /* nvidia-smi's and others' names */
     char   source[1024];              /* where the figures were read */
     char   notes[1024];
+    double price_per_gpu_hour;        /* a public cloud's on-demand price for one worker GPU
+                                         (one device), USD; NaN: no price read */
+    char   price_source[512];         /* where it was read ("no price read" when none) */
+    char   price_date[16];            /* when it was read: "2026-11-09" or "2023-11"; "" */
 };
 
 /* The catalog: an array of GPUs in file order. */

@@ -97,8 +97,17 @@ enum dp_status dp_gpu_catalog_load(const char *path, struct dp_gpu_catalog **out
             (st = opt_fig(g, "fp16_tflops", 0.001, 1e5, path, jp, &d->fp16_tflops, err)) ||
             (st = opt_fig(g, "memory_gb", 0.001, 1e5, path, jp, &d->memory_gb, err)) ||
             (st = opt_fig(g, "bandwidth_gbps", 0.1, 1e6, path, jp, &d->bandwidth_gbps, err)) ||
-            (st = opt_fig(g, "tdp_w", 1, 1e5, path, jp, &d->tdp_w, err)))
+            (st = opt_fig(g, "tdp_w", 1, 1e5, path, jp, &d->tdp_w, err)) ||
+            (st = opt_fig(g, "price_per_gpu_hour", 0, 1e4, path, jp, &d->price_per_gpu_hour,
+                          err)) ||
+            (st = dp_json_copy_string(g, "price_source", true, path, jp, d->price_source,
+                                      sizeof d->price_source, err)) ||
+            (st = dp_json_copy_string(g, "price_date", true, path, jp, d->price_date,
+                                      sizeof d->price_date, err)))
             goto fail;
+        if (isnan(d->price_per_gpu_hour) || !d->price_source[0])
+            snprintf(d->price_source, sizeof d->price_source, "%s",
+                     isnan(d->price_per_gpu_hour) ? "no price read" : "no source given");
         int64_t sm = 0, year = 0, pcie = 0, devices = 1;
         if ((st = dp_json_get_int(g, "sm_count", true, 1, 100000, path, jp, &sm, err)) ||
             (st = dp_json_get_int(g, "year", true, 1990, 2100, path, jp, &year, err)) ||

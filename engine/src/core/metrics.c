@@ -2,8 +2,11 @@
  * computes the derived figures for every front end. */
 #include "dp/metrics.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dp/json_out.h"
@@ -62,6 +65,24 @@ const char *dp_resource_unit(enum dp_resource r) {
     return (unsigned)r < DP_N_RESOURCES ? dp_outputs[DP_OUTPUT(r, DP_STAT_PEAK)].unit : "?";
 }
 
+bool dp_amount_parse(const char *s, double *out) {
+    if (!s) return false;
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (errno || end == s) return false;
+    static const char suffix[] = "kMG";
+    const char *k = *end ? strchr(suffix, *end) : NULL;
+    if (k) {
+        x *= k == suffix ? 1e3 : k == suffix + 1 ? 1e6 : 1e9;
+        end++;
+    }
+    while (isspace((unsigned char)*end)) end++;
+    if (*end || !isfinite(x)) return false;
+    *out = x;
+    return true;
+}
+
 void dp_derive_in_init(struct dp_derive_in *in) {
     memset(in, 0, sizeof *in);
     in->params = in->epoch_samples = in->price_per_gpu_hour = NAN;
@@ -115,7 +136,12 @@ void dp_jw_derived(struct dp_jw *w, const char *key, const double d[DP_N_DERIVED
     dp_jw_object(w, key);
     for (int k = 0; k < DP_N_DERIVED; k++) {
         if (facts && k == DP_D_NET_MB_PER_ITER) dp_jw_num(w, "parameters", facts->params);
+        if (facts && k == DP_D_EPOCH_S) dp_jw_num(w, "epoch_samples", facts->epoch_samples);
         dp_jw_num(w, dp_derived_figures[k].key, d[k]);
+        if (facts && k == DP_D_EPOCH_COST) {
+            dp_jw_num(w, "price_per_gpu_hour", facts->price_per_gpu_hour);
+            dp_jw_str(w, "price_source", facts->price_source);
+        }
         if (facts && k == DP_D_THROUGHPUT) {
             if (facts->workers > 0) dp_jw_int(w, "workers", facts->workers);
             else dp_jw_null(w, "workers");

@@ -133,9 +133,9 @@ enum dp_status dp_session_set_batch(struct dp_session *ss, int64_t batch, struct
     if (!ss->graph)
         return dp_error_set(err, DP_ERR_UNSUPPORTED, "%s: a grouped graph's features are fixed",
                             ss->path[0] ? ss->path : "session");
-    if (batch < 0 || batch > (INT64_C(1) << 30))
-        return dp_error_set(err, DP_ERR_INVALID, "batch size %lld not in [1, 2^30]",
-                            (long long)batch);
+    if (batch < 0 || batch > DP_BATCH_MAX)
+        return dp_error_set(err, DP_ERR_INVALID, "batch size %lld not in [1, %lld]",
+                            (long long)batch, (long long)DP_BATCH_MAX);
     struct dp_grouped *g = NULL;
     char *unknown = NULL;
     enum dp_status st = dp_features(ss->graph, ss->part, ss->weights, batch, &g, &unknown, err);
@@ -165,14 +165,30 @@ void dp_session_set_economics(struct dp_session *ss, double epoch_samples, doubl
     ss->price = price;
 }
 
-void sess_facts(const struct dp_session *ss, const struct dp_setting *s,
-                struct dp_derive_in *in) {
+double dp_session_price(const struct dp_session *ss, const struct dp_setting *s,
+                        const char **source) {
+    const struct dp_gpu *g = s && isnan(ss->price) ? dp_gpu_find(ss->cat, s->gpu) : NULL;
+    const char *src = !isnan(ss->price) ? "set by the user" : g ? g->price_source
+                                                                : "no price read";
+    if (source) *source = src;
+    return g ? g->price_per_gpu_hour : ss->price;
+}
+
+/* What the derived figures of setting s (NULL: workers unknown) at `batch` need besides the
+ * outputs. */
+static void facts_at(const struct dp_session *ss, const struct dp_setting *s, int64_t batch,
+                     struct dp_derive_in *in) {
     dp_derive_in_init(in);
-    in->batch = ss->batch;
+    in->batch = batch;
     in->workers = s ? s->workers : 0;
     in->params = ss->params;
     in->epoch_samples = ss->epoch_samples;
-    in->price_per_gpu_hour = ss->price;
+    in->price_per_gpu_hour = dp_session_price(ss, s, &in->price_source);
+}
+
+void sess_facts(const struct dp_session *ss, const struct dp_setting *s,
+                struct dp_derive_in *in) {
+    facts_at(ss, s, ss->batch, in);
 }
 
 /* ---- inspectors ---------------------------------------------------------------------------- */
@@ -497,16 +513,18 @@ enum dp_status dp_session_predict_with(struct dp_session *ss, int i, const struc
 
 /* ---- simulations --------------------------------------------------------------------------- */
 
-static const struct sess_sim *sim_find(const struct dp_session *ss, const struct dp_setting *s) {
+static const struct sess_sim *sim_find(const struct dp_session *ss, const struct dp_setting *s,
+                                       int64_t batch) {
     for (int i = 0; i < ss->n_sims; i++)
-        if (ss->sims[i].workload == ss->workload && ss->sims[i].batch == ss->batch &&
+        if (ss->sims[i].workload == ss->workload && ss->sims[i].batch == batch &&
             dp_setting_same_cluster(&ss->sims[i].s, s))
             return &ss->sims[i];
     return NULL;
 }
 
-/* Runs the simulator for s into a cache entry; NULL when out of memory. */
-static const struct sess_sim *sim_run(struct dp_session *ss, const struct dp_setting *s) {
+/* Runs the simulator for s at `batch` into a cache entry; NULL when out of memory. */
+static const struct sess_sim *sim_run(struct dp_session *ss, const struct dp_setting *s,
+                                      int64_t batch) {
     if (!ss->sims && !(ss->sims = calloc(SIM_CACHE_MAX, sizeof *ss->sims))) return NULL;
     struct sess_sim *e = &ss->sims[ss->next_sim]; /* a cache, not a store: the oldest goes */
     ss->next_sim = (ss->next_sim + 1) % SIM_CACHE_MAX;
@@ -514,7 +532,7 @@ static const struct sess_sim *sim_run(struct dp_session *ss, const struct dp_set
     memset(e, 0, sizeof *e);
     e->s = *s;
     e->workload = ss->workload;
-    e->batch = ss->batch;
+    e->batch = batch;
     const struct dp_gpu *gpu = dp_gpu_find(ss->cat, s->gpu);
     if (!ss->graph) {
         snprintf(e->note, sizeof e->note, "no graph to simulate (a grouped file)");
@@ -526,7 +544,7 @@ static const struct sess_sim *sim_run(struct dp_session *ss, const struct dp_set
     }
     struct dp_sim_opts o;
     dp_sim_opts_default(&o);
-    o.batch = ss->batch;
+    o.batch = batch;
     o.iterations = SIM_ITERATIONS;
     struct dp_sim_result r;
     memset(&r, 0, sizeof r);
@@ -552,15 +570,25 @@ static const struct sess_sim *sim_run(struct dp_session *ss, const struct dp_set
 enum dp_status dp_session_simulate(struct dp_session *ss, const struct dp_setting *s, bool defer,
                                    struct dp_simulation *out, bool *pending,
                                    struct dp_error *err) {
+    return dp_session_simulate_at(ss, s, ss->batch, defer, out, pending, err);
+}
+
+enum dp_status dp_session_simulate_at(struct dp_session *ss, const struct dp_setting *s,
+                                      int64_t batch, bool defer, struct dp_simulation *out,
+                                      bool *pending, struct dp_error *err) {
     *pending = false;
     enum dp_status st = need_workload(ss, err);
     if (st) return st;
-    const struct sess_sim *e = sim_find(ss, s);
+    if (batch < 1 || batch > DP_BATCH_MAX)
+        return dp_error_set(err, DP_ERR_INVALID, "batch size %lld not in [1, %lld]",
+                            (long long)batch, (long long)DP_BATCH_MAX);
+    const struct sess_sim *e = sim_find(ss, s, batch);
     if (!e && defer) {
         *pending = true;
         return DP_OK;
     }
-    if (!e && !(e = sim_run(ss, s))) return dp_error_set(err, DP_ERR_NOMEM, "session: out of memory");
+    if (!e && !(e = sim_run(ss, s, batch)))
+        return dp_error_set(err, DP_ERR_NOMEM, "session: out of memory");
     memset(out, 0, sizeof *out);
     dp_derive_in_init(&out->facts);
     const struct dp_gpu *gpu = dp_gpu_find(ss->cat, s->gpu);
@@ -574,7 +602,7 @@ enum dp_status dp_session_simulate(struct dp_session *ss, const struct dp_settin
     out->memory_gb = e->memory_gb;
     out->oom = e->oom;
     struct dp_derive_in *facts = &out->facts; /* the simulator's own figures, where it has them */
-    sess_facts(ss, s, facts);
+    facts_at(ss, s, batch, facts);
     facts->direct[DP_D_ITERATION_MS] = e->iteration_ms;
     facts->direct[DP_D_THROUGHPUT] = e->throughput;
     facts->direct[DP_D_MEAN_GPU_UTIL] = e->mean_gpu_util;

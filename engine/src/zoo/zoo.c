@@ -162,9 +162,9 @@ enum dp_status dp_zoo_build(const char *name, const struct dp_zoo_opts *opts,
 enum dp_status zoo_build_graph(const char *name, const struct dp_zoo_opts *o,
                                int (*fwd)(struct zb *b, const void *ctx), const void *ctx,
                                struct dp_graph **out, struct dp_error *err) {
-    if (o->batch < 1 || o->batch > 1 << 20)
-        return dp_error_set(err, DP_ERR_INVALID, "zoo: %s: batch %lld out of range [1, %d]", name,
-                            (long long)o->batch, 1 << 20);
+    if (o->batch < 1 || o->batch > DP_BATCH_MAX)
+        return dp_error_set(err, DP_ERR_INVALID, "zoo: %s: batch %lld out of range [1, %lld]",
+                            name, (long long)o->batch, (long long)DP_BATCH_MAX);
     if ((unsigned)o->optimizer >= DP_OPT_COUNT || (o->precision != DP_PREC_FP32 &&
                                                    o->precision != DP_PREC_MIXED))
         return dp_error_set(err, DP_ERR_INVALID, "zoo: %s: bad optimizer or precision", name);
