@@ -143,6 +143,8 @@ contains "$TMP/out" '"format":"driple-graph/1"'
 ok "$DRIPLE" zoo build alexnet -o -
 contains "$TMP/out" '"format":"driple-graph/1"'
 ok sh -c "'$DRIPLE' simulate '$G' --settings - --setting my-cluster <'$TMP/free.json'"
+fails 1 'stdin:$.settings[0].gpu: "GeForce-9999-Ultra"' sh -c "'$DRIPLE' simulate '$G' --settings - --setting $I <'$TMP/unknown_gpu.json'"
+fails 1 "stdin: no rows" sh -c "'$DRIPLE' calibrate --data - </dev/null"
 ok sh -c "'$DRIPLE' predict '$G' --inspector - <'$INSP'"
 contains "$TMP/out" "gpu_util"
 ok sh -c "'$DRIPLE' predict '$G' --setting $I --weights - <assets/op_weights.json"

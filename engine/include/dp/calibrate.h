@@ -40,8 +40,9 @@ struct dp_calib_row {
 
 struct dp_calib;
 
-/* Reads the tables (columns by header name: model, framework, gpu, num_gpus, variable_update,
- * network, precision, batch_size_per_gpu, throughput, unit, notes) and prepares every row: the
+/* Reads the tables ("-": standard input; each through dp_file_read, at most 64 MiB; columns by
+ * header name: model, framework, gpu, num_gpus, variable_update, network, precision,
+ * batch_size_per_gpu, throughput, unit, notes) and prepares every row: the
  * catalog GPU (dp_gpu_find), the setting (parameter_server: one PS on the host CPU over PCIe;
  * replicated, allreduce and single: all-reduce over NVLink where the row or the GPU's SXM form
  * says so, else PCIe; fp16 or mixed: mixed precision), the zoo graph (tf_cnn_benchmarks' SGD,

@@ -54,6 +54,7 @@ enum dp_status dp_gpu_catalog_load(const char *path, struct dp_gpu_catalog **out
     struct dp_gpu_catalog *c = NULL;
     enum dp_status st = dp_json_load(path, &catalog_spec, &root, err);
     if (st) return st;
+    path = dp_file_name(path); /* from here on a name for messages: "stdin" for "-" */
     if ((st = dp_json_check_format(root, "driple-gpus/1", path, err))) goto fail;
     const cJSON *arr = NULL;
     if ((st = dp_json_get_array(root, "gpus", false, path, "$", &arr, err))) goto fail;
@@ -297,6 +298,7 @@ enum dp_status dp_settings_load(const char *path, const struct dp_gpu_catalog *c
     char *dir = NULL;
     enum dp_status st = dp_json_load(path, &settings_spec, &root, err);
     if (st) return st;
+    path = dp_file_name(path); /* from here on a name for messages: "stdin" for "-" */
     if ((st = dp_json_check_format(root, "driple-settings/1", path, err))) goto fail;
     const cJSON *arr = NULL;
     if ((st = dp_json_get_array(root, "settings", false, path, "$", &arr, err))) goto fail;

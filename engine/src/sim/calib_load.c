@@ -291,7 +291,8 @@ enum dp_status dp_calib_load(const char *const *paths, int n_paths,
     enum dp_status st = DP_OK;
     for (int i = 0; i < n_paths && !st; i++) st = read_table(c, paths[i], err);
     if (!st && !c->n)
-        st = dp_error_set(err, DP_ERR_INVALID, "%s: no rows", n_paths ? paths[0] : "calibrate");
+        st = dp_error_set(err, DP_ERR_INVALID, "%s: no rows",
+                          n_paths ? dp_file_name(paths[0]) : "calibrate");
     if (!st && (!(c->prof = calloc((size_t)c->n_prof, sizeof *c->prof)) ||
                 !(c->prof_owner = calloc((size_t)c->n_prof, sizeof *c->prof_owner))))
         st = dp_error_set(err, DP_ERR_NOMEM, "calibrate: out of memory");
