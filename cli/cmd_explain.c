@@ -128,10 +128,7 @@ static int print_json(const struct dp_grouped *g, const struct dp_explain *e, in
     }
     dp_jw_end(w);
     jw_types(w, "op_types", e->types, e->n_types);
-    struct dp_error err = {0};
-    int rc = dp_jw_print(w, stdout, "stdout", &err) ? cli_fail(&err) : 0;
-    dp_jw_free(w);
-    return rc;
+    return cmd_json_emit(w);
 }
 
 static void print_text(const struct dp_grouped *g, const struct dp_explain *e,
@@ -407,9 +404,7 @@ int bench_explain(int argc, char **argv) {
         dp_jw_num(jw, "grad_ms", 50);
         dp_jw_num(jw, "occlusion_ms", 1000);
         dp_jw_end(jw);
-        st = dp_jw_print(jw, stdout, "stdout", &err);
-        dp_jw_free(jw);
-        if (st != DP_OK) goto fail;
+        if ((rc = cmd_json_emit(jw))) goto done;
     } else {
         printf("explain on %d groups (%d layers, %s):\n", g->n_groups,
                dp_arch_n_layers(arch, g->n_groups), model_desc);

@@ -53,7 +53,7 @@ int cmd_transfer(int argc, char **argv) {
     if (dp_dataset_load_json(dataset, &r.ds, &err)) { cli_fail(&err); goto done; }
     run_watch_start(&r);
     enum dp_status st = dp_transfer(base, &r.ds, &r.o, &r.insp, &r.res, &err);
-    if (!st && vs && !run_interrupted()) {
+    if (!st && vs && !cli_cancelled()) {
         /* From scratch on the same data and split, with the base's architecture. */
         const struct dp_arch *a = dp_model_arch(dp_inspector_model(base));
         struct dp_train_opts so = r.o;

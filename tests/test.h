@@ -89,6 +89,25 @@ static inline const char *write_tmp(const char *name, const char *text) {
     return path;
 }
 
+/* The whole file at path in a new buffer with a NUL after its bytes (text or binary), which the
+ * caller frees; *len (when not NULL) gets the byte count. NULL when it cannot be read. */
+static inline char *test_slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) &&
+        fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (!buf) return NULL;
+    buf[n] = '\0';
+    if (len) *len = (size_t)n;
+    return buf;
+}
+
 #define TEST_MAIN_END()                                                                  \
     do {                                                                                 \
         printf("%s: %d passed, %d failed\n", __FILE__, test_passed, test_failed);        \

@@ -3,7 +3,9 @@
  * and a custom op); the committed copies in tests/data/onnx/ must match it byte for byte
  * (`build/tests/test_onnx --write` regenerates them). Then: shapes, symbolic batch, gradients,
  * optimizer, FLOPs by hand, params; truncated, corrupted and malformed input fail cleanly with
- * the file and byte offset. */
+ * the file and byte offset.
+ * Over 800 lines on purpose: the encoder serves only these tests (one binary per test file) and
+ * each test reads best beside the model it encodes. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -121,9 +123,10 @@ static void value_info(struct buf *g, int field, const char *name, const int64_t
 
 struct attr_spec {
     const char *name;
-    int         kind; /* 'i' int, 'l' ints, 's' string, 'f' float, 't' scalar float tensor */
+    int         kind; /* 'i' int, 'l' ints, 's' string, 'f' float, 'F' floats, 't' scalar float
+                       * tensor */
     int64_t     i;
-    int64_t     ints[4];
+    int64_t     ints[8];
     int         n;
     const char *s;
 };
@@ -141,6 +144,10 @@ static void node(struct buf *g, const char *op, const char *name, const char *co
         switch (attrs[i].kind) {
         case 'i': w_int(&a, 3, attrs[i].i); w_int(&a, 20, 2); break;
         case 'f': w_float(&a, 2, (float)attrs[i].i); w_int(&a, 20, 1); break;
+        case 'F': /* floats, from the integers */
+            for (int k = 0; k < attrs[i].n; k++) w_float(&a, 7, (float)attrs[i].ints[k]);
+            w_int(&a, 20, 6);
+            break;
         case 's': w_str(&a, 4, attrs[i].s); w_int(&a, 20, 3); break;
         case 'l': /* unpacked, as some writers do */
             for (int k = 0; k < attrs[i].n; k++) w_int(&a, 8, attrs[i].ints[k]);
@@ -512,6 +519,95 @@ static void test_ops(void) {
     free(m.p);
 }
 
+/* 3-D convolutions (video models: torchvision's r3d_18): Conv3D with groups and dilation, its
+ * two gradients, costs by hand; a 3-D ConvTranspose (on a side output) is kept with a generic
+ * cost and warned about. */
+static void test_conv3d(void) {
+    struct buf g = {0};
+    const struct attr_spec cv[] = {{"kernel_shape", 'l', 0, {3, 3, 3}, 3, NULL},
+                                   {"pads", 'l', 0, {2, 1, 1, 2, 1, 1}, 6, NULL},
+                                   {"dilations", 'l', 0, {2, 1, 1}, 3, NULL},
+                                   {"group", 'i', 2, {0}, 0, NULL}};
+    node(&g, "Conv", "in3", IN("x", "wi"), IN("u"), NULL, 0);
+    node(&g, "Conv", "c3", IN("u", "w"), IN("y"), cv, 4);
+    node(&g, "ConvTranspose", "up3", IN("u", "wt"), IN("z"), NULL, 0);
+    w_str(&g, 2, "vol");
+    initializer(&g, "wi", FLOAT, DIMS(4, 2, 1, 1, 1), NULL, 0);
+    initializer(&g, "w", FLOAT, DIMS(8, 2, 3, 3, 3), NULL, 0);
+    initializer(&g, "wt", FLOAT, DIMS(4, 2, 1, 1, 1), NULL, 0);
+    value_info(&g, 11, "x", DIMS(-1, 2, 6, 8, 8), "N");
+    value_info(&g, 12, "y", DIMS(-1, 8, 6, 8, 8), "N");
+    value_info(&g, 12, "z", DIMS(-1, 2, 6, 8, 8), "N");
+    struct buf m = model(&g);
+    struct dp_error err;
+    struct dp_import_notes notes;
+    struct dp_import_opts o = {.exported_batch = 2, .notes = &notes};
+    struct dp_graph *gr = NULL;
+    CHECK(dp_graph_parse_onnx(m.p, m.n, "vol.onnx", &o, &gr, &err) == DP_OK);
+    if (!gr) fprintf(stderr, "conv3d: %s\n", err.msg);
+    const struct dp_node *c = gr ? find(gr, "c3/Conv3D") : NULL, *w = gr ? find(gr, "w") : NULL;
+    /* depth 6 + 2 + 2 - (2 x 2 + 1) + 1 = 6; filter DHWIO [3, 3, 3, 2, 8] */
+    CHECK(c && c->n_dims == 5 && c->dims[1] == 8 && c->dims[2] == 6 && c->dims[3] == 8);
+    CHECK(c && !strcmp(dp_node_attr(c, "data_format"), "NCDHW"));
+    CHECK(w && w->n_dims == 5 && w->dims[3] == 2 && w->dims[4] == 8 && w->params == 8 * 2 * 27);
+    /* 2 per multiply-add x output elements x taps (3 x 3 x 3 x 2 input channels per group) */
+    double fwd = 2.0 * 2 * 8 * 6 * 8 * 8 * 27 * 2;
+    if (c) CHECK_NEAR(c->flops, fwd, 1);
+    const struct dp_node *bi = gr ? find(gr, "gradients/c3/Conv3D_grad/Conv3DBackpropInputV2")
+                                  : NULL;
+    const struct dp_node *bf = gr ? find(gr, "gradients/c3/Conv3D_grad/Conv3DBackpropFilterV2")
+                                  : NULL;
+    CHECK(gr && count_op(gr, "Conv3DBackpropInputV2") == 1); /* none into x */
+    CHECK(bf && bf->n_dims == 5 && bi && bi->n_dims == 5 && bi->dims[1] == 4);
+    if (bf) CHECK_NEAR(bf->flops, fwd, 1);
+    if (bi) CHECK_NEAR(bi->flops, fwd, 1);
+    CHECK(notes.n_generic == 1 && !strcmp(notes.generic_types, "ConvTranspose (1)"));
+    dp_graph_free(gr);
+    free(m.p);
+}
+
+/* Pad pads, Clip bounds and Upsample/Resize scales, attributes in opset 8 and inputs in 13: the
+ * same graph either way. */
+static void test_pad_clip_resize(void) {
+    for (int version = 8; version <= 13; version += 5) {
+        struct buf g = {0};
+        const struct attr_spec pad8[] = {{"pads", 'l', 0, {0, 0, 1, 2, 0, 0, 1, 2}, 8, NULL}};
+        const struct attr_spec clip8[] = {{"min", 'f', 0, {0}, 0, NULL},
+                                          {"max", 'f', 6, {0}, 0, NULL}};
+        const struct attr_spec up8[] = {{"scales", 'F', 0, {1, 1, 2, 2}, 4, NULL}};
+        if (version == 8) {
+            node(&g, "Pad", "pad", IN("x"), IN("p"), pad8, 1);
+            node(&g, "Clip", "clip", IN("p"), IN("c"), clip8, 2);
+            node(&g, "Upsample", "up", IN("c"), IN("u"), up8, 1);
+        } else {
+            node(&g, "Pad", "pad", IN("x", "pads"), IN("p"), NULL, 0);
+            node(&g, "Clip", "clip", IN("p", "lo", "hi"), IN("c"), NULL, 0);
+            node(&g, "Resize", "up", IN("c", "", "scales"), IN("u"), NULL, 0);
+        }
+        node(&g, "GlobalAveragePool", "gap", IN("u"), IN("a"), NULL, 0);
+        node(&g, "Flatten", "flat", IN("a"), IN("f"), NULL, 0);
+        node(&g, "MatMul", "fc", IN("f", "w"), IN("y"), NULL, 0);
+        initializer(&g, "pads", INT64, DIMS(8), DIMS(0, 0, 1, 2, 0, 0, 1, 2));
+        initializer_f(&g, "lo", NULL, 0, (const float[]){0}, 1);
+        initializer_f(&g, "hi", NULL, 0, (const float[]){6}, 1);
+        initializer_f(&g, "scales", DIMS(4), (const float[]){1, 1, 2, 2}, 4);
+        initializer(&g, "w", FLOAT, DIMS(4, 10), NULL, 0);
+        value_info(&g, 11, "x", DIMS(-1, 4, 8, 8), "N");
+        value_info(&g, 12, "y", DIMS(-1, 10), "N");
+        struct buf m = model_opset(&g, version);
+        struct dp_error err;
+        struct dp_graph *gr = parse(&m, "pcr.onnx", 4, &err);
+        if (!gr) fprintf(stderr, "opset %d: %s\n", version, err.msg);
+        const struct dp_node *p = gr ? find(gr, "pad/Pad") : NULL;
+        const struct dp_node *u = gr ? find(gr, "up/ResizeNearestNeighbor") : NULL;
+        CHECK(p && p->n_dims == 4 && p->dims[2] == 10 && p->dims[3] == 12);
+        CHECK(gr && count_op(gr, "Relu6") == 1 && count_op(gr, "ClipByValue") == 0);
+        CHECK(u && u->n_dims == 4 && u->dims[2] == 20 && u->dims[3] == 24);
+        dp_graph_free(gr);
+        free(m.p);
+    }
+}
+
 /* Attributes that became inputs, read either way: opset 11 gives Squeeze axes and Split sizes
  * as attributes, opset 18 ReduceMean axes as an input and Split's parts as num_outputs. */
 static void test_attrs_as_inputs(void) {
@@ -791,6 +887,136 @@ static struct buf unnamed_chain(int n) {
     return model(&g);
 }
 
+/* An initializer in external data (TensorProto external_data entries, data_location 1). */
+static void initializer_ext(struct buf *g, const char *name, int dtype, const int64_t *dims,
+                            int nd, const char *location, const char *offset,
+                            const char *length) {
+    struct buf t = {0};
+    w_packed(&t, 1, dims, nd);
+    w_int(&t, 2, dtype);
+    w_str(&t, 8, name);
+    const char *kv[3][2] = {{"location", location}, {"offset", offset}, {"length", length}};
+    for (int i = 0; i < 3; i++) {
+        if (!kv[i][1]) continue;
+        struct buf e = {0};
+        w_str(&e, 1, kv[i][0]);
+        w_str(&e, 2, kv[i][1]);
+        w_msg(&t, 13, &e);
+    }
+    w_int(&t, 14, 1);
+    w_msg(g, 5, &t);
+}
+
+/* Reshape(x [N, 6, 4], t) -> MatMul(w [24, 8]) with t and w in external data (as onnx's
+ * convert_model_to_external_data(size_threshold=0) writes them: w at 0, t after it). */
+static struct buf external_model(const char *location, const char *t_offset,
+                                 const char *t_length) {
+    struct buf g = {0};
+    node(&g, "Reshape", "rs", IN("x", "t"), IN("r"), NULL, 0);
+    node(&g, "MatMul", "mm", IN("r", "w"), IN("y"), NULL, 0);
+    w_str(&g, 2, "ext");
+    initializer_ext(&g, "w", FLOAT, DIMS(24, 8), location, "0", "768");
+    initializer_ext(&g, "t", INT64, DIMS(2), location, t_offset, t_length);
+    value_info(&g, 11, "x", DIMS(-1, 6, 4), "N");
+    struct buf vi = {0};
+    w_str(&vi, 1, "y"); /* an output without a shape: it must be inferred */
+    w_msg(&g, 12, &vi);
+    return model(&g);
+}
+
+static const char *write_bin(const char *name, const void *p, size_t n) {
+    const char *path = test_path(name);
+    FILE *f = fopen(path, "wb");
+    if (!f) return NULL;
+    size_t k = fwrite(p, 1, n, f);
+    fclose(f);
+    return k == n ? path : NULL;
+}
+
+/* Initializers in external data (issue 13): the small ones shape arithmetic needs are read from
+ * the data file beside the model; weights never are, so a model whose data file is missing
+ * imports unless a node needs such contents, and then its error names the file. */
+static void test_external(void) {
+    unsigned char data[784] = {0}; /* w: 768 zero bytes, then t = {-1, 24} */
+    int64_t t[2] = {-1, 24};
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 8; k++)
+            data[768 + 8 * i + k] = (unsigned char)((uint64_t)t[i] >> (8 * k));
+    struct buf m = external_model("onnx_ext.data", "768", "16");
+    const char *path = write_bin("onnx_ext.onnx", m.p, m.n);
+    CHECK(path && write_bin("onnx_ext.data", data, sizeof data));
+    char model_path[640];
+    snprintf(model_path, sizeof model_path, "%s", path ? path : "");
+    struct dp_graph *g = NULL;
+    struct dp_error err = {0};
+    CHECK(dp_graph_import_onnx(model_path, NULL, &g, &err) == DP_OK);
+    if (!g) fprintf(stderr, "external: %s\n", err.msg);
+    const struct dp_node *rn = g ? find(g, "rs/Reshape") : NULL;
+    CHECK(rn && rn->n_dims == 2 && rn->dims[0] == DP_DIM_BATCH && rn->dims[1] == 24);
+    CHECK(g && dp_graph_param_count(g, true) == 24 * 8); /* w is a weight, t is not */
+    dp_graph_free(g);
+    /* the generic loader reads it the same way */
+    g = NULL;
+    CHECK(dp_graph_load(model_path, NULL, &g, &err) == DP_OK && g && find(g, "rs/Reshape"));
+    dp_graph_free(g);
+    /* from memory there is no directory to look in: the node names why */
+    g = NULL;
+    CHECK(dp_graph_parse_onnx(m.p, m.n, "mem.onnx", NULL, &g, &err) != DP_OK && !g);
+    CHECK_CONTAINS(err.msg, "mem.onnx:byte ");
+    CHECK_CONTAINS(err.msg, "node 'rs' (Reshape): ");
+    CHECK_CONTAINS(err.msg, "(input 't' is in external data driple could not read: "
+                            "the model was read from stdin or memory");
+    free(m.p);
+
+    /* the data file missing: the error names it */
+    CHECK(remove(test_path("onnx_ext.data")) == 0);
+    g = NULL;
+    CHECK(dp_graph_import_onnx(model_path, NULL, &g, &err) != DP_OK && !g);
+    CHECK_CONTAINS(err.msg, "onnx_ext.onnx:byte ");
+    CHECK_CONTAINS(err.msg, "onnx_ext.data: cannot open: No such file or directory)");
+
+    /* only weights external and their data missing: imports whole */
+    struct buf gw = {0};
+    node(&gw, "MatMul", "mm", IN("x", "w"), IN("y"), NULL, 0);
+    w_str(&gw, 2, "weights_only");
+    initializer_ext(&gw, "w", FLOAT, DIMS(24, 8), "onnx_ext.data", "0", "768");
+    value_info(&gw, 11, "x", DIMS(-1, 24), "N");
+    value_info(&gw, 12, "y", DIMS(-1, 8), "N");
+    m = model(&gw);
+    path = write_bin("onnx_ext_w.onnx", m.p, m.n);
+    g = NULL;
+    CHECK(path && dp_graph_import_onnx(path, NULL, &g, &err) == DP_OK);
+    CHECK(g && dp_graph_param_count(g, true) == 24 * 8);
+    dp_graph_free(g);
+    free(m.p);
+
+    /* hostile entries: contents left unknown with the reason, never read outside the model's
+     * directory or past the file's end */
+    CHECK(write_bin("onnx_ext.data", data, sizeof data));
+    static const struct {
+        const char *loc, *off, *len, *want;
+    } bad[] = {
+        {"../onnx_ext.data", "768", "16", "location '../onnx_ext.data' is not inside the model's "
+                                          "directory"},
+        {"/etc/passwd", "0", NULL, "location '/etc/passwd' is not inside the model's directory"},
+        {"onnx_ext.data", "780", "16", "onnx_ext.data has 784 bytes; the tensor is bytes 780 "
+                                       "to 796"},
+        {"onnx_ext.data", "768", "8", "'onnx_ext.data': length 8 for 16 bytes of contents"},
+        {"onnx_ext.data", "18446744073709551615", "16", "offset '18446744073709551615' is not a "
+                                                        "byte count"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        m = external_model(bad[i].loc, bad[i].off, bad[i].len);
+        path = write_bin("onnx_ext.onnx", m.p, m.n);
+        g = NULL;
+        memset(&err, 0, sizeof err);
+        CHECK(path && dp_graph_import_onnx(path, NULL, &g, &err) != DP_OK && !g);
+        CHECK_CONTAINS(err.msg, "onnx_ext.onnx:byte ");
+        CHECK_CONTAINS(err.msg, bad[i].want);
+        free(m.p);
+    }
+}
+
 /* Hostile models the issues named (13, 17), generated here and kept as fuzz seeds. */
 static struct buf hostile_cycle(void) {
     struct buf g = {0};
@@ -900,10 +1126,13 @@ int main(int argc, char **argv) {
     }
     test_unnamed_linear();
     test_ops();
+    test_conv3d();
     test_attrs_as_inputs();
+    test_pad_clip_resize();
     test_long_names();
     test_huge_dims();
     test_hostile_files();
+    test_external();
     for (int i = 0; i < 3; i++) {
         bool same = same_file(names[i], bufs[i]);
         if (!same) fprintf(stderr, "%s differs from the generator (run --write)\n", names[i]);

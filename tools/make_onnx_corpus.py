@@ -6,7 +6,8 @@ kept (driple reads the initializers' dims without their data), and manifest.json
 file, mode, opset, input, the framework's parameter count (sum of p.numel() over
 model.parameters()) and the published forward cost where one is published.
 
-Published costs are multiply-adds at 224x224 (one multiply-add counts 1) from torchvision's model
+Published costs are multiply-adds at 224x224 (a 16-frame 112x112 clip for the video model; one
+multiply-add counts 1) from torchvision's model
 documentation (the "GFLOPS" column, each model's weights metadata "_ops", torchvision 0.15+),
 which counts convolutions, linear layers and matrix products as multiply-adds.
 
@@ -24,11 +25,18 @@ import tempfile
 
 TORCHVISION_DOCS = ("torchvision model documentation, GFLOPS column (weights metadata _ops, "
                     "torchvision 0.15+): multiply-adds at 224x224")
+TORCHVISION_VIDEO_DOCS = ("torchvision model documentation, GFLOPS column (weights metadata _ops, "
+                          "torchvision 0.15+): multiply-adds of a 16-frame 112x112 clip")
 
 
 def _tv(name, **kw):
     import torchvision
     return lambda: getattr(torchvision.models, name)(weights=None, **kw)
+
+
+def _video(name):
+    import torchvision.models.video
+    return lambda: getattr(torchvision.models.video, name)(weights=None)
 
 
 def _no_stochastic_depth(factory):
@@ -169,6 +177,7 @@ CORPUS = [
     ("gru_lm", _lstm_lm("gru", 10000, 512, 1), "train", 13, [((2, 35), "long")], None),
     ("regnet_y_800mf_eval", _tv("regnet_y_800mf"), "eval", 16, IMAGE, 0.834),
     ("densenet121_eval", _tv("densenet121"), "eval", 9, IMAGE, 2.834),
+    ("r3d_18", _video("r3d_18"), "train", 13, [((2, 3, 16, 112, 112), "float")], 40.697),
 ]
 
 
@@ -257,7 +266,9 @@ def main():
         entries[name] = {
             "model": name, "file": name + ".onnx", "mode": mode, "opset": opset,
             "inputs": [list(s) for s, _ in inputs], "params": params,
-            "published_gmacs": gmacs, "source": TORCHVISION_DOCS if gmacs else None,
+            "published_gmacs": gmacs,
+            "source": None if not gmacs else TORCHVISION_VIDEO_DOCS if len(inputs[0][0]) == 5
+            else TORCHVISION_DOCS,
         }
         print("%-26s %-5s opset %2d  %11d params  %8d bytes" % (name, mode, opset, params, size),
               flush=True)

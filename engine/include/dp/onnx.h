@@ -6,7 +6,9 @@
  * Reshape 0/-1, ...) is folded, so value_info is only a fallback. Attributes that became inputs
  * (axes, split sizes, pads, scales, clip bounds) are read either way. Weights are the float
  * initializers that gradients reach (attention masks stay constants); initializers in external
- * data need only their dims. Activations stay NCHW, ONNX ops become TensorFlow ops (Conv ->
+ * data need only their dims, their values are never read, except for small tensors (at most 64
+ * elements: a Reshape's target, Slice bounds) that shape arithmetic needs, which are read from
+ * the data file beside the model (a node that needs one the file cannot give names the file). Activations stay NCHW, ONNX ops become TensorFlow ops (Conv ->
  * Conv2D with groups and dilations / DepthwiseConv2dNative, ConvTranspose ->
  * Conv2DBackpropInput, MatMul/Gemm -> MatMul / BatchMatMulV2, LSTM/GRU/RNN unrolled per step,
  * ...); the first float output (the input of a final Softmax) gets a cross-entropy loss against
@@ -24,7 +26,8 @@
  * byte offset ("m.onnx:byte 1234: ..."), and the node for semantic errors. */
 enum dp_status dp_graph_import_onnx(const char *path, const struct dp_import_opts *opts,
                                     struct dp_graph **out, struct dp_error *err);
-/* The same from bytes in memory (fuzzing, tests). */
+/* The same from bytes in memory (fuzzing, tests); no file beside it is read, so small tensors in
+ * external data stay unknown (a node needing one fails saying so). */
 enum dp_status dp_graph_parse_onnx(const unsigned char *data, size_t len, const char *name,
                                    const struct dp_import_opts *opts, struct dp_graph **out,
                                    struct dp_error *err);

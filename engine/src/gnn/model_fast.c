@@ -1,3 +1,5 @@
+/* Over 800 lines on purpose: each forward step and its hand-written backward stay in one file,
+ * so that a change to one shows its mirror in the other (GAT and MPNN: model_fast_conv.c). */
 /* model_fast.c: the fast engine of the inspector network (GCN, GIN, GAT or MPNN layers, GRU
  * update, Set2Set, MLP head): no tape, hand-written backward, every dense transform one product
  * (kernels.h) over the stacked nodes of a batch of graphs (block-diagonal CSR adjacency). A

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "dp/files.h"
-#include "dp/onnx.h"
 #include "file_map.h"
+#include "onnx_impl.h"
 
 /* The top-level fields of a binary protobuf, as far as the bytes given go: ONNX's ModelProto has
  * its graph in field 7 (after small fields: ir_version, producer...), a GraphDef opens with a
@@ -145,7 +145,7 @@ enum dp_status dp_graph_load_ex(const char *path, const struct dp_import_opts *o
         st = dp_graph_parse_pbtxt_ex(t, f.len, name, opts, &g, &dropped, err);
         break;
     case DP_GRAPH_FORMAT_ONNX:
-        st = dp_graph_parse_onnx(f.data, f.len, name, opts, &g, err);
+        st = onnx_parse(f.data, f.len, name, strcmp(path, "-") ? path : NULL, opts, &g, err);
         break;
     case DP_GRAPH_FORMAT_GRAPHDEF:
     case DP_GRAPH_FORMAT_SAVED_MODEL:

@@ -7,6 +7,7 @@
  * the optimizer (momentum) and the costs: the same training expansion as `driple zoo build`. */
 #include "onnx_impl.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,10 @@
 #include "file_map.h"
 
 #define ONNX_MAX_FILE ((size_t)1 << 31)
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
 
 struct oval *onnx_val(struct imp *im, const char *name, bool create) {
     if (!name || !*name) return NULL;
@@ -49,9 +54,16 @@ int onnx_fail(struct imp *im, enum dp_status st, const char *fmt, ...) {
     va_end(ap);
     if (im->d->st) return -1;
     im->d->st = st;
+    char hint[PATH_MAX + 256] = "";
+    for (int k = 0; im->node && k < im->node->n_in && !*hint; k++) {
+        const struct oval *v = onnx_in(im, k);
+        if (v && v->init && v->init->unread)
+            snprintf(hint, sizeof hint, " (input '%.100s' is in external data driple could not "
+                     "read: %s)", v->name, v->init->unread);
+    }
     if (im->node)
-        dp_error_set(im->d->err, st, "%s:byte %zu: node '%s' (%s): %s", im->d->name,
-                     im->node->offset, im->node->name, im->node->op, what);
+        dp_error_set(im->d->err, st, "%s:byte %zu: node '%s' (%s): %s%s", im->d->name,
+                     im->node->offset, im->node->name, im->node->op, what, hint);
     else dp_error_set(im->d->err, st, "%s: %s", im->d->name, what);
     return -1;
 }
@@ -448,13 +460,13 @@ static const char *base_name(const char *path) {
     return s ? s + 1 : path;
 }
 
-enum dp_status dp_graph_parse_onnx(const unsigned char *data, size_t len, const char *name,
-                                   const struct dp_import_opts *opts, struct dp_graph **out,
-                                   struct dp_error *err) {
+enum dp_status onnx_parse(const unsigned char *data, size_t len, const char *name,
+                          const char *path, const struct dp_import_opts *opts,
+                          struct dp_graph **out, struct dp_error *err) {
     struct pb_doc d = {.base = data, .len = len, .name = name ? name : "onnx", .err = err};
     struct o_model m;
     if (!data || len == 0) return dp_error_set(err, DP_ERR_PARSE, "%s: empty file", d.name);
-    if (!onnx_decode(&d, &m)) goto done;
+    if (!onnx_decode(&d, &m) || !onnx_read_external(&d, &m, path)) goto done;
     if (!m.have_graph) {
         dp_error_set(err, DP_ERR_PARSE, "%s:byte %zu: not an ONNX model (no graph field)", d.name,
                      len);
@@ -475,13 +487,20 @@ done:
     return d.st;
 }
 
+enum dp_status dp_graph_parse_onnx(const unsigned char *data, size_t len, const char *name,
+                                   const struct dp_import_opts *opts, struct dp_graph **out,
+                                   struct dp_error *err) {
+    return onnx_parse(data, len, name, NULL, opts, out, err);
+}
+
 enum dp_status dp_graph_import_onnx(const char *path, const struct dp_import_opts *opts,
                                     struct dp_graph **out, struct dp_error *err) {
     static const struct dp_read_spec spec = {"ONNX model", ONNX_MAX_FILE, false, NULL};
     struct file_bytes f;
     enum dp_status st = file_bytes_open(path, &spec, &f, err);
     if (st) return st;
-    st = dp_graph_parse_onnx(f.data, f.len, dp_file_name(path), opts, out, err);
+    st = onnx_parse(f.data, f.len, dp_file_name(path), strcmp(path, "-") ? path : NULL, opts,
+                    out, err);
     file_bytes_close(&f);
     return st;
 }

@@ -17,6 +17,12 @@
 #define ONNX_MAX_FOLD  64 /* elements of a tensor whose contents are kept (shape arithmetic) */
 #define ONNX_MAX_INTS  64 /* integers kept per attribute */
 
+/* dp_graph_parse_onnx of a file's bytes: the small tensors in external data are read from
+ * beside path (NULL: a model from memory or stdin, they are not). */
+enum dp_status onnx_parse(const unsigned char *data, size_t len, const char *name,
+                          const char *path, const struct dp_import_opts *opts,
+                          struct dp_graph **out, struct dp_error *err);
+
 /* --- the decoded model (onnx_schema.c) ------------------------------------------------------ */
 
 /* An initializer, or the value of a Constant node. */
@@ -25,7 +31,10 @@ struct o_tensor {
     int         n_dims;   /* may exceed DP_MAX_DIMS: then dims holds the first ones */
     int64_t     dims[DP_MAX_DIMS];
     int64_t     dtype;    /* TensorProto.DataType */
-    bool        external; /* data in an external file: dims known, contents not read */
+    bool        external; /* data in an external file: dims known, contents read when small */
+    const char *location; /* external: the data file, relative to the model's directory */
+    int64_t     ext_offset, ext_length; /* external: where in it (length -1: not given) */
+    const char *unread;   /* external and small, but not read: why (a node needing it says) */
     int         n_vals;   /* elements decoded into ivals or fvals; -1: not kept (large, absent) */
     int64_t    *ivals;    /* integer and bool types */
     double     *fvals;    /* float types */
@@ -84,6 +93,18 @@ struct o_model {
 /* Decodes a ModelProto from d's bytes into m (strings and arrays in d's arena). False on
  * failure, with d's error naming the byte offset. */
 bool onnx_decode(struct pb_doc *d, struct o_model *m);
+/* Decodes t's contents from raw little-endian bytes into ivals/fvals when t is small (at most
+ * ONNX_MAX_FOLD elements) and raw_len is exactly its size; otherwise leaves them unknown
+ * (n_vals -1). False only when out of memory. */
+bool onnx_tensor_raw(struct pb_doc *d, struct o_tensor *t, const unsigned char *raw,
+                     size_t raw_len);
+/* Bytes per element of a TensorProto.DataType whose contents can be folded; 0 for the rest. */
+int onnx_raw_width(int64_t dtype);
+/* Reads the contents of m's small initializers and Constant tensors kept in external data, from
+ * files beside model_path (NULL: a model from memory, nothing read). A file that is missing,
+ * short or outside the model's directory leaves the contents unknown with the reason in
+ * t->unread; weights are never read. False only when out of memory. */
+bool onnx_read_external(struct pb_doc *d, struct o_model *m, const char *model_path);
 /* The attribute called name of n, or NULL. */
 const struct o_attr *onnx_attr(const struct o_node *n, const char *name);
 /* The dp dtype of an ONNX TensorProto.DataType (DP_DTYPE_UNKNOWN for the rest). */
@@ -237,7 +258,8 @@ bool onnx_map_expand(struct imp *im, bool tile);
 bool onnx_map_pad(struct imp *im);
 bool onnx_map_resize(struct imp *im);
 bool onnx_map_fill(struct imp *im, bool range);
-/* Conv and ConvTranspose (1-D and 2-D, grouped, dilated); MaxPool and AveragePool (1-D to 3-D). */
+/* Conv (1-D to 3-D) and ConvTranspose (1-D and 2-D), grouped, dilated; MaxPool and AveragePool
+ * (1-D to 3-D). */
 bool onnx_map_conv(struct imp *im);
 bool onnx_map_pool(struct imp *im);
 /* LSTM, GRU and RNN, unrolled over their time steps. */

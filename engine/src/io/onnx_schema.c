@@ -1,10 +1,12 @@
 /* onnx_schema.c: the ONNX schema over the protobuf wire decoder: ModelProto (the default
  * domain's opset, the graph), GraphProto (nodes, initializers, inputs, outputs, value_info),
  * NodeProto, AttributeProto, TensorProto (dims, type, small contents from raw or typed data;
- * external data: dims only) and ValueInfoProto shapes. Field numbers from onnx/onnx.proto. */
+ * external data: dims and where its bytes are) and ValueInfoProto shapes. Field numbers from
+ * onnx/onnx.proto. */
 #include "onnx_impl.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 enum dp_dtype onnx_dtype(int64_t t) {
@@ -76,32 +78,88 @@ static double raw_float(const unsigned char *p, int64_t t) {
     return (double)f;
 }
 
+bool onnx_tensor_raw(struct pb_doc *d, struct o_tensor *t, const unsigned char *raw,
+                     size_t raw_len) {
+    double numel = onnx_numel(t);
+    bool is_float;
+    int w = raw_width(t->dtype, &is_float);
+    t->n_vals = -1;
+    if (t->n_dims > DP_MAX_DIMS || numel > ONNX_MAX_FOLD || !w ||
+        raw_len != (size_t)numel * (size_t)w)
+        return true;
+    int n = (int)numel;
+    if (is_float) t->fvals = pb_alloc(&d->ar, (size_t)(n ? n : 1) * sizeof *t->fvals);
+    else t->ivals = pb_alloc(&d->ar, (size_t)(n ? n : 1) * sizeof *t->ivals);
+    if (is_float ? !t->fvals : !t->ivals) return pb_oom(d);
+    for (int i = 0; i < n; i++) {
+        if (is_float) t->fvals[i] = raw_float(raw + (size_t)i * (size_t)w, t->dtype);
+        else t->ivals[i] = raw_int(raw + (size_t)i * (size_t)w, t->dtype);
+    }
+    t->n_vals = n;
+    return true;
+}
+
+int onnx_raw_width(int64_t dtype) {
+    bool is_float;
+    return raw_width(dtype, &is_float);
+}
+
 /* Small contents kept for folding: the typed fields or raw_data, when they hold exactly the
- * tensor's element count (at most ONNX_MAX_FOLD). */
+ * tensor's element count (at most ONNX_MAX_FOLD); external ones are read later, with the model's
+ * directory (onnx_external.c). */
 static bool keep_values(struct pb_doc *d, struct o_tensor *t, const int64_t *ints, int n_ints,
                         const double *floats, int n_floats, const unsigned char *raw,
                         size_t raw_len) {
     double numel = onnx_numel(t);
     t->n_vals = -1;
     if (t->external || t->n_dims > DP_MAX_DIMS || numel > ONNX_MAX_FOLD) return true;
+    if (raw) return onnx_tensor_raw(d, t, raw, raw_len);
     int n = (int)numel;
     bool is_float;
-    int w = raw_width(t->dtype, &is_float);
-    if (raw) {
-        if (!w || raw_len != (size_t)n * (size_t)w) return true;
-    } else if (is_float ? n_floats != n : n_ints != n) {
-        return true;
-    }
-    if (!w) return true;
+    if (!raw_width(t->dtype, &is_float) || (is_float ? n_floats != n : n_ints != n)) return true;
     if (is_float) t->fvals = pb_alloc(&d->ar, (size_t)(n ? n : 1) * sizeof *t->fvals);
     else t->ivals = pb_alloc(&d->ar, (size_t)(n ? n : 1) * sizeof *t->ivals);
     if (is_float ? !t->fvals : !t->ivals) return pb_oom(d);
     for (int i = 0; i < n; i++) {
-        if (is_float) t->fvals[i] = raw ? raw_float(raw + (size_t)i * (size_t)w, t->dtype)
-                                        : floats[i];
-        else t->ivals[i] = raw ? raw_int(raw + (size_t)i * (size_t)w, t->dtype) : ints[i];
+        if (is_float) t->fvals[i] = floats[i];
+        else t->ivals[i] = ints[i];
     }
     t->n_vals = n;
+    return true;
+}
+
+/* A decimal offset or length of an external_data entry (a string in the file). */
+static bool ext_number(struct pb_doc *d, const unsigned char *at, const char *key,
+                       const char *s, int64_t *out) {
+    int64_t v = 0;
+    if (!*s) return pb_fail(d, at, DP_ERR_PARSE, "external data %s is empty", key);
+    for (const char *c = s; *c; c++) {
+        if (*c < '0' || *c > '9' || v > (INT64_MAX - 9) / 10)
+            return pb_fail(d, at, DP_ERR_PARSE, "external data %s '%.40s' is not a byte count",
+                           key, s);
+        v = v * 10 + (*c - '0');
+    }
+    *out = v;
+    return true;
+}
+
+/* One external_data entry (StringStringEntryProto: key 1, value 2): location, offset, length. */
+static bool parse_external(struct pb_rd *r, struct o_tensor *t) {
+    const unsigned char *at = r->p;
+    const char *k = "", *v = "";
+    uint32_t f;
+    int w;
+    while (r->p < r->end) {
+        if (!pb_key(r, &f, &w)) return false;
+        if (f == 1 || f == 2) {
+            if (!pb_string(r, w, f == 1 ? &k : &v)) return false;
+        } else if (!pb_skip(r, w)) {
+            return false;
+        }
+    }
+    if (!strcmp(k, "location")) t->location = v;
+    else if (!strcmp(k, "offset")) return ext_number(r->d, at, k, v, &t->ext_offset);
+    else if (!strcmp(k, "length")) return ext_number(r->d, at, k, v, &t->ext_length);
     return true;
 }
 
@@ -114,6 +172,7 @@ static bool parse_tensor(struct pb_rd *r, struct o_tensor *t) {
     size_t raw_len = 0;
     t->offset = (size_t)(r->p - r->d->base);
     t->name = "";
+    t->ext_length = -1;
     while (r->p < r->end) {
         if (!pb_key(r, &f, &w)) return false;
         if (f == 1) {
@@ -153,6 +212,9 @@ static bool parse_tensor(struct pb_rd *r, struct o_tensor *t) {
             }
         } else if (f == 9) { /* raw_data */
             if (!pb_bytes(r, w, &raw, &raw_len)) return false;
+        } else if (f == 13 && w == PB_LEN) { /* external_data */
+            struct pb_rd sub;
+            if (!pb_len(r, &sub) || !parse_external(&sub, t)) return false;
         } else if (f == 14) { /* data_location: 1 = EXTERNAL */
             int64_t loc;
             if (!pb_int(r, w, &loc)) return false;

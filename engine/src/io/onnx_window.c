@@ -1,8 +1,9 @@
-/* onnx_window.c: ONNX's window operators onto the builder: Conv (1-D and 2-D, any group count,
- * depthwise when every channel is its own group, dilated, strided, explicit or automatic
- * padding; 3-D kept with a generic cost), ConvTranspose (TF's conv2d_transpose), MaxPool and
- * AveragePool over 1 to 3 spatial axes with ceil mode. Weights become HWIO variables, the
- * layout TensorFlow's kernels read; 1-D ops run as 2-D ones of height 1, as TF's conv1d does. */
+/* onnx_window.c: ONNX's window operators onto the builder: Conv (1-D to 3-D, any group count,
+ * depthwise when every channel of a 1-D or 2-D one is its own group, dilated, strided, explicit
+ * or automatic padding), ConvTranspose (TF's conv2d_transpose; 3-D kept with a generic cost),
+ * MaxPool and AveragePool over 1 to 3 spatial axes with ceil mode. Weights become HWIO (DHWIO)
+ * variables, the layout TensorFlow's kernels read; 1-D ops run as 2-D ones of height 1, as TF's
+ * conv1d does. */
 #include "onnx_impl.h"
 
 #include <string.h>
@@ -54,18 +55,20 @@ static int narrow(struct imp *im, int y) {
 }
 
 /* The filter in TF's layout: an initializer is made so directly; a computed one is transposed
- * (OIHW -> HWIO; ConvTranspose's IOHW -> HWOI). hwio: the layout wanted (4 dims). */
+ * (OIHW -> HWIO, OIDHW -> DHWIO; ConvTranspose's IOHW -> HWOI). hwio: the layout wanted (4 dims,
+ * 5 for a 3-D window). */
 static int filter(struct imp *im, struct oval *wv, int spatial, const int64_t *hwio) {
-    int t = onnx_weight_as(im, wv, 4, hwio);
+    int rank = spatial == 3 ? 5 : 4;
+    int t = onnx_weight_as(im, wv, rank, hwio);
     if (t != -2) return t;
     if ((t = onnx_tensor(im, wv)) < 0) return -1;
     if (spatial == 1) { /* [O, I, k] -> [O, I, 1, k] */
         int64_t d[4] = {zb_dim(im->b, t, 0), zb_dim(im->b, t, 1), 1, zb_dim(im->b, t, 2)};
         t = zb_reshape(im->b, t, 4, d);
     }
-    int perm[4] = {2, 3, 1, 0};
-    t = zb_transpose(im->b, t, perm);
-    return zb_reshape(im->b, t, 4, hwio);
+    int perm4[4] = {2, 3, 1, 0}, perm5[5] = {2, 3, 4, 1, 0};
+    t = zb_transpose(im->b, t, rank == 5 ? perm5 : perm4);
+    return zb_reshape(im->b, t, rank, hwio);
 }
 
 bool onnx_map_conv(struct imp *im) {
@@ -76,8 +79,8 @@ bool onnx_map_conv(struct imp *im) {
         return onnx_fail(im, DP_ERR_SHAPE, "convolution needs an input and a filter of the same "
                          "rank (3 to 5)") == 0;
     int spatial = xv->n_dims - 2;
-    if (spatial == 3) return onnx_map_generic(im, true); /* 3-D convolutions: a generic cost */
-    int64_t wd[4], k[2];
+    if (spatial == 3 && transpose) return onnx_map_generic(im, true); /* a generic cost */
+    int64_t wd[5], k[3];
     for (int d = 0; d < wv->n_dims; d++) {
         wd[d] = sym_to_dim(wv->dims[d]);
         if (wd[d] < 1)
@@ -97,11 +100,18 @@ bool onnx_map_conv(struct imp *im) {
     int64_t cin = sym_to_dim(xv->dims[1]);
     int y;
     if (!transpose) {
-        bool depthwise = group > 1 && group == cin && wd[1] == 1;
+        bool depthwise = group > 1 && group == cin && wd[1] == 1 && spatial < 3;
         if (cin > 0 && cin != wd[1] * group)
             return onnx_fail(im, DP_ERR_SHAPE, "%lld input channels for a filter of %lld x %lld "
                              "groups", (long long)cin, (long long)wd[1], (long long)group) == 0;
-        int64_t hwio[4] = {kh, kw, depthwise ? group : wd[1], depthwise ? wd[0] / group : wd[0]};
+        int64_t hwio[5] = {kh, kw, depthwise ? group : wd[1], depthwise ? wd[0] / group : wd[0]};
+        if (spatial == 3) { /* DHWIO */
+            hwio[0] = k[0];
+            hwio[1] = k[1];
+            hwio[2] = k[2];
+            hwio[3] = wd[1];
+            hwio[4] = wd[0];
+        }
         int wt = filter(im, wv, spatial, hwio);
         int bias = n->n_in > 2 && *n->in[2] ? onnx_in_t(im, 2) : -1;
         if (wt < 0 || im->d->st) return false;

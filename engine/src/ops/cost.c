@@ -46,6 +46,16 @@ static double dim_at(const struct dp_node *n, int d, int64_t batch) {
     return v > 0 ? (double)v : 0;
 }
 
+/* A convolution filter's multiply-adds per output element: every dimension but the last (the
+ * output channels) of [kh, kw, cin / groups, cout] or [kd, kh, kw, cin / groups, cout]; 0 for
+ * any other rank. */
+static double filter_taps(const struct dp_node *w, int64_t batch) {
+    if (w->n_dims != 4 && w->n_dims != 5) return 0;
+    double taps = 1;
+    for (int d = 0; d < w->n_dims - 1; d++) taps *= dim_at(w, d, batch);
+    return taps;
+}
+
 static int elem_size(const struct dp_node *n) {
     int s = dp_dtype_size(n->dtype);
     return s > 0 ? s : n->dtype == DP_DTYPE_UNKNOWN ? 4 : 0;
@@ -148,17 +158,13 @@ void dp_cost_node(const struct dp_graph *g, size_t i, int64_t batch, double *flo
     const struct dp_node *w = input(g, n, 1);
     switch (rule) {
     case RULE_CONV:
-    case RULE_CONV_BP_INPUT: { /* filter [kh, kw, cin / groups, cout] */
+    case RULE_CONV_BP_INPUT: { /* filter [kh, kw, cin / groups, cout] ([kd, kh, kw, ...] 3-D) */
         const struct dp_node *dy = rule == RULE_CONV ? n : input(g, n, 2);
-        if (w && w->n_dims == 4)
-            f = 2.0 * size_of(dy, batch) * dim_at(w, 0, batch) * dim_at(w, 1, batch) *
-                dim_at(w, 2, batch);
+        if (w) f = 2.0 * size_of(dy, batch) * filter_taps(w, batch);
         break;
     }
     case RULE_CONV_BP_FILTER:
-        if (n->n_dims == 4)
-            f = 2.0 * size_of(input(g, n, 2), batch) * dim_at(n, 0, batch) * dim_at(n, 1, batch) *
-                dim_at(n, 2, batch);
+        f = 2.0 * size_of(input(g, n, 2), batch) * filter_taps(n, batch);
         break;
     case RULE_DWCONV:
     case RULE_DWCONV_BP_INPUT: {

@@ -121,20 +121,22 @@ void tg_backward_op(struct zb *b, const struct tape_op *o) {
     switch (o->kind) {
     case K_CONV:
     case K_DWCONV: {
-        bool dw = o->kind == K_DWCONV;
-        int64_t four = 4;
+        bool dw = o->kind == K_DWCONV, vol = b->t[x].n_dims == 5; /* Conv3D */
+        int64_t rank = b->t[x].n_dims;
         char full[NAME_MAX_LEN + 64];
         tg_sfmt(full, sizeof full, "gradients/%s_grad/ShapeN", fname_copy);
-        int shapes = tg_emit(b, full, "ShapeN", GPU_DEV, &x, 1, 1, &four, DP_DTYPE_I32);
+        int shapes = tg_emit(b, full, "ShapeN", GPU_DEV, &x, 1, 1, &rank, DP_DTYPE_I32);
         if (gx) {
             int ins[3] = {shapes, w, g};
             tg_add_contrib(b, x, gop(b, o, dw ? "DepthwiseConv2dNativeBackpropInput"
-                                           : "Conv2DBackpropInput", ins, 3, x));
+                                           : vol ? "Conv3DBackpropInputV2"
+                                                 : "Conv2DBackpropInput", ins, 3, x));
         }
         if (gw) {
             int ins[3] = {x, shapes, g};
             tg_add_contrib(b, w, gop(b, o, dw ? "DepthwiseConv2dNativeBackpropFilter"
-                                           : "Conv2DBackpropFilter", ins, 3, w));
+                                           : vol ? "Conv3DBackpropFilterV2"
+                                                 : "Conv2DBackpropFilter", ins, 3, w));
         }
         break;
     }

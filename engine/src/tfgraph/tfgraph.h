@@ -81,7 +81,7 @@ int zb_variable(struct zb *b, const char *name, int n_dims, const int64_t *dims,
 int zb_const(struct zb *b, const char *name, int n_dims, const int64_t *dims, enum dp_dtype dt);
 
 /* --- forward primitives (each records its gradient rule) ------------------------------- */
-/* The window of a convolution or pooling over n spatial axes (2, or 3 for pooling volumes):
+/* The window of a convolution or pooling over n spatial axes (2, or 3 for volumes):
  * kernel, stride and dilation per axis, padding {begin, end} per axis; same: TF's SAME padding
  * (pad unused); ceil_mode: output sides rounded up (ONNX, PyTorch). */
 struct zb_window {
@@ -90,7 +90,8 @@ struct zb_window {
     bool    same, ceil_mode;
 };
 /* 2-D convolution of x with filter w [kh, kw, cin / groups, cout] (grouped when the input has
- * a multiple of cin / groups channels; depthwise: [kh, kw, cin, multiplier]). */
+ * a multiple of cin / groups channels; depthwise: [kh, kw, cin, multiplier]); over a 3-D window,
+ * Conv3D of a 5-D x with w [kd, kh, kw, cin / groups, cout]. */
 int zb_conv_window(struct zb *b, int x, int w, const struct zb_window *win, bool depthwise);
 /* The same with one stride and dilation 1; pads = NULL: SAME, else {top, bottom, left, right}. */
 int zb_conv(struct zb *b, int x, int w, int stride, const int64_t *pads, bool depthwise);

@@ -1,7 +1,7 @@
-/* window.c: the builder's window ops: 2-D convolutions (grouped, depthwise, dilated, strided,
- * with explicit or SAME padding), transposed convolutions, and 2-D or 3-D pooling (ceil mode
- * included). Each computes its output size the way TensorFlow and ONNX define it and records
- * its TensorFlow attributes (ksize, strides, dilations, padding, data_format). */
+/* window.c: the builder's window ops: 2-D and 3-D convolutions (grouped, depthwise in 2-D,
+ * dilated, strided, with explicit or SAME padding), transposed convolutions, and 2-D or 3-D
+ * pooling (ceil mode included). Each computes its output size the way TensorFlow and ONNX define
+ * it and records its TensorFlow attributes (ksize, strides, dilations, padding, data_format). */
 #include "tfgraph_impl.h"
 
 #include <stdio.h>
@@ -97,23 +97,26 @@ static bool window_dims(struct zb *b, const struct tensor *X, const struct zb_wi
 int zb_conv_window(struct zb *b, int x, int w, const struct zb_window *win, bool depthwise) {
     if (b->st || x < 0 || w < 0 || !window_ok(b, win)) return -1;
     const struct tensor X = b->t[x], W = b->t[w];
-    if (win->n != 2 || X.n_dims != 4 || W.n_dims != 4)
-        return zb_fail(b, DP_ERR_SHAPE, "%s: convolution needs 4-D input and filter", b->scope);
+    int r = win->n + 2;
+    if (X.n_dims != r || W.n_dims != r || (depthwise && r != 4))
+        return zb_fail(b, DP_ERR_SHAPE, "%s: %d-D convolution needs %d-D input and filter%s",
+                       b->scope, win->n, r, depthwise ? " (depthwise: 2-D only)" : "");
     int c = zb_caxis(b);
-    /* A filter [kh, kw, cin / groups, cout] convolves groups of channels (TF's Conv2D does
-     * when the input has a multiple of the filter's input depth). */
-    if (X.dims[c] > 0 && W.dims[2] > 0 &&
-        (X.dims[c] % W.dims[2] || (!depthwise && W.dims[3] % (X.dims[c] / W.dims[2])) ||
-         (depthwise && X.dims[c] != W.dims[2])))
+    int64_t in = W.dims[r - 2], out = W.dims[r - 1];
+    /* A filter [kh, kw, cin / groups, cout] ([kd, kh, kw, ...] for Conv3D) convolves groups of
+     * channels (TF's Conv2D does when the input has a multiple of the filter's input depth). */
+    if (X.dims[c] > 0 && in > 0 &&
+        (X.dims[c] % in || (!depthwise && out % (X.dims[c] / in)) ||
+         (depthwise && X.dims[c] != in)))
         return zb_fail(b, DP_ERR_SHAPE, "%s: input has %lld channels, the filter expects %lld%s",
-                       b->scope, (long long)X.dims[c], (long long)W.dims[2],
+                       b->scope, (long long)X.dims[c], (long long)in,
                        depthwise ? "" : " per group");
     int64_t dims[DP_MAX_DIMS];
     if (!window_dims(b, &X, win, dims)) return -1;
-    dims[c] = depthwise ? W.dims[2] * W.dims[3] : W.dims[3];
+    dims[c] = depthwise ? in * out : out;
     int ins[2] = {x, w};
-    const char *op = depthwise ? "DepthwiseConv2dNative" : "Conv2D";
-    int y = tg_fwd(b, depthwise ? K_DWCONV : K_CONV, op, op, ins, 2, 4, dims, X.dt, NULL);
+    const char *op = depthwise ? "DepthwiseConv2dNative" : r == 5 ? "Conv3D" : "Conv2D";
+    int y = tg_fwd(b, depthwise ? K_DWCONV : K_CONV, op, op, ins, 2, r, dims, X.dt, NULL);
     if (y >= 0) set_window_attrs(b, b->t[y].node, win, false);
     return y;
 }
