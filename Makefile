@@ -1,7 +1,7 @@
 # driple: one binary (explorer + command line) on one engine library.
 # make | make test | make san | make bench | make fuzz | make run | make deps | make assets
 CC      ?= cc
-PKGS_ENGINE := libcjson openblas libgvc
+PKGS_ENGINE := libcjson libgvc
 PKGS_TUI    := ncursesw
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wpointer-arith -Wwrite-strings -Wformat=2 -Wundef \
@@ -12,21 +12,20 @@ endif
 CFLAGS  ?= -O2 -g
 BUILD   ?= build
 # Per-layer flags: each layer sees only what it may use, so a wrong include fails to compile.
-#   engine: its own headers, cJSON (the JSON loaders); gnn adds OpenBLAS, render adds Graphviz;
-#           never curses.
+#   engine: its own headers, cJSON (the JSON loaders); render adds Graphviz; never curses (the
+#           inspector network's kernels are gnn's own: no BLAS).
 #   cli:    the engine's public headers (dp/) and cJSON (JSON output); not engine/src.
 #   tui:    the engine's public headers and ncursesw; not engine/src, not cJSON.
 #   tests:  everything (they reach into *_impl.h where they test internals).
 BASE_CFLAGS   = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) $(CFLAGS) -MMD -MP
 CJSON_CFLAGS  := $(shell pkg-config --cflags libcjson 2>/dev/null)
-BLAS_CFLAGS   := $(shell pkg-config --cflags openblas 2>/dev/null)
 GVC_CFLAGS    := $(shell pkg-config --cflags libgvc 2>/dev/null)
 CURSES_CFLAGS := $(shell pkg-config --cflags ncursesw 2>/dev/null)
 ENGINE_CFLAGS  = $(BASE_CFLAGS) -Iengine/include -Iengine/src $(CJSON_CFLAGS)
 CLI_CFLAGS     = $(BASE_CFLAGS) -Iengine/include $(CJSON_CFLAGS)
 TUI_CFLAGS     = $(BASE_CFLAGS) -Iengine/include -Itui $(CURSES_CFLAGS)
 TEST_CFLAGS    = $(BASE_CFLAGS) -Iengine/include -Iengine/src -Itui $(CJSON_CFLAGS) \
-                 $(BLAS_CFLAGS) $(CURSES_CFLAGS)
+                 $(CURSES_CFLAGS)
 LIBS      := $(shell pkg-config --libs $(PKGS_ENGINE) $(PKGS_TUI) 2>/dev/null) -lm -lpthread -ldl
 
 ENGINE_SRC := $(sort $(wildcard engine/src/*/*.c))
@@ -57,8 +56,17 @@ define compile
 	@$(if $(V),,echo "  CC    $<")
 	$(Q)$(CC) $(1) -c $< -o $@
 endef
-$(BUILD)/engine/src/gnn/%.o: engine/src/gnn/%.c
-	$(call compile,$(ENGINE_CFLAGS) $(BLAS_CFLAGS))
+# The kernels are written for the vectoriser, and built at -O2 whatever CFLAGS says (a sanitizer
+# build's -O1 left them ~20x slower, past the explorer tests' time limits; they stay
+# instrumented): GCC's dynamic cost model takes their blocked loops (its default at -O2 leaves
+# the GRU and LSTM cells scalar), -fno-trapping-math lets it turn the activations' clamps into
+# selects (no FP exception is ever looked at), and contracting a * b + c into one FMA where the
+# level has it is what the hand-written products do anyway.
+VECT_CFLAGS := -O2 $(shell $(CC) -Werror -fvect-cost-model=dynamic -E -x c /dev/null >/dev/null \
+                 2>&1 && echo -fvect-cost-model=dynamic) -ffp-contract=fast -fno-trapping-math \
+                 -fno-sanitize=address
+$(BUILD)/engine/src/gnn/kernels%.o: engine/src/gnn/kernels%.c
+	$(call compile,$(ENGINE_CFLAGS) $(VECT_CFLAGS))
 $(BUILD)/engine/src/render/%.o: engine/src/render/%.c
 	$(call compile,$(ENGINE_CFLAGS) $(GVC_CFLAGS))
 $(BUILD)/engine/%.o: engine/%.c

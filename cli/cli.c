@@ -149,6 +149,25 @@ void cli_die_of_signal(int sig) {
     raise(sig); /* delivered when this handler returns: the process ends by sig, as it would */
 }
 
+static atomic_int g_cancel; /* lock-free, so a signal handler may set it */
+static void (*g_cancel_old)(int);
+
+static void on_cancel(int sig) {
+    (void)sig;
+    g_cancel = 1;
+    signal(SIGINT, cli_die_of_signal); /* a second Ctrl-C ends the process */
+}
+
+atomic_int *cli_cancel_watch(void) {
+    g_cancel = 0;
+    g_cancel_old = signal(SIGINT, on_cancel);
+    return &g_cancel;
+}
+
+void cli_cancel_unwatch(void) { signal(SIGINT, g_cancel_old); }
+
+bool cli_cancelled(void) { return g_cancel != 0; }
+
 void cli_signals_install(void) {
     for (size_t i = 0; i < sizeof ending_signals / sizeof ending_signals[0]; i++) {
         struct sigaction old;

@@ -4,6 +4,7 @@
 #ifndef DRIPLE_CLI_H
 #define DRIPLE_CLI_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -53,5 +54,12 @@ void cli_die_of_signal(int sig);
 /* Makes cli_die_of_signal also run fn (async-signal-safe; NULL: nothing), as the explorer's
  * terminal restore. */
 void cli_signals_also(void (*fn)(void));
+/* Ctrl-C as "stop and keep what is done" for a long engine call: from cli_cancel_watch until
+ * cli_cancel_unwatch, a first SIGINT sets the flag it returns (the engine call's `cancel`), a
+ * second ends the process (cli_die_of_signal). The flag starts at 0; cli_cancelled reads it (also
+ * after the unwatch). One watch at a time. */
+atomic_int *cli_cancel_watch(void);
+void        cli_cancel_unwatch(void);
+bool        cli_cancelled(void);
 
 #endif

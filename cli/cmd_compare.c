@@ -130,7 +130,6 @@ int cmd_compare(int argc, char **argv) {
         goto done;
     rc = 1;
     struct dp_error err = {0};
-    dp_blas_threads(1);
     dp_session_set_economics(ss, epoch_samples, price);
     if (!(preds = malloc(((size_t)n_rows + 1) * sizeof *preds)) ||
         !(order = malloc(((size_t)n_rows + 1) * 2 * sizeof *order)))

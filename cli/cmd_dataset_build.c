@@ -1,8 +1,9 @@
 /* cmd_dataset_build.c: `driple dataset build` sweeps zoo models x batch sizes x optimizers (and,
  * on request, generated architectures: dp/zoo_gen.h), coarsens each training graph once
  * (grouping depends only on structure), recomputes the features per batch, simulates every job
- * on every chosen setting (pthreads; dp_sample_simulate) and writes one driple-dataset/1 per
- * setting, its labels marked simulated. */
+ * on every chosen setting (--jobs threads take jobs as they come; dp_sample_simulate), reports
+ * the simulation's throughput (jobs per second, a job being one graph on every chosen setting)
+ * and writes one driple-dataset/1 per setting, its labels marked simulated. */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "cmd_util.h"
 #include "dp/clock.h"
 #include "dp/coarsen.h"
+#include "dp/compute.h" /* dp_threads: --jobs' default */
 #include "dp/dataset.h"
 #include "dp/files.h"
 #include "dp/json_out.h"
@@ -32,7 +34,8 @@
     "       [--gen-jobs K]] [--json]\n"                                                          \
     "  jobs: zoo models x batch sizes (the model's default x 1/16 .. 6) x optimizers, in a\n"   \
     "  seeded order spread over the models; each setting keeps the first N (default 320) jobs\n" \
-    "  that fit in its GPU's memory. Labels are SIMULATED (driple simulate).\n"             \
+    "  that fit in its GPU's memory. Labels are SIMULATED (driple simulate). --jobs: threads\n" \
+    "  simulating (default: $DRIPLE_THREADS, else the CPUs up to 4).\n"                        \
     "  --cost-features also stores each group's FLOPs, bytes and parameter bytes (for driple\n" \
     "  train --cost-features).\n"                                                               \
     "  --generated N adds generated architectures 0 .. N-1 of seed S (driple zoo generate;\n"     \
@@ -242,7 +245,7 @@ int cmd_dataset_build(int argc, char **argv) {
     const char *weights_path = cli_value(&c, "--weights");
     const char *gpus_path = cli_value(&c, "--gpus");
     bool cost = cli_flag(&c, "--cost-features");
-    int64_t n_graphs = 320, n_threads = 2, seed = 1, groups = DP_DEFAULT_GROUPS;
+    int64_t n_graphs = 320, n_threads = dp_threads(), seed = 1, groups = DP_DEFAULT_GROUPS;
     int64_t n_gen = 0, gen_seed = 1, gen_jobs = 3;
     bool ok = cli_int(&c, "--graphs", 1, MAX_GRAPHS, &n_graphs) &&
               cli_int(&c, "--jobs", 1, 64, &n_threads) &&
@@ -537,6 +540,8 @@ int cmd_dataset_build(int argc, char **argv) {
         }
     }
     double t3 = now_s();
+    /* jobs simulated per second of the features + simulation phase (every chosen setting) */
+    const double jobs_s = t2 > t1 ? b.n_jobs / (t2 - t1) : 0;
     if (json) {
         dp_jw_end(jw);
         dp_jw_object(jw, "seconds");
@@ -544,11 +549,14 @@ int cmd_dataset_build(int argc, char **argv) {
         dp_jw_fixed(jw, "simulate", t2 - t1, 3);
         dp_jw_fixed(jw, "write", t3 - t2, 3);
         dp_jw_end(jw);
+        dp_jw_int(jw, "threads", (int)n_threads);
+        dp_jw_fixed(jw, "jobs_per_s", jobs_s, 1);
         if (dp_jw_print(jw, stdout, "stdout", &err)) rc = cli_fail(&err);
     } else
-        printf("built in %.1f s (graphs + coarsening %.1f s, features + simulation %.1f s, "
-               "writing %.1f s)\n",
-               t3 - t0, t1 - t0, t2 - t1, t3 - t2);
+        printf("built in %.1f s (graphs + coarsening %.1f s, features + simulation %.1f s: %d "
+               "jobs x %d setting(s) on %lld thread(s), %.1f jobs/s; writing %.1f s)\n",
+               t3 - t0, t1 - t0, t2 - t1, b.n_jobs, b.n_chosen, (long long)n_threads, jobs_s,
+               t3 - t2);
 done:
     dp_jw_free(jw);
     for (int k = 0; k < b.n_keys; k++) {

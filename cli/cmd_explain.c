@@ -128,10 +128,7 @@ static int print_json(const struct dp_grouped *g, const struct dp_explain *e, in
     }
     dp_jw_end(w);
     jw_types(w, "op_types", e->types, e->n_types);
-    struct dp_error err = {0};
-    int rc = dp_jw_print(w, stdout, "stdout", &err) ? cli_fail(&err) : 0;
-    dp_jw_free(w);
-    return rc;
+    return cmd_json_emit(w);
 }
 
 static void print_text(const struct dp_grouped *g, const struct dp_explain *e,
@@ -268,8 +265,6 @@ int cmd_explain(int argc, char **argv) {
     const struct dp_graph *graph = dp_session_graph(ss);
     const char *unknown = dp_session_unknown_ops(ss);
 
-    /* One prediction's GEMMs are small: BLAS on one thread, the CPUs for occlusion workers. */
-    dp_blas_threads(1);
     /* The engine names the group; the file is ours to add. */
     const char *input = graph_path ? graph_path : grouped_path;
     if (dp_explain_compute_inspector(insp, g, metric, method, (int)threads, &e, &err) != DP_OK ||
@@ -334,7 +329,6 @@ int bench_explain(int argc, char **argv) {
         goto done;
     }
     rc = 1;
-    dp_blas_threads(1); /* as `driple explain` runs it */
     const struct dp_model *m;
     const char *model_desc;
     if (insp_opt) {
@@ -410,9 +404,7 @@ int bench_explain(int argc, char **argv) {
         dp_jw_num(jw, "grad_ms", 50);
         dp_jw_num(jw, "occlusion_ms", 1000);
         dp_jw_end(jw);
-        st = dp_jw_print(jw, stdout, "stdout", &err);
-        dp_jw_free(jw);
-        if (st != DP_OK) goto fail;
+        if ((rc = cmd_json_emit(jw))) goto done;
     } else {
         printf("explain on %d groups (%d layers, %s):\n", g->n_groups,
                dp_arch_n_layers(arch, g->n_groups), model_desc);

@@ -131,8 +131,7 @@ static int graph_info(int argc, char **argv) {
         dp_jw_object(w, "op_types");
         for (size_t i = 0; i < n_types; i++) dp_jw_int(w, h[i].op, h[i].n);
         dp_jw_end(w);
-        rc = dp_jw_print(w, stdout, "stdout", &err) ? cli_fail(&err) : 0;
-        dp_jw_free(w);
+        rc = cmd_json_emit(w);
     } else {
         printf("graph            %s (%s)\n", dp_graph_name(g),
                *dp_graph_framework(g) ? dp_graph_framework(g) : "framework not given");
@@ -503,8 +502,7 @@ int bench_coarsen(int argc, char **argv) {
         dp_jw_fixed(w, "median_ms", ms[repeat / 2], 3);
         dp_jw_fixed(w, "min_ms", ms[0], 3);
         dp_jw_fixed(w, "features_median_ms", fms[repeat / 2], 3);
-        if (dp_jw_print(w, stdout, "stdout", &err)) rc = cli_fail(&err);
-        dp_jw_free(w);
+        rc = cmd_json_emit(w);
     } else {
         printf("coarsen %s: %zu ops, %d kept, %d groups, %d sweeps: median %.1f ms (min %.1f) "
                "over %lld runs; features %.2f ms\n",

@@ -163,7 +163,6 @@ static int inspector_eval(struct cli *c) {
     struct dp_error err = {0};
     int rc = 1, n = 0, *idx = NULL;
     dp_dataset_init(&ds, NULL);
-    dp_blas_threads(1);
     if (dp_inspector_load(path, &insp, &err) || dp_dataset_load_json(dataset, &ds, &err)) {
         cli_fail(&err);
         goto done;

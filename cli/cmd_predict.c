@@ -51,7 +51,6 @@ int cmd_predict(int argc, char **argv) {
         goto done;
     const struct dp_setting *for_setting = have_setting ? &st : NULL;
     rc = 1;
-    dp_blas_threads(1); /* one prediction's GEMMs are small: threads only add overhead */
     dp_session_set_economics(ss, epoch_samples, price);
     struct dp_prediction p;
     if (insp >= 0 ? dp_session_predict_with(ss, insp, for_setting, &p, &err)

@@ -3,7 +3,6 @@
  * frozen GNN body, and reports its error on the split's test rows (per output MAPE, R^2 and the
  * coverage of the 80% interval). */
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +11,9 @@
 #include "cli.h"
 #include "cmd.h"
 #include "cmd_util.h"
+#include "dp/json_out.h"
 #include "dp/train.h"
+#include "train_run.h"
 
 #define TRAIN_SA_USAGE                                                                          \
     "driple train --sweep SWEEP.json --body BASE.json -o SA.json\n"                               \
@@ -25,25 +26,11 @@
     "  whole zoo families, or the rows of the GPUs / networks of --test-held (validated on\n"     \
     "  --val-held). Labels are those of the sweep (simulated)."
 
-static atomic_int stop_flag;
-static void on_int(int sig) {
-    (void)sig;
-    stop_flag = 1;
-}
-
 static void on_epoch(int member, const struct dp_train_progress *p, void *ud) {
     (void)ud;
     fprintf(stderr, "\rmember %d: epoch %d/%d, train loss %.4f, val loss %.4f (best %.4f at %d)  ",
             member + 1, p->epoch, p->epochs, p->train_loss, p->val_loss, p->best_val_loss,
             p->best_epoch);
-}
-
-static double mean_of(const double *v, int n) {
-    double s = 0;
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        if (isfinite(v[i])) s += v[i], k++;
-    return k ? s / k : NAN;
 }
 
 static double median_of(const double *v, int n) {
@@ -101,7 +88,6 @@ int cmd_train_sa(int argc, char **argv) {
     o.seed = (uint64_t)seed;
     o.lr = (float)lr;
     o.weight_decay = (float)wd;
-    o.cancel = &stop_flag;
     if (!json && isatty(2)) o.progress = on_epoch;
     struct dp_gpu_catalog *cat = NULL;
     struct dp_inspector *body = NULL;
@@ -114,9 +100,9 @@ int cmd_train_sa(int argc, char **argv) {
         rc = cli_fail(&err);
         goto free_all;
     }
-    void (*old)(int) = signal(SIGINT, on_int);
+    o.cancel = cli_cancel_watch();
     enum dp_status st = dp_sa_train(&sw, cat, body, &o, &sa, &err);
-    signal(SIGINT, old);
+    cli_cancel_unwatch();
     if (o.progress) fputc('\n', stderr);
     if (st || dp_sa_save(sa, out, body_path, &err)) {
         rc = cli_fail(&err);
@@ -125,34 +111,31 @@ int cmd_train_sa(int argc, char **argv) {
     const struct dp_sa_provenance *p = dp_sa_provenance(sa);
     const struct dp_sa_eval *e = &p->evals[0];
     if (json) {
-        printf("{\"inspector\": ");
-        cmd_json_str(stdout, out);
-        printf(", \"sweep\": ");
-        cmd_json_str(stdout, sweep);
-        printf(", \"data\": ");
-        cmd_json_str(stdout, p->data);
-        printf(", \"split\": \"%s\", \"held\": ", e->name);
-        cmd_json_str(stdout, e->held);
-        printf(", \"seconds\": ");
-        cmd_json_num(stdout, p->seconds);
-        printf(", \"epochs\": %d, \"n_train\": %d, \"n_val\": %d, \"n_test\": %d, \"outputs\": [",
-               p->epochs, p->n_train, p->n_val, p->n_test);
+        struct dp_jw *w = dp_jw_new();
+        dp_jw_str(w, "inspector", out);
+        dp_jw_str(w, "sweep", sweep);
+        dp_jw_str(w, "data", p->data);
+        dp_jw_str(w, "split", e->name);
+        dp_jw_str(w, "held", e->held);
+        dp_jw_num(w, "seconds", p->seconds);
+        dp_jw_int(w, "epochs", p->epochs);
+        dp_jw_int(w, "n_train", p->n_train);
+        dp_jw_int(w, "n_val", p->n_val);
+        dp_jw_int(w, "n_test", p->n_test);
+        dp_jw_array(w, "outputs");
         for (int k = 0; k < DP_SA_N_OUT; k++) {
-            printf("%s{\"name\": \"%s\", \"mape\": ", k ? ", " : "", dp_sa_output_name(k));
-            cmd_json_num(stdout, e->mape[k]);
-            printf(", \"r2\": ");
-            cmd_json_num(stdout, e->r2[k]);
-            printf(", \"coverage\": ");
-            cmd_json_num(stdout, e->coverage[k]);
-            printf("}");
+            dp_jw_object(w, NULL);
+            dp_jw_str(w, "name", dp_sa_output_name(k));
+            dp_jw_num(w, "mape", e->mape[k]);
+            dp_jw_num(w, "r2", e->r2[k]);
+            dp_jw_num(w, "coverage", e->coverage[k]);
+            dp_jw_end(w);
         }
-        printf("], \"test_mape_mean\": ");
-        cmd_json_num(stdout, mean_of(e->mape, DP_N_OUTPUTS));
-        printf(", \"test_mape_median\": ");
-        cmd_json_num(stdout, median_of(e->mape, DP_N_OUTPUTS));
-        printf(", \"coverage_median\": ");
-        cmd_json_num(stdout, median_of(e->coverage, DP_SA_N_OUT));
-        printf("}\n");
+        dp_jw_end(w);
+        dp_jw_num(w, "test_mape_mean", run_mean_finite(e->mape));
+        dp_jw_num(w, "test_mape_median", median_of(e->mape, DP_N_OUTPUTS));
+        dp_jw_num(w, "coverage_median", median_of(e->coverage, DP_SA_N_OUT));
+        rc = cmd_json_emit(w);
     } else {
         printf("%s: setting-aware inspector, %d members, %s split%s%s, %d/%d/%d rows (train/val/"
                "test), %.1f s, labels %s\n", out, o.arch.members, e->name, *e->held ? " holding out " : "",
@@ -163,7 +146,7 @@ int cmd_train_sa(int argc, char **argv) {
                    e->coverage[k]);
         printf("12 metrics: mean MAPE %.1f%%, median %.1f%%; iteration %.1f%%; memory %.1f%%; "
                "median coverage of the 80%% interval %.1f%%\n",
-               mean_of(e->mape, DP_N_OUTPUTS), median_of(e->mape, DP_N_OUTPUTS),
+               run_mean_finite(e->mape), median_of(e->mape, DP_N_OUTPUTS),
                e->mape[DP_SA_ITERATION], e->mape[DP_SA_MEMORY],
                median_of(e->coverage, DP_SA_N_OUT));
     }

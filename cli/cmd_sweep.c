@@ -1,14 +1,15 @@
 /* cmd_sweep.c: `driple dataset sweep` (the setting-aware inspector's data: zoo and generated
  * graphs x settings x batch sizes, simulated; dp/sweep.h) and `driple dataset extract` (one
  * setting's rows of a sweep as a per-setting dataset). */
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
 #include "cmd.h"
+#include "cmd_util.h"
 #include "dp/clock.h"
+#include "dp/json_out.h"
 #include "dp/sweep.h"
 
 #define SWEEP_USAGE                                                                              \
@@ -26,12 +27,6 @@
     "driple dataset extract SWEEP.json --setting ID -o DATASET.json [--cost-features]\n"        \
     "       [--gpus-file FILE]\n"                                                                \
     "  the setting's rows that fit its GPU, as a driple-dataset/1 (for train and transfer)"
-
-static atomic_int interrupted;
-static void on_sigint(int sig) {
-    (void)sig;
-    interrupted = 1;
-}
 
 static void on_progress(int done, int total, void *ud) {
     (void)ud;
@@ -83,7 +78,6 @@ int cmd_dataset_sweep(int argc, char **argv) {
     o.groups = (int)groups;
     o.seed = (uint64_t)seed;
     o.threads = (int)jobs;
-    o.cancel = &interrupted;
     if (!json) o.progress = on_progress;
     struct dp_gpu_catalog *cat = NULL;
     struct dp_settings *list = NULL;
@@ -101,9 +95,9 @@ int cmd_dataset_sweep(int argc, char **argv) {
     o.fixed = list;
     o.weights = w;
     double t0 = dp_clock_ms();
-    void (*old)(int) = signal(SIGINT, on_sigint);
+    o.cancel = cli_cancel_watch();
     enum dp_status st = dp_sweep_build(&o, &sw, &err);
-    signal(SIGINT, old);
+    cli_cancel_unwatch();
     double t1 = dp_clock_ms();
     if (!st) {
         time_t now = time(NULL);
@@ -118,10 +112,16 @@ int cmd_dataset_sweep(int argc, char **argv) {
     }
     int oom = 0;
     for (int i = 0; i < sw.n_rows; i++) oom += sw.rows[i].oom;
-    if (json)
-        printf("{\"simulated\": true, \"out\": \"%s\", \"graphs\": %d, \"rows\": %d, \"oom\": %d, "
-               "\"seconds\": %.1f}\n", out, sw.n_graphs, sw.n_rows, oom, (t1 - t0) / 1e3);
-    else
+    if (json) {
+        struct dp_jw *jw = dp_jw_new();
+        dp_jw_bool(jw, "simulated", true);
+        dp_jw_str(jw, "out", out);
+        dp_jw_int(jw, "graphs", sw.n_graphs);
+        dp_jw_int(jw, "rows", sw.n_rows);
+        dp_jw_int(jw, "oom", oom);
+        dp_jw_fixed(jw, "seconds", (t1 - t0) / 1e3, 1);
+        rc = cmd_json_emit(jw);
+    } else
         printf("%s: %d graphs, %d rows (%d out of memory), simulated, in %.1f s\n", out,
                sw.n_graphs, sw.n_rows, oom, (t1 - t0) / 1e3);
 free_all:

@@ -50,12 +50,10 @@ int cmd_transfer(int argc, char **argv) {
     rc = 1;
     struct dp_error err = {0};
     if (dp_inspector_load(from, &base, &err)) { cli_fail(&err); goto done; }
-    /* Head mode runs single-graph embeddings and tiny head GEMMs: one BLAS thread is fastest. */
-    if (r.o.mode == DP_TRAIN_HEAD && !vs) dp_blas_threads(1);
     if (dp_dataset_load_json(dataset, &r.ds, &err)) { cli_fail(&err); goto done; }
     run_watch_start(&r);
     enum dp_status st = dp_transfer(base, &r.ds, &r.o, &r.insp, &r.res, &err);
-    if (!st && vs && !run_interrupted()) {
+    if (!st && vs && !cli_cancelled()) {
         /* From scratch on the same data and split, with the base's architecture. */
         const struct dp_arch *a = dp_model_arch(dp_inspector_model(base));
         struct dp_train_opts so = r.o;

@@ -32,12 +32,6 @@ void cmd_json_str(FILE *f, const char *s) {
     fputc('"', f);
 }
 
-void cmd_json_num(FILE *f, double v) {
-    char buf[32];
-    dp_json_num_text(v, buf, sizeof buf);
-    fputs(buf, f);
-}
-
 void cmd_jw_labels(struct dp_jw *w, const char *key, const double *labels) {
     static const char *const part[3] = {"idle", "active", "peak"};
     dp_jw_object(w, key);

@@ -68,12 +68,7 @@ static int zoo_list(int argc, char **argv) {
                    ops, m->description);
         }
     }
-    if (json) {
-        struct dp_error err = {0};
-        int rc = dp_jw_print(w, stdout, "stdout", &err) ? cli_fail(&err) : 0;
-        dp_jw_free(w);
-        return rc;
-    }
+    if (json) return cmd_json_emit(w);
     printf("\nparams and ops at the defaults (momentum, fp32); graphs are synthetic "
            "TensorFlow-1-style training graphs; `--json` also gives each model's family "
            "(what --split models holds out together).\n");

@@ -6,7 +6,6 @@
 
 #include "cli.h"
 #include "cmd.h"
-#include "dp/model.h"
 
 #define DRIPLE_VERSION "0.1.0"
 
@@ -43,9 +42,6 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-    /* One BLAS thread: our matrices are small (100 x 64), and OpenBLAS's threads cost more than
-     * they give, badly so on a loaded machine. The user can still ask for more. */
-    if (!getenv("OPENBLAS_NUM_THREADS")) dp_blas_threads(1);
     cli_signals_install();
     if (argc < 2) return cmd_explore(0, argv + 1);
     const char *name = argv[1];

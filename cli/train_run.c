@@ -2,8 +2,6 @@
 #include "train_run.h"
 
 #include <math.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,12 +10,6 @@
 #include "dp/json_out.h"
 #include "dp/metrics.h"
 
-static atomic_int interrupted; /* lock-free, so a signal handler may set it */
-static void on_sigint(int sig) {
-    (void)sig;
-    interrupted = 1;
-    signal(SIGINT, cli_die_of_signal); /* a second Ctrl-C ends the process */
-}
 
 
 static void fmt_time(double s, char *buf, size_t n) {
@@ -181,13 +173,11 @@ void run_watch_start(struct run_cmd *r) {
     r->ps = (struct progress_state){isatty(2) != 0, false, 0};
     r->o.progress = on_progress;
     r->o.ud = &r->ps;
-    r->o.cancel = &interrupted;
-    interrupted = 0;
-    r->old_sigint = signal(SIGINT, on_sigint);
+    r->o.cancel = cli_cancel_watch();
 }
 
 void run_watch_stop(struct run_cmd *r) {
-    signal(SIGINT, r->old_sigint);
+    cli_cancel_unwatch();
     if (r->ps.tty) fputc('\n', stderr); /* end the bar's line */
 }
 
@@ -208,4 +198,3 @@ const char *run_cancelled_note(const struct dp_train_result *res) {
 }
 
 
-bool run_interrupted(void) { return interrupted != 0; }

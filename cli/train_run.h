@@ -33,7 +33,6 @@ struct run_cmd {
     struct dp_inspector   *insp; /* the inspector trained (train) or transferred (transfer) */
     struct dp_train_result res;
     struct progress_state  ps;
-    void (*old_sigint)(int);
 };
 
 
@@ -53,8 +52,6 @@ bool run_train_opts(struct run_cmd *r);
  * to stop it keeping the best model so far. run_watch_stop undoes both. */
 void run_watch_start(struct run_cmd *r);
 void run_watch_stop(struct run_cmd *r);
-/* Whether Ctrl-C stopped the run being watched. */
-bool run_interrupted(void);
 /* The text summary's opening words when Ctrl-C stopped the run ("" otherwise). */
 const char *run_cancelled_note(const struct dp_train_result *res);
 

@@ -14,8 +14,8 @@ TIMEOUT=${FUZZ_TIMEOUT:-10}
 command -v "$CC" >/dev/null 2>&1 || { echo "fuzz: $CC not found (install clang)" >&2; exit 1; }
 FLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 -fno-omit-frame-pointer \
  -fsanitize=address,undefined -fno-sanitize-recover=all -Iengine/include -Iengine/src -Itui \
- $(pkg-config --cflags libcjson openblas libgvc 2>/dev/null)"
-LIBS="$(pkg-config --libs libcjson openblas libgvc 2>/dev/null) -lm -lpthread -ldl"
+ $(pkg-config --cflags libcjson libgvc 2>/dev/null)"
+LIBS="$(pkg-config --libs libcjson libgvc 2>/dev/null) -lm -lpthread -ldl"
 mkdir -p "$OUT/obj" "$OUT/findings"
 
 # The engine, instrumented for coverage; a file that does not build is reported and left out

@@ -120,11 +120,15 @@ fails 1 "$TMP: is a directory" "$DRIPLE" trace extract "$TMP"
 ok "$DRIPLE" dataset build --setting V100-P1w2he-40GbE --out "$TMP/ds" --models squeezenet,alexnet \
     --graphs 12 --jobs 2 --json
 contains "$TMP/out" '"samples": 12'
+contains "$TMP/out" '"threads": 2'
+contains "$TMP/out" '"jobs_per_s": '
 contains "$TMP/ds/V100-P1w2he-40GbE.json" '"kind":"simulated"'
 contains "$TMP/ds/V100-P1w2he-40GbE.json" '"format":"driple-dataset/1"'
 # the same with one thread: the same samples (only the time stamp may differ)
 ok "$DRIPLE" dataset build --setting V100-P1w2he-40GbE --out "$TMP/ds1" --models squeezenet,alexnet \
     --graphs 12 --jobs 1
+contains "$TMP/out" 'on 1 thread(s), '
+contains "$TMP/out" ' jobs/s; writing '
 sed 's/"when":"[^"]*"//g' "$TMP/ds/V100-P1w2he-40GbE.json" >"$TMP/a.txt"
 sed 's/"when":"[^"]*"//g' "$TMP/ds1/V100-P1w2he-40GbE.json" >"$TMP/b.txt"
 if cmp -s "$TMP/a.txt" "$TMP/b.txt"; then pass; else fail "dataset build differs with --jobs 1 and 2"; fi

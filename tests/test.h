@@ -45,6 +45,18 @@ static int test_passed, test_failed;
 
 #define REF_DIR "../shared/reference"
 
+/* max |a - b| / max(1, max |b|) over n values (NaN counts as the worst): the reference README's
+ * tolerance base. */
+static inline double test_rel_err(const float *a, const double *b, size_t n) {
+    double d = 0, mb = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double e = fabs((double)a[i] - b[i]);
+        if (!(e <= d)) d = e;
+        if (fabs(b[i]) > mb) mb = fabs(b[i]);
+    }
+    return d / (mb > 1 ? mb : 1);
+}
+
 /* The scratch directory: $BUILD/tests, where the test binaries are ($BUILD is the build
  * directory, which `make test` passes; "build" when unset), so that the tests pass on a fresh
  * clone in any build directory, and the sanitizer build writes into its own. */
@@ -75,6 +87,25 @@ static inline const char *write_tmp(const char *name, const char *text) {
     fputs(text, f);
     fclose(f);
     return path;
+}
+
+/* The whole file at path in a new buffer with a NUL after its bytes (text or binary), which the
+ * caller frees; *len (when not NULL) gets the byte count. NULL when it cannot be read. */
+static inline char *test_slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) &&
+        fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (!buf) return NULL;
+    buf[n] = '\0';
+    if (len) *len = (size_t)n;
+    return buf;
 }
 
 #define TEST_MAIN_END()                                                                  \

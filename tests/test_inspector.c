@@ -25,20 +25,6 @@ static const char *P(const char *suffix) {
     return bufs[k];
 }
 
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) { free(s); s = NULL; }
-    if (s) s[n] = '\0';
-    fclose(f);
-    if (len) *len = (size_t)n;
-    return s;
-}
-
 static void spit(const char *path, const char *s, size_t n) {
     FILE *f = fopen(path, "wb");
     if (!f) return;
@@ -141,7 +127,8 @@ int main(void) {
         CHECK(!strcmp(dp_inspector_body_key(tr), dp_inspector_body_key(base)));
         CHECK(dp_inspector_save(tr, P("/sub/tr.json"), base, P("/base.json"), &err) == DP_OK);
         size_t n_full = 0, n_tr = 0;
-        char *full = slurp(P("/base.json"), &n_full), *trs = slurp(P("/sub/tr.json"), &n_tr);
+        char *full = test_slurp(P("/base.json"), &n_full);
+        char *trs = test_slurp(P("/sub/tr.json"), &n_tr);
         CHECK(trs && n_tr < n_full / 20);
         CHECK(trs && strstr(trs, "\"base\":\t\"../base.json\""));
         CHECK(trs && strstr(trs, "fully_connected.2.linear.bias") && !strstr(trs, "conv_layers.0.W"));
@@ -171,7 +158,7 @@ int main(void) {
         /* A base naming the file itself, or a pair naming each other: a cycle, said once (not
          * an error message nested until it is cut off). */
         size_t n_tr2 = 0;
-        char *trs2 = slurp(P("/sub/tr.json"), &n_tr2);
+        char *trs2 = test_slurp(P("/sub/tr.json"), &n_tr2);
         /* the top-level "base" (the last one; training.base only records it) */
         const char *at = NULL;
         for (const char *q = trs2; q && (q = strstr(q, "\"base\":\t\"../base.json\"")); q++) at = q;
@@ -199,7 +186,7 @@ int main(void) {
 
     /* Corruptions of the full file. */
     size_t n = 0;
-    char *text = slurp(P("/base.json"), &n);
+    char *text = test_slurp(P("/base.json"), &n);
     CHECK(text != NULL);
     if (text) {
         bad_edit(text, "\"data\":\t\"", "\"data\":\t\"!", "$.parameters[0].data: bad base64 at character 0");
@@ -254,7 +241,7 @@ int main(void) {
         }
         dp_inspector_free(lg);
         size_t ln = 0;
-        char *lt = slurp(P("/log.json"), &ln);
+        char *lt = test_slurp(P("/log.json"), &ln);
         CHECK(lt != NULL);
         if (lt) {
             bad_edit(lt, "\"transform\":\t\"log\"", "\"transform\":\t\"sqrt\"",

@@ -3,7 +3,9 @@
  * and a custom op); the committed copies in tests/data/onnx/ must match it byte for byte
  * (`build/tests/test_onnx --write` regenerates them). Then: shapes, symbolic batch, gradients,
  * optimizer, FLOPs by hand, params; truncated, corrupted and malformed input fail cleanly with
- * the file and byte offset. */
+ * the file and byte offset.
+ * Over 800 lines on purpose: the encoder serves only these tests (one binary per test file) and
+ * each test reads best beside the model it encodes. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>

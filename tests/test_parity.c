@@ -1,10 +1,12 @@
 /* test_parity.c: parity of the inspector network with the published PyTorch model, from the
  * reference data in ../shared/reference (fails when it is missing): the 8 GCN cases (outputs and
  * every intermediate), the GIN cases, and one training step (loss, every gradient, the parameters
- * after Adam) in full and transfer mode. Tolerances are the reference README's. */
+ * after Adam) in full and transfer mode; at every kernel level the CPU has, and on 1 to 3
+ * threads. Tolerances are the reference README's. */
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dp/compute.h"
 #include "dp/grouped.h"
 #include "dp/model.h"
 #include "core/json_util.h"
@@ -15,17 +17,6 @@
 static const struct dp_read_spec reference_spec = {"reference JSON", (size_t)1 << 30, true, NULL};
 
 static double worst_out = 0; /* largest relative output error over all cases (printed) */
-
-/* max|a-b| / max(1, max|b|) */
-static double rel_err(const float *a, const double *b, size_t n) {
-    double d = 0, mb = 0;
-    for (size_t i = 0; i < n; i++) {
-        double e = fabs((double)a[i] - b[i]);
-        if (!(e <= d)) d = e; /* NaN counts as worst */
-        if (fabs(b[i]) > mb) mb = fabs(b[i]);
-    }
-    return d / (mb > 1 ? mb : 1);
-}
 
 /* max|a-b| / max|b| (the gradient and parameter tolerance base) */
 static double rel_err_max(const float *a, const double *b, size_t n) {
@@ -91,7 +82,7 @@ static void check_vec(const char *cname, const char *what, const float *got, con
     size_t n;
     double *ref = nums(c, key, &n);
     if (!ref) return;
-    double e = rel_err(got, ref, n);
+    double e = test_rel_err(got, ref, n);
     if (!(e <= tol))
         fprintf(stderr, "  %s %s: rel err %.3g > %.3g\n", cname, what, e, tol);
     CHECK(e <= tol);
@@ -118,7 +109,7 @@ static void forward_cases(const struct dp_model *m, const char *file) {
         CHECK(dp_model_predict(m, g, out, &err) == DP_OK);
         size_t n;
         double *ref = nums(c, "output", &n);
-        double e = rel_err(out, ref, n);
+        double e = test_rel_err(out, ref, n);
         printf("  %-18s n=%3d layers=%2d  output rel err %.3g\n", cname, g->n_groups, L, e);
         if (e > worst_out) worst_out = e;
         CHECK(e <= 1e-4);
@@ -174,7 +165,7 @@ static void grouped_cases(const struct dp_model *m, const char *dir) {
         CHECK(dp_model_predict(m, g, out, &err) == DP_OK);
         size_t n;
         double *ref = nums(c, "raw", &n);
-        double e = rel_err(out, ref, n);
+        double e = test_rel_err(out, ref, n);
         printf("  %s/%-18s raw rel err %.3g\n", dir, c->string, e);
         if (e > worst_out) worst_out = e;
         CHECK(e <= 1e-4);
@@ -282,6 +273,27 @@ static void training_step(const struct dp_model *base, const cJSON *root, const 
     for (int i = 0; i < B; i++) dp_grouped_free(gs[i]);
 }
 
+/* Every reference case under the kernel level and thread count in effect. */
+static void all_cases(const struct dp_model *gcn, const struct dp_model *gin, const cJSON *root) {
+    char path[512];
+    printf("GCN forward cases:\n");
+    snprintf(path, sizeof path, "%s/gcn_forward_cases.json", REF_DIR);
+    forward_cases(gcn, path);
+    grouped_cases(gcn, "gcn");
+    if (gin) {
+        printf("GIN forward cases:\n");
+        snprintf(path, sizeof path, "%s/gin_forward_cases.json", REF_DIR);
+        forward_cases(gin, path);
+        grouped_cases(gin, "gin");
+    }
+    printf("worst output rel err over all cases: %.3g\n", worst_out);
+    if (root) {
+        printf("training step:\n");
+        training_step(gcn, root, "full_training_step", DP_TRAIN_FULL);
+        training_step(gcn, root, "transfer_step", DP_TRAIN_HEAD);
+    }
+}
+
 int main(void) {
     char path[512];
     struct dp_error err = {0};
@@ -295,21 +307,9 @@ int main(void) {
     CHECK(dp_model_arch(gcn)->layer == DP_LAYER_GCN && dp_model_arch(gcn)->gru);
     CHECK(dp_model_n_params(gcn) == 18);
 
-    printf("GCN forward cases:\n");
-    snprintf(path, sizeof path, "%s/gcn_forward_cases.json", REF_DIR);
-    forward_cases(gcn, path);
-    grouped_cases(gcn, "gcn");
-
     snprintf(path, sizeof path, "%s/gin_random_weights.json", REF_DIR);
     CHECK(dp_model_load_torch_json_new(path, &gin, &err) == DP_OK);
-    if (gin) {
-        CHECK(dp_model_arch(gin)->layer == DP_LAYER_GIN);
-        printf("GIN forward cases:\n");
-        snprintf(path, sizeof path, "%s/gin_forward_cases.json", REF_DIR);
-        forward_cases(gin, path);
-        grouped_cases(gin, "gin");
-    }
-    printf("worst output rel err over all cases: %.3g\n", worst_out);
+    if (gin) CHECK(dp_model_arch(gin)->layer == DP_LAYER_GIN);
 
     /* loading the GIN file into a GCN model fails cleanly and leaves the model untouched */
     struct dp_model *copy = dp_model_clone(gcn);
@@ -319,15 +319,27 @@ int main(void) {
     CHECK(memcmp(copy->data, gcn->data, gcn->n_data * sizeof *gcn->data) == 0);
     dp_model_free(copy);
 
-    printf("training step:\n");
     snprintf(path, sizeof path, "%s/gcn_training_step.json", REF_DIR);
     cJSON *root = NULL;
     CHECK(dp_json_load(path, &reference_spec, &root, &err) == DP_OK);
-    if (root) {
-        training_step(gcn, root, "full_training_step", DP_TRAIN_FULL);
-        training_step(gcn, root, "transfer_step", DP_TRAIN_HEAD);
-        cJSON_Delete(root);
+
+    /* every kernel level this CPU has (the same tolerances), on one thread, then the best level
+     * on 2 and 3 threads (rows split within a layer, graphs within a training step) */
+    static const char *const levels[] = {"portable", "avx2", "avx512"};
+    dp_threads_set(1);
+    for (int l = 0; l < 3; l++) {
+        CHECK(dp_kernels_set(levels[l]));
+        if (strcmp(dp_kernels(), levels[l])) continue; /* above this CPU */
+        printf("== kernels %s, 1 thread\n", dp_kernels());
+        all_cases(gcn, gin, root);
     }
+    CHECK(dp_kernels_set("auto"));
+    for (int t = 2; t <= 3; t++) {
+        dp_threads_set(t);
+        printf("== kernels %s, %d threads\n", dp_kernels(), t);
+        all_cases(gcn, gin, root);
+    }
+    cJSON_Delete(root);
     dp_model_free(gin);
     dp_model_free(gcn);
     TEST_MAIN_END();

@@ -40,25 +40,6 @@ static struct dp_grouped *ring(int n, int chords) {
     return g;
 }
 
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) {
-        buf[n] = '\0';
-        if (len) *len = (size_t)n;
-    }
-    return buf;
-}
-
 static int count(const char *hay, const char *needle) {
     int c = 0;
     for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) c++;
@@ -102,7 +83,7 @@ static void test_svg_dot_png(void) {
     const char *svg = test_path("test_render.svg");
     CHECK(dp_render_file(g, e, &o, DP_RENDER_SVG, svg, &err) == DP_OK);
     size_t len = 0;
-    char *text = slurp(svg, &len);
+    char *text = test_slurp(svg, &len);
     CHECK(text != NULL);
     if (text) {
         CHECK(strstr(text, "<svg") != NULL);
@@ -116,7 +97,7 @@ static void test_svg_dot_png(void) {
 
     const char *dot = test_path("test_render.dot");
     CHECK(dp_render_file(g, e, &o, DP_RENDER_DOT, dot, &err) == DP_OK);
-    text = slurp(dot, &len);
+    text = test_slurp(dot, &len);
     CHECK(text != NULL);
     if (text) {
         int nn = -1, ne = -1;
@@ -139,7 +120,7 @@ static void test_svg_dot_png(void) {
 
     const char *png = test_path("test_render.png");
     CHECK(dp_render_file(g, e, &o, DP_RENDER_PNG, png, &err) == DP_OK);
-    text = slurp(png, &len);
+    text = test_slurp(png, &len);
     CHECK(text != NULL && len > 8 && !memcmp(text, "\x89PNG", 4));
     free(text);
 

@@ -231,20 +231,7 @@ static char *save_to_string(const struct dp_graph *g, const char *path, size_t *
         fprintf(stderr, "save: %s\n", err.msg);
         return NULL;
     }
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    fclose(f);
-    if (s) s[n] = '\0';
-    *len = (size_t)n;
-    return s;
+    return test_slurp(path, len);
 }
 
 static void test_determinism_and_roundtrip(void) {

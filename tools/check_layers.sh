@@ -10,6 +10,8 @@
 #    public headers (dp/*.h) and their own, never engine/src; tui/ includes nothing of cli/
 #    (cli/cmd_explore.c starts the explorer through tui/explore.h).
 # 3. Tests write their scratch files under $BUILD (test_path, tests/test.h), never "build/".
+# 4. No source file is over 800 lines without the reason at its top: a line "Over 800 lines
+#    on purpose: <why>" in its first 25 lines (else split it where it holds several concepts).
 # Prints each violation; exits 1 when there is one.
 BUILD=${1:-${BUILD:-build}}
 status=0
@@ -97,6 +99,16 @@ done
 if grep -n '"build/\(tests\|tmp\)' tests/*.c tests/*.h 2>/dev/null | grep -v 'test.h:.*"build"' >/dev/null; then
     say "tests write to build/ by name (use test_path, tests/test.h): $(grep -ln '"build/\(tests\|tmp\)' tests/*.c | tr '\n' ' ')"
 fi
+
+# ---- 4. long files say why ----
+for f in engine/include/dp/*.h engine/src/*/*.[ch] cli/*.[ch] tui/*.[ch] tui/views/*.[ch] \
+         tests/*.[ch] tests/tape/*.[ch] fuzz/*.[ch]; do
+    [ -f "$f" ] || continue
+    n=$(wc -l <"$f")
+    [ "$n" -le 800 ] && continue
+    head -n 25 "$f" | grep -q 'Over 800 lines on purpose:' ||
+        say "$f: $n lines and no reason at its top (\"Over 800 lines on purpose: why\" in its first comment), or split it"
+done
 
 [ $status -eq 0 ] && echo "check_layers: the layers point one way"
 exit $status

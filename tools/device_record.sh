@@ -4,7 +4,7 @@
 #
 #   tools/device_record.sh bundle
 #       here, after `make`: copies build/driple and the shared libraries it links that a bare GPU
-#       machine may lack (cJSON, OpenBLAS, Graphviz, ncurses) into build/device/; carry that folder.
+#       machine may lack (cJSON, Graphviz, ncurses) into build/device/; carry that folder.
 #       ($BUILD names another build folder, as for make.)
 #   tools/device_record.sh run OUTDIR [SECONDS]
 #       on the GPU machine: a smoke test against the real driver (driple record beside nvidia-smi,

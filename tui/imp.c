@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "dp/clock.h"
-#include "dp/model.h" /* dp_blas_threads */
+#include "dp/compute.h" /* dp_threads */
 #include "dp/render.h"
 #include "keys.h"
 #include "views/view_importance.h"
@@ -185,9 +185,9 @@ static void launch(struct app *a, struct imp_glue *s) {
     j->metric = v->metric;
     j->method = v->method;
     j->gen = v->gen;
-    /* one CPU stays with the UI; none on top of a multi-threaded BLAS (explain.h) */
+    /* one CPU stays with the UI; none on top of the engine's own threads (explain.h) */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    j->n_threads = dp_blas_threads(0) > 1 || ncpu <= 2 ? 1 : (int)ncpu - 1;
+    j->n_threads = dp_threads() > 1 || ncpu <= 2 ? 1 : (int)ncpu - 1;
     if (job_start(j, IMP_EXPLAIN, v->g)) return;
     /* no thread: compute here, slow as it is */
     struct dp_error err = {0};

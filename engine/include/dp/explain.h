@@ -81,8 +81,8 @@ struct dp_explain {
 
 /* Computes group importances of `metric` for grouped graph g under model m. scale (may be NULL =
  * all 1) holds the label scales (dp_inspector_output(...)->scale). Occlusion predicts once per
- * group, on up to n_threads threads (0 = the number of online CPUs, at most 8, or 1 while BLAS
- * itself runs multi-threaded: see dp_blas_threads); grad is one backward pass. A graph with
+ * group, on up to n_threads threads (0 = the number of online CPUs, at most 8, or 1 while each
+ * prediction itself runs on several: dp_threads, dp/compute.h); grad is one backward pass. A graph with
  * all-zero attributions gives importance 0 everywhere (ranked by index). Returns a new result
  * owned by the caller (dp_explain_free); DP_ERR_INVALID on a bad metric or method, model errors
  * as they come. */

@@ -119,6 +119,18 @@ enum dp_status dp_model_embed(const struct dp_model *m, const struct dp_grouped 
                               struct dp_error *err);
 void           dp_model_head(const struct dp_model *m, const float *emb, float out[DP_N_OUTPUTS]);
 
+/* The same for n graphs in one call (out: n x DP_N_OUTPUTS, emb: n x dp_model_embed_size, in
+ * the graphs' order): graphs of equal size run stacked a few at a time, the stacks shared among
+ * dp_threads() threads (dp/compute.h). Values equal n single calls'. The first graph that fails
+ * the single call's checks fails the call, named; DP_ERR_NOMEM. */
+enum dp_status dp_model_predict_batch(const struct dp_model *m, const struct dp_grouped *const *g,
+                                      int n, float *out, struct dp_error *err);
+enum dp_status dp_model_embed_batch(const struct dp_model *m, const struct dp_grouped *const *g,
+                                    int n, float *emb, struct dp_error *err);
+/* The head over n embeddings (emb: n x dp_model_embed_size; out: n x DP_N_OUTPUTS) in one pass:
+ * one graph's cached embedding under many settings, or many graphs'. DP_ERR_NOMEM only. */
+enum dp_status dp_model_head_batch(const struct dp_model *m, const float *emb, int n, float *out);
+
 /* Gradient of sum_o w[o] * out[o] with respect to every feature m reads (grad: n_groups x
  * arch.n_feat, row-major: the three published features, then the cost features when n_feat is 6;
  * after the feature transform is undone, i.e. d/d raw feature), through the whole network. out
@@ -127,11 +139,6 @@ enum dp_status dp_model_input_grad(const struct dp_model *m, const struct dp_gro
                                    const float w[DP_N_OUTPUTS], double *grad,
                                    float out[DP_N_OUTPUTS], struct dp_error *err);
 
-/* BLAS threads. OpenBLAS keeps ONE thread count for the whole process, so the engine never
- * changes it; a front end may (before starting other threads that use the engine). n <= 0 leaves
- * it as it is. Returns the count in effect afterwards. The small GEMMs of one prediction
- * (100 x 64 x 256) run best on one thread; training batches (3200 rows) gain from two. */
-int dp_blas_threads(int n);
 
 /* ---- training ---- */
 enum dp_train_mode {

@@ -10,11 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dp/compute.h"
+
 #define MAX_THREADS 8
-/* Groups a worker takes at a time. (Predicting a chunk as one batched forward of B's fast engine
- * measured no faster than one prediction per copy: the GRU and aggregation loops dominate, not
- * the GEMMs; so only the public API is used.) */
-#define OCCL_CHUNK 4
+/* Groups a worker takes at a time: its copies go through one dp_model_predict_batch, which
+ * shares them out among the engine's threads (dp/compute.h) when the worker is alone. */
+#define OCCL_CHUNK 8
 
 /* ---- metrics ---- */
 
@@ -123,16 +124,6 @@ struct occl_job {
     struct dp_error           err;
 };
 
-/* Predicts n graphs, one after the other. */
-static enum dp_status predict_many(const struct dp_model *m, const struct dp_grouped *const *gs,
-                                   int n, float *out, struct dp_error *err) {
-    for (int k = 0; k < n; k++) {
-        enum dp_status st = dp_model_predict(m, gs[k], out + (size_t)k * DP_N_OUTPUTS, err);
-        if (st != DP_OK) return st;
-    }
-    return DP_OK;
-}
-
 /* Zeroes (or, with `from`, restores) group i's features in copy c: the published row and, when
  * the graph has them, its cost features, so a group left out loses everything it contributes. */
 static void occl_row(struct dp_grouped *c, const struct dp_grouped *from, int i) {
@@ -182,7 +173,7 @@ static void *occl_worker(void *arg) {
         int cnt = n - first < OCCL_CHUNK ? n - first : OCCL_CHUNK;
         for (int c = 0; c < cnt; c++) occl_row(&copies[c], NULL, first + c);
         struct dp_error lerr = {0};
-        enum dp_status st = predict_many(job->m, ptrs, cnt, out, &lerr);
+        enum dp_status st = dp_model_predict_batch(job->m, ptrs, cnt, out, &lerr);
         for (int c = 0; c < cnt; c++) occl_row(&copies[c], job->g, first + c);
         if (st != DP_OK) {
             pthread_mutex_lock(&job->mu);
@@ -226,9 +217,9 @@ static enum dp_status occlusion(const struct dp_model *m, const struct dp_groupe
     struct occl_job job = {.m = m, .g = g, .w = w, .base = e->value, .e = e, .st = DP_OK};
     if (pthread_mutex_init(&job.mu, NULL) != 0)
         return dp_error_set(err, DP_ERR_NOMEM, "explain: cannot create a mutex");
-    /* Automatic: one worker per CPU, but only when BLAS runs on one thread; worker threads on
-     * top of a multi-threaded OpenBLAS oversubscribe the CPUs (measured 10x slower). */
-    if (n_threads <= 0) n_threads = dp_blas_threads(0) > 1 ? 1 : auto_threads();
+    /* Automatic: one worker per CPU, but only when a prediction runs on one thread; workers on
+     * top of the engine's own threads would oversubscribe the CPUs. */
+    if (n_threads <= 0) n_threads = dp_threads() > 1 ? 1 : auto_threads();
     if (n_threads > MAX_THREADS) n_threads = MAX_THREADS;
     int chunks = (g->n_groups + OCCL_CHUNK - 1) / OCCL_CHUNK;
     if (n_threads > chunks) n_threads = chunks;

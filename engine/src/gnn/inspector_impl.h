@@ -8,6 +8,8 @@
 
 #include "dp/inspector.h"
 
+struct cJSON;
+
 struct dp_inspector {
     struct dp_model      *model;
     struct dp_output_meta out[DP_N_OUTPUTS];
@@ -22,12 +24,15 @@ void dp_inspector_refresh_key(struct dp_inspector *insp);
 /* Whether parameter i of m belongs to the MLP head ("graph_read_out.mlp.*"). */
 bool dp_param_is_head(const char *name);
 
-/* What inspector files share with the setting-aware inspector's (sa_json.c): n floats as
- * little-endian float32 in base64 (the caller frees; NULL when out of memory), and back into
- * out: -1 on success, -2 when out of memory, else the offset of the first bad character (or the
- * string's length when it does not hold exactly n floats). */
+/* What inspector files share with the setting-aware inspector's (sa_json.c) and sweeps
+ * (train/sweep_json.c): n floats as little-endian float32 in base64 (the caller frees; NULL when
+ * out of memory), and back: member key of o (JSON path `path` in file `name`) into out, exactly
+ * n values; DP_ERR_PARSE naming name:path.key and the first bad character when it does not hold
+ * n floats in base64, DP_ERR_NOMEM, or dp_json_get_string's failure (missing, not a string). */
 char *dp_b64_floats(const float *v, size_t n);
-long  dp_b64_read_floats(const char *s, float *out, size_t n);
+enum dp_status dp_json_get_b64_floats(const struct cJSON *o, const char *key, size_t n,
+                                      const char *name, const char *path, float *out,
+                                      struct dp_error *err);
 /* rel resolved against the directory of `from` (kept when absolute); "" when it does not fit. */
 void dp_path_resolve(const char *from, const char *rel, char *buf, size_t n);
 /* The path of target relative to from's directory (both must exist); false when not. */

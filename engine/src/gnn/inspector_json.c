@@ -121,14 +121,22 @@ char *dp_b64_floats(const float *v, size_t n) {
     return s;
 }
 
-long dp_b64_read_floats(const char *s, float *out, size_t n) {
+enum dp_status dp_json_get_b64_floats(const cJSON *o, const char *key, size_t n,
+                                      const char *name, const char *path, float *out,
+                                      struct dp_error *err) {
+    const char *s = NULL;
+    enum dp_status st = dp_json_get_string(o, key, false, name, path, &s, err);
+    if (st) return st;
     unsigned char *bytes = malloc(n * 4 + 1);
-    if (!bytes) return -2;
+    if (!bytes) return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
     size_t got = 0;
     long bad = b64_decode(s, bytes, n * 4, &got);
     for (size_t i = 0; bad < 0 && i < n; i++) out[i] = get_f32le(bytes + 4 * i);
     free(bytes);
-    return bad;
+    if (bad >= 0)
+        return dp_error_set(err, DP_ERR_PARSE, "%s:%s.%s: not %zu float32 values in base64 (at "
+                            "character %ld)", name, path, key, n, bad);
+    return DP_OK;
 }
 
 /* ---- paths ---- */

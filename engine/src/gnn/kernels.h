@@ -1,13 +1,108 @@
-/* kernels.h: the inspector network's compute kernels (private to gnn/): dense products and
- * branch-free float activations that the compiler can vectorise (a Cephes-style expf: Cody-Waite
- * range reduction, degree-6 polynomial, 2^n through the exponent bits; about 2 ulp, inputs
- * clamped to [-87, 88]). */
+/* kernels.h: the inspector network's compute kernels (private to gnn/): dense products, the
+ * sparse aggregation, the GRU and LSTM cells and the element-wise loops of every layer type,
+ * each compiled for AVX-512, AVX2+FMA and portable C in one build (kernels_avx512.c,
+ * kernels_avx2.c, kernels.c) and picked at run time: the best level the CPU supports, lowered by
+ * $DRIPLE_KERNELS or dp_kernels_set (dp/compute.h). Nothing here depends on a BLAS library.
+ *
+ * Callers take the table once per pass (const struct dp_kn_table *K = dp_kn();) and call
+ * K->gemm(...). Kernels work on row ranges, so that threads split rows among themselves; none
+ * allocates, and all are reentrant. Also here: branch-free float activations that the compiler
+ * vectorises (a Cephes-style expf: Cody-Waite range reduction, degree-6 polynomial, 2^n through
+ * the exponent bits; about 2 ulp, inputs clamped to [-87, 88]). */
 #ifndef DP_GNN_KERNELS_H
 #define DP_GNN_KERNELS_H
 
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+enum dp_kn_level { DP_KN_PORTABLE, DP_KN_AVX2, DP_KN_AVX512, DP_KN_LEVEL_COUNT };
+
+struct dp_kn_table {
+    enum dp_kn_level level;
+    /* C = op(A) op(B) + beta C, row-major (A m x k after op, B k x n after op); m, n or k may be
+     * 0. beta 0 never reads C. */
+    void (*gemm)(bool ta, bool tb, int m, int n, int k, const float *a, int lda, const float *b,
+                 int ldb, float beta, float *c, int ldc);
+    /* Rows i0 <= i < i1 of out = S in: out_i = s_i in_i + sum_{p in row i} v_p in_{col[p]}, with
+     * s_i = self[i] (self NULL: selfc) and v_p = val[p] (val NULL: 1); width w, strides ldi,
+     * ldo. In CSR order, so that results do not depend on how rows are split. */
+    void (*spmm)(int i0, int i1, const int *row_ptr, const int *col, const float *val,
+                 const float *self, float selfc, int w, const float *in, int ldi, float *out,
+                 int ldo);
+    /* y_i = act(y_i + b) for rows of n (stride ldy); act = LeakyReLU(slope), slope 0: ReLU. */
+    void (*bias_act)(int rows, int n, const float *b, float *y, int ldy, float slope);
+    /* dy[k] *= act'(y[k]) for n entries (act as above; y and its input share their sign). */
+    void (*act_back)(size_t n, const float *y, float *dy, float slope);
+    /* out[j] += sum over rows of a[i][j] (bias gradients); a has stride lda. */
+    void (*colsum)(int rows, int n, const float *a, int lda, float *out);
+    /* GRU update of rows (PyTorch gates r, z, n): input gates gi (stride ldgi, no bias), hidden
+     * gates gh (stride ldgh, no bias), hidden y (stride H) -> xo (stride H); r, z, n and the
+     * hidden n gate (with its bias) are saved (stride H) unless r is NULL. */
+    void (*gru)(int rows, int H, const float *gi, int ldgi, const float *gh, int ldgh,
+                const float *bih, const float *bhh, const float *y, float *xo, float *r, float *z,
+                float *n, float *g);
+    /* GRU backward of rows from dx' (ds) and the saved y, r, z, n, g (stride H each): dy = ds z
+     * (the direct path, stride H), the input-gate gradients into dgi (stride lddgi) and the
+     * hidden-gate gradients into dgh (stride lddgh). */
+    void (*gru_back)(int rows, int H, const float *ds, const float *y, const float *r,
+                     const float *z, const float *n, const float *g, float *dy, float *dgi,
+                     int lddgi, float *dgh, int lddgh);
+    /* One LSTM cell (gates i f g o) of H units from pre-activations g (4H): act gets the four
+     * activations, c the cell (cprev NULL: zero), th tanh(c), h the output. */
+    void (*lstm)(int H, const float *g, const float *cprev, float *act, float *c, float *th,
+                 float *h);
+    /* Its backward: from dh and dc (in: the next step's cell gradient; out: this cell's) to the
+     * pre-activation gradients dg (4H). */
+    void (*lstm_back)(int H, const float *act, const float *th, const float *cprev,
+                      const float *dh, float *dc, float *dg);
+    /* y_i = a_i . x for n rows of w (stride lda). */
+    void (*dot_rows)(int n, int w, const float *a, int lda, const float *x, float *y);
+    /* y (w) = beta y + sum_i x_i a_i over n rows of w (stride lda). */
+    void (*sum_rows)(int n, int w, const float *a, int lda, const float *x, float beta,
+                     float *y);
+    /* dst (cols x rows, stride ldd) = src^T (src rows x cols, stride lds), in cache-sized tiles. */
+    void (*transpose)(int rows, int cols, const float *src, int lds, float *dst, int ldd);
+    /* In place softmax of n values; returns nothing (n >= 1). */
+    void (*softmax)(int n, float *e);
+    /* e[k] = exp(e[k]) for n entries. */
+    void (*exp_all)(size_t n, float *e);
+    /* GAT (model_fast_conv.c): y_i += sum over node i's cnt entries k (node j: i for k = 0, then
+     * col[k - 1]) of a_hk wh_j, each head h over its F columns (a: heads rows of cnt). */
+    void (*gat_row)(int heads, int F, int cnt, const float *a, const int *col, int i,
+                    const float *wh, int ldw, float *y);
+    /* s_h = w_h . as_h and d_h = w_h . ad_h for one node, every head (F columns each). */
+    void (*gat_scores)(int heads, int F, const float *w, const float *as, const float *ad,
+                       float *s, float *d);
+    /* Backward of gat_row for node i: d wh_j += a_hk dy_h and da[h cnt + k] = dy_h . wh_jh. */
+    void (*gat_back_row)(int heads, int F, int cnt, const float *a, const int *col, int i,
+                         const float *wh, int ldw, const float *dy, float *dwh, int ldd,
+                         float *da);
+    /* MPNN: o += relu(a + x + bias), w columns (one edge's message of every tower). */
+    void (*relu_sum)(int w, const float *a, const float *x, const float *bias, float *o);
+    /* Its backward: where a + x + bias > 0, da += dg and dx += dg. */
+    void (*relu_back)(int w, const float *a, const float *x, const float *bias, const float *dg,
+                      float *da, float *dx);
+};
+
+/* The table of the level in effect (never NULL). */
+const struct dp_kn_table *dp_kn(void);
+/* dp_kn()->gemm: the product at the level in effect, for one call. */
+void dp_kn_gemm(bool ta, bool tb, int m, int n, int k, const float *a, int lda, const float *b,
+                int ldb, float beta, float *c, int ldc);
+/* The table of one level, or NULL when this build or CPU lacks it (tests compare levels). */
+const struct dp_kn_table *dp_kn_table_of(enum dp_kn_level l);
+/* "portable", "avx2", "avx512"; "?" out of range. */
+const char *dp_kn_level_name(enum dp_kn_level l);
+
+/* The per-level tables (NULL-free: each level's file defines its own). */
+extern const struct dp_kn_table dp_kn_portable;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define DP_KN_X86 1
+extern const struct dp_kn_table dp_kn_avx2, dp_kn_avx512;
+#endif
 
 static inline float dp_expf(float x) {
     x = x < -87.0f ? -87.0f : x;
@@ -23,26 +118,19 @@ static inline float dp_expf(float x) {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    union { int32_t i; float f; } s; /* a union (not memcpy) keeps the loop vectorisable */
-    s.i = ((int32_t)n + 127) << 23;
+    /* 2^n from the exponent bits; unsigned arithmetic (n + 127 >= 1 after the clamp), so that
+     * no shift or overflow check of a sanitizer build stops the loop vectorising; a union (not
+     * memcpy) for the same reason */
+    union { uint32_t i; float f; } s;
+    s.i = ((uint32_t)(int32_t)n + 127u) << 23;
     return p * s.f;
 }
 
 static inline float dp_sigmoidf(float x) { return 1.0f / (1.0f + dp_expf(-x)); }
 static inline float dp_tanhf(float x) { return 1.0f - 2.0f / (1.0f + dp_expf(2.0f * x)); }
 
-/* Element-wise kernels are compiled for AVX-512, AVX2+FMA and baseline x86-64 and picked at load
- * time (GCC function multi-versioning); elsewhere they are plain C. Their inner loops run over
- * fixed blocks of DP_VBLOCK floats so that -O2's cheap vectoriser takes them. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define DP_SIMD __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define DP_SIMD
-#endif
+/* Element-wise loops run over fixed blocks of DP_VBLOCK floats so that -O2's cheap vectoriser
+ * takes them at every level. */
 #define DP_VBLOCK 16
-
-/* C = op(A) op(B) + beta C, row-major, op = transpose when ta / tb; m, n or k may be 0. */
-void dp_kn_gemm(bool ta, bool tb, int m, int n, int k, const float *a, int lda, const float *b,
-                int ldb, float beta, float *c, int ldc);
 
 #endif

@@ -286,13 +286,13 @@ static enum dp_status check_graph(const struct dp_model *m, const struct dp_grou
 static enum dp_status fast_one(const struct dp_model *m, const struct dp_grouped *g, float *emb,
                                float *out, struct dp_error *err) {
     struct dp_fx_batch b;
-    struct dp_fx_work w;
-    memset(&w, 0, sizeof w);
+    struct dp_fx_work *w = dp_fx_thread_work();
+    if (!w) return dp_error_set(err, DP_ERR_NOMEM, "predict: out of memory");
     const struct dp_grouped *gs[1] = {g};
     enum dp_status st = dp_fx_batch_build(m, gs, 1, &b, err);
     if (st) return st;
-    st = dp_fx_forward(m, &b, &w, false, emb, out, err);
-    dp_fx_work_free(&w);
+    st = dp_fx_forward(m, &b, w, false, emb, out, err);
+    dp_fx_thread_work_done(w);
     dp_fx_batch_free(&b);
     return st;
 }
@@ -313,6 +313,37 @@ enum dp_status dp_model_embed(const struct dp_model *m, const struct dp_grouped 
     return fast_one(m, g, emb, NULL, err);
 }
 
+/* n graphs through dp_fx_run into emb and/or out, each checked as the single calls check it. */
+static enum dp_status run_many(const struct dp_model *m, const struct dp_grouped *const *g, int n,
+                               float *emb, float *out, struct dp_error *err) {
+    if (n < 1) return dp_error_set(err, DP_ERR_INVALID, "batch: no graphs");
+    for (int i = 0; i < n; i++) {
+        enum dp_status st = check_graph(m, g[i], err);
+        if (st) return st;
+    }
+    struct dp_fx_job job = {.graphs = g, .n = n, .emb = emb, .out = out};
+    return dp_fx_run(m, &job, err);
+}
+
+enum dp_status dp_model_predict_batch(const struct dp_model *m, const struct dp_grouped *const *g,
+                                      int n, float *out, struct dp_error *err) {
+    return run_many(m, g, n, NULL, out, err);
+}
+
+enum dp_status dp_model_embed_batch(const struct dp_model *m, const struct dp_grouped *const *g,
+                                    int n, float *emb, struct dp_error *err) {
+    return run_many(m, g, n, emb, NULL, err);
+}
+
+enum dp_status dp_model_head_batch(const struct dp_model *m, const float *emb, int n,
+                                   float *out) {
+    float *act = malloc(dp_fx_head_act_size(m, n > 0 ? n : 1) * sizeof *act);
+    if (!act) return DP_ERR_NOMEM;
+    if (n > 0) dp_fx_head(m, n, emb, out, act);
+    free(act);
+    return DP_OK;
+}
+
 void dp_model_head(const struct dp_model *m, const float *emb, float out[DP_N_OUTPUTS]) {
     float act[4 * 4096 + 64];
     DP_ASSERT(dp_fx_head_act_size(m, 1) <= sizeof act / sizeof act[0]);
@@ -329,16 +360,16 @@ enum dp_status dp_model_input_grad(const struct dp_model *m, const struct dp_gro
     if (!dx) return dp_error_set(err, DP_ERR_NOMEM, "input_grad: out of memory");
     float o[DP_N_OUTPUTS];
     struct dp_fx_batch b;
-    struct dp_fx_work wk;
-    memset(&wk, 0, sizeof wk);
+    struct dp_fx_work *wk = dp_fx_thread_work();
     const struct dp_grouped *gs[1] = {g};
-    st = dp_fx_batch_build(m, gs, 1, &b, err);
+    st = wk ? dp_fx_batch_build(m, gs, 1, &b, err)
+            : dp_error_set(err, DP_ERR_NOMEM, "input_grad: out of memory");
     if (!st) {
-        st = dp_fx_forward(m, &b, &wk, true, NULL, o, err);
-        if (!st) st = dp_fx_backward(m, &b, &wk, w, NULL, true, dx, err);
+        st = dp_fx_forward(m, &b, wk, true, NULL, o, err);
+        if (!st) st = dp_fx_backward(m, &b, wk, w, NULL, true, dx, err);
+        dp_fx_thread_work_done(wk);
         dp_fx_batch_free(&b);
     }
-    dp_fx_work_free(&wk);
     if (!st) {
         for (int i = 0; i < N; i++)
             for (int f = 0; f < F; f++)

@@ -1,16 +1,26 @@
+/* Over 800 lines on purpose: each forward step and its hand-written backward stay in one file,
+ * so that a change to one shows its mirror in the other (GAT and MPNN: model_fast_conv.c). */
 /* model_fast.c: the fast engine of the inspector network (GCN, GIN, GAT or MPNN layers, GRU
- * update, Set2Set, MLP head): no tape, hand-written backward, every dense transform one
- * cblas_sgemm over the stacked nodes of a batch of graphs (block-diagonal CSR adjacency). A layer's
- * input transforms and the GRU input gates of the same state share one GEMM ([W | W_ih^T] packed
- * per call). The GAT and MPNN layers themselves are in model_fast_conv.c.
- * BLAS threads: this file never changes OpenBLAS's thread count (a process-wide setting). */
-#include <cblas.h>
+ * update, Set2Set, MLP head): no tape, hand-written backward, every dense transform one product
+ * (kernels.h) over the stacked nodes of a batch of graphs (block-diagonal CSR adjacency). A
+ * layer's input transforms and the GRU input gates of the same state share one product
+ * ([W | W_ih^T] packed once per pass). The GAT and MPNN layers themselves are in
+ * model_fast_conv.c.
+ * Threads (pool.h): the forward pass splits the batch's rows among the threads of one region,
+ * with one barrier per layer (a layer's row-local transforms, the barrier, then the aggregation
+ * over neighbours and the row-local rest: the GRU too); Set2Set then splits the graphs. Layers
+ * alternate between two buffers of transforms, so that a thread starting the next layer never
+ * overwrites rows another is still aggregating. The backward pass runs on one thread (training
+ * splits its graphs, model_train.c). */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_impl.h"
+#include "dp/compute.h"
 #include "kernels.h"
+#include "model_impl.h"
+#include "pool.h"
 
 #define LEAKY_SLOPE 0.01f
 /* A graph aggregates densely (one GEMM) when it has at least DENSE_MIN_NODES groups and at least
@@ -19,81 +29,6 @@
 #define DENSE_FRACTION 8
 #endif
 #define DENSE_MIN_NODES 16
-
-/* o = s x (w floats) and o += v x: the rows of the sparse aggregation. */
-DP_SIMD
-static void row_scale(int w, float s, const float *restrict x, float *restrict o) {
-    const int wb = w - w % DP_VBLOCK;
-    for (int c0 = 0; c0 < wb; c0 += DP_VBLOCK)
-        for (int c = 0; c < DP_VBLOCK; c++) o[c0 + c] = s * x[c0 + c];
-    for (int c = wb; c < w; c++) o[c] = s * x[c];
-}
-DP_SIMD
-static void row_axpy(int w, float v, const float *restrict x, float *restrict o) {
-    const int wb = w - w % DP_VBLOCK;
-    for (int c0 = 0; c0 < wb; c0 += DP_VBLOCK)
-        for (int c = 0; c < DP_VBLOCK; c++) o[c0 + c] += v * x[c0 + c];
-    for (int c = wb; c < w; c++) o[c] += v * x[c];
-}
-
-/* out[j] += sum_i a[i][j] (bias gradients) */
-static void colsum_add(int m, int n, const float *a, int lda, float *out) {
-    for (int i = 0; i < m; i++) row_axpy(n, 1.0f, a + (size_t)i * lda, out);
-}
-
-/* y = act(y + b) with act = LeakyReLU(slope) (slope 0: ReLU), one row of n. */
-DP_SIMD
-static void bias_act_row(int n, const float *restrict b, float *restrict y, float slope) {
-    const int nb = n - n % DP_VBLOCK;
-    for (int c0 = 0; c0 < nb; c0 += DP_VBLOCK)
-        for (int c = 0; c < DP_VBLOCK; c++) {
-            float v = y[c0 + c] + b[c0 + c];
-            y[c0 + c] = v > 0 ? v : slope * v;
-        }
-    for (int c = nb; c < n; c++) {
-        float v = y[c] + b[c];
-        y[c] = v > 0 ? v : slope * v;
-    }
-}
-
-/* dy *= act'(y) for act = LeakyReLU(slope) (y and its pre-activation share their sign). */
-DP_SIMD
-static void act_back(size_t n, const float *restrict y, float *restrict dy, float slope) {
-    const size_t nb = n - n % DP_VBLOCK;
-    for (size_t c0 = 0; c0 < nb; c0 += DP_VBLOCK)
-        for (int c = 0; c < DP_VBLOCK; c++) dy[c0 + c] *= y[c0 + c] > 0 ? 1.0f : slope;
-    for (size_t c = nb; c < n; c++) dy[c] *= y[c] > 0 ? 1.0f : slope;
-}
-
-/* GRU backward of one row: from dx' (ds) and the saved y, r, z, n, ghn to dy (= ds z, the direct
- * path), the input-gate gradients (ir, iz, in) and the hidden-gate gradients (hr, hz, hn). Each
- * block is its own restrict pointer so that the stores vectorise. */
-DP_SIMD
-static void gru_back_row(int H, const float *restrict ds, const float *restrict y,
-                         const float *restrict r, const float *restrict z,
-                         const float *restrict n, const float *restrict g, float *restrict dy,
-                         float *restrict ir, float *restrict iz, float *restrict in,
-                         float *restrict hr, float *restrict hz, float *restrict hn) {
-    const int hb = H - H % DP_VBLOCK;
-#define GRU_BACK(j)                                                                              \
-    do {                                                                                         \
-        float dsv = ds[j], zv = z[j], nv = n[j], rv = r[j];                                      \
-        dy[j] = dsv * zv;                                                                        \
-        float dan = dsv * (1.0f - zv) * (1.0f - nv * nv);                                       \
-        float dar = dan * g[j] * rv * (1.0f - rv);                                               \
-        float daz = dsv * (y[j] - nv) * zv * (1.0f - zv);                                        \
-        ir[j] = dar;                                                                             \
-        iz[j] = daz;                                                                             \
-        in[j] = dan;                                                                             \
-        hr[j] = dar;                                                                             \
-        hz[j] = daz;                                                                             \
-        hn[j] = dan * rv;                                                                        \
-    } while (0)
-    for (int j0 = 0; j0 < hb; j0 += DP_VBLOCK)
-        for (int jj = 0; jj < DP_VBLOCK; jj++) GRU_BACK(j0 + jj);
-    for (int j = hb; j < H; j++) GRU_BACK(j);
-#undef GRU_BACK
-}
 
 /* ---- batch ---- */
 
@@ -245,27 +180,26 @@ nomem:
     return dp_error_set(err, DP_ERR_NOMEM, "batch: out of memory");
 }
 
-/* out_i = self_i * in_i + sum_j val_ij in_j (val NULL: 1; self NULL: selfc), graph by graph:
- * CSR rows for sparse graphs, one GEMM with the dense block for dense ones. in has stride ldi,
- * out stride ldo, width w. The matrix is symmetric, so this is also its transpose. */
-static void csr_agg(const struct dp_fx_batch *b, const float *val, const float *self, float selfc,
-                    int w, const float *in, int ldi, float *out, int ldo) {
-    for (int k = 0; k < b->n_graphs; k++) {
-        const int i0 = b->node_off[k], i1 = b->node_off[k + 1];
-        for (int i = i0; i < i1; i++)
-            row_scale(w, self ? self[i] : selfc, in + (size_t)i * ldi, out + (size_t)i * ldo);
-        if (b->dense_off[k] >= 0) {
-            const int nk = i1 - i0, lda = nk;
-            const float *A = (val ? b->dense_gcn : b->dense_one) + b->dense_off[k];
-            dp_kn_gemm(false, false, nk, w, nk, A, lda, in + (size_t)i0 * ldi, ldi, 1.0f,
-                       out + (size_t)i0 * ldo, ldo);
+/* Rows [i0, i1) of out = S in with S = diag(self, or selfc) + the adjacency (values val, or 1),
+ * graph by graph: CSR rows for sparse graphs, one product with the dense block for dense ones.
+ * in has stride ldi, out stride ldo, width w. S is symmetric, so this is also its transpose. */
+static void csr_agg(const struct dp_kn_table *K, const struct dp_fx_batch *b, const float *val,
+                    const float *self, float selfc, int w, const float *in, int ldi, float *out,
+                    int ldo, int i0, int i1) {
+    for (int k = b->graph_of[i0]; k < b->n_graphs && b->node_off[k] < i1; k++) {
+        const int o = b->node_off[k], nk = b->node_off[k + 1] - o;
+        const int r0 = i0 > o ? i0 : o, r1 = i1 < o + nk ? i1 : o + nk;
+        if (b->dense_off[k] < 0) {
+            K->spmm(r0, r1, b->row_ptr, b->col, val, self, selfc, w, in, ldi, out, ldo);
             continue;
         }
-        for (int i = i0; i < i1; i++) {
-            float *o = out + (size_t)i * ldo;
-            for (int p = b->row_ptr[i]; p < b->row_ptr[i + 1]; p++)
-                row_axpy(w, val ? val[p] : 1.0f, in + (size_t)b->col[p] * ldi, o);
+        for (int i = r0; i < r1; i++) {
+            const float s = self ? self[i] : selfc;
+            for (int c = 0; c < w; c++) out[(size_t)i * ldo + c] = s * in[(size_t)i * ldi + c];
         }
+        const float *A = (val ? b->dense_gcn : b->dense_one) + b->dense_off[k];
+        K->gemm(false, false, r1 - r0, w, nk, A + (size_t)(r0 - o) * nk, nk, in + (size_t)o * ldi,
+                ldi, 1.0f, out + (size_t)r0 * ldo, ldo);
     }
 }
 
@@ -276,6 +210,36 @@ void dp_fx_work_free(struct dp_fx_work *w) {
     free(w->buf);
     free(w->bbuf);
     memset(w, 0, sizeof *w);
+}
+
+static pthread_key_t work_key;
+static pthread_once_t work_once = PTHREAD_ONCE_INIT;
+static bool work_key_ok;
+
+static void work_destroy(void *p) {
+    dp_fx_work_free(p);
+    free(p);
+}
+
+static void work_key_init(void) { work_key_ok = !pthread_key_create(&work_key, work_destroy); }
+
+struct dp_fx_work *dp_fx_thread_work(void) {
+    pthread_once(&work_once, work_key_init);
+    if (!work_key_ok) return NULL;
+    struct dp_fx_work *w = pthread_getspecific(work_key);
+    if (!w && (w = calloc(1, sizeof *w)) && pthread_setspecific(work_key, w)) {
+        free(w);
+        w = NULL;
+    }
+    return w;
+}
+
+/* A thread keeps up to this many floats of work buffers between calls (64 MB: a training
+ * step's saved activations of a few hundred groups); larger ones are one-offs. */
+#define KEEP_FLOATS ((size_t)16 << 20)
+
+void dp_fx_thread_work_done(struct dp_fx_work *w) {
+    if (w && w->cap + w->bcap > KEEP_FLOATS) dp_fx_work_free(w);
 }
 
 /* Saved M x H blocks per layer: y, r, z, n, ghn; then GIN: agg, h1; GAT: wh; MPNN: agg, u. */
@@ -292,83 +256,47 @@ size_t dp_fx_head_act_size(const struct dp_model *m, int B) {
     return (size_t)B * (2 * (size_t)m->arch.hidden + (size_t)m->arch.n_out);
 }
 
-/* Layout of the work buffer for a batch. The scratch tmp holds P (M x p_w: a layer's packed
- * input transforms), GH (gh floats: the GRU's hidden gates, or a GAT or MPNN layer's scratch
- * before them), Set2Set's gates and the packed weights (pack floats). */
+/* Layout of the work buffer for a batch. The scratch tmp holds two buffers of P (M x p_w: a
+ * layer's packed input transforms; layers alternate), GH (gh floats: the GRU's hidden gates,
+ * then a GAT layer's scratch), Set2Set's gates (B x 4H) and the packed weights (pack floats:
+ * each conv's [transform | W_ih^T], W_hh^T, W_ih^T, Set2Set's [W_ih | W_hh]^T and its bias). */
 struct fx_layout {
     size_t states, save, s2s, emb, head, tmp, total;
     size_t s2s_step; /* floats per Set2Set step */
-    size_t p_w, gh, pack;
+    size_t p_w, gh, conv_pack;
 };
 
 static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
+static size_t round16(size_t n) { return (n + 15) & ~(size_t)15; }
 
 static struct fx_layout layout(const struct dp_model *m, const struct dp_fx_batch *b, bool save) {
     const size_t H = (size_t)m->arch.hidden, M = (size_t)b->n_nodes, B = (size_t)b->n_graphs;
     const size_t L = (size_t)b->n_layers, T = (size_t)b->steps;
     struct fx_layout l;
     size_t at = 0;
-#define TAKE(field, n) (l.field = at, at += (((n) + 15) & ~(size_t)15))
+#define TAKE(field, n) (l.field = at, at += round16(n))
     TAKE(states, (save ? L : 2) * M * H);
     TAKE(save, (save ? L : 1) * (size_t)n_slots(m) * M * H);
     l.s2s_step = B * 3 * H + B * 4 * H + B * H + B * H + M;
     TAKE(s2s, (save ? T + 1 : 2) * l.s2s_step);
     TAKE(emb, B * 2 * H);
     TAKE(head, dp_fx_head_act_size(m, (int)B));
-    l.p_w = max_size(4 * H, (size_t)dp_fx_pack_width(m));
+    l.p_w = (size_t)dp_fx_pack_width(m);
     l.gh = M * 3 * H;
-    if (m->arch.layer == DP_LAYER_GAT) l.gh = max_size(l.gh, dp_fx_gat_scratch(m, b));
-    l.pack = 4 * H * 3 * H + 4 * H;
-    if (m->arch.layer == DP_LAYER_MPNN) l.pack = max_size(l.pack, dp_fx_mpnn_pack_size(m));
-    TAKE(tmp, M * l.p_w + l.gh + B * 4 * H + l.pack);
+    if (m->arch.layer == DP_LAYER_GAT) l.gh += dp_fx_gat_fwd_scratch(m, b);
+    /* a conv's packed transforms: MPNN's (with biases) or [W | W_ih^T] (in x 4H) */
+    l.conv_pack = round16(max_size(dp_fx_mpnn_pack_size(m), H * 4 * H));
+    TAKE(tmp, 2 * round16(M * l.p_w) + round16(l.gh) + round16(B * 4 * H) + 2 * l.conv_pack +
+                  2 * round16(H * 3 * H) + round16(3 * H * 4 * H) + round16(4 * H));
 #undef TAKE
     l.total = at;
     return l;
 }
 
-/* ---- GRU ---- */
-
-/* One row of the GRU update: x' from input gates a (+bih), hidden gates h (+bhh) and hidden y;
- * r, z, n and ghn saved for the backward. */
-DP_SIMD
-static void gru_row(int H, const float *restrict a, const float *restrict h,
-                    const float *restrict bih, const float *restrict bhh, const float *restrict y,
-                    float *restrict o, float *restrict r, float *restrict z, float *restrict n,
-                    float *restrict g) {
-    const int hb = H - H % DP_VBLOCK;
-#define GRU_FWD(j)                                                                               \
-    do {                                                                                         \
-        float rv = dp_sigmoidf(a[j] + bih[j] + h[j] + bhh[j]);                                   \
-        float zv = dp_sigmoidf(a[H + j] + bih[H + j] + h[H + j] + bhh[H + j]);                   \
-        float gn = h[2 * H + j] + bhh[2 * H + j];                                                \
-        float nv = dp_tanhf(a[2 * H + j] + bih[2 * H + j] + rv * gn);                            \
-        o[j] = (1.0f - zv) * nv + zv * y[j];                                                     \
-        r[j] = rv;                                                                               \
-        z[j] = zv;                                                                               \
-        n[j] = nv;                                                                               \
-        g[j] = gn;                                                                               \
-    } while (0)
-    /* fixed-width blocks for the vectoriser (as in gru_back_row), then the tail */
-    for (int j0 = 0; j0 < hb; j0 += DP_VBLOCK)
-        for (int jj = 0; jj < DP_VBLOCK; jj++) GRU_FWD(j0 + jj);
-    for (int j = hb; j < H; j++) GRU_FWD(j);
-#undef GRU_FWD
-}
-
-/* x' = GRU(...) over M rows: gi has stride ldgi, gh stride 3H; r, z, n, ghn are M x H. */
-static void gru_gates(int M, int H, const float *gi, int ldgi, const float *gh, const float *bih,
-                      const float *bhh, const float *y, float *xo, float *sr, float *sz, float *sn,
-                      float *sg) {
-    for (int i = 0; i < M; i++) {
-        const size_t q = (size_t)i * H;
-        gru_row(H, gi + (size_t)i * ldgi, gh + (size_t)i * 3 * H, bih, bhh, y + q, xo + q, sr + q,
-                sz + q, sn + q, sg + q);
-    }
-}
-
 /* ---- head ---- */
 
 void dp_fx_head(const struct dp_model *m, int B, const float *emb, float *out, float *act) {
+    const struct dp_kn_table *K = dp_kn();
     const int H = m->arch.hidden, O = m->arch.n_out;
     float *z1 = act, *z2 = act + (size_t)B * H, *zo = act + (size_t)2 * B * H;
     const int din[3] = {2 * H, H, H}, dout[3] = {H, H, O};
@@ -376,11 +304,9 @@ void dp_fx_head(const struct dp_model *m, int B, const float *emb, float *out, f
     float *res[3] = {z1, z2, zo};
     for (int k = 0; k < 3; k++) {
         const float *W = dp_model_pdata(m, m->mlp_w[k]), *bb = dp_model_pdata(m, m->mlp_b[k]);
-        float *r = res[k];
-        for (int i = 0; i < B; i++) memcpy(r + (size_t)i * dout[k], bb, (size_t)dout[k] * sizeof *r);
-        dp_kn_gemm(false, true, B, dout[k], din[k], in[k], din[k], W, din[k], 1.0f, r, dout[k]);
-        if (k < 2)
-            for (size_t i = 0; i < (size_t)B * dout[k]; i++) r[i] = r[i] > 0 ? r[i] : 0.0f;
+        K->gemm(false, true, B, dout[k], din[k], in[k], din[k], W, din[k], 0.0f, res[k], dout[k]);
+        if (k < 2) K->bias_act(B, dout[k], bb, res[k], dout[k], 0.0f);
+        else K->bias_act(B, dout[k], bb, res[k], dout[k], 1.0f); /* identity: + b */
     }
     for (size_t i = 0; i < (size_t)B * O; i++) out[i] = zo[i] > 0 ? zo[i] : LEAKY_SLOPE * zo[i];
 }
@@ -388,6 +314,7 @@ void dp_fx_head(const struct dp_model *m, int B, const float *emb, float *out, f
 enum dp_status dp_fx_head_backward(const struct dp_model *m, int B, const float *emb,
                                    const float *act, const float *dout, float *const *grads,
                                    float *demb) {
+    const struct dp_kn_table *K = dp_kn();
     const int H = m->arch.hidden, O = m->arch.n_out;
     const float *z1 = act, *z2 = act + (size_t)B * H, *zo = act + (size_t)2 * B * H;
     float *d = malloc(((size_t)B * (O + 2 * H)) * sizeof *d);
@@ -401,17 +328,16 @@ enum dp_status dp_fx_head_backward(const struct dp_model *m, int B, const float 
         float *dr = dres[k];
         const float *W = dp_model_pdata(m, m->mlp_w[k]);
         if (grads && grads[m->mlp_w[k]])
-            dp_kn_gemm(true, false, dd[k], din[k], B, dr, dd[k], in[k], din[k], 1.0f,
-                       grads[m->mlp_w[k]], din[k]);
-        if (grads && grads[m->mlp_b[k]]) colsum_add(B, dd[k], dr, dd[k], grads[m->mlp_b[k]]);
+            K->gemm(true, false, dd[k], din[k], B, dr, dd[k], in[k], din[k], 1.0f,
+                    grads[m->mlp_w[k]], din[k]);
+        if (grads && grads[m->mlp_b[k]]) K->colsum(B, dd[k], dr, dd[k], grads[m->mlp_b[k]]);
         if (k > 0) {
             float *dprev = dres[k - 1];
             const float *prev = in[k];
-            dp_kn_gemm(false, false, B, din[k], dd[k], dr, dd[k], W, din[k], 0.0f, dprev, din[k]);
-            for (size_t i = 0; i < (size_t)B * din[k]; i++)
-                if (!(prev[i] > 0)) dprev[i] = 0.0f;
+            K->gemm(false, false, B, din[k], dd[k], dr, dd[k], W, din[k], 0.0f, dprev, din[k]);
+            K->act_back((size_t)B * din[k], prev, dprev, 0.0f);
         } else if (demb) {
-            dp_kn_gemm(false, false, B, din[0], dd[0], dr, dd[0], W, din[0], 0.0f, demb, din[0]);
+            K->gemm(false, false, B, din[0], dd[0], dr, dd[0], W, din[0], 0.0f, demb, din[0]);
         }
     }
     free(d);
@@ -420,179 +346,260 @@ enum dp_status dp_fx_head_backward(const struct dp_model *m, int B, const float 
 
 /* ---- forward ---- */
 
-/* Packs [W (k x H) | W_ih[:, :k]^T (k x 3H)] into out (k x 4H). */
-static void pack_gcn(int k, int H, const float *W, const float *wih, float *out) {
-    for (int c = 0; c < k; c++) {
-        memcpy(out + (size_t)c * 4 * H, W + (size_t)c * H, (size_t)H * sizeof *out);
-        for (int j = 0; j < 3 * H; j++) out[(size_t)c * 4 * H + H + j] = wih[(size_t)j * H + c];
+/* One forward pass: what every thread of its region reads. */
+struct fx_pass {
+    const struct dp_model    *m;
+    const struct dp_fx_batch *b;
+    struct dp_fx_work        *w;
+    const struct dp_kn_table *K;
+    struct fx_layout          lo;
+    bool                      save;
+    float *P[2];        /* the layers' transforms, alternating (M x p_w each) */
+    float *GH;          /* M x 3H */
+    float *gat;         /* GAT: s, d (M x heads each) twice, then the attention weights */
+    float *G;           /* Set2Set gates, B x 4H */
+    float *cp[2];       /* conv c's packed transforms */
+    float *whhT, *wihT; /* H x 3H */
+    float *wlT, *bl;    /* Set2Set: [W_ih | W_hh]^T (3H x 4H), b_ih + b_hh */
+};
+
+/* The weights every layer or step reads, packed once per pass: transposes, and each conv's
+ * transform beside the GRU's input weights. */
+static void pack_weights(struct fx_pass *f) {
+    const struct dp_model *m = f->m;
+    const int H = m->arch.hidden, G4 = 4 * H, I3 = 3 * H;
+    const struct dp_kn_table *K = f->K;
+    if (m->arch.gru) {
+        K->transpose(I3, H, dp_model_pdata(m, m->gru_whh), H, f->whhT, I3);
+        K->transpose(I3, H, dp_model_pdata(m, m->gru_wih), H, f->wihT, I3);
     }
+    for (int c = 0; c < 2; c++) {
+        const int k = m->conv[c].in;
+        if (m->arch.layer == DP_LAYER_MPNN) {
+            dp_fx_mpnn_pack(m, c, f->cp[c]);
+        } else if (m->arch.gru && m->arch.layer != DP_LAYER_GIN) {
+            const float *W = dp_model_pdata(m, m->conv[c].W);
+            for (int r = 0; r < k; r++) {
+                memcpy(f->cp[c] + (size_t)r * G4, W + (size_t)r * H, (size_t)H * sizeof *W);
+                memcpy(f->cp[c] + (size_t)r * G4 + H, f->wihT + (size_t)r * I3,
+                       (size_t)I3 * sizeof *W);
+            }
+        }
+    }
+    const float *sih = dp_model_pdata(m, m->s2s_wih), *shh = dp_model_pdata(m, m->s2s_whh);
+    const float *sbi = dp_model_pdata(m, m->s2s_bih), *sbh = dp_model_pdata(m, m->s2s_bhh);
+    K->transpose(G4, 2 * H, sih, 2 * H, f->wlT, G4);
+    K->transpose(G4, H, shh, H, f->wlT + (size_t)2 * H * G4, G4);
+    for (int r = 0; r < G4; r++) f->bl[r] = sbi[r] + sbh[r];
+}
+
+/* Set2Set over graphs [g0, g1) of the batch: every step of each graph is its own (no thread
+ * shares a graph). Step t reads inp_t from its slot (zeros at t = 0) and writes inp_{t+1} to the
+ * next; the final [q, r] lands in w->emb. */
+static void set2set(const struct fx_pass *f, int g0, int g1) {
+    const struct dp_kn_table *K = f->K;
+    const struct dp_fx_batch *b = f->b;
+    const struct dp_fx_work *w = f->w;
+    const int H = f->m->arch.hidden, B = b->n_graphs, T = b->steps, L = b->n_layers;
+    const int G4 = 4 * H, I3 = 3 * H, ng = g1 - g0;
+    const size_t MH = (size_t)b->n_nodes * H, step = f->lo.s2s_step;
+    const float *E = w->states + (size_t)(f->save ? L - 1 : (L - 1) % 2) * MH;
+    if (ng <= 0) return;
+#define SLOT(t) (w->s2s + (size_t)(f->save ? (t) : (t) % 2) * step)
+    for (int t = 0; t < T; t++) {
+        float *st = SLOT(t), *nx = SLOT(t + 1);
+        float *inp = st, *act = st + (size_t)B * I3, *cc = act + (size_t)B * G4;
+        float *tc = cc + (size_t)B * H, *att = tc + (size_t)B * H;
+        const float *cprev = t == 0 ? NULL : SLOT(t - 1) + (size_t)B * (I3 + G4);
+        if (t == 0) memset(inp + (size_t)g0 * I3, 0, (size_t)ng * I3 * sizeof *inp);
+        float *G = f->G + (size_t)g0 * G4;
+        K->gemm(false, false, ng, G4, I3, inp + (size_t)g0 * I3, I3, f->wlT, G4, 0.0f, G, G4);
+        K->bias_act(ng, G4, f->bl, G, G4, 1.0f); /* slope 1: the bias alone */
+        for (int i = g0; i < g1; i++) {
+            float *q = nx + (size_t)i * I3; /* next input: [h, r, h] */
+            K->lstm(H, f->G + (size_t)i * G4, cprev ? cprev + (size_t)i * H : NULL,
+                    act + (size_t)i * G4, cc + (size_t)i * H, tc + (size_t)i * H, q);
+            memcpy(q + 2 * H, q, (size_t)H * sizeof *q);
+            /* attention over graph i's nodes: e = E q, a = softmax(e), r = sum a_j E_j */
+            const int n0 = b->node_off[i], nn = b->node_off[i + 1] - n0;
+            float *e = att + n0;
+            const float *En = E + (size_t)n0 * H;
+            K->dot_rows(nn, H, En, H, q, e);
+            K->softmax(nn, e);
+            K->sum_rows(nn, H, En, H, e, 0.0f, q + H);
+        }
+    }
+    const float *fin = SLOT(T);
+#undef SLOT
+    for (int i = g0; i < g1; i++)
+        memcpy(w->emb + (size_t)i * 2 * H, fin + (size_t)i * I3, (size_t)2 * H * sizeof *w->emb);
+}
+
+/* Layer l's row-local transforms of rows [r0, r1) of its input into P (the layer's buffer of
+ * the two): [transform | W_ih^T] products, GAT's attention scores. */
+static void transforms(const struct fx_pass *f, int l, int r0, int r1) {
+    const struct dp_model *m = f->m;
+    const struct dp_arch *a = &m->arch;
+    const struct dp_kn_table *K = f->K;
+    const struct dp_fx_work *w = f->w;
+    const int H = a->hidden, M = f->b->n_nodes, c = l == 0 ? 0 : 1, R = r1 - r0;
+    const struct dp_conv_idx *cv = &m->conv[c];
+    const int k = cv->in, ldin = l == 0 ? a->n_feat : H, ldp = (int)f->lo.p_w;
+    const float *in = l == 0 ? f->b->x
+                             : w->states + (size_t)(f->save ? l - 1 : (l - 1) % 2) * M * H;
+    const float *ir = in + (size_t)r0 * ldin;
+    float *P = f->P[l % 2] + (size_t)r0 * ldp;
+    switch (a->layer) {
+    case DP_LAYER_GCN:
+    case DP_LAYER_GAT:
+        K->gemm(false, false, R, ldp, k, ir, ldin, a->gru ? f->cp[c] : dp_model_pdata(m, cv->W),
+                ldp, 0.0f, P, ldp);
+        if (a->layer == DP_LAYER_GAT) {
+            float *s = f->gat + (size_t)(l % 2) * 2 * M * a->heads, *d = s + (size_t)M * a->heads;
+            dp_fx_gat_scores(m, c, r0, r1, f->P[l % 2], ldp, s, d);
+        }
+        break;
+    case DP_LAYER_MPNN: K->gemm(false, false, R, ldp, k, ir, ldin, f->cp[c], ldp, 0.0f, P, ldp); break;
+    default: /* GIN: the GRU's input gates from the (zero-padded) previous state */
+        if (a->gru) K->gemm(false, false, R, 3 * H, k, ir, ldin, f->wihT, 3 * H, 0.0f, P, ldp);
+        break;
+    }
+}
+
+/* The rest of layer l for rows [r0, r1): the aggregation over neighbours (reading every row of
+ * the layer's transforms, or for GIN of its input), the layer's own transforms, the GRU. */
+static void layer_rows(const struct fx_pass *f, int l, int r0, int r1) {
+    const struct dp_model *m = f->m;
+    const struct dp_fx_batch *b = f->b;
+    const struct dp_kn_table *K = f->K;
+    const struct dp_arch *a = &m->arch;
+    const struct dp_fx_work *w = f->w;
+    const int H = a->hidden, M = b->n_nodes, S = w->slots, c = l == 0 ? 0 : 1, R = r1 - r0;
+    const bool save = f->save;
+    const size_t MH = (size_t)M * H;
+    const struct dp_conv_idx *cv = &m->conv[c];
+    const int k = cv->in, ldin = l == 0 ? a->n_feat : H, ldp = (int)f->lo.p_w;
+    const float *in = l == 0 ? b->x : w->states + (size_t)(save ? l - 1 : (l - 1) % 2) * MH;
+    float *xo = w->states + (size_t)(save ? l : l % 2) * MH;
+    float *sv = w->save + (size_t)(save ? l : 0) * S * MH;
+    float *y = sv, *yr = y + (size_t)r0 * H;
+    const float *P = f->P[l % 2];
+    const float *gi = P + (size_t)r0 * ldp + H;
+    switch (a->layer) {
+    case DP_LAYER_GCN:
+        csr_agg(K, b, b->gcn_val, b->gcn_self, 0.0f, H, P, ldp, y, H, r0, r1);
+        K->bias_act(R, H, dp_model_pdata(m, cv->b), yr, H, LEAKY_SLOPE);
+        break;
+    case DP_LAYER_GAT: {
+        const float *s = f->gat + (size_t)(l % 2) * 2 * M * a->heads, *d = s + (size_t)M * a->heads;
+        dp_fx_gat_rows(m, b, r0, r1, P, ldp, s, d, f->gat + (size_t)4 * M * a->heads, y);
+        if (save) /* wh, for the backward */
+            for (int i = r0; i < r1; i++)
+                memcpy(sv + 5 * MH + (size_t)i * H, P + (size_t)i * ldp, (size_t)H * sizeof *sv);
+        K->bias_act(R, H, dp_model_pdata(m, cv->b), yr, H, LEAKY_SLOPE);
+        break;
+    }
+    case DP_LAYER_MPNN:
+        dp_fx_mpnn(m, b, c, r0, r1, P, ldp, f->cp[c], y, sv + 5 * MH, sv + 6 * MH);
+        K->bias_act(R, H, dp_model_pdata(m, cv->lin_b), yr, H, LEAKY_SLOPE);
+        gi = P + (size_t)r0 * ldp + 3 * H;
+        break;
+    default: {
+        /* GIN: y = relu(relu(((1+eps) in + A in) W0^T + b0) W1^T + b1) */
+        const float eps = *dp_model_pdata(m, cv->eps);
+        float *agg = sv + 5 * MH, *h1 = sv + 6 * MH;
+        const int mid = (int)m->p[cv->fc_w[0]].shape[0];
+        csr_agg(K, b, NULL, NULL, 1.0f + eps, k, in, ldin, agg, k, r0, r1);
+        K->gemm(false, true, R, mid, k, agg + (size_t)r0 * k, k, dp_model_pdata(m, cv->fc_w[0]),
+                k, 0.0f, h1 + (size_t)r0 * mid, mid);
+        K->bias_act(R, mid, dp_model_pdata(m, cv->fc_b[0]), h1 + (size_t)r0 * mid, mid, 0.0f);
+        K->gemm(false, true, R, H, mid, h1 + (size_t)r0 * mid, mid,
+                dp_model_pdata(m, cv->fc_w[1]), mid, 0.0f, yr, H);
+        K->bias_act(R, H, dp_model_pdata(m, cv->fc_b[1]), yr, H, 0.0f);
+        gi = P + (size_t)r0 * ldp;
+        break;
+    }
+    }
+    if (a->gru) {
+        float *gh = f->GH + (size_t)r0 * 3 * H;
+        const size_t q = (size_t)r0 * H;
+        K->gemm(false, false, R, 3 * H, H, yr, H, f->whhT, 3 * H, 0.0f, gh, 3 * H);
+        K->gru(R, H, gi, ldp, gh, 3 * H, dp_model_pdata(m, m->gru_bih),
+               dp_model_pdata(m, m->gru_bhh), yr, xo + q, save ? sv + MH + q : NULL,
+               sv + 2 * MH + q, sv + 3 * MH + q, sv + 4 * MH + q);
+    } else {
+        memcpy(xo + (size_t)r0 * H, yr, (size_t)R * H * sizeof *xo);
+    }
+}
+
+/* Rows per work item of a phase: two of the product's 6-row blocks. */
+#define FX_ROWS 12
+
+/* One thread of the pass: phase 0, layer 0's transforms; phase l + 1, layer l (then layer
+ * l + 1's transforms of the same rows); the last phase, Set2Set, a graph per item. Items of
+ * FX_ROWS rows are taken as they come (pool.h); each row's arithmetic is the same whoever does
+ * it, so the outputs do not depend on the thread count. */
+static void forward_region(void *ctx, int tid, int nt, struct dp_pool_region *reg) {
+    (void)tid;
+    (void)nt;
+    const struct fx_pass *f = ctx;
+    const int M = f->b->n_nodes, L = f->b->n_layers, items = (M + FX_ROWS - 1) / FX_ROWS;
+    struct dp_pool_cursor cur = {0, 0, -1};
+    for (int l = -1; l < L; l++) {
+        dp_pool_phase(reg, &cur, items);
+        for (int it; (it = dp_pool_next(reg, &cur)) >= 0;) {
+            const int r0 = it * FX_ROWS, r1 = r0 + FX_ROWS < M ? r0 + FX_ROWS : M;
+            if (l >= 0) layer_rows(f, l, r0, r1);
+            if (l + 1 < L) transforms(f, l + 1, r0, r1);
+        }
+        dp_pool_phase_wait(reg, &cur);
+    }
+    dp_pool_phase(reg, &cur, f->b->n_graphs);
+    for (int g; (g = dp_pool_next(reg, &cur)) >= 0;) set2set(f, g, g + 1);
+    dp_pool_phase_wait(reg, &cur);
 }
 
 enum dp_status dp_fx_forward(const struct dp_model *m, const struct dp_fx_batch *b,
                              struct dp_fx_work *w, bool save, float *emb, float *out,
                              struct dp_error *err) {
-    const struct dp_arch *a = &m->arch;
-    const int H = a->hidden, F = a->n_feat, M = b->n_nodes, B = b->n_graphs;
-    const int L = b->n_layers, T = b->steps, S = n_slots(m);
-    const bool gru = a->gru;
-    struct fx_layout lo = layout(m, b, save);
-    if (w->cap < lo.total) {
+    const int H = m->arch.hidden, M = b->n_nodes, B = b->n_graphs;
+    struct fx_pass f = {.m = m, .b = b, .w = w, .K = dp_kn(), .lo = layout(m, b, save),
+                        .save = save};
+    const struct fx_layout *lo = &f.lo;
+    if (w->cap < lo->total) {
         free(w->buf);
-        w->buf = aligned_alloc(64, lo.total * sizeof *w->buf);
-        w->cap = w->buf ? lo.total : 0;
+        w->buf = aligned_alloc(64, lo->total * sizeof *w->buf);
+        w->cap = w->buf ? lo->total : 0;
         if (!w->buf) return dp_error_set(err, DP_ERR_NOMEM, "forward: out of memory");
     }
-    w->states = w->buf + lo.states;
-    w->save = w->buf + lo.save;
-    w->s2s = w->buf + lo.s2s;
-    w->emb = w->buf + lo.emb;
-    w->head = w->buf + lo.head;
-    w->tmp = w->buf + lo.tmp;
-    w->slots = S;
+    w->states = w->buf + lo->states;
+    w->save = w->buf + lo->save;
+    w->s2s = w->buf + lo->s2s;
+    w->emb = w->buf + lo->emb;
+    w->head = w->buf + lo->head;
+    w->tmp = w->buf + lo->tmp;
+    w->slots = n_slots(m);
     w->saved = save;
-    const size_t MH = (size_t)M * H;
-    float *P = w->tmp;                        /* M x p_w */
-    float *GH = P + (size_t)M * lo.p_w;       /* gh floats */
-    float *wpack = GH + lo.gh + (size_t)B * 4 * H; /* 4H x 3H, or a layer's packed weights */
-    const float *wih = dp_model_pdata(m, m->gru_wih), *whh = dp_model_pdata(m, m->gru_whh);
-    const float *bih = dp_model_pdata(m, m->gru_bih), *bhh = dp_model_pdata(m, m->gru_bhh);
-
-    /* ---- body ---- */
-    for (int l = 0; l < L; l++) {
-        const int c = l == 0 ? 0 : 1;
-        const struct dp_conv_idx *cv = &m->conv[c];
-        const int k = cv->in;
-        const float *in = l == 0 ? b->x : w->states + (size_t)(save ? l - 1 : (l - 1) % 2) * MH;
-        const int ldin = l == 0 ? F : H;
-        float *xo = w->states + (size_t)(save ? l : l % 2) * MH;
-        float *sv = w->save + (size_t)(save ? l : 0) * S * MH;
-        float *y = sv, *sr = sv + MH, *sz = sv + 2 * MH, *sn = sv + 3 * MH, *sg = sv + 4 * MH;
-        const float *gi = NULL;
-        int ldgi = 0;
-        if (a->layer == DP_LAYER_GCN || a->layer == DP_LAYER_GAT) {
-            /* P = in [W | W_ih^T]: the layer's transform and the GRU input gates in one GEMM. */
-            const int ldp = gru ? 4 * H : H;
-            const float *W = dp_model_pdata(m, cv->W), *bb = dp_model_pdata(m, cv->b);
-            if (gru) {
-                if (l <= 1) pack_gcn(k, H, W, wih, wpack);
-                dp_kn_gemm(false, false, M, ldp, k, in, ldin, wpack, ldp, 0.0f, P, ldp);
-            } else {
-                dp_kn_gemm(false, false, M, H, k, in, ldin, W, H, 0.0f, P, ldp);
-            }
-            if (a->layer == DP_LAYER_GCN) {
-                csr_agg(b, b->gcn_val, b->gcn_self, 0.0f, H, P, ldp, y, H);
-            } else {
-                dp_fx_gat(m, b, c, P, ldp, y, GH);
-                if (save) /* wh, for the backward */
-                    for (int i = 0; i < M; i++)
-                        memcpy(sv + 5 * MH + (size_t)i * H, P + (size_t)i * ldp,
-                               (size_t)H * sizeof *sv);
-            }
-            for (int i = 0; i < M; i++) bias_act_row(H, bb, y + (size_t)i * H, LEAKY_SLOPE);
-            gi = P + H;
-            ldgi = ldp;
-        } else if (a->layer == DP_LAYER_MPNN) {
-            /* P = in [pre (both halves) | post (node half) | W_ih^T] in one GEMM */
-            const int ldp = dp_fx_pack_width(m);
-            if (l <= 1) dp_fx_mpnn_pack(m, c, wpack);
-            dp_kn_gemm(false, false, M, ldp, k, in, ldin, wpack, ldp, 0.0f, P, ldp);
-            dp_fx_mpnn(m, b, c, P, ldp, wpack, y, sv + 5 * MH, sv + 6 * MH);
-            const float *bb = dp_model_pdata(m, cv->lin_b);
-            for (int i = 0; i < M; i++) bias_act_row(H, bb, y + (size_t)i * H, LEAKY_SLOPE);
-            gi = P + 3 * H;
-            ldgi = ldp;
-        } else {
-            /* GIN: y = relu(relu(((1+eps) in + A in) W0^T + b0) W1^T + b1). */
-            const float eps = *dp_model_pdata(m, cv->eps);
-            float *agg = sv + 5 * MH, *h1 = sv + 6 * MH;
-            const int mid = (int)m->p[cv->fc_w[0]].shape[0];
-            csr_agg(b, NULL, NULL, 1.0f + eps, k, in, ldin, agg, k);
-            const float *W0 = dp_model_pdata(m, cv->fc_w[0]), *b0 = dp_model_pdata(m, cv->fc_b[0]);
-            const float *W1 = dp_model_pdata(m, cv->fc_w[1]), *b1 = dp_model_pdata(m, cv->fc_b[1]);
-            dp_kn_gemm(false, true, M, mid, k, agg, k, W0, k, 0.0f, h1, mid);
-            for (int i = 0; i < M; i++) bias_act_row(mid, b0, h1 + (size_t)i * mid, 0.0f);
-            dp_kn_gemm(false, true, M, H, mid, h1, mid, W1, mid, 0.0f, y, H);
-            for (int i = 0; i < M; i++) bias_act_row(H, b1, y + (size_t)i * H, 0.0f);
-            if (gru) {
-                /* input gates from the (zero-padded) previous state: W_ih[:, :k] */
-                dp_kn_gemm(false, true, M, 3 * H, k, in, ldin, wih, H, 0.0f, P, 3 * H);
-                gi = P;
-                ldgi = 3 * H;
-            }
-        }
-        if (gru) {
-            dp_kn_gemm(false, true, M, 3 * H, H, y, H, whh, H, 0.0f, GH, 3 * H);
-            gru_gates(M, H, gi, ldgi, GH, bih, bhh, y, xo, sr, sz, sn, sg);
-        } else {
-            memcpy(xo, y, MH * sizeof *xo);
-        }
-    }
-    const float *E = w->states + (size_t)(save ? L - 1 : (L - 1) % 2) * MH;
-
-    /* ---- Set2Set ---- */
-    const int G4 = 4 * H, I3 = 3 * H;
-    float *wl = wpack; /* [W_ih | W_hh] (4H x 3H) */
-    float *bl = wl + (size_t)G4 * I3;
-    const float *sih = dp_model_pdata(m, m->s2s_wih), *shh = dp_model_pdata(m, m->s2s_whh);
-    const float *sbi = dp_model_pdata(m, m->s2s_bih), *sbh = dp_model_pdata(m, m->s2s_bhh);
-    for (int r = 0; r < G4; r++) {
-        memcpy(wl + (size_t)r * I3, sih + (size_t)r * 2 * H, (size_t)2 * H * sizeof *wl);
-        memcpy(wl + (size_t)r * I3 + 2 * H, shh + (size_t)r * H, (size_t)H * sizeof *wl);
-        bl[r] = sbi[r] + sbh[r];
-    }
-    float *G = GH; /* B x 4H pre-activations */
-    for (int t = 0; t < T; t++) {
-        /* step t reads inp_t from its slot (zeros at t = 0) and writes inp_{t+1} to the next */
-        float *st = w->s2s + (size_t)(save ? t : t % 2) * lo.s2s_step;
-        float *nx = w->s2s + (size_t)(save ? t + 1 : (t + 1) % 2) * lo.s2s_step;
-        float *inp = st, *act = st + (size_t)B * I3, *cc = act + (size_t)B * G4;
-        float *tc = cc + (size_t)B * H, *att = tc + (size_t)B * H;
-        float *ninp = nx, *nact = nx + (size_t)B * I3, *ncc = nact + (size_t)B * G4;
-        (void)ncc;
-        if (t == 0) memset(st, 0, lo.s2s_step * sizeof *st);
-        const float *cprev = t == 0 ? NULL : w->s2s + (size_t)(save ? t - 1 : (t - 1) % 2) *
-                                                              lo.s2s_step + (size_t)B * (I3 + G4);
-        for (int i = 0; i < B; i++) memcpy(G + (size_t)i * G4, bl, (size_t)G4 * sizeof *G);
-        dp_kn_gemm(false, true, B, G4, I3, inp, I3, wl, I3, 1.0f, G, G4);
-        for (int i = 0; i < B; i++) {
-            const float *g = G + (size_t)i * G4;
-            float *ac = act + (size_t)i * G4, *c = cc + (size_t)i * H, *th = tc + (size_t)i * H;
-            float *q = ninp + (size_t)i * I3; /* next input: [h, r, h] */
-            for (int j = 0; j < H; j++) {
-                float ig = dp_sigmoidf(g[j]), fg = dp_sigmoidf(g[H + j]);
-                float gg = dp_tanhf(g[2 * H + j]), og = dp_sigmoidf(g[3 * H + j]);
-                ac[j] = ig;
-                ac[H + j] = fg;
-                ac[2 * H + j] = gg;
-                ac[3 * H + j] = og;
-                float cv = fg * (cprev ? cprev[(size_t)i * H + j] : 0.0f) + ig * gg;
-                c[j] = cv;
-                th[j] = dp_tanhf(cv);
-                q[j] = og * th[j];
-                q[2 * H + j] = q[j];
-            }
-            /* attention over graph i's nodes */
-            const int n0 = b->node_off[i], nn = b->node_off[i + 1] - n0;
-            float *e = att + n0;
-            const float *En = E + (size_t)n0 * H;
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, nn, H, 1.0f, En, H, q, 1, 0.0f, e, 1);
-            float mx = e[0];
-            for (int j = 1; j < nn; j++) mx = e[j] > mx ? e[j] : mx;
-            float sum = 0;
-            for (int j = 0; j < nn; j++) sum += (e[j] = expf(e[j] - mx));
-            const float inv = 1.0f / sum;
-            for (int j = 0; j < nn; j++) e[j] *= inv;
-            cblas_sgemv(CblasRowMajor, CblasTrans, nn, H, 1.0f, En, H, e, 1, 0.0f, q + H, 1);
-        }
-    }
-    float *fin = w->s2s + (size_t)(save ? T : T % 2) * lo.s2s_step;
-    for (int i = 0; i < B; i++)
-        memcpy(w->emb + (size_t)i * 2 * H, fin + (size_t)i * I3, (size_t)2 * H * sizeof *w->emb);
+    float *t = w->tmp;
+#define CARVE(p, n) (p = t, t += round16(n))
+    CARVE(f.P[0], (size_t)M * lo->p_w);
+    CARVE(f.P[1], (size_t)M * lo->p_w);
+    CARVE(f.GH, lo->gh);
+    f.gat = f.GH + (size_t)M * 3 * H;
+    CARVE(f.G, (size_t)B * 4 * H);
+    CARVE(f.cp[0], lo->conv_pack);
+    CARVE(f.cp[1], lo->conv_pack);
+    CARVE(f.whhT, (size_t)H * 3 * H);
+    CARVE(f.wihT, (size_t)H * 3 * H);
+    CARVE(f.wlT, (size_t)3 * H * 4 * H);
+    CARVE(f.bl, (size_t)4 * H);
+#undef CARVE
+    w->pack[0] = f.cp[0];
+    w->pack[1] = f.cp[1];
+    pack_weights(&f);
+    dp_pool_run(dp_threads(), forward_region, &f);
     if (emb) memcpy(emb, w->emb, (size_t)B * 2 * H * sizeof *emb);
-    if (out || save) {
-        float *o = out ? out : w->tmp;
-        dp_fx_head(m, B, w->emb, o, w->head);
-    }
+    if (out || save) dp_fx_head(m, B, w->emb, out ? out : f.G, w->head);
     return DP_OK;
 }
 
@@ -602,6 +609,7 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
                               struct dp_fx_work *w, const float *dout, float *const *grads,
                               bool body, float *dx, struct dp_error *err) {
     DP_ASSERT(w->saved);
+    const struct dp_kn_table *K = dp_kn();
     const struct dp_arch *a = &m->arch;
     const int H = a->hidden, F = a->n_feat, M = b->n_nodes, B = b->n_graphs;
     const int L = b->n_layers, T = b->steps, S = w->slots;
@@ -626,7 +634,6 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
                   + 2 * (size_t)H * pw       /* dWcat0, dWcat1 */
                   + (size_t)B * 2 * H        /* demb */
                   + (size_t)B * H + (size_t)M + 1            /* dh, da */
-                  + (size_t)(F + H) * pw + 4 * (size_t)H     /* packed weights */
                   + conv_scr + 64;
     if (w->bcap < need) {
         free(w->bbuf);
@@ -642,8 +649,7 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
     float *dWl = dc + (size_t)B * H, *dbl = dWl + (size_t)G4 * I3;
     float *dWc0 = dbl + G4, *dWc1 = dWc0 + (size_t)H * pw;
     float *demb = dWc1 + (size_t)H * pw, *dh = demb + (size_t)B * 2 * H;
-    float *da = dh + (size_t)B * H, *wpack0 = da + M + 1;
-    float *wpack1 = wpack0 + (size_t)F * pw + 2 * H, *cscr = wpack1 + (size_t)H * pw + 2 * H;
+    float *da = dh + (size_t)B * H, *cscr = da + M + 1;
 
     if (dp_fx_head_backward(m, B, w->emb, w->head, dout, grads, demb))
         return dp_error_set(err, DP_ERR_NOMEM, "backward: out of memory");
@@ -655,7 +661,7 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
                                        (size_t)2 * H * sizeof *dq);
     for (int t = T - 1; t >= 0; t--) {
         float *st = w->s2s + (size_t)t * lo.s2s_step;
-        float *inp = st, *act = st + (size_t)B * I3, *cc = act + (size_t)B * G4;
+        float *act = st + (size_t)B * I3, *cc = act + (size_t)B * G4;
         float *tc = cc + (size_t)B * H, *att = tc + (size_t)B * H;
         const float *cprev = t == 0 ? NULL : w->s2s + (size_t)(t - 1) * lo.s2s_step +
                                                  (size_t)B * (I3 + G4);
@@ -672,35 +678,24 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
             const int n0 = b->node_off[i], nn = b->node_off[i + 1] - n0;
             const float *En = E + (size_t)n0 * H, *ai = att + n0;
             float *dEn = dS + (size_t)n0 * H, *dai = da + n0;
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, nn, H, 1.0f, En, H, dr, 1, 0.0f, dai, 1);
+            K->dot_rows(nn, H, En, H, dr, dai);
             float s = 0;
             for (int j = 0; j < nn; j++) s += ai[j] * dai[j];
             for (int j = 0; j < nn; j++) dai[j] = ai[j] * (dai[j] - s); /* de_j */
-            cblas_sgemv(CblasRowMajor, CblasTrans, nn, H, 1.0f, En, H, dai, 1, 1.0f, dhi, 1);
-            /* dE_j += a_j dr + de_j q */
-            cblas_sger(CblasRowMajor, nn, H, 1.0f, ai, 1, dr, 1, dEn, H);
-            cblas_sger(CblasRowMajor, nn, H, 1.0f, dai, 1, q, 1, dEn, H);
+            K->sum_rows(nn, H, En, H, dai, 1.0f, dhi);
+            /* dE_j += a_j dr + de_j q: two rank-1 products */
+            K->gemm(false, false, nn, H, 1, ai, 1, dr, H, 1.0f, dEn, H);
+            K->gemm(false, false, nn, H, 1, dai, 1, q, H, 1.0f, dEn, H);
             /* LSTM cell backward */
-            float *dg = dG + (size_t)i * G4, *dci = dc + (size_t)i * H;
-            const float *ci = cprev ? cprev + (size_t)i * H : NULL;
-            for (int j = 0; j < H; j++) {
-                float ig = ac[j], fg = ac[H + j], gg = ac[2 * H + j], og = ac[3 * H + j];
-                float dct = dci[j] + dhi[j] * og * (1.0f - th[j] * th[j]);
-                float dov = dhi[j] * th[j];
-                dg[j] = dct * gg * ig * (1.0f - ig);
-                dg[H + j] = (ci ? dct * ci[j] : 0.0f) * fg * (1.0f - fg);
-                dg[2 * H + j] = dct * ig * (1.0f - gg * gg);
-                dg[3 * H + j] = dov * og * (1.0f - og);
-                dci[j] = dct * fg;
-            }
+            K->lstm_back(H, ac, th, cprev ? cprev + (size_t)i * H : NULL, dhi, dc + (size_t)i * H,
+                         dG + (size_t)i * G4);
         }
         /* the previous step's q* and h gradients: dG [W_ih | W_hh] */
-        (void)inp;
         if (t > 0) {
             /* W_l = [W_ih | W_hh]: dq*_{t-1} = dG W_ih, dh_{t-1} = dG W_hh */
             const float *sih = dp_model_pdata(m, m->s2s_wih), *shh = dp_model_pdata(m, m->s2s_whh);
-            dp_kn_gemm(false, false, B, 2 * H, G4, dG, G4, sih, 2 * H, 0.0f, dq, I3);
-            dp_kn_gemm(false, false, B, H, G4, dG, G4, shh, H, 0.0f, dhrec, H);
+            K->gemm(false, false, B, 2 * H, G4, dG, G4, sih, 2 * H, 0.0f, dq, I3);
+            K->gemm(false, false, B, H, G4, dG, G4, shh, H, 0.0f, dhrec, H);
         }
     }
     /* parameter gradients of the LSTM over all steps at once */
@@ -710,7 +705,7 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
         if (gw || gh) {
             for (int t = 0; t < T; t++) {
                 const float *inp = inp0 + (size_t)t * lo.s2s_step;
-                dp_kn_gemm(true, false, G4, I3, B, dGall + (size_t)t * B * G4, G4, inp, I3, 1.0f,
+                K->gemm(true, false, G4, I3, B, dGall + (size_t)t * B * G4, G4, inp, I3, 1.0f,
                            dWl, I3);
             }
             for (int r = 0; r < G4; r++) {
@@ -720,20 +715,13 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
                     for (int c = 0; c < H; c++) gh[(size_t)r * H + c] += dWl[(size_t)r * I3 + 2 * H + c];
             }
         }
-        colsum_add(T * B, G4, dGall, G4, dbl);
+        K->colsum(T * B, G4, dGall, G4, dbl);
         if (GRAD(m->s2s_bih)) for (int r = 0; r < G4; r++) GRAD(m->s2s_bih)[r] += dbl[r];
         if (GRAD(m->s2s_bhh)) for (int r = 0; r < G4; r++) GRAD(m->s2s_bhh)[r] += dbl[r];
     }
 
     /* ---- body backward ---- */
     const float *wih = dp_model_pdata(m, m->gru_wih), *whh = dp_model_pdata(m, m->gru_whh);
-    if (mpnn) {
-        dp_fx_mpnn_pack(m, 0, wpack0);
-        dp_fx_mpnn_pack(m, 1, wpack1);
-    } else if (!gin && gru) {
-        pack_gcn(F, H, dp_model_pdata(m, m->conv[0].W), wih, wpack0);
-        pack_gcn(H, H, dp_model_pdata(m, m->conv[1].W), wih, wpack1);
-    }
     for (int l = L - 1; l >= 0; l--) {
         const int c = l == 0 ? 0 : 1;
         const struct dp_conv_idx *cv = &m->conv[c];
@@ -746,56 +734,51 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
         const int ldp = gin ? 3 * H : mpnn ? dp_fx_pack_width(m) : (gru ? 4 * H : H);
         float *dGI = gin ? dP : dP + (mpnn ? 3 * H : H);
         if (gru) {
-            for (int i = 0; i < M; i++) {
-                const size_t q = (size_t)i * H;
-                float *gi = dGI + (size_t)i * ldp, *gh = dGH + (size_t)i * 3 * H;
-                gru_back_row(H, dS + q, y + q, sr + q, sz + q, sn + q, sg + q, dy + q, gi,
-                             gi + H, gi + 2 * H, gh, gh + H, gh + 2 * H);
-            }
-            if (GRAD(m->gru_whh)) dp_kn_gemm(true, false, 3 * H, H, M, dGH, 3 * H, y, H, 1.0f,
+            K->gru_back(M, H, dS, y, sr, sz, sn, sg, dy, dGI, ldp, dGH, 3 * H);
+            if (GRAD(m->gru_whh)) K->gemm(true, false, 3 * H, H, M, dGH, 3 * H, y, H, 1.0f,
                                              GRAD(m->gru_whh), H);
-            if (GRAD(m->gru_bhh)) colsum_add(M, 3 * H, dGH, 3 * H, GRAD(m->gru_bhh));
-            if (GRAD(m->gru_bih)) colsum_add(M, 3 * H, dGI, ldp, GRAD(m->gru_bih));
-            dp_kn_gemm(false, false, M, H, 3 * H, dGH, 3 * H, whh, H, 1.0f, dy, H);
+            if (GRAD(m->gru_bhh)) K->colsum(M, 3 * H, dGH, 3 * H, GRAD(m->gru_bhh));
+            if (GRAD(m->gru_bih)) K->colsum(M, 3 * H, dGI, ldp, GRAD(m->gru_bih));
+            K->gemm(false, false, M, H, 3 * H, dGH, 3 * H, whh, H, 1.0f, dy, H);
         } else {
             memcpy(dy, dS, MH * sizeof *dy);
         }
         float *dnext = l == 0 ? NULL : dS; /* gradient w.r.t. this layer's input state */
         if (!gin) {
             /* leaky ReLU, bias, then the layer into dP (GCN: the aggregation, Â symmetric) */
-            act_back(MH, y, dy, LEAKY_SLOPE);
+            K->act_back(MH, y, dy, LEAKY_SLOPE);
             const int bias = mpnn ? cv->lin_b : cv->b; /* the layer's output bias */
-            if (GRAD(bias)) colsum_add(M, H, dy, H, GRAD(bias));
+            if (GRAD(bias)) K->colsum(M, H, dy, H, GRAD(bias));
             if (a->layer == DP_LAYER_GCN)
-                csr_agg(b, b->gcn_val, b->gcn_self, 0.0f, H, dy, H, dP, ldp);
+                csr_agg(K, b, b->gcn_val, b->gcn_self, 0.0f, H, dy, H, dP, ldp, 0, M);
             else if (a->layer == DP_LAYER_GAT)
                 dp_fx_gat_backward(m, b, c, sv + 5 * MH, H, dy, dP, ldp, grads, cscr);
             else
-                dp_fx_mpnn_backward(m, b, c, in, ldin, l == 0 ? wpack0 : wpack1, sv + 5 * MH,
+                dp_fx_mpnn_backward(m, b, c, in, ldin, w->pack[c], sv + 5 * MH,
                                     sv + 6 * MH, dy, dP, ldp, grads, cscr);
             /* dWcat += in^T dP ; d in = dP Wcat^T */
             float *dWc = l == 0 ? dWc0 : dWc1;
-            if (grads) dp_kn_gemm(true, false, k, ldp, M, in, ldin, dP, ldp, 1.0f, dWc, ldp);
-            const float *wcat = gru || mpnn ? (l == 0 ? wpack0 : wpack1) : dp_model_pdata(m, cv->W);
+            if (grads) K->gemm(true, false, k, ldp, M, in, ldin, dP, ldp, 1.0f, dWc, ldp);
+            const float *wcat = gru || mpnn ? w->pack[c] : dp_model_pdata(m, cv->W);
             float *dst = l == 0 ? (dx ? dx : NULL) : dsin;
-            if (dst) dp_kn_gemm(false, true, M, k, ldp, dP, ldp, wcat, ldp, 0.0f, dst, k);
+            if (dst) K->gemm(false, true, M, k, ldp, dP, ldp, wcat, ldp, 0.0f, dst, k);
         } else {
             const float eps = *dp_model_pdata(m, cv->eps);
             const float *agg = sv + 5 * MH, *h1 = sv + 6 * MH;
             const int mid = (int)m->p[cv->fc_w[0]].shape[0];
             const float *W0 = dp_model_pdata(m, cv->fc_w[0]), *W1 = dp_model_pdata(m, cv->fc_w[1]);
-            act_back(MH, y, dy, 0.0f);
-            if (GRAD(cv->fc_w[1])) dp_kn_gemm(true, false, H, mid, M, dy, H, h1, mid, 1.0f,
+            K->act_back(MH, y, dy, 0.0f);
+            if (GRAD(cv->fc_w[1])) K->gemm(true, false, H, mid, M, dy, H, h1, mid, 1.0f,
                                               GRAD(cv->fc_w[1]), mid);
-            if (GRAD(cv->fc_b[1])) colsum_add(M, H, dy, H, GRAD(cv->fc_b[1]));
+            if (GRAD(cv->fc_b[1])) K->colsum(M, H, dy, H, GRAD(cv->fc_b[1]));
             float *dh1 = dGH; /* free now: M x mid <= M x 3H */
-            dp_kn_gemm(false, false, M, mid, H, dy, H, W1, mid, 0.0f, dh1, mid);
-            act_back((size_t)M * mid, h1, dh1, 0.0f);
-            if (GRAD(cv->fc_w[0])) dp_kn_gemm(true, false, mid, k, M, dh1, mid, agg, k, 1.0f,
+            K->gemm(false, false, M, mid, H, dy, H, W1, mid, 0.0f, dh1, mid);
+            K->act_back((size_t)M * mid, h1, dh1, 0.0f);
+            if (GRAD(cv->fc_w[0])) K->gemm(true, false, mid, k, M, dh1, mid, agg, k, 1.0f,
                                               GRAD(cv->fc_w[0]), k);
-            if (GRAD(cv->fc_b[0])) colsum_add(M, mid, dh1, mid, GRAD(cv->fc_b[0]));
+            if (GRAD(cv->fc_b[0])) K->colsum(M, mid, dh1, mid, GRAD(cv->fc_b[0]));
             float *dagg = dy; /* M x k */
-            dp_kn_gemm(false, false, M, k, mid, dh1, mid, W0, k, 0.0f, dagg, k);
+            K->gemm(false, false, M, k, mid, dh1, mid, W0, k, 0.0f, dagg, k);
             if (GRAD(cv->eps)) {
                 double s = 0;
                 for (int i = 0; i < M; i++)
@@ -805,15 +788,15 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
             }
             float *dst = l == 0 ? dx : dsin;
             if (dst) {
-                csr_agg(b, NULL, NULL, 1.0f + eps, k, dagg, k, dst, k);
+                csr_agg(K, b, NULL, NULL, 1.0f + eps, k, dagg, k, dst, k, 0, M);
                 if (gru) {
                     if (GRAD(m->gru_wih))
-                        dp_kn_gemm(true, false, 3 * H, k, M, dGI, ldp, in, ldin, 1.0f,
+                        K->gemm(true, false, 3 * H, k, M, dGI, ldp, in, ldin, 1.0f,
                                    GRAD(m->gru_wih), H);
-                    dp_kn_gemm(false, false, M, k, 3 * H, dGI, ldp, wih, H, 1.0f, dst, k);
+                    K->gemm(false, false, M, k, 3 * H, dGI, ldp, wih, H, 1.0f, dst, k);
                 }
             } else if (gru && GRAD(m->gru_wih)) {
-                dp_kn_gemm(true, false, 3 * H, k, M, dGI, ldp, in, ldin, 1.0f, GRAD(m->gru_wih), H);
+                K->gemm(true, false, 3 * H, k, M, dGI, ldp, in, ldin, 1.0f, GRAD(m->gru_wih), H);
             }
         }
         if (dnext) memcpy(dS, dsin, MH * sizeof *dS);

@@ -93,6 +93,7 @@ struct dp_fx_work {
     bool   saved;
     float *bbuf;         /* backward scratch */
     size_t bcap;
+    const float *pack[2]; /* the forward's packed transforms of each conv (the backward's too) */
 };
 
 /* Frees the batch's arrays (not b itself) and zeroes it; safe on a zeroed or freed batch. */
@@ -101,8 +102,13 @@ void dp_fx_batch_free(struct dp_fx_batch *b);
 enum dp_status dp_fx_batch_build(const struct dp_model *m, const struct dp_grouped *const *g,
                                  int n, struct dp_fx_batch *b, struct dp_error *err);
 void dp_fx_work_free(struct dp_fx_work *w);
+/* The calling thread's own work buffer, kept between calls (so that a prediction does not fault
+ * its pages in again) and freed when the thread exits; NULL when out of memory. Give it back
+ * with dp_fx_thread_work_done after each use: it frees buffers too large to keep. */
+struct dp_fx_work *dp_fx_thread_work(void);
+void dp_fx_thread_work_done(struct dp_fx_work *w);
 /* Forward over the batch: emb (B x 2H) and out (B x n_out) may be NULL. With save, keeps what
- * the backward needs in w. from_emb: skip the body and run only the head on emb. */
+ * the backward needs in w. Splits the batch's rows over up to dp_threads() threads (pool.h). */
 enum dp_status dp_fx_forward(const struct dp_model *m, const struct dp_fx_batch *b,
                              struct dp_fx_work *w, bool save, float *emb, float *out,
                              struct dp_error *err);
@@ -112,6 +118,24 @@ enum dp_status dp_fx_forward(const struct dp_model *m, const struct dp_fx_batch 
 enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch *b,
                               struct dp_fx_work *w, const float *dout, float *const *grads,
                               bool body, float *dx, struct dp_error *err);
+/* Many graphs in one call (model_batch.c), stacked a few of equal size at a time, the stacks
+ * shared among up to dp_threads() threads; the same results on any number of threads. */
+struct dp_fx_job {
+    const struct dp_grouped *const *graphs;
+    int                             n;
+    float                          *emb, *out; /* n x 2H, n x n_out (callers' order); or NULL */
+    const float                    *targets;   /* n x n_out: the MSE loss, or NULL */
+    float *const                   *grads;     /* with targets: add d loss / d parameter i into
+                                                  grads[i] (NULL entries, or NULL: none) */
+    bool                            body;      /* grads reach the body (else the head only) */
+    float                         **sgrad;     /* with grads: the sub-batches' sums (grown) */
+    int                            *n_sgrad;   /* sub-batches *sgrad holds */
+    double                          loss;      /* out: the MSE over n x n_out */
+};
+/* Runs job over m; DP_ERR_SHAPE / INVALID for a graph the batch cannot take (naming its index
+ * or file), DP_ERR_NOMEM. */
+enum dp_status dp_fx_run(const struct dp_model *m, struct dp_fx_job *job, struct dp_error *err);
+
 /* Head only: out = head(emb) for B rows; with grads, backward of sum(dout . out) too. */
 void dp_fx_head(const struct dp_model *m, int B, const float *emb, float *out, float *act);
 enum dp_status dp_fx_head_backward(const struct dp_model *m, int B, const float *emb,
@@ -125,12 +149,19 @@ size_t dp_fx_head_act_size(const struct dp_model *m, int B);
  * their backward writes dP (the gradient of P, stride ldp) for the caller's weight GEMMs. */
 /* Columns of P: the layer's input transforms (GCN, GAT: H; MPNN: 3H), then the GRU's 3H. */
 int dp_fx_pack_width(const struct dp_model *m);
-/* Floats of scratch dp_fx_gat and dp_fx_gat_backward need for batch b. */
+/* Floats of scratch dp_fx_gat_backward needs for batch b, and of the forward's scratch: s and d
+ * (M x heads each) twice (layers alternate), then the attention weights. */
 size_t dp_fx_gat_scratch(const struct dp_model *m, const struct dp_fx_batch *b);
-/* Attention of conv c over wh = in W (stride ldw) into y (n_nodes x H, before bias and
- * activation). */
-void dp_fx_gat(const struct dp_model *m, const struct dp_fx_batch *b, int c, const float *wh,
-               int ldw, float *y, float *scr);
+size_t dp_fx_gat_fwd_scratch(const struct dp_model *m, const struct dp_fx_batch *b);
+/* Each node's source and destination attention scores of conv c for rows [i0, i1): s_jh =
+ * wh_jh . att_src_h, d_jh = wh_jh . att_dst_h (wh = in W, stride ldw; s, d: M x heads). */
+void dp_fx_gat_scores(const struct dp_model *m, int c, int i0, int i1, const float *wh, int ldw,
+                      float *s, float *d);
+/* Rows [i0, i1) of a GAT layer's attention over wh into y (n_nodes x H, before bias and
+ * activation), from every node's scores s, d (dp_fx_gat_scores); e holds the rows' attention
+ * weights (node i's heads x (1 + degree) block at (row_ptr[i] + i) heads). */
+void dp_fx_gat_rows(const struct dp_model *m, const struct dp_fx_batch *b, int i0, int i1,
+                    const float *wh, int ldw, const float *s, const float *d, float *e, float *y);
 /* Backward of dp_fx_gat from dy (n_nodes x H, after the activation's backward): d wh into dwh
  * (stride ldd, overwritten); adds the attention vectors' gradients into grads (may be NULL). */
 void dp_fx_gat_backward(const struct dp_model *m, const struct dp_fx_batch *b, int c,
@@ -141,11 +172,12 @@ size_t dp_fx_mpnn_pack_size(const struct dp_model *m);
 /* Packs conv c's transforms of its input (in_width x dp_fx_pack_width): [pre (receiver half) |
  * pre (sender half) | post (node half) | W_ih^T with the GRU], then the pre and post biases. */
 void dp_fx_mpnn_pack(const struct dp_model *m, int c, float *out);
-/* The towers, aggregation and mixing linear of conv c from P = in pack (stride ldp) into y
- * (n_nodes x H, before the mixing bias and activation); agg (the summed messages) and u (the
- * towers' outputs), n_nodes x H each, are kept for the backward. */
-void dp_fx_mpnn(const struct dp_model *m, const struct dp_fx_batch *b, int c, const float *P,
-                int ldp, const float *pack, float *y, float *agg, float *u);
+/* Rows [i0, i1) of the towers, aggregation and mixing linear of conv c from P = in pack (stride
+ * ldp; every row's, the messages reading neighbours) into y (n_nodes x H, before the mixing bias
+ * and activation); agg (the summed messages) and u (the towers' outputs), n_nodes x H each, are
+ * kept for the backward. */
+void dp_fx_mpnn(const struct dp_model *m, const struct dp_fx_batch *b, int c, int i0, int i1,
+                const float *P, int ldp, const float *pack, float *y, float *agg, float *u);
 /* Backward of dp_fx_mpnn from dy (after the activation's backward): writes dP's first 3H
  * columns, adds the mixing, post (aggregate half) and both bias gradients into grads (may be
  * NULL); scr holds 3 n_nodes x H floats. */

@@ -1,19 +1,13 @@
 /* model_train.c: training the inspector network: MSE loss over a batch, gradients from the fast
  * engine (graphs of equal layer and step count run as one stacked batch), and
  * PyTorch's Adam with L2 weight decay added to the gradient. Modes: every parameter, the head only
- * (the published transfer learning), or the head plus the reused layer and the GRU. */
+ * (the published transfer learning), or the head plus the reused layer and the GRU. Batches run
+ * through dp_fx_run (model_batch.c): on any number of threads, with the same result. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model_impl.h"
-
-/* Graphs per stacked sub-batch (gradients accumulate over sub-batches): small enough that a
- * sub-batch's activations stay in cache; 4 measured fastest on 100-group graphs (425 ms of CPU per
- * 32-graph step against 458 for 1 and 552 for 64). */
-#ifndef TRAIN_CHUNK
-#define TRAIN_CHUNK 4
-#endif
 
 void dp_adam_default(struct dp_adam_opts *o) {
     o->lr = 0.003f;
@@ -31,7 +25,8 @@ struct dp_trainer {
     bool                has_grad[DP_MODEL_MAX_PARAMS];
     float              *grad, *mom, *var; /* n_data each, same offsets as the model */
     long                steps;
-    struct dp_fx_work   work;
+    float              *sgrad;   /* each sub-batch's gradient sums (dp_fx_run) */
+    int                 n_sgrad; /* sub-batches sgrad holds */
 };
 
 enum dp_status dp_trainer_init(struct dp_model *m, enum dp_train_mode mode,
@@ -65,7 +60,7 @@ enum dp_status dp_trainer_init(struct dp_model *m, enum dp_train_mode mode,
 
 void dp_trainer_free(struct dp_trainer *t) {
     if (!t) return;
-    dp_fx_work_free(&t->work);
+    free(t->sgrad);
     free(t->grad);
     free(t->mom);
     free(t->var);
@@ -99,88 +94,6 @@ static void adam_step(struct dp_trainer *t) {
     }
 }
 
-static int cmp_key(const void *a, const void *b) {
-    const long *x = a, *y = b;
-    return (x[0] > y[0]) - (x[0] < y[0]);
-}
-
-/* Loss and (when grads != NULL) gradients over n graphs. dout scale: 2 / (n x n_out). */
-static enum dp_status run_batch(const struct dp_model *m, struct dp_fx_work *work,
-                                const struct dp_grouped *const *graphs, int n,
-                                const float *targets, float *const *grads, bool body,
-                                double *loss, struct dp_error *err) {
-    const int O = m->arch.n_out;
-    const double scale = 2.0 / ((double)n * O);
-    double sum = 0;
-    enum dp_status st = DP_OK;
-    float *out = malloc((size_t)n * O * sizeof *out), *dout = malloc((size_t)n * O * sizeof *dout);
-    long *order = malloc((size_t)n * 2 * sizeof *order);
-    const struct dp_grouped **sub = malloc((size_t)n * sizeof *sub);
-    const int chunk = n < TRAIN_CHUNK ? n : TRAIN_CHUNK;
-    float *emb = malloc((size_t)chunk * 2 * m->arch.hidden * sizeof *emb);
-    float *act = malloc(dp_fx_head_act_size(m, chunk) * sizeof *act);
-    if (!out || !dout || !order || !sub || !emb || !act) {
-        st = dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
-        goto done;
-    }
-    for (int i = 0; i < n; i++) {
-        if (!graphs[i] || graphs[i]->n_groups < 1) {
-            st = dp_error_set(err, DP_ERR_SHAPE, "train: graph %d has no groups", i);
-            goto done;
-        }
-        /* key: the graph's size decides its layer and step counts */
-        order[2 * i] = (long)graphs[i]->n_groups * 4096L * 4096L + i;
-        order[2 * i + 1] = i;
-    }
-    qsort(order, (size_t)n, 2 * sizeof *order, cmp_key);
-    int i = 0;
-    while (i < n) {
-        int j = i + 1;
-        const int ni = graphs[order[2 * i + 1]]->n_groups;
-        /* fewer graphs per sub-batch when their saved activations would pass ~256 MB */
-        const double per_graph = 8.0 * dp_arch_n_layers(&m->arch, ni) * ni * m->arch.hidden;
-        int cap = (int)(64e6 / (per_graph > 1 ? per_graph : 1));
-        cap = cap < 1 ? 1 : cap > TRAIN_CHUNK ? TRAIN_CHUNK : cap;
-        while (j < n && j - i < cap && graphs[order[2 * j + 1]]->n_groups == ni) j++;
-        const int B = j - i;
-        for (int k = 0; k < B; k++) sub[k] = graphs[order[2 * (i + k) + 1]];
-        struct dp_fx_batch b;
-        if ((st = dp_fx_batch_build(m, sub, B, &b, err))) goto done;
-        /* head-only gradients need no saved body: keep the embeddings, redo the head */
-        const bool save = grads && body;
-        st = dp_fx_forward(m, &b, work, save, emb, out, err);
-        if (!st) {
-            for (int k = 0; k < B; k++) {
-                const int gi = (int)order[2 * (i + k) + 1];
-                for (int o = 0; o < O; o++) {
-                    double d = (double)out[k * O + o] - targets[(size_t)gi * O + o];
-                    sum += d * d;
-                    dout[k * O + o] = (float)(scale * d);
-                }
-            }
-            if (save) {
-                st = dp_fx_backward(m, &b, work, dout, grads, body, NULL, err);
-            } else if (grads) {
-                dp_fx_head(m, B, emb, out, act);
-                if (dp_fx_head_backward(m, B, emb, act, dout, grads, NULL))
-                    st = dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
-            }
-        }
-        dp_fx_batch_free(&b);
-        if (st) goto done;
-        i = j;
-    }
-    *loss = sum / ((double)n * O);
-done:
-    free(emb);
-    free(act);
-    free(out);
-    free(dout);
-    free(order);
-    free(sub);
-    return st;
-}
-
 static void grad_table(struct dp_trainer *t, float **grads, bool head_only) {
     for (int i = 0; i < t->m->n_params; i++) {
         bool on = t->trainable[i] && (!head_only || t->m->p[i].head);
@@ -198,10 +111,11 @@ enum dp_status dp_trainer_step(struct dp_trainer *t, const struct dp_grouped *co
     grad_table(t, grads, false);
     bool body = false;
     for (int i = 0; i < t->m->n_params; i++) body |= grads[i] && !t->m->p[i].head;
-    double l = 0;
-    enum dp_status st = run_batch(t->m, &t->work, graphs, n, targets, grads, body, &l, err);
+    struct dp_fx_job job = {.graphs = graphs, .n = n, .targets = targets, .grads = grads,
+                            .body = body, .sgrad = &t->sgrad, .n_sgrad = &t->n_sgrad};
+    enum dp_status st = dp_fx_run(t->m, &job, err);
     if (st) return st;
-    if (loss) *loss = (float)l;
+    if (loss) *loss = (float)job.loss;
     if (step) adam_step(t);
     return DP_OK;
 }
@@ -242,11 +156,8 @@ enum dp_status dp_trainer_step_head(struct dp_trainer *t, const float *emb, int 
 enum dp_status dp_model_loss(const struct dp_model *m, const struct dp_grouped *const *graphs,
                              int n, const float *targets, float *loss, struct dp_error *err) {
     if (n < 1) return dp_error_set(err, DP_ERR_INVALID, "loss: no graphs");
-    struct dp_fx_work w;
-    memset(&w, 0, sizeof w);
-    double l = 0;
-    enum dp_status st = run_batch(m, &w, graphs, n, targets, NULL, false, &l, err);
-    dp_fx_work_free(&w);
-    if (!st) *loss = (float)l;
+    struct dp_fx_job job = {.graphs = graphs, .n = n, .targets = targets};
+    enum dp_status st = dp_fx_run(m, &job, err);
+    if (!st) *loss = (float)job.loss;
     return st;
 }

@@ -49,14 +49,8 @@ static bool add_numbers(cJSON *o, const char *key, const double *v, int n) {
 /* A base64 float array of exactly n values into out (finite). */
 static enum dp_status read_blob(const cJSON *o, const char *key, size_t n, const char *name,
                                 const char *path, float *out, struct dp_error *err) {
-    const char *s = NULL;
-    enum dp_status st = dp_json_get_string(o, key, false, name, path, &s, err);
+    enum dp_status st = dp_json_get_b64_floats(o, key, n, name, path, out, err);
     if (st) return st;
-    long bad = dp_b64_read_floats(s, out, n);
-    if (bad == -2) return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
-    if (bad >= 0)
-        return dp_error_set(err, DP_ERR_PARSE, "%s:%s.%s: not %zu float32 values in base64 "
-                            "(at character %ld)", name, path, key, n, bad);
     for (size_t i = 0; i < n; i++)
         if (!isfinite(out[i]))
             return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: value %zu is not finite", name,

@@ -1,7 +1,10 @@
 /* torch_import.c: a PyTorch checkpoint (torch.save of a state_dict) read without Python: the zip
  * container (central directory, zip64 records, stored entries, CRC-32 checked), a pickle virtual
  * machine for the opcode subset torch writes (protocol 2, plus the few of 3-5 that are cheap), and
- * the tensor rebuild (storage, offset, size, stride) into contiguous float32 arrays. */
+ * the tensor rebuild (storage, offset, size, stride) into contiguous float32 arrays.
+ * Over 800 lines on purpose: the zip reader and the pickle machine serve only this format (no
+ * other reader opens a zip or a pickle) and share its limits and its error context (file, byte
+ * offset); split them out when a second reader needs either. */
 #include "dp/torch.h"
 
 #include <math.h>

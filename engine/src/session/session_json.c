@@ -6,6 +6,14 @@
 #include "dp/json_out.h"
 #include "dp/session.h"
 
+/* An interval as member key of w: [lo, hi]. */
+static void jw_interval(struct dp_jw *w, const char *key, double lo, double hi) {
+    dp_jw_array(w, key);
+    dp_jw_num(w, NULL, lo);
+    dp_jw_num(w, NULL, hi);
+    dp_jw_end(w);
+}
+
 void dp_jw_prediction(struct dp_jw *w, const struct dp_prediction *p) {
     dp_jw_str(w, "source", dp_pred_source_name(p->from.source));
     dp_jw_str(w, "inspector", p->from.path[0] ? p->from.path : NULL);
@@ -42,22 +50,15 @@ void dp_jw_prediction(struct dp_jw *w, const struct dp_prediction *p) {
             dp_jw_object(w, dp_resource_name((enum dp_resource)r));
             for (int k = 0; k < DP_N_STATS; k++) {
                 int o = DP_OUTPUT(r, k);
-                dp_jw_array(w, dp_outputs[o].stat);
-                dp_jw_num(w, NULL, p->lo[o]);
-                dp_jw_num(w, NULL, p->hi[o]);
-                dp_jw_end(w);
+                jw_interval(w, dp_outputs[o].stat, p->lo[o], p->hi[o]);
             }
             dp_jw_end(w);
         }
         dp_jw_end(w);
         dp_jw_object(w, "derived");
         for (int k = 0; k < DP_N_DERIVED; k++)
-            if (isfinite(p->d_lo[k])) {
-                dp_jw_array(w, dp_derived_figures[k].key);
-                dp_jw_num(w, NULL, p->d_lo[k]);
-                dp_jw_num(w, NULL, p->d_hi[k]);
-                dp_jw_end(w);
-            }
+            if (isfinite(p->d_lo[k]))
+                jw_interval(w, dp_derived_figures[k].key, p->d_lo[k], p->d_hi[k]);
         dp_jw_end(w);
         dp_jw_end(w);
     }

@@ -1,5 +1,5 @@
 /* sa_train.c: training the setting-aware inspector (dp_sa_train in dp/train.h) over a sweep:
- * the body embeds every graph once (threads), each row becomes one normalised input (embedding,
+ * the body embeds every graph once (one batched call), each row becomes one normalised input (embedding,
  * profile, setting, physical ratios), the split picks test and validation rows (random graphs,
  * whole zoo families, whole GPUs or whole networks), every ensemble member trains with Adam and
  * early stopping, the validation rows calibrate the 80% interval and the training graphs make the
@@ -7,7 +7,6 @@
 #include "dp/train.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +19,6 @@
 
 #define NO DP_SA_N_OUT
 #define MAX_REF 512
-#define MAX_THREADS 16
 
 static const char *const split_names[DP_SA_SPLIT_COUNT] = {"random", "families", "gpus",
                                                            "networks"};
@@ -65,53 +63,18 @@ static bool in_list(const char *list, const char *name) {
     return false;
 }
 
-/* ---- embeddings, one per graph, on threads sharing the (immutable) body ---- */
-
-struct embed_job {
-    const struct dp_model *m;
-    const struct dp_sweep *sw;
-    float                 *emb;
-    int                    E, next;
-    pthread_mutex_t        mu;
-    enum dp_status         st;
-    struct dp_error        err;
-};
-
-static void *embed_worker(void *arg) {
-    struct embed_job *j = arg;
-    for (;;) {
-        pthread_mutex_lock(&j->mu);
-        int i = j->st ? j->sw->n_graphs : j->next++;
-        pthread_mutex_unlock(&j->mu);
-        if (i >= j->sw->n_graphs) return NULL;
-        struct dp_error e = {0};
-        enum dp_status st = dp_model_embed(j->m, j->sw->graphs[i].grouped,
-                                           j->emb + (size_t)i * j->E, &e);
-        if (st) {
-            pthread_mutex_lock(&j->mu);
-            if (!j->st) {
-                j->st = st;
-                j->err = e;
-            }
-            pthread_mutex_unlock(&j->mu);
-        }
-    }
-}
+/* ---- embeddings, one per graph, in one batched call (the engine shares the graphs among its
+ * threads: dp/compute.h) ---- */
 
 static enum dp_status embed_graphs(const struct dp_model *m, const struct dp_sweep *sw, float *emb,
-                                   int E, struct dp_error *err) {
-    struct embed_job j = {.m = m, .sw = sw, .emb = emb, .E = E};
-    if (pthread_mutex_init(&j.mu, NULL))
-        return dp_error_set(err, DP_ERR_NOMEM, "train: cannot create a mutex");
-    pthread_t th[MAX_THREADS];
-    int started = 0, n = dp_blas_threads(0) > 1 ? 1 : 2;
-    for (int t = 1; t < n; t++)
-        if (!pthread_create(&th[started], NULL, embed_worker, &j)) started++;
-    embed_worker(&j);
-    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
-    pthread_mutex_destroy(&j.mu);
-    if (j.st && err) *err = j.err;
-    return j.st;
+                                   struct dp_error *err) {
+    const struct dp_grouped **gs = malloc(((size_t)sw->n_graphs + 1) * sizeof *gs);
+    if (!gs) return dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
+    for (int i = 0; i < sw->n_graphs; i++) gs[i] = sw->graphs[i].grouped;
+    enum dp_status st = sw->n_graphs > 0 ? dp_model_embed_batch(m, gs, sw->n_graphs, emb, err)
+                                         : DP_OK;
+    free(gs);
+    return st;
 }
 
 /* ---- the split ---- */
@@ -459,7 +422,7 @@ enum dp_status dp_sa_train(const struct dp_sweep *sw, const struct dp_gpu_catalo
     double *mean = calloc((size_t)nin, sizeof *mean), *sd = calloc((size_t)nin, sizeof *sd);
     bool *graph_train = calloc((size_t)ng + 1, sizeof *graph_train);
     if (!emb || !rows || !raw || !mean || !sd || !graph_train) goto oom;
-    if ((st = embed_graphs(dp_inspector_model(dp_sa_body(sa)), sw, emb, E, err))) goto fail;
+    if ((st = embed_graphs(dp_inspector_model(dp_sa_body(sa)), sw, emb, err))) goto fail;
     for (int r = 0; r < sw->n_rows; r++) {
         const struct dp_sweep_row *row = &sw->rows[r];
         const struct dp_gpu *g = dp_gpu_find(cat, row->setting.gpu);

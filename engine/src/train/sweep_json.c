@@ -13,7 +13,7 @@
 #include "core/json_util.h"
 #include "dp/metrics.h"
 #include "dataset_impl.h"
-#include "gnn/inspector_impl.h" /* dp_b64_floats */
+#include "gnn/inspector_impl.h" /* dp_b64_floats, dp_json_get_b64_floats */
 
 #define SWEEP_MAX_BYTES ((size_t)1 << 31)
 
@@ -24,20 +24,6 @@ static bool nonneg(const cJSON *v, double *out) {
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0) return false;
     *out = v->valuedouble;
     return true;
-}
-
-/* A base64 float32 blob of exactly n values (n >= 0) into out. */
-static enum dp_status read_blob(const cJSON *o, const char *key, size_t n, const char *name,
-                                const char *path, float *out, struct dp_error *err) {
-    const char *s = NULL;
-    enum dp_status st = dp_json_get_string(o, key, false, name, path, &s, err);
-    if (st) return st;
-    long bad = dp_b64_read_floats(s, out, n);
-    if (bad == -2) return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
-    if (bad >= 0)
-        return dp_error_set(err, DP_ERR_PARSE, "%s:%s.%s: not %zu float32 values in base64 (at "
-                            "character %ld)", name, path, key, n, bad);
-    return DP_OK;
 }
 
 static int cmp_edge(const void *a, const void *b) {
@@ -63,7 +49,8 @@ static enum dp_status read_grouped(const cJSON *o, struct dp_sweep_graph *sg, co
     }
     g->batch = sg->batch;
     g->seed = seed;
-    if ((st = read_blob(o, "features", (size_t)n * DP_N_FEATURES_MAX, name, path, f, err)))
+    if ((st = dp_json_get_b64_floats(o, "features", (size_t)n * DP_N_FEATURES_MAX, name, path, f,
+                                     err)))
         goto done;
     for (int64_t i = 0; i < n * DP_N_FEATURES_MAX; i++) {
         double v = f[i];
@@ -77,7 +64,7 @@ static enum dp_status read_grouped(const cJSON *o, struct dp_sweep_graph *sg, co
         if (k < DP_N_FEATURES) g->x[r * DP_N_FEATURES + k] = v;
         else g->cost[r * DP_N_COST_FEATURES + (k - DP_N_FEATURES)] = v;
     }
-    if ((st = read_blob(o, "edges", 2 * (size_t)m, name, path, f, err))) goto done;
+    if ((st = dp_json_get_b64_floats(o, "edges", 2 * (size_t)m, name, path, f, err))) goto done;
     int kept = 0;
     for (int64_t e = 0; e < m; e++) {
         float a = f[2 * e], b = f[2 * e + 1];

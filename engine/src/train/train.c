@@ -7,12 +7,10 @@
 #include "dp/train.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "core/rng.h"
 #include "dataset_impl.h"
@@ -20,8 +18,6 @@
 #include "dp/clock.h"
 #include "dp/zoo.h" /* dp_zoo_family: hold-out groups */
 #include "dp/zoo_gen.h"
-
-#define EMBED_MAX_THREADS 16
 
 static const char *const split_names[DP_SPLIT_COUNT] = {"random", "hold-out-models"};
 
@@ -632,56 +628,32 @@ fail:
 
 /* ---- the embedding cache (transfer, head mode) ---- */
 
-struct embed_job {
-    const struct dp_model   *m;
-    const struct dp_dataset *ds;
-    float                   *emb;
-    int                      E, next;
-    pthread_mutex_t          mu;
-    enum dp_status           st;
-    struct dp_error          err;
-};
-
-static void *embed_worker(void *arg) {
-    struct embed_job *j = arg;
-    for (;;) {
-        pthread_mutex_lock(&j->mu);
-        int i = j->st ? j->ds->n_samples : j->next++;
-        pthread_mutex_unlock(&j->mu);
-        if (i >= j->ds->n_samples) return NULL;
-        if (!dp_dataset_sample_trainable(&j->ds->samples[i])) continue;
-        struct dp_error e = {0};
-        enum dp_status st = dp_model_embed(j->m, j->ds->samples[i].grouped, j->emb + (size_t)i * j->E, &e);
-        if (st) {
-            pthread_mutex_lock(&j->mu);
-            if (!j->st) { j->st = st; j->err = e; }
-            pthread_mutex_unlock(&j->mu);
-        }
-    }
-}
-
-/* Embeds every trainable sample (the model is immutable: threads share it). One worker per CPU
- * when BLAS runs on one thread; on top of a multi-threaded BLAS, only the calling thread. */
+/* Embeds every trainable sample in one batched call (the engine shares the graphs among its
+ * threads). */
 static enum dp_status embed_all(const struct dp_model *m, const struct dp_dataset *ds, float *emb,
                                 int E, struct dp_error *err) {
-    struct embed_job j = {.m = m, .ds = ds, .emb = emb, .E = E, .next = 0, .st = DP_OK};
-    if (pthread_mutex_init(&j.mu, NULL) != 0)
-        return dp_error_set(err, DP_ERR_NOMEM, "transfer: cannot create a mutex");
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int n_threads = dp_blas_threads(0) > 1 ? 1 : (int)(ncpu < 1 ? 1 : ncpu);
-    if (n_threads > EMBED_MAX_THREADS) n_threads = EMBED_MAX_THREADS;
-    if (n_threads > ds->n_samples) n_threads = ds->n_samples > 0 ? ds->n_samples : 1;
-    pthread_t tid[EMBED_MAX_THREADS];
-    int started = 0;
-    for (int t = 1; t < n_threads; t++) {
-        if (pthread_create(&tid[started], NULL, embed_worker, &j) != 0) break;
-        started++;
+    const struct dp_grouped **gs = malloc(((size_t)ds->n_samples + 1) * sizeof *gs);
+    int *at = malloc(((size_t)ds->n_samples + 1) * sizeof *at);
+    float *got = malloc(((size_t)ds->n_samples * E + 1) * sizeof *got);
+    enum dp_status st = DP_OK;
+    if (!gs || !at || !got) {
+        st = dp_error_set(err, DP_ERR_NOMEM, "transfer: out of memory");
+        goto done;
     }
-    embed_worker(&j);
-    for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
-    pthread_mutex_destroy(&j.mu);
-    if (j.st && err) *err = j.err;
-    return j.st;
+    int n = 0;
+    for (int i = 0; i < ds->n_samples; i++)
+        if (dp_dataset_sample_trainable(&ds->samples[i])) {
+            gs[n] = ds->samples[i].grouped;
+            at[n++] = i;
+        }
+    if (n > 0 && (st = dp_model_embed_batch(m, gs, n, got, err))) goto done;
+    for (int k = 0; k < n; k++)
+        memcpy(emb + (size_t)at[k] * E, got + (size_t)k * E, (size_t)E * sizeof *emb);
+done:
+    free(gs);
+    free(at);
+    free(got);
+    return st;
 }
 
 enum dp_status dp_transfer(const struct dp_inspector *base, const struct dp_dataset *ds,
