@@ -86,7 +86,7 @@ int main(void) {
     CHECK(scr != NULL);
     if (!scr) return 1;
     struct app a;
-    struct app_opts o = {GRAPH, NULL, NULL, NULL, 0, 0, NULL};
+    struct app_opts o = {GRAPH, NULL, NULL, NULL, 0, 0, NULL, ""};
     struct dp_error err = {0};
     CHECK(app_init(&a, &o, &err) == DP_OK);
     view_init(false, false);
