@@ -280,6 +280,13 @@ for size in 80x24 200x50; do
     expect "Compare every GPU"
     expect_re " SA +[0-9.]+±"
     shot "compare, setting-aware"
+    if [ "$size" = 200x50 ]; then
+        # importance under the setting-aware inspector (explain reads a per-setting network):
+        # the list's inspector for this cluster says which ops drive the figure, and says so
+        key 4
+        expect "V100-P1w2ho-PCIe's inspector" 30
+        if grep -q "no inspector" "$TMP/screen"; then fail "importance: no inspector"; else pass; fi
+    fi
     quit_ok
     start "LANG=C.UTF-8 LC_ALL=C.UTF-8 DRIPLE_ASSETS='$TMP/sa-assets' DRIPLE_INSPECTORS='$TMP/none'" "'$BIN' explore tests/data/graph/small.json --settings '$SETTINGS'"
     expect "OUT OF DISTRIBUTION" 30

@@ -134,6 +134,7 @@ void app_predict_setting(struct app *a, const struct dp_setting *s, bool defer_l
     struct dp_error err = {0};
     unsigned flags = DP_RESOLVE_NEAREST | (defer_load ? DP_RESOLVE_DEFER : 0);
     memset(out, 0, sizeof *out);
+    out->explain = -1;
     if (dp_session_predict(a->ss, s, flags, &out->p, &err) != DP_OK)
         app_copy(out->p.note, sizeof out->p.note, err.msg);
     /* with defer_sims an uncached simulation waits for app_fill_pending (the key answers first) */
@@ -145,6 +146,13 @@ void app_predict_setting(struct app *a, const struct dp_setting *s, bool defer_l
 
 void app_predict(struct app *a, const struct dp_setting *s, struct app_pred *out) {
     app_predict_setting(a, s, false, out);
+    struct dp_resolution r = out->p.from;
+    struct dp_error err = {0};
+    if (out->p.ok && r.inspector < 0 &&
+        dp_session_resolve(a->ss, s, DP_RESOLVE_PER_SETTING | DP_RESOLVE_NEAREST, &r, &err) != DP_OK)
+        r.inspector = -1;
+    out->explain = r.inspector;
+    app_copy(out->explain_id, sizeof out->explain_id, r.inspector >= 0 ? r.setting_id : "");
 }
 
 /* Runs s's pending simulation into p. */
@@ -158,7 +166,7 @@ static void fill_simulation(struct app *a, const struct dp_setting *s, struct ap
 }
 
 const struct dp_inspector *app_inspector(const struct app *a) {
-    return a->pred.p.ok ? dp_session_inspector(a->ss, a->pred.p.from.inspector) : NULL;
+    return a->pred.explain >= 0 ? dp_session_inspector(a->ss, a->pred.explain) : NULL;
 }
 
 void app_refresh(struct app *a) {

@@ -30,6 +30,12 @@ struct app_pred {
     struct dp_prediction p;           /* the inspector's (p.ok; p.pending: file not loaded yet) */
     struct dp_simulation sim;         /* the simulator's (sim.ok), labelled "simulated" */
     bool                 sim_pending; /* not simulated yet (defer_sims): app_fill_pending will */
+    /* The inspector importance reads (dp_session_inspector index, -1: none): the prediction's
+     * own, or under the setting-aware inspector, which explain cannot read, the per-setting one
+     * the list has for this cluster, else its nearest; explain_id names whom it was made for.
+     * Set for the current setting only (app_predict). */
+    int                  explain;
+    char                 explain_id[DP_NAME_MAX];
 };
 
 /* The what-if setting. */

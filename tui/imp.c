@@ -228,6 +228,11 @@ void imp_sync(struct app *a) {
     s->v.ascii = !a->utf8;
     const struct dp_inspector *in = app_inspector(a);
     const struct dp_model *m = in ? dp_inspector_model(in) : NULL;
+    /* the setting-aware inspector predicts; a per-setting one says which ops drive it */
+    if (in && a->pred.p.from.source == DP_SOURCE_SETTING_AWARE)
+        snprintf(s->v.by, sizeof s->v.by, "by %s's inspector", a->pred.explain_id);
+    else
+        s->v.by[0] = '\0';
     double scale[DP_N_OUTPUTS];
     scales(in, scale);
     const struct dp_grouped *grouped = dp_session_grouped(a->ss);

@@ -623,12 +623,12 @@ void importance_view_draw(WINDOW *w, const struct importance_view *v) {
     /* Header: the metric, its value and how the importances were computed. */
     char head[256];
     if (v->e)
-        snprintf(head, sizeof head, " importance: %s = %.4g %s  (%s, %.0f ms)  zoom %.1fx",
+        snprintf(head, sizeof head, " importance: %s = %.4g %s  (%s, %.0f ms)  zoom %.1fx  %s",
                  dp_metric_name(v->metric), v->e->value, dp_metric_unit(v->metric),
-                 dp_explain_method_name(v->method), v->compute_ms, v->zoom);
+                 dp_explain_method_name(v->method), v->compute_ms, v->zoom, v->by);
     else
-        snprintf(head, sizeof head, " importance: %s (%s)  zoom %.1fx", dp_metric_name(v->metric),
-                 dp_explain_method_name(v->method), v->zoom);
+        snprintf(head, sizeof head, " importance: %s (%s)  zoom %.1fx  %s",
+                 dp_metric_name(v->metric), dp_explain_method_name(v->method), v->zoom, v->by);
     line_fit(w, 0, 0, cols, head, A_BOLD);
     if (!v->g || !v->layout) {
         line_fit(w, rows > 2 ? 2 : 0, 1, cols - 1, v->message[0] ? v->message : "no graph", 0);

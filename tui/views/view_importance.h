@@ -44,6 +44,8 @@ struct importance_view {
                                                five top groups */
     double                       compute_ms;   /* time of the last importance computation */
     char                         message[512]; /* last error ("" = none), shown in the pane */
+    char                         by[96];  /* whose importances when not the prediction's
+                                             inspector ("" = its own), shown in the header */
     /* Background computation (the explorer, tui/imp.c). With `defer` set, a computation
      * judged slow (occlusion, or grad once one took over IMPORTANCE_SYNC_MS) is not run by
      * importance_view_compute: it clears e, sets `requested` and says "computing ..."; the
