@@ -21,6 +21,7 @@
 #include "dp/dataset.h"
 #include "dp/files.h"
 #include "dp/json_out.h"
+#include "dp/names.h"
 #include "dp/session.h"
 #include "dp/settings.h"
 #include "dp/sim.h"
@@ -198,16 +199,9 @@ static int run_threads(struct build *b, int n_threads, void *(*fn)(void *), int 
     return 0;
 }
 
+/* no list: every name */
 static bool in_list(const char *list, const char *name) {
-    if (!list) return true;
-    size_t n = strlen(name);
-    for (const char *p = list; *p;) {
-        size_t len = strcspn(p, ",");
-        if (len == n && !strncmp(p, name, n)) return true;
-        p += len;
-        if (*p == ',') p++;
-    }
-    return false;
+    return !list || dp_name_in_list(list, name);
 }
 
 /* Checks that every name in a comma list is known (model names or optimizers). */

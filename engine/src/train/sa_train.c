@@ -13,6 +13,7 @@
 
 #include "core/rng.h"
 #include "dp/clock.h"
+#include "dp/names.h"
 #include "dp/zoo.h"
 #include "dp/zoo_gen.h"
 #include "train_impl.h"
@@ -52,17 +53,6 @@ void dp_sa_train_opts_default(struct dp_sa_train_opts *o) {
     o->seed = 1;
 }
 
-static bool in_list(const char *list, const char *name) {
-    size_t n = strlen(name);
-    for (const char *p = list; p && *p;) {
-        size_t len = strcspn(p, ",");
-        if (len == n && !strncasecmp(p, name, n)) return true;
-        p += len;
-        if (*p == ',') p++;
-    }
-    return false;
-}
-
 /* ---- embeddings, one per graph, in one batched call (the engine shares the graphs among its
  * threads: dp/compute.h) ---- */
 
@@ -93,7 +83,7 @@ static enum dp_status split_rows(const struct dp_sweep *sw, const int *rows, int
         for (int i = 0; i < n; i++) {
             const struct dp_setting *s = &sw->rows[rows[i]].setting;
             const char *name = o->split == DP_SA_SPLIT_GPUS ? s->gpu : dp_network_name(s->network);
-            part[i] = in_list(o->test_held, name) ? 2 : in_list(o->val_held, name) ? 1 : 0;
+            part[i] = dp_name_in_list(o->test_held, name) ? 2 : dp_name_in_list(o->val_held, name) ? 1 : 0;
             n_test += part[i] == 2;
         }
         if (!n_test)

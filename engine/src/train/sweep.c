@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/rng.h"
+#include "dp/names.h"
 #include "dp/sim.h"
 #include "dp/zoo.h"
 #include "dp/zoo_gen.h"
@@ -75,16 +76,9 @@ static const char *model_name(const struct model *m) {
     return m->zoo ? m->zoo->name : m->gen.name;
 }
 
+/* no list: every name */
 static bool in_list(const char *list, const char *name) {
-    if (!list) return true;
-    size_t n = strlen(name);
-    for (const char *p = list; *p;) {
-        size_t len = strcspn(p, ",");
-        if (len == n && !strncmp(p, name, n)) return true;
-        p += len;
-        if (*p == ',') p++;
-    }
-    return false;
+    return !list || dp_name_in_list(list, name);
 }
 
 static int uniform_int(uint64_t *s, int n) { return (int)(dp_rng_next(s) % (uint64_t)n); }
