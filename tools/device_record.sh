@@ -22,8 +22,10 @@ bundle_dir=$build/device
 
 die() { echo "device_record: $*" >&2; exit 1; }
 
+# the bundle (a GPU machine has only it), unless the build beside it is newer: a bundle left by
+# an older build would run old code
 driple_bin() {
-    if [ -x "$bundle_dir/bin/driple" ]; then
+    if [ -x "$bundle_dir/bin/driple" ] && [ ! "$build/driple" -nt "$bundle_dir/bin/driple" ]; then
         LD_LIBRARY_PATH=$bundle_dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
         export LD_LIBRARY_PATH
         echo "$bundle_dir/bin/driple"
