@@ -1,31 +1,39 @@
 #!/bin/sh
 # make_assets.sh: the shipped inspectors, reproducibly from seeds (`make assets`).
-#  1. one simulated sweep (driple dataset sweep): every zoo model x optimizer x 12 batch sizes
-#     and GEN generated architectures x 2 batch sizes, in fp32 and mixed precision, each on every
-#     setting of assets/settings/default.json (all zoo graphs, the first QUOTA generated ones)
-#     and on NRANDOM settings drawn from the catalog's GPUs, 1 .. 64 workers, PS or all-reduce,
-#     TensorFlow or PyTorch, every network; jobs that do not fit a GPU's memory are kept out;
-#  2. a per-setting dataset for every setting of the list, its rows of the sweep
-#     (driple dataset extract);
+#  1. two simulated sweeps (driple dataset sweep; every label SIMULATED):
+#     - the list sweep: every zoo model x optimizer x 12 batch sizes, in fp32 and mixed
+#       precision, on every setting of assets/settings/default.json of its precision (the
+#       per-setting inspectors' data);
+#     - the setting-aware sweep: every zoo model x optimizer x SA_ZOO_BATCHES batch sizes and GEN
+#       generated architectures x 2 batch sizes, in fp32 and mixed, each on NRANDOM settings drawn
+#       from the catalog's GPUs (1 .. 64 workers, PS or all-reduce, TensorFlow or PyTorch, every
+#       network) and on every list setting (all zoo graphs, the first QUOTA generated ones);
+#     jobs that do not fit a GPU's memory are kept out;
+#  2. a per-setting dataset for every list setting, its rows of the list sweep (driple dataset
+#     extract, the sweep read once);
 #  3. a base inspector trained from scratch on one setting (driple train --recipe driple-c,
 #     notes/accuracy.md), on a random 60/20/20 split;
-#  4. a transferred inspector for every other setting (driple transfer: the base's GNN body is
-#     kept, only the head learns; the file stores what differs and names the base);
-#  5. the setting-aware inspector (driple train --sweep: the base's body, a head reading the
-#     graph's profile and the setting; shipped as inspectors/setting-aware.json), on a random
-#     split of the sweep's graphs, and again holding out whole model families, whole GPUs
-#     (SA_GPUS) and whole networks (SA_NETS) to measure what it never saw (not shipped);
-#  6. the same base and transfers again on a split that holds out whole model families
-#     (HOLDOUT=1, the default; not shipped);
-#  7. notes/assets.md: errors per metric and setting, the setting-aware inspector's per output
+#  4. in two lanes at once (the machine's two cores; each step one process):
+#     lane 1: the setting-aware inspector (driple train --sweep: the base's body, an ensemble of
+#       SA_MEMBERS heads reading the graph's profile and the setting; shipped as
+#       inspectors/setting-aware.json) on a random split of the sweep's graphs, then again
+#       holding out whole GPUs (SA_GPUS; not shipped);
+#     lane 2: a transferred inspector for every other list setting (driple transfer: the base's
+#       GNN body is kept, only the head learns; the file stores what differs and names the base),
+#       the same base and transfers again on a split that holds out whole model families
+#       (HOLDOUT=1, the default; not shipped), then the setting-aware inspector holding out whole
+#       model families and whole networks (SA_NETS; not shipped, SA_HOLD_MEMBERS heads);
+#  5. notes/assets.md: errors per metric and setting, the setting-aware inspector's per output
 #     and per hold-out (MAPE, R^2, coverage of its 80% interval), and the time each step took.
 # Every label is SIMULATED (notes/calibration.md), not measured.
-# Environment: JOBS (threads, 2), RECIPE (driple-c), EPOCHS / PATIENCE / TEPOCHS (empty: the
+# Environment: JOBS (sweep threads, 2), RECIPE (driple-c), EPOCHS / PATIENCE / TEPOCHS (empty: the
 # recipe's), BASE (the base setting, V100-P1w2ho-PCIe), SEED (1), GEN (generated architectures,
-# 2500), QUOTA (generated graphs per list setting, 400), NRANDOM (random settings per graph, 6),
-# SA_MEMBERS (5), SA_EPOCHS (120), SA_GPUS / SA_NETS (held out), HOLDOUT (1), ONLY
-# (space-separated setting ids to transfer to; default all); DS, LOG, OUT, NOTES (paths);
-# NOTES_ONLY=1 rewrites notes/assets.md from the logs of the last run.
+# 3000), SA_ZOO_BATCHES (4), QUOTA (generated graphs per list setting, 60), NRANDOM (random
+# settings per graph, 5), SA_MEMBERS (5), SA_HOLD_MEMBERS (3), SA_EPOCHS (150), SA_PATIENCE (15),
+# SA_GPUS / SA_NETS (held out), HOLDOUT (1), ONLY (space-separated setting ids to transfer to;
+# default all); DS, LOG, OUT, NOTES (paths); NOTES_ONLY=1 rewrites notes/assets.md from the logs
+# of the last run. The defaults take about 50 minutes on the project's 2-core machine when it is
+# otherwise idle (notes/accuracy.md, experiments I).
 set -eu
 BIN=${1:-build/driple}
 JOBS=${JOBS:-2}
@@ -35,11 +43,14 @@ PATIENCE=${PATIENCE:-}
 TEPOCHS=${TEPOCHS:-}
 BASE=${BASE:-V100-P1w2ho-PCIe}
 SEED=${SEED:-1}
-GEN=${GEN:-2500}
-QUOTA=${QUOTA:-400}
-NRANDOM=${NRANDOM:-6}
+GEN=${GEN:-3000}
+SA_ZOO_BATCHES=${SA_ZOO_BATCHES:-4}
+QUOTA=${QUOTA:-60}
+NRANDOM=${NRANDOM:-5}
 SA_MEMBERS=${SA_MEMBERS:-5}
-SA_EPOCHS=${SA_EPOCHS:-120}
+SA_HOLD_MEMBERS=${SA_HOLD_MEMBERS:-3}
+SA_EPOCHS=${SA_EPOCHS:-150}
+SA_PATIENCE=${SA_PATIENCE:-15}
 SA_GPUS=${SA_GPUS:-A100-40GB-SXM,T4,RTX3090,H200,V100-SXM2-32GB,L4}
 SA_VAL_GPUS=${SA_VAL_GPUS:-A10,RTX4090,P100-SXM2}
 SA_NETS=${SA_NETS:-25GbE,IB-EDR}
@@ -56,6 +67,7 @@ TOPT=""
 XOPT=""
 [ -n "$TEPOCHS" ] && XOPT="$XOPT --epochs $TEPOCHS"
 [ -n "$PATIENCE" ] && XOPT="$XOPT --patience $PATIENCE"
+SAOPT="--epochs $SA_EPOCHS --patience $SA_PATIENCE --seed $SEED --json"
 
 [ -x "$BIN" ] || { echo "make_assets: $BIN not built (run make)" >&2; exit 1; }
 mkdir -p "$DS" "$LOG" "$OUT"
@@ -65,80 +77,106 @@ trap 'rm -rf "$TMPBIN"' EXIT
 cp "$BIN" "$TMPBIN/driple"
 BIN=$TMPBIN/driple
 now() { date +%s; }
+# timed NAME CMD...: runs CMD and appends "NAME <wall seconds>" to the times file.
+timed() {
+    t_name=$1
+    shift
+    t_start=$(now)
+    "$@"
+    echo "$t_name $(($(now) - t_start))" >>"$LOG/times.txt"
+}
 
 if [ "${NOTES_ONLY:-0}" != 1 ]; then
-echo "make_assets: 1/5 the sweep (simulated) -> $DS/sweep.json" >&2
-t0=$(now)
-"$BIN" dataset sweep --settings "$SETTINGS" --out "$DS/sweep.json" --generated "$GEN" \
-    --gen-batches 2 --quota "$QUOTA" --random "$NRANDOM" --allreduce --pytorch --jobs "$JOBS" \
-    --seed "$SEED" --json >"$LOG/sweep.json"
+T0=$(now)
+: >"$LOG/times.txt"
 ids=${ONLY:-$(sed -n 's/^ *"id": *"\([^"]*\)".*/\1/p' "$SETTINGS")}
-# The per-setting datasets: each list setting's rows of the sweep.
-echo "{\"settings\": [" >"$LOG/datasets.json"
-sep=""
-for id in $BASE $ids; do
-    "$BIN" dataset extract "$DS/sweep.json" --setting "$id" -o "$DS/$id.json" >"$LOG/extract.txt"
-    n=$(sed -n 's/.*: \([0-9]*\) samples of.*/\1/p' "$LOG/extract.txt")
-    printf '%s{"id": "%s", "samples": %s}' "$sep" "$id" "${n:-0}" >>"$LOG/datasets.json"
-    sep=", "
-done
-echo "]}" >>"$LOG/datasets.json"
-t1=$(now)
-# base_and_transfers SPLIT OUTDIR LOGPREFIX
-base_and_transfers() {
-    echo "make_assets: base inspector $BASE from scratch (recipe $RECIPE, $1 split)" >&2
+echo "make_assets: 1/5 the sweeps (simulated) -> $DS/list.json, $DS/sweep.json" >&2
+timed sweep_list "$BIN" dataset sweep --settings "$SETTINGS" --out "$DS/list.json" --generated 0 \
+    --random 0 --jobs "$JOBS" --seed "$SEED" --json >"$LOG/sweep_list.json"
+timed sweep_sa "$BIN" dataset sweep --settings "$SETTINGS" --out "$DS/sweep.json" \
+    --zoo-batches "$SA_ZOO_BATCHES" --generated "$GEN" --gen-batches 2 --quota "$QUOTA" \
+    --random "$NRANDOM" --allreduce --pytorch --jobs "$JOBS" --seed "$SEED" --json >"$LOG/sweep.json"
+echo "make_assets: 2/5 the per-setting datasets -> $DS" >&2
+# shellcheck disable=SC2086
+all=$(printf '%s\n' $BASE $ids | awk '!seen[$0]++' | paste -sd, -)
+timed extract "$BIN" dataset extract "$DS/list.json" --setting "$all" --dir "$DS" >"$LOG/extract.txt"
+sed -n 's/^.*: \([0-9]*\) samples of \([^ ]*\) from.*/{"id": "\2", "samples": \1}/p' \
+    "$LOG/extract.txt" | paste -sd, - | sed 's/^/{"settings": [/; s/$/]}/' >"$LOG/datasets.json"
+# base DIR LOGPREFIX SPLIT: the base inspector from scratch.
+base() {
+    echo "make_assets: base inspector $BASE from scratch (recipe $RECIPE, $3 split)" >&2
     # shellcheck disable=SC2086
-    "$BIN" train --dataset "$DS/$BASE.json" -o "$2/$BASE.json" --recipe "$RECIPE" --split "$1" \
-        --seed "$SEED" $TOPT --json >"$3train_$BASE.json"
-    echo "make_assets: transfer to the other settings ($1 split)" >&2
+    "$BIN" train --dataset "$DS/$BASE.json" -o "$1/$BASE.json" --recipe "$RECIPE" --split "$3" \
+        --seed "$SEED" $TOPT --json >"$2train_$BASE.json"
+}
+# transfers DIR LOGPREFIX SPLIT: every other list setting from DIR's base.
+transfers() {
+    echo "make_assets: transfer to the other settings ($3 split)" >&2
     for id in $ids; do
         [ "$id" = "$BASE" ] && continue
         [ -f "$DS/$id.json" ] || { echo "make_assets: no dataset for $id" >&2; exit 1; }
         # shellcheck disable=SC2086
-        "$BIN" transfer --from "$2/$BASE.json" --dataset "$DS/$id.json" -o "$2/$id.json" \
-            --recipe "$RECIPE" --split "$1" --seed "$SEED" $XOPT --json >"$3transfer_$id.json"
-        echo "  $id" >&2
+        "$BIN" transfer --from "$1/$BASE.json" --dataset "$DS/$id.json" -o "$1/$id.json" \
+            --recipe "$RECIPE" --split "$3" --seed "$SEED" $XOPT --json >"$2transfer_$id.json" \
+            2>"$2transfer_$id.err"
+        rm -f "$2transfer_$id.err"
     done
 }
-echo "make_assets: 2/5 base and transfers (random split) -> $OUT" >&2
-base_and_transfers random "$OUT" "$LOG/"
-t2=$(now)
-t3=$t2
-if [ "$HOLDOUT" = 1 ]; then
-    echo "make_assets: 3/5 the same holding out whole model families -> $LOG/holdout (not shipped)" >&2
-    mkdir -p "$LOG/holdout"
-    base_and_transfers models "$LOG/holdout" "$LOG/holdout/"
-    t3=$(now)
+# sa NAME OUTFILE MEMBERS [SPLIT OPTIONS]: the setting-aware inspector on the sweep.
+sa() {
+    sa_name=$1 sa_file=$2 sa_members=$3
+    shift 3
+    echo "make_assets: the setting-aware inspector ($sa_name) -> $sa_file" >&2
+    # shellcheck disable=SC2086
+    "$BIN" train --sweep "$DS/sweep.json" --body "$OUT/$BASE.json" -o "$sa_file" \
+        --members "$sa_members" $SAOPT "$@" >"$LOG/sa_$sa_name.json" 2>"$LOG/sa_$sa_name.err"
+    rm -f "$LOG/sa_$sa_name.err"
+}
+echo "make_assets: 3/5 the base inspector (random split) -> $OUT/$BASE.json" >&2
+timed base base "$OUT" "$LOG/" random
+echo "make_assets: 4/5 two lanes: the setting-aware inspector; transfers and hold-outs" >&2
+mkdir -p "$LOG/holdout"
+lane1() {
+    timed sa_random sa random "$OUT/setting-aware.json" "$SA_MEMBERS"
+    [ "$HOLDOUT" = 1 ] || return 0
+    timed sa_gpus sa gpus "$LOG/holdout/sa_gpus.json" "$SA_HOLD_MEMBERS" --split gpus \
+        --test-held "$SA_GPUS" --val-held "$SA_VAL_GPUS"
+}
+lane2() {
+    timed transfers transfers "$OUT" "$LOG/" random
+    [ "$HOLDOUT" = 1 ] || return 0
+    timed holdout_base base "$LOG/holdout" "$LOG/holdout/" models
+    timed holdout_transfers transfers "$LOG/holdout" "$LOG/holdout/" models
+    timed sa_families sa families "$LOG/holdout/sa_families.json" "$SA_HOLD_MEMBERS" \
+        --split families
+    timed sa_networks sa networks "$LOG/holdout/sa_networks.json" "$SA_HOLD_MEMBERS" \
+        --split networks --test-held "$SA_NETS" --val-held "$SA_VAL_NETS"
+}
+# Each lane in a subshell (set -e stops it at its first failure); a lane's failure fails the run
+# once both have stopped, so no step is left running.
+lane1 &
+p1=$!
+lane2 &
+p2=$!
+rc=0
+wait "$p1" || rc=$?
+wait "$p2" || rc=$?
+if [ "$rc" != 0 ]; then
+    for f in "$LOG"/*.err "$LOG"/holdout/*.err; do [ -f "$f" ] && tail -n 3 "$f" >&2; done
+    echo "make_assets: a step failed (logs in $LOG)" >&2
+    exit "$rc"
 fi
-# The setting-aware inspector: shipped (random split), then holding out families, GPUs and
-# networks (fewer members: measurements, not shipped).
-echo "make_assets: 4/5 the setting-aware inspector -> $OUT/setting-aware.json" >&2
-"$BIN" train --sweep "$DS/sweep.json" --body "$OUT/$BASE.json" -o "$OUT/setting-aware.json" \
-    --members "$SA_MEMBERS" --epochs "$SA_EPOCHS" --seed "$SEED" --json >"$LOG/sa_random.json"
-t4=$(now)
-if [ "$HOLDOUT" = 1 ]; then
-    echo "make_assets: 5/5 the setting-aware inspector holding out families, GPUs, networks" >&2
-    "$BIN" train --sweep "$DS/sweep.json" --body "$OUT/$BASE.json" -o "$LOG/holdout/sa_families.json" \
-        --members 3 --epochs "$SA_EPOCHS" --seed "$SEED" --split families --json >"$LOG/sa_families.json"
-    "$BIN" train --sweep "$DS/sweep.json" --body "$OUT/$BASE.json" -o "$LOG/holdout/sa_gpus.json" \
-        --members 3 --epochs "$SA_EPOCHS" --seed "$SEED" --split gpus --test-held "$SA_GPUS" \
-        --val-held "$SA_VAL_GPUS" --json >"$LOG/sa_gpus.json"
-    "$BIN" train --sweep "$DS/sweep.json" --body "$OUT/$BASE.json" -o "$LOG/holdout/sa_networks.json" \
-        --members 3 --epochs "$SA_EPOCHS" --seed "$SEED" --split networks --test-held "$SA_NETS" \
-        --val-held "$SA_VAL_NETS" --json >"$LOG/sa_networks.json"
+echo "total $(($(now) - T0))" >>"$LOG/times.txt"
 fi
-t5=$(now)
-echo "$t0 $t1 $t2 $t3 $t4 $t5" >"$LOG/times.txt"
-fi
-read t0 t1 t2 t3 t4 t5 <"$LOG/times.txt"
 
 # notes/assets.md from the logs (python3 reads the JSON; without it the logs stay in $LOG).
 if command -v python3 >/dev/null 2>&1; then
-    python3 - "$LOG" "$BASE" "$((t1 - t0))" "$((t2 - t1))" "$((t3 - t2))" "$RECIPE" \
-        "$SEED" "$GEN" "$QUOTA" "$NRANDOM" "$((t4 - t3))" "$((t5 - t4))" >"$NOTES" <<'EOF'
+    python3 - "$LOG" "$BASE" "$RECIPE" "$SEED" "$GEN" "$QUOTA" "$NRANDOM" "$SA_ZOO_BATCHES" \
+        "$SA_MEMBERS" "$SA_HOLD_MEMBERS" >"$NOTES" <<'EOF'
 import glob, json, math, os, sys
-(log, base, t_ds, t_main, t_hold, recipe, seed, gen, quota, n_random, t_sa,
- t_sa_hold) = sys.argv[1:]
+(log, base, recipe, seed, gen, quota, n_random, sa_zoo_batches, members,
+ hold_members) = sys.argv[1:]
+times = dict(l.split() for l in open(os.path.join(log, "times.txt")) if len(l.split()) == 2)
 names = ["gpu_mem_util.idle", "gpu_mem_util.active", "gpu_mem_util.peak", "gpu_util.idle",
          "gpu_util.active", "gpu_util.peak", "net_rx.idle", "net_rx.active", "net_rx.peak",
          "net_tx.idle", "net_tx.active", "net_tx.peak"]
@@ -204,10 +242,11 @@ def sa_section():
     print("One inspector for every setting (`inspectors/setting-aware.json`, shipped: random split "
           "of the sweep's graphs): the base's GNN body, and an ensemble of MLP heads reading the "
           "graph's profile and the setting, predicting the 12 metrics, the iteration time and the "
-          "memory footprint with an 80% interval. Trained again holding out whole model families, "
-          "whole GPUs and whole networks (3 members each, not shipped). Test part of each split; "
+          "memory footprint with an 80%% interval (%s members). Trained again holding out whole "
+          "model families, whole GPUs and whole networks (%s members each, not shipped). Test "
+          "part of each split; "
           "`12 metrics` is the mean and the median of their MAPE; coverage is the share of test "
-          "labels inside the 80% interval (median over the 14 outputs).\n")
+          "labels inside the 80% interval (median over the 14 outputs).\n" % (members, hold_members))
     print("| split | held out | rows (train/val/test) | seconds | 12 metrics MAPE mean / median | "
           "iteration_ms MAPE | memory_gb MAPE | coverage (median) |")
     print("|---|---|---|---|---|---|---|---|")
@@ -234,27 +273,37 @@ def sa_section():
 
 ds = json.load(open(os.path.join(log, "datasets.json")))
 sweep = json.load(open(os.path.join(log, "sweep.json")))
+slist = json.load(open(os.path.join(log, "sweep_list.json")))
 rows = load_rows(log)
 hold = load_rows(os.path.join(log, "holdout"))
 print("# Shipped inspectors (`make assets`)\n")
 print("Generated by `assets/make_assets.sh` (recipe `%s`, seed %s). **Every label is simulated** by "
-      "driple's training simulator (notes/calibration.md), not measured on a cluster. The sweep "
-      "(`driple dataset sweep`): %s graphs (every zoo model x optimizer x 12 batch sizes, and %s "
-      "generated architectures x 2 batch sizes, in fp32 and mixed precision) and %s rows (%s out "
-      "of memory, left out of training): each graph on every list setting of its precision (every "
-      "zoo graph, the first %s generated ones) and on %s random settings. Per-setting datasets: "
-      "each list setting's rows, up to %d jobs (`driple dataset extract`). The per-setting "
-      "inspectors are trained on a random 60/20/20 split; the same base and transfers are trained "
-      "again on a split that holds out whole model families (`--split models`: every size variant "
-      "of a held-out architecture is held out with it; generated architectures always train) to "
-      "measure how they predict an architecture they never saw (not shipped). The recipe and the "
-      "experiments behind it: notes/accuracy.md.\n"
-      % (recipe, seed, sweep.get("graphs"), gen, sweep.get("rows"), sweep.get("oom"), quota,
-         n_random, max(s["samples"] for s in ds["settings"])))
-print("Times on this machine (2 shared cores): sweep and datasets %s s; base (%s, from scratch) "
-      "and %d transfers, random split: %s s; the same holding out model families: %s s; the "
-      "setting-aware inspector: %s s, and its three hold-outs: %s s.\n"
-      % (t_ds, base, len(rows) - 1, t_main, t_hold, t_sa, t_sa_hold))
+      "driple's training simulator (notes/calibration.md), not measured on a cluster. Two sweeps "
+      "(`driple dataset sweep`). The list sweep, for the per-setting inspectors: every zoo model x "
+      "optimizer x 12 batch sizes in fp32 and mixed precision (%s graphs) on every list setting of "
+      "its precision: %s rows (%s out of memory, left out); each list setting's rows make its "
+      "dataset, up to %d jobs (`driple dataset extract`). The setting-aware sweep: every zoo model "
+      "x optimizer x %s batch sizes and %s generated architectures x 2 batch sizes, in fp32 and "
+      "mixed (%s graphs), each on %s random settings and on every list setting of its precision "
+      "(every zoo graph, the first %s generated ones): %s rows (%s out of memory, left out). The "
+      "per-setting inspectors are trained on a random 60/20/20 split; the same base and transfers "
+      "are trained again on a split that holds out whole model families (`--split models`: every "
+      "size variant of a held-out architecture is held out with it; generated architectures "
+      "always train) to measure how they predict an architecture they never saw (not shipped). "
+      "The recipe and the experiments behind it: notes/accuracy.md.\n"
+      % (recipe, seed, slist.get("graphs"), slist.get("rows"), slist.get("oom"),
+         max(s["samples"] for s in ds["settings"]), sa_zoo_batches, gen, sweep.get("graphs"),
+         n_random, quota, sweep.get("rows"), sweep.get("oom")))
+def t(k):
+    return times.get(k, "-")
+print("Wall times on this machine (2 cores), in seconds: list sweep %s, setting-aware sweep %s, "
+      "datasets %s, base (%s, from scratch) %s; then two lanes at once: the setting-aware "
+      "inspector %s and holding out GPUs %s; %d transfers %s, the base and transfers holding out "
+      "model families %s + %s, the setting-aware inspector holding out families %s and networks "
+      "%s. Whole run: %s s.\n"
+      % (t("sweep_list"), t("sweep_sa"), t("extract"), base, t("base"), t("sa_random"),
+         t("sa_gpus"), len(rows) - 1, t("transfers"), t("holdout_base"), t("holdout_transfers"),
+         t("sa_families"), t("sa_networks"), t("total")))
 sa_section()
 print("Metrics (per output, on the test part): MAPE = mean |pred - label| / |label| over labels "
       ">= 1 (ms, %, MB/s; smaller ones are immaterial and would dominate), in %; R^2 = 1 - "
@@ -277,4 +326,4 @@ EOF
 else
     echo "make_assets: python3 not found; the logs are in $LOG (notes/assets.md not written)" >&2
 fi
-echo "make_assets: done in $((t5 - t0)) s; inspectors in $OUT" >&2
+echo "make_assets: done; inspectors in $OUT, times in $LOG/times.txt" >&2

@@ -24,9 +24,10 @@
     "  and on K settings drawn from the catalog's GPUs, 1 .. N workers, every network (default\n" \
     "  8, 64). Labels are SIMULATED."
 #define EXTRACT_USAGE                                                                           \
-    "driple dataset extract SWEEP.json --setting ID -o DATASET.json [--cost-features]\n"        \
-    "       [--gpus-file FILE]\n"                                                                \
-    "  the setting's rows that fit its GPU, as a driple-dataset/1 (for train and transfer)"
+    "driple dataset extract SWEEP.json (--setting ID -o DATASET.json | --setting ID,ID,...\n"   \
+    "       --dir DIR) [--cost-features] [--gpus-file FILE]\n"                                  \
+    "  the setting's rows that fit its GPU, as a driple-dataset/1 (for train and transfer);\n"   \
+    "  with --dir, each listed setting's into DIR/ID.json (the sweep read once)"
 
 static void on_progress(int done, int total, void *ud) {
     (void)ud;
@@ -134,39 +135,72 @@ done:
     return rc;
 }
 
-int cmd_dataset_extract(int argc, char **argv) {
-    struct cli c;
-    if (!cli_init(&c, argc, argv, "dataset extract")) return 1;
-    const char *id = cli_value(&c, "--setting"), *out = cli_value(&c, "-o");
-    const char *gpus_file = cli_value(&c, "--gpus-file");
-    bool cost = cli_flag(&c, "--cost-features");
-    const char *in = cli_positional(&c, 0);
-    int rc = 0;
-    if (c.bad || !cli_check_unused(&c) || !in || !id || !out) {
-        rc = cli_usage("dataset extract", EXTRACT_USAGE, "%s",
-                       !in ? "missing SWEEP.json" : !id ? "missing --setting ID"
-                       : !out ? "missing -o FILE" : "bad arguments");
-        goto done;
-    }
-    struct dp_gpu_catalog *cat = NULL;
-    struct dp_sweep sw;
-    memset(&sw, 0, sizeof sw);
+/* One setting's rows of sw into path; prints the count. 0, or 1 on failure or no row. */
+static int extract_one(const struct dp_sweep *sw, const struct dp_gpu_catalog *cat, const char *in,
+                       const char *id, bool cost, const char *path) {
     struct dp_dataset ds;
     dp_dataset_init(&ds, NULL);
     struct dp_setting s;
     struct dp_error err = {0};
-    if (dp_gpu_catalog_load_default(gpus_file, &cat, &err) ||
-        dp_setting_parse_id(id, cat, &s, &err) || dp_sweep_load(in, cat, &sw, &err) ||
-        dp_sweep_dataset(&sw, &s, cost, &ds, &err) || dp_dataset_save_json(&ds, out, &err)) {
+    int rc = 0;
+    if (dp_setting_parse_id(id, cat, &s, &err) || dp_sweep_dataset(sw, &s, cost, &ds, &err) ||
+        dp_dataset_save_json(&ds, path, &err)) {
         rc = cli_fail(&err);
     } else {
-        printf("%s: %d samples of %s from %s (simulated)\n", out, ds.n_samples, s.id, in);
+        printf("%s: %d samples of %s from %s (simulated)\n", path, ds.n_samples, s.id, in);
         if (!ds.n_samples) {
             fprintf(stderr, "driple: %s: no row of setting %s\n", in, s.id);
             rc = 1;
         }
     }
     dp_dataset_free(&ds);
+    return rc;
+}
+
+int cmd_dataset_extract(int argc, char **argv) {
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "dataset extract")) return 1;
+    const char *id = cli_value(&c, "--setting"), *out = cli_value(&c, "-o");
+    const char *dir = cli_value(&c, "--dir"), *gpus_file = cli_value(&c, "--gpus-file");
+    bool cost = cli_flag(&c, "--cost-features");
+    const char *in = cli_positional(&c, 0);
+    int rc = 0;
+    if (c.bad || !cli_check_unused(&c) || !in || !id || !out == !dir ||
+        (out && strchr(id, ','))) {
+        rc = cli_usage("dataset extract", EXTRACT_USAGE, "%s",
+                       !in ? "missing SWEEP.json" : !id ? "missing --setting ID"
+                       : !out && !dir ? "missing -o FILE or --dir DIR"
+                       : out && dir ? "-o and --dir together"
+                       : out && strchr(id, ',') ? "several settings need --dir DIR, not -o"
+                                                : "bad arguments");
+        goto done;
+    }
+    struct dp_gpu_catalog *cat = NULL;
+    struct dp_sweep sw;
+    memset(&sw, 0, sizeof sw);
+    struct dp_error err = {0};
+    if (dp_gpu_catalog_load_default(gpus_file, &cat, &err) || dp_sweep_load(in, cat, &sw, &err)) {
+        rc = cli_fail(&err);
+    } else if (out) {
+        rc = extract_one(&sw, cat, in, id, cost, out);
+    } else {
+        /* Each id of the comma list, stopping at the first that fails. */
+        for (const char *p = id; *p && !rc;) {
+            size_t n = strcspn(p, ",");
+            char one[DP_NAME_MAX], path[4096];
+            if (n >= sizeof one || snprintf(path, sizeof path, "%s/%.*s.json", dir, (int)n, p) >=
+                                       (int)sizeof path) {
+                fprintf(stderr, "driple: dataset extract: '%.*s': setting id or path too long\n",
+                        (int)n, p);
+                rc = 1;
+                break;
+            }
+            memcpy(one, p, n);
+            one[n] = '\0';
+            if (n) rc = extract_one(&sw, cat, in, one, cost, path);
+            p += n + (p[n] == ',');
+        }
+    }
     dp_sweep_free(&sw);
     dp_gpu_catalog_free(cat);
 done:

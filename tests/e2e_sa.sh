@@ -14,6 +14,14 @@ contains "$TMP/sw.json" '"format":"driple-sweep/1"'
 ok "$DRIPLE" dataset extract "$TMP/sw.json" --setting V100-P1w2ho-PCIe -o "$TMP/base_ds.json"
 contains "$TMP/out" "samples of V100-P1w2ho-PCIe"
 contains "$TMP/base_ds.json" '"setting":"V100-P1w2ho-PCIe"'
+# several settings at once (the sweep read once), each into DIR/ID.json: the same dataset
+mkdir -p "$TMP/dsdir"
+ok "$DRIPLE" dataset extract "$TMP/sw.json" --setting V100-P1w2ho-PCIe,H100-AR16-IB-HDR-pytorch-mixed \
+    --dir "$TMP/dsdir"
+contains "$TMP/out" "samples of H100-AR16-IB-HDR-pytorch-mixed"
+if cmp -s "$TMP/base_ds.json" "$TMP/dsdir/V100-P1w2ho-PCIe.json"; then pass
+else fail "extract --dir wrote another V100-P1w2ho-PCIe dataset than -o"; fi
+contains "$TMP/dsdir/H100-AR16-IB-HDR-pytorch-mixed.json" '"setting":"H100-AR16-IB-HDR-pytorch-mixed"'
 ok "$DRIPLE" train --dataset "$TMP/base_ds.json" -o "$TMP/base.json" --epochs 3 --hidden 16
 ok "$DRIPLE" train --sweep "$TMP/sw.json" --body "$TMP/base.json" -o "$TMP/sa.json" \
     --members 2 --hidden1 16 --hidden2 8 --epochs 5 --json
@@ -84,6 +92,10 @@ fi
 fails 2 "missing --out" "$DRIPLE" dataset sweep
 fails 2 "missing --setting ID" "$DRIPLE" dataset extract "$TMP/sw.json" -o "$TMP/x.json"
 fails 1 "no row of setting" "$DRIPLE" dataset extract "$TMP/sw.json" --setting T4-P1w9ho-10GbE -o "$TMP/x.json"
+fails 2 "several settings need --dir" "$DRIPLE" dataset extract "$TMP/sw.json" --setting V100-P1w2ho-PCIe,T4-P1w9ho-10GbE -o "$TMP/x.json"
+fails 2 "-o and --dir together" "$DRIPLE" dataset extract "$TMP/sw.json" --setting V100-P1w2ho-PCIe -o "$TMP/x.json" --dir "$TMP"
+fails 1 "no row of setting T4-P1w9ho-10GbE" "$DRIPLE" dataset extract "$TMP/sw.json" --setting V100-P1w2ho-PCIe,T4-P1w9ho-10GbE --dir "$TMP/dsdir"
+fails 1 "not a setting id" "$DRIPLE" dataset extract "$TMP/sw.json" --setting V100-P1w2ho-PCIe,nonsense --dir "$TMP/dsdir"
 fails 2 "--split: 'models'" "$DRIPLE" train --sweep "$TMP/sw.json" --body "$TMP/base.json" -o "$TMP/x.json" --split models
 fails 2 "missing --body" "$DRIPLE" train --sweep "$TMP/sw.json" -o "$TMP/x.json"
 fails 1 "needs the names to test on" "$DRIPLE" train --sweep "$TMP/sw.json" --body "$TMP/base.json" -o "$TMP/x.json" --split gpus

@@ -72,7 +72,7 @@ for size in 80x24 200x50; do
     contains "$TMP/screen" "mem-ctrl"
     if grep -q "gpu mem" "$TMP/screen"; then fail "$size: 'gpu mem' reads as occupancy"; else pass; fi
     # the start's long message wraps, whole (at 80 columns over two lines)
-    expect "42 settings"
+    expect "52 settings"
     contains "$TMP/screen" "inspector file"
     # Tab leaves Predict at once, whichever pane; Left/Right walk the panes
     key Right

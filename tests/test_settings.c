@@ -153,13 +153,30 @@ static void test_default_list(void) {
         dp_gpu_catalog_free(c);
         return;
     }
-    CHECK(s->n_settings >= 40);
-    int paper = 0, mixed = 0, ib = 0;
+    CHECK(s->n_settings == 52);
+    int paper = 0, mixed = 0, ib = 0, ar = 0, ar_nvlink8 = 0, ar_multi = 0, ar_pt = 0, ar_tf = 0;
+    int ar_fp32 = 0;
     for (int i = 0; i < s->n_settings; i++) {
         const struct dp_setting *x = &s->settings[i];
         char id[DP_NAME_MAX];
         dp_setting_format_id(x, id, sizeof id);
         CHECK(!strcmp(id, x->id)); /* ids follow the scheme */
+        /* and name the same setting through --setting */
+        struct dp_setting back;
+        CHECK(dp_setting_parse_id(x->id, c, &back, &err) == DP_OK && !strcmp(back.gpu, x->gpu) &&
+              back.sync == x->sync && back.ps == x->ps && back.workers == x->workers &&
+              back.network == x->network && back.machines == x->machines &&
+              back.placement == x->placement && back.precision == x->precision &&
+              back.framework == x->framework);
+        if (x->sync == DP_SYNC_ALLREDUCE) {
+            ar++;
+            ar_nvlink8 += x->network == DP_NET_NVLINK && x->workers == 8 && x->machines == 1;
+            ar_multi += x->workers >= 16 && x->workers <= 64 && x->machines == x->workers / 8 &&
+                        (x->network == DP_NET_100GBE || x->network == DP_NET_IB_HDR);
+            ar_pt += x->framework == DP_FW_PYTORCH;
+            ar_tf += x->framework == DP_FW_TENSORFLOW;
+            ar_fp32 += x->precision == DP_PREC_FP32;
+        }
         const struct dp_gpu *g = dp_gpu_find(c, x->gpu);
         CHECK(g && !isnan(g->fp32_tflops) && !isnan(g->bandwidth_gbps)); /* simulable */
         if (!strncmp(x->gpu, "V100", 4) || !strcmp(x->gpu, "RTX2080Ti") ||
@@ -171,6 +188,9 @@ static void test_default_list(void) {
     }
     CHECK(paper == 14);
     CHECK(mixed > 0 && ib > 0);
+    /* The all-reduce clusters on current GPUs (issue 12): 8 GPUs in one machine over NVLink,
+     * 16-64 over 100GbE or InfiniBand at 8 per machine, PyTorch and TensorFlow, fp32 and mixed. */
+    CHECK(ar == 10 && ar_nvlink8 == 4 && ar_multi == 5 && ar_pt == 8 && ar_tf == 2 && ar_fp32 == 2);
     const struct dp_setting *v = dp_settings_find(s, "v100-p1w2ho-pcie");
     CHECK(v && v->workers == 2 && v->ps == 1 && v->network == DP_NET_PCIE);
 
