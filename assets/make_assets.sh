@@ -17,19 +17,19 @@
 #     lane 1: the setting-aware inspector (driple train --sweep: the base's body, an ensemble of
 #       SA_MEMBERS heads reading the graph's profile and the setting; shipped as
 #       inspectors/setting-aware.json) on a random split of the sweep's graphs, then again
-#       holding out whole GPUs (SA_GPUS; not shipped);
+#       holding out whole GPUs (SA_GPUS; not shipped, SA_HOLD_MEMBERS heads);
 #     lane 2: a transferred inspector for every other list setting (driple transfer: the base's
 #       GNN body is kept, only the head learns; the file stores what differs and names the base),
-#       the same base and transfers again on a split that holds out whole model families
-#       (HOLDOUT=1, the default; not shipped), then the setting-aware inspector holding out whole
-#       model families and whole networks (SA_NETS; not shipped, SA_HOLD_MEMBERS heads);
+#       the setting-aware inspector holding out whole model families and whole networks
+#       (SA_NETS), then the same base and transfers on a split that holds out whole model
+#       families (hold-outs: HOLDOUT=1, the default; not shipped);
 #  5. notes/assets.md: errors per metric and setting, the setting-aware inspector's per output
 #     and per hold-out (MAPE, R^2, coverage of its 80% interval), and the time each step took.
 # Every label is SIMULATED (notes/calibration.md), not measured.
 # Environment: JOBS (sweep threads, 2), RECIPE (driple-c), EPOCHS / PATIENCE / TEPOCHS (empty: the
 # recipe's), BASE (the base setting, V100-P1w2ho-PCIe), SEED (1), GEN (generated architectures,
-# 3000), SA_ZOO_BATCHES (4), QUOTA (generated graphs per list setting, 60), NRANDOM (random
-# settings per graph, 5), SA_MEMBERS (5), SA_HOLD_MEMBERS (3), SA_EPOCHS (150), SA_PATIENCE (15),
+# 5000), SA_ZOO_BATCHES (4), QUOTA (generated graphs per list setting, 60), NRANDOM (random
+# settings per graph, 6), SA_MEMBERS (5), SA_HOLD_MEMBERS (3), SA_EPOCHS (150), SA_PATIENCE (15),
 # SA_GPUS / SA_NETS (held out), HOLDOUT (1), ONLY (space-separated setting ids to transfer to;
 # default all); DS, LOG, OUT, NOTES (paths); NOTES_ONLY=1 rewrites notes/assets.md from the logs
 # of the last run. The defaults take about 50 minutes on the project's 2-core machine when it is
@@ -43,10 +43,10 @@ PATIENCE=${PATIENCE:-}
 TEPOCHS=${TEPOCHS:-}
 BASE=${BASE:-V100-P1w2ho-PCIe}
 SEED=${SEED:-1}
-GEN=${GEN:-3000}
+GEN=${GEN:-5000}
 SA_ZOO_BATCHES=${SA_ZOO_BATCHES:-4}
 QUOTA=${QUOTA:-60}
-NRANDOM=${NRANDOM:-5}
+NRANDOM=${NRANDOM:-6}
 SA_MEMBERS=${SA_MEMBERS:-5}
 SA_HOLD_MEMBERS=${SA_HOLD_MEMBERS:-3}
 SA_EPOCHS=${SA_EPOCHS:-150}
@@ -145,12 +145,12 @@ lane1() {
 lane2() {
     timed transfers transfers "$OUT" "$LOG/" random
     [ "$HOLDOUT" = 1 ] || return 0
-    timed holdout_base base "$LOG/holdout" "$LOG/holdout/" models
-    timed holdout_transfers transfers "$LOG/holdout" "$LOG/holdout/" models
     timed sa_families sa families "$LOG/holdout/sa_families.json" "$SA_HOLD_MEMBERS" \
         --split families
     timed sa_networks sa networks "$LOG/holdout/sa_networks.json" "$SA_HOLD_MEMBERS" \
         --split networks --test-held "$SA_NETS" --val-held "$SA_VAL_NETS"
+    timed holdout_base base "$LOG/holdout" "$LOG/holdout/" models
+    timed holdout_transfers transfers "$LOG/holdout" "$LOG/holdout/" models
 }
 # Each lane in a subshell (set -e stops it at its first failure); a lane's failure fails the run
 # once both have stopped, so no step is left running.
@@ -298,12 +298,12 @@ def t(k):
     return times.get(k, "-")
 print("Wall times on this machine (2 cores), in seconds: list sweep %s, setting-aware sweep %s, "
       "datasets %s, base (%s, from scratch) %s; then two lanes at once: the setting-aware "
-      "inspector %s and holding out GPUs %s; %d transfers %s, the base and transfers holding out "
-      "model families %s + %s, the setting-aware inspector holding out families %s and networks "
-      "%s. Whole run: %s s.\n"
+      "inspector %s and holding out GPUs %s; %d transfers %s, the setting-aware inspector "
+      "holding out families %s and networks %s, the base and transfers holding out model "
+      "families %s + %s. Whole run: %s s.\n"
       % (t("sweep_list"), t("sweep_sa"), t("extract"), base, t("base"), t("sa_random"),
-         t("sa_gpus"), len(rows) - 1, t("transfers"), t("holdout_base"), t("holdout_transfers"),
-         t("sa_families"), t("sa_networks"), t("total")))
+         t("sa_gpus"), len(rows) - 1, t("transfers"), t("sa_families"), t("sa_networks"),
+         t("holdout_base"), t("holdout_transfers"), t("total")))
 sa_section()
 print("Metrics (per output, on the test part): MAPE = mean |pred - label| / |label| over labels "
       ">= 1 (ms, %, MB/s; smaller ones are immaterial and would dominate), in %; R^2 = 1 - "
