@@ -246,7 +246,7 @@ def sa_section():
           "model families, whole GPUs and whole networks (%s members each, not shipped). Test "
           "part of each split; "
           "`12 metrics` is the mean and the median of their MAPE; coverage is the share of test "
-          "labels inside the 80% interval (median over the 14 outputs).\n" % (members, hold_members))
+          "labels inside the 80%% interval (median over the 14 outputs).\n" % (members, hold_members))
     print("| split | held out | rows (train/val/test) | seconds | 12 metrics MAPE mean / median | "
           "iteration_ms MAPE | memory_gb MAPE | coverage (median) |")
     print("|---|---|---|---|---|---|---|---|")
