@@ -109,7 +109,7 @@ for size in 80x24 200x50; do
     key c
     expect "Compare every setting"
     if grep -q "marked" "$TMP/screen"; then fail "$size: the marked filter leaked into every setting"; else pass; fi
-    if [ "$(grep -cE ' [A-Za-z0-9]+-P[0-9]+w[0-9]+h[oe]-' "$TMP/screen")" -ge $((TUI_ROWS - 8)) ]; then pass
+    if [ "$(grep -cE ' [A-Za-z0-9]+-(P[0-9]+w[0-9]+h[oe]|AR[0-9]+)-' "$TMP/screen")" -ge $((TUI_ROWS - 8)) ]; then pass
     else fail "$size: every setting: too few rows"; cat "$TMP/screen" >&2; fi
     key c c M
     expect "every GPU"
