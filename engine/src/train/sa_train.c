@@ -20,6 +20,13 @@
 
 #define NO DP_SA_N_OUT
 #define MAX_REF 512
+/* The least standard deviation of an input after the embedding (logs of totals and ratios,
+ * flags): an input nearly constant over the training rows would otherwise turn a physically
+ * small change into many deviations. The FLOPs of memory-class ops (scatter-adds) are 0.0085
+ * +- 0.02 log-GFLOP over sweep sw3; Swin-T's 0.4 GFLOP (the gradients of Gather-based
+ * slicing) then read as 17 deviations and its iteration time as 8x the simulator's (notes/
+ * accuracy.md, experiment S). */
+#define SD_FLOOR 0.5
 
 static const char *const split_names[DP_SA_SPLIT_COUNT] = {"random", "families", "gpus",
                                                            "networks"};
@@ -460,7 +467,8 @@ enum dp_status dp_sa_train(const struct dp_sweep *sw, const struct dp_gpu_catalo
                 else tsd[k] += (v - tmean[k]) * (v - tmean[k]) / ns[0];
             }
         }
-    for (int k = 0; k < nin; k++) sd[k] = sd[k] > 1e-12 ? sqrt(sd[k]) : 1;
+    for (int k = 0; k < nin; k++)
+        sd[k] = !(sd[k] > 1e-12) ? 1 : k < E ? sqrt(sd[k]) : fmax(sqrt(sd[k]), SD_FLOOR);
     for (int k = 0; k < NO; k++) tsd[k] = tsd[k] > 1e-12 ? sqrt(tsd[k]) : 1;
     dp_sa_set_norm(sa, mean, sd, tmean, tsd);
     for (int i = 0; i < n; i++) {
