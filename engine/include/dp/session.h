@@ -333,8 +333,8 @@ bool dp_session_is_unsaved(const struct dp_session *ss, int i);
 void dp_sample_mark_simulated(struct dp_sample *out, const struct dp_setting *s,
                               const char *where);
 /* Simulates graph g on setting s (GPU gpu) with o (its batch) and fills, in out: the labels
- * (Driple order), the iteration time, the memory footprint and batch, the graph's profile at
- * that batch, then marks it (dp_sample_mark_simulated); the rest of out is untouched. *fits: false when the job does not fit in the GPU's memory or a label is not
+ * (Driple order), the iteration time, the memory footprint and batch, then marks it (dp_sample_mark_simulated); the rest of out is
+ * untouched. *fits: false when the job does not fit in the GPU's memory or a label is not
  * finite: such a job is no sample. */
 enum dp_status dp_sample_simulate(const struct dp_graph *g, const struct dp_setting *s,
                                   const struct dp_gpu *gpu, const struct dp_sim_opts *o,

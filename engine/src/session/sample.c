@@ -1,6 +1,5 @@
 /* sample.c: simulate-then-sample, the one way a simulated dataset sample is made (the
- * explorer's transfer, `driple dataset build`): the simulator's labels, marked simulated, and
- * the graph's profile. */
+ * explorer's transfer, `driple dataset build`): the simulator's labels, marked simulated. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,9 +34,6 @@ enum dp_status dp_sample_simulate(const struct dp_graph *g, const struct dp_sett
     out->iteration_ms = r.iteration_ms;
     out->memory_gb = r.memory_gb;
     dp_sim_result_free(&r);
-    /* What the setting-aware inspector reads beside the grouped graph (dp_sa_tune). */
-    if ((st = dp_profile_graph(g, out->batch, &out->profile, err))) return st;
-    out->has_profile = true;
     dp_sample_mark_simulated(out, s, where);
     return DP_OK;
 }

@@ -601,8 +601,9 @@ static enum dp_status samples_make(const struct dp_sa_inspector *sa, const struc
         const struct dp_sample *smp = &ds->samples[i];
         const char *what = !smp->grouped ? "no grouped graph"
                            : !smp->has_profile ? "no profile (the whole-graph numbers the "
-                                                 "setting-aware head reads: add the sample "
-                                                 "again with this driple)"
+                                                 "setting-aware head reads): samples of "
+                                                 "dataset add and dataset extract have it, "
+                                                 "dataset build's do not"
                            : cost && !smp->grouped->cost ? "no cost features (the body reads "
                                                            "them)"
                                                          : NULL;
