@@ -211,7 +211,9 @@ static int inspector_eval(struct cli *c) {
     if (!cli_check_unused(c)) return 2;
     if (!path || !dataset) return cli_usage("inspector eval", usage_inspector, "needs M.json and --dataset D.json");
     if (dp_sa_file(path)) return sa_eval(path, dataset, gpus_file, json);
-    if (gpus_file) return cli_usage("inspector eval", usage_inspector, "--gpus-file: only for a setting-aware inspector");
+    if (gpus_file)
+        return cli_usage("inspector eval", usage_inspector, "--gpus-file: only for a "
+                         "setting-aware inspector");
     struct dp_inspector *insp = NULL;
     struct dp_dataset ds;
     struct dp_error err = {0};

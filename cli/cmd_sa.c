@@ -278,7 +278,8 @@ int cmd_transfer_sa(int argc, char **argv) {
            out, from, tu->setting, tu->n_train + tu->n_val, tu->data, dataset, tu->n_val,
            tu->epochs, tu->seconds, res.train_loss_before, res.train_loss_after);
     if (tu->n_val) {
-        printf("on the %d validation samples (the 80%% interval recalibrated on them):\n", tu->n_val);
+        printf("on the %d validation samples (the 80%% interval recalibrated on them):\n",
+               tu->n_val);
         print_eval_pair(&tu->before, &tu->after);
     } else {
         printf("one sample: no validation, the interval is the base's\n");

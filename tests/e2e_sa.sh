@@ -98,7 +98,8 @@ assert d["n_train"] + d["n_val"] > 0 and d["data"] == "simulated"' "$TMP/out"
 fi
 contains "$TMP/tuned.json" '"format":"driple-sa-inspector/1"'
 contains "$TMP/tuned.json" '"tuned":{"setting":"V100-P1w2ho-PCIe","data":"simulated"'
-ok "$DRIPLE" predict "$TMP/r18.json" --setting V100-P1w2ho-PCIe --setting-aware "$TMP/tuned.json" --json
+ok "$DRIPLE" predict "$TMP/r18.json" --setting V100-P1w2ho-PCIe --setting-aware "$TMP/tuned.json" \
+    --json
 contains "$TMP/out" '"source": "setting-aware"'
 contains "$TMP/out" "\"inspector\": \"$TMP/tuned.json\""
 contains "$TMP/out" '"iteration_ms": ['
@@ -112,9 +113,11 @@ ok "$DRIPLE" transfer --from "$TMP/sa.json" --setting V100-P1w2ho-PCIe \
     --dataset "$TMP/base_ds.json" -o "$TMP/tuned2.json" --epochs 2
 contains "$TMP/out" "fine-tuned for V100-P1w2ho-PCIe"
 fails 1 "is for setting 'V100-P1w2ho-PCIe', not 'A100-P1w2ho-NVLink'" "$DRIPLE" transfer \
-    --from "$TMP/sa.json" --setting A100-P1w2ho-NVLink --dataset "$TMP/base_ds.json" -o "$TMP/x.json"
+    --from "$TMP/sa.json" --setting A100-P1w2ho-NVLink --dataset "$TMP/base_ds.json" \
+    -o "$TMP/x.json"
 fails 1 "--setting fine-tunes a setting-aware inspector" "$DRIPLE" transfer \
-    --from "$TMP/base.json" --setting V100-P1w2ho-PCIe --dataset "$TMP/base_ds.json" -o "$TMP/x.json"
+    --from "$TMP/base.json" --setting V100-P1w2ho-PCIe --dataset "$TMP/base_ds.json" \
+    -o "$TMP/x.json"
 fails 2 "do not apply here" "$DRIPLE" transfer --from "$TMP/sa.json" \
     --dataset "$TMP/base_ds.json" -o "$TMP/x.json" --mode head
 fails 2 "needs --from SA.json, --dataset D.json and -o M.json" "$DRIPLE" transfer \

@@ -308,7 +308,8 @@ static enum dp_status calibrate(struct dp_sa_inspector *sa, const struct data *d
         k = 0;
         for (int i = 0; i < n; i++) {
             double t = d->t[(size_t)d->val[i] * NO + o];
-            if (isfinite(t)) v[k++] = fabs(mu[(size_t)i * NO + o] - t) / (sp[(size_t)i * NO + o] + s0[o]);
+            if (isfinite(t))
+                v[k++] = fabs(mu[(size_t)i * NO + o] - t) / (sp[(size_t)i * NO + o] + s0[o]);
         }
         q[o] = quantile(v, k, 0.8);
     }
@@ -387,7 +388,8 @@ static void evaluate(const struct dp_sa_inspector *sa, const struct data *d, con
         for (int i = 0; i < n; i++) np += isfinite(labels[(size_t)idx[i] * NO + o]) != 0;
         if (!np) continue;
         for (int i = 0; i < n; i++)
-            if (isfinite(labels[(size_t)idx[i] * NO + o])) mean += labels[(size_t)idx[i] * NO + o] / np;
+            if (isfinite(labels[(size_t)idx[i] * NO + o]))
+                mean += labels[(size_t)idx[i] * NO + o] / np;
         for (int i = 0; i < n; i++) {
             double y = labels[(size_t)idx[i] * NO + o], t = mu[(size_t)i * NO + o];
             if (!isfinite(y)) continue;
@@ -682,7 +684,8 @@ enum dp_status dp_sa_tune(struct dp_sa_inspector *sa, const struct dp_dataset *d
     enum dp_status st = samples_make(sa, ds, cat, setting, &sm, err);
     if (st) return st;
     int n = sm.n, *order = malloc((size_t)n * sizeof *order);
-    float *keep = NULL, *xs = malloc((size_t)1024 * sm.nin * sizeof *xs), *ys = malloc((size_t)1024 * NO * sizeof *ys);
+    float *keep = NULL, *xs = malloc((size_t)1024 * sm.nin * sizeof *xs);
+    float *ys = malloc((size_t)1024 * NO * sizeof *ys);
     if (!order || !xs || !ys) {
         st = dp_error_set(err, DP_ERR_NOMEM, "setting-aware inspector: out of memory");
         goto done;
