@@ -159,7 +159,7 @@ done:
     "       [--val-frac 0.3] [--seed 1] [--gpus-file FILE] [--json]\n"                             \
     "  fine-tunes a setting-aware inspector for one setting (the dataset's; --setting, when\n"    \
     "  given, must name the same) from its samples (`driple record` traces added with `driple\n" \
-    "  dataset add`, or simulated: `driple dataset extract` of a sweep): every ensemble\n"      \
+    "  dataset add`, or simulated: `driple dataset build` or `extract`): every ensemble\n"     \
     "  member's head learns, the body and the normalisation stay, early stopping on a held-out\n"\
     "  share (--val-frac) that then recalibrates the 80% interval. M.json is a setting-aware\n" \
     "  inspector: predict, compare and explore read it with --setting-aware M.json."

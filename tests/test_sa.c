@@ -499,7 +499,7 @@ static void test_tune(const struct dp_sweep *sw) {
     struct dp_dataset ds, other;
     dp_dataset_init(&other, NULL);
     CHECK(dp_setting_parse_id(id, cat, &s, &err) == DP_OK);
-    CHECK(dp_sweep_dataset(sw, &s, false, &ds, &err) == DP_OK);
+    CHECK(dp_sweep_dataset(sw, &s, false, 0, &ds, NULL, &err) == DP_OK);
     CHECK(ds.n_samples >= 6);
     const struct dp_gpu *gpu = dp_gpu_find(cat, s.gpu);
     const struct dp_sweep_graph *g0 = &sw->graphs[0];

@@ -603,9 +603,9 @@ static enum dp_status samples_make(const struct dp_sa_inspector *sa, const struc
         const struct dp_sample *smp = &ds->samples[i];
         const char *what = !smp->grouped ? "no grouped graph"
                            : !smp->has_profile ? "no profile (the whole-graph numbers the "
-                                                 "setting-aware head reads): samples of "
-                                                 "dataset add and dataset extract have it, "
-                                                 "dataset build's do not"
+                                                 "setting-aware head reads; samples of this "
+                                                 "driple's dataset add, build and extract "
+                                                 "have it)"
                            : cost && !smp->grouped->cost ? "no cost features (the body reads "
                                                            "them)"
                                                          : NULL;
