@@ -566,7 +566,26 @@ static void test_tune(const struct dp_sweep *sw) {
                    1e-5 * after.hi[DP_SA_ITERATION]);
         dp_sa_graph_free(&gb);
         dp_sa_free(back);
+        back = NULL;
     }
+    /* A tuning record that is not one is refused naming the place. */
+    char *text = test_slurp(path, NULL);
+    char *at = text ? strstr(text, "\"tuned\":{\"setting\":\"") : NULL;
+    CHECK(at != NULL);
+    if (at) {
+        char *end = strchr(at + 20, '"');
+        memmove(at + 20, end, strlen(end) + 1); /* "setting":"" */
+        CHECK(write_tmp("test_sa_tune_bad1.json", text) != NULL);
+        CHECK(dp_sa_load(test_path("test_sa_tune_bad1.json"), &back, &err) == DP_ERR_INVALID);
+        CHECK(!back);
+        CHECK_CONTAINS(err.msg, "$.provenance.tuned.setting: empty");
+        char *b4 = strstr(text, "\"before\":{");
+        if (b4) b4[1] = 'B';
+        CHECK(b4 && write_tmp("test_sa_tune_bad2.json", text) != NULL);
+        CHECK(dp_sa_load(test_path("test_sa_tune_bad2.json"), &back, &err) != DP_OK && !back);
+        CHECK_CONTAINS(err.msg, "$.provenance.tuned");
+    }
+    free(text);
     /* Measured samples may lack labels (a network-only trace; no iteration or memory): they
      * are left out of the loss, which stays finite and falls. */
     for (int i = 0; i < ds.n_samples; i++) {
