@@ -288,6 +288,18 @@ static void test_vs_portable(const struct dp_kn_table *K) {
     K->act_back((size_t)R * LD, y, dy, 0.2f);
     P->act_back((size_t)R * LD, y, dy2, 0.2f);
     CHECK(rel_f(dy, dy2, (size_t)R * LD) < 1e-6);
+    /* SiLU after a bias, against double precision; z is a + b itself */
+    float *sa = rand_vec((size_t)R * N), *sz = malloc((size_t)R * N * sizeof *sz);
+    float *sv = malloc((size_t)R * N * sizeof *sv);
+    double *sref = malloc((size_t)R * N * sizeof *sref);
+    for (int i = 0; i < R * N; i++) {
+        sa[i] *= 30; /* both tails of the sigmoid */
+        sv[i] = sa[i] + b[i % N];
+        sref[i] = (double)sv[i] / (1 + exp(-(double)sv[i]));
+    }
+    K->bias_silu(R, N, b, sa, sz);
+    CHECK(test_rel_err(sa, sref, (size_t)R * N) < 1e-5 && !memcmp(sz, sv, (size_t)R * N * sizeof *sz));
+    free(sa), free(sz), free(sv), free(sref);
     float cs[N] = {0}, cs2[N] = {0};
     K->colsum(R, N, dy, LD, cs);
     P->colsum(R, N, dy, LD, cs2);

@@ -249,6 +249,31 @@ static void bias_act(int rows, int n, const float *b, float *y, int ldy, float s
     }
 }
 
+/* SiLU, z / (1 + e^-z), as the setting-aware head has always computed it. */
+#define KN_SILU(v) ((v) / (1.0f + dp_expf(-(v))))
+
+static void bias_silu(int rows, int n, const float *restrict b, float *restrict a,
+                      float *restrict z) {
+    const int nb = n - n % VB;
+    for (int i = 0; i < rows; i++) {
+        float *restrict ai = a + (size_t)i * n, *restrict zi = z ? z + (size_t)i * n : NULL;
+        if (zi)
+            for (int c0 = 0; c0 < nb; c0 += VB)
+                for (int c = 0; c < VB; c++) zi[c0 + c] = ai[c0 + c] + b[c0 + c];
+        for (int c0 = 0; c0 < nb; c0 += VB)
+            for (int c = 0; c < VB; c++) {
+                const float v = ai[c0 + c] + b[c0 + c];
+                ai[c0 + c] = KN_SILU(v);
+            }
+        for (int c = nb; c < n; c++) {
+            const float v = ai[c] + b[c];
+            if (zi) zi[c] = v;
+            ai[c] = KN_SILU(v);
+        }
+    }
+}
+#undef KN_SILU
+
 static void act_back(size_t n, const float *restrict y, float *restrict dy, float slope) {
     const size_t nb = n - n % VB;
     for (size_t c0 = 0; c0 < nb; c0 += VB)
@@ -600,6 +625,7 @@ const struct dp_kn_table KN_TABLE = {
     .gemm = gemm,
     .spmm = spmm,
     .bias_act = bias_act,
+    .bias_silu = bias_silu,
     .act_back = act_back,
     .colsum = colsum,
     .gru = gru,
