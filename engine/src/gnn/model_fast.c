@@ -360,7 +360,8 @@ struct fx_pass {
     float *G;           /* Set2Set gates, B x 4H */
     float *cp[2];       /* conv c's packed transforms */
     float *whhT, *wihT; /* H x 3H */
-    float *wlT, *bl;    /* Set2Set: [W_ih | W_hh]^T (3H x 4H), b_ih + b_hh */
+    float *wlT, *bl;    /* Set2Set: [W_ih,q + W_hh | W_ih,r]^T (2H x 4H; H x 4H more of
+                           scratch), b_ih + b_hh */
 };
 
 /* The weights every layer or step reads, packed once per pass: transposes, and each conv's
@@ -388,8 +389,12 @@ static void pack_weights(struct fx_pass *f) {
     }
     const float *sih = dp_model_pdata(m, m->s2s_wih), *shh = dp_model_pdata(m, m->s2s_whh);
     const float *sbi = dp_model_pdata(m, m->s2s_bih), *sbh = dp_model_pdata(m, m->s2s_bhh);
+    /* Set2Set's LSTM reads [q, r] and its hidden state, which is q again: one product of [q, r]
+     * with [W_ih,q + W_hh | W_ih,r]^T (a third less to read per step than [q, r, q]) */
+    float *whh = f->wlT + (size_t)2 * H * G4;
     K->transpose(G4, 2 * H, sih, 2 * H, f->wlT, G4);
-    K->transpose(G4, H, shh, H, f->wlT + (size_t)2 * H * G4, G4);
+    K->transpose(G4, H, shh, H, whh, G4);
+    for (size_t q = 0; q < (size_t)H * G4; q++) f->wlT[q] += whh[q];
     for (int r = 0; r < G4; r++) f->bl[r] = sbi[r] + sbh[r];
 }
 
@@ -413,7 +418,7 @@ static void set2set(const struct fx_pass *f, int g0, int g1) {
         const float *cprev = t == 0 ? NULL : SLOT(t - 1) + (size_t)B * (I3 + G4);
         if (t == 0) memset(inp + (size_t)g0 * I3, 0, (size_t)ng * I3 * sizeof *inp);
         float *G = f->G + (size_t)g0 * G4;
-        K->gemm(false, false, ng, G4, I3, inp + (size_t)g0 * I3, I3, f->wlT, G4, 0.0f, G, G4);
+        K->gemm(false, false, ng, G4, 2 * H, inp + (size_t)g0 * I3, I3, f->wlT, G4, 0.0f, G, G4);
         K->bias_act(ng, G4, f->bl, G, G4, 1.0f); /* slope 1: the bias alone */
         for (int i = g0; i < g1; i++) {
             float *q = nx + (size_t)i * I3; /* next input: [h, r, h] */
@@ -540,11 +545,10 @@ static void layer_rows(const struct fx_pass *f, int l, int r0, int r1) {
  * FX_ROWS rows are taken as they come (pool.h); each row's arithmetic is the same whoever does
  * it, so the outputs do not depend on the thread count. */
 static void forward_region(void *ctx, int tid, int nt, struct dp_pool_region *reg) {
-    (void)tid;
-    (void)nt;
     const struct fx_pass *f = ctx;
     const int M = f->b->n_nodes, L = f->b->n_layers, items = (M + FX_ROWS - 1) / FX_ROWS;
-    struct dp_pool_cursor cur = {0, 0, -1};
+    struct dp_pool_cursor cur;
+    dp_pool_cursor_init(&cur, tid, nt);
     for (int l = -1; l < L; l++) {
         dp_pool_phase(reg, &cur, items);
         for (int it; (it = dp_pool_next(reg, &cur)) >= 0;) {
