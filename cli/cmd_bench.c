@@ -120,16 +120,17 @@ static void report(const struct bench_opts *o, const char *what, const struct dp
         cmd_json_str(stdout, o->grouped ? o->grouped : "synthetic");
         printf(",\"layer\":\"%s\",\"n_groups\":%d,\"n_edges\":%d,\"n_layers\":%d,\"threads\":%d,"
                "\"kernels\":\"%s\",\"runs\":%d,\"median_ms\":%.4f,\"min_ms\":%.4f,\"mean_ms\":%.4f,"
-               "\"cpu_median_ms\":%.4f,\"load_avg\":%.2f%s}\n",
+               "\"cpu_median_ms\":%.4f,\"cpu_mean_ms\":%.4f,\"load_avg\":%.2f%s}\n",
                dp_layer_name(dp_model_arch(m)->layer), g->n_groups, g->n_edges, layers,
-               dp_threads(), dp_kernels(), runs, s.median, s.min, s.mean, cpu.median, load_avg(),
+               dp_threads(), dp_kernels(), runs, s.median, s.min, s.mean, cpu.median, cpu.mean,
+               load_avg(),
                extra_json ? extra_json : "");
     } else {
         printf("bench %s: %s on %s (%d groups, %d edges, %d layers), %d thread(s), %s kernels: median "
-               "%.3f ms (CPU %.3f ms), min %.3f ms, mean %.3f ms over %d runs, load average "
+               "%.3f ms (CPU mean %.3f ms), min %.3f ms, mean %.3f ms over %d runs, load average "
                "%.2f%s\n",
                what, dp_layer_name(dp_model_arch(m)->layer), o->grouped ? o->grouped : "synthetic",
-               g->n_groups, g->n_edges, layers, dp_threads(), dp_kernels(), s.median, cpu.median, s.min,
+               g->n_groups, g->n_edges, layers, dp_threads(), dp_kernels(), s.median, cpu.mean, s.min,
                s.mean, runs, load_avg(), extra_text ? extra_text : "");
     }
 }

@@ -502,6 +502,15 @@ static void lstm_back(int H, const float *restrict act, const float *restrict th
 #undef LSTM_BACK
 }
 
+/* The sum of a block's VB partial sums, pairwise (halves added until one is left): a tree of
+ * vector adds, where a running sum would be VB dependent scalar adds. */
+static inline float kn_hsum(float *acc) {
+#pragma GCC unroll 8
+    for (int h = VB / 2; h >= 1; h /= 2)
+        for (int c = 0; c < h; c++) acc[c] += acc[c + h];
+    return acc[0];
+}
+
 /* Four rows at a time: four independent chains of FMAs (one row's is as long as its vectors). */
 static void dot_rows(int n, int w, const float *a, int lda, const float *x, float *y) {
     const int wb = w - w % VB, n4 = n - n % 4;
@@ -524,16 +533,10 @@ static void dot_rows(int n, int w, const float *a, int lda, const float *x, floa
             s2 += a2[c] * x[c];
             s3 += a3[c] * x[c];
         }
-        for (int c = 0; c < VB; c++) {
-            s0 += c0[c];
-            s1 += c1[c];
-            s2 += c2[c];
-            s3 += c3[c];
-        }
-        y[i] = s0;
-        y[i + 1] = s1;
-        y[i + 2] = s2;
-        y[i + 3] = s3;
+        y[i] = s0 + kn_hsum(c0);
+        y[i + 1] = s1 + kn_hsum(c1);
+        y[i + 2] = s2 + kn_hsum(c2);
+        y[i + 3] = s3 + kn_hsum(c3);
     }
     for (int i = n4; i < n; i++) {
         const float *restrict ai = a + (size_t)i * lda;
@@ -541,8 +544,7 @@ static void dot_rows(int n, int w, const float *a, int lda, const float *x, floa
         for (int c0 = 0; c0 < wb; c0 += VB)
             for (int c = 0; c < VB; c++) acc[c] += ai[c0 + c] * x[c0 + c];
         for (int c = wb; c < w; c++) s += ai[c] * x[c];
-        for (int c = 0; c < VB; c++) s += acc[c];
-        y[i] = s;
+        y[i] = s + kn_hsum(acc);
     }
 }
 

@@ -638,6 +638,8 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
                   + 2 * (size_t)H * pw       /* dWcat0, dWcat1 */
                   + (size_t)B * 2 * H        /* demb */
                   + (size_t)B * H + (size_t)M + 1            /* dh, da */
+                  + 2 * (size_t)M + 2 * (size_t)H            /* a rank-2 product's operands */
+                  + (size_t)T * B * 2 * H    /* every step's [q, r] */
                   + conv_scr + 64;
     if (w->bcap < need) {
         free(w->bbuf);
@@ -653,7 +655,8 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
     float *dWl = dc + (size_t)B * H, *dbl = dWl + (size_t)G4 * I3;
     float *dWc0 = dbl + G4, *dWc1 = dWc0 + (size_t)H * pw;
     float *demb = dWc1 + (size_t)H * pw, *dh = demb + (size_t)B * 2 * H;
-    float *da = dh + (size_t)B * H, *cscr = da + M + 1;
+    float *da = dh + (size_t)B * H, *qr = da + M + 1 + 2 * (size_t)M + 2 * (size_t)H;
+    float *cscr = qr + (size_t)T * B * 2 * H;
 
     if (dp_fx_head_backward(m, B, w->emb, w->head, dout, grads, demb))
         return dp_error_set(err, DP_ERR_NOMEM, "backward: out of memory");
@@ -676,20 +679,21 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
             const float *dqi = dq + (size_t)i * I3;
             for (int j = 0; j < H; j++) dhi[j] = dqi[j] + dhrec[(size_t)i * H + j];
             /* attention backward: r = sum a_j E_j, a = softmax(E q) */
-            const float *dr = dqi + H;
-            float q[4096];
-            for (int j = 0; j < H; j++) q[j] = ac[3 * H + j] * th[j];
             const int n0 = b->node_off[i], nn = b->node_off[i + 1] - n0;
             const float *En = E + (size_t)n0 * H, *ai = att + n0;
             float *dEn = dS + (size_t)n0 * H, *dai = da + n0;
-            K->dot_rows(nn, H, En, H, dr, dai);
+            /* dE_j += a_j dr + de_j q: one rank-2 product of [a | de] (2 x nn) and [dr; q] */
+            float *ade = da + M + 1, *drq = ade + 2 * (size_t)nn, *q = drq + H;
+            memcpy(drq, dqi + H, (size_t)H * sizeof *drq);
+            for (int j = 0; j < H; j++) q[j] = ac[3 * H + j] * th[j];
+            K->dot_rows(nn, H, En, H, drq, dai);
             float s = 0;
             for (int j = 0; j < nn; j++) s += ai[j] * dai[j];
             for (int j = 0; j < nn; j++) dai[j] = ai[j] * (dai[j] - s); /* de_j */
             K->sum_rows(nn, H, En, H, dai, 1.0f, dhi);
-            /* dE_j += a_j dr + de_j q: two rank-1 products */
-            K->gemm(false, false, nn, H, 1, ai, 1, dr, H, 1.0f, dEn, H);
-            K->gemm(false, false, nn, H, 1, dai, 1, q, H, 1.0f, dEn, H);
+            memcpy(ade, ai, (size_t)nn * sizeof *ade);
+            memcpy(ade + nn, dai, (size_t)nn * sizeof *ade);
+            K->gemm(true, false, nn, H, 2, ade, nn, drq, H, 1.0f, dEn, H);
             /* LSTM cell backward */
             K->lstm_back(H, ac, th, cprev ? cprev + (size_t)i * H : NULL, dhi, dc + (size_t)i * H,
                          dG + (size_t)i * G4);
@@ -702,21 +706,24 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
             K->gemm(false, false, B, H, G4, dG, G4, shh, H, 0.0f, dhrec, H);
         }
     }
-    /* parameter gradients of the LSTM over all steps at once */
+    /* parameter gradients of the LSTM over all steps at once: every step's input [q, r] gathered
+     * into rows (the slots are strided), one product with every step's gate gradients; the
+     * hidden state is q again, so W_hh's gradient is the q columns' */
     {
-        const float *inp0 = w->s2s; /* step slots are strided by s2s_step; gather per step */
         float *gw = GRAD(m->s2s_wih), *gh = GRAD(m->s2s_whh);
         if (gw || gh) {
-            for (int t = 0; t < T; t++) {
-                const float *inp = inp0 + (size_t)t * lo.s2s_step;
-                K->gemm(true, false, G4, I3, B, dGall + (size_t)t * B * G4, G4, inp, I3, 1.0f,
-                           dWl, I3);
-            }
+            for (int t = 0; t < T; t++)
+                for (int i = 0; i < B; i++)
+                    memcpy(qr + ((size_t)t * B + i) * 2 * H,
+                           w->s2s + (size_t)t * lo.s2s_step + (size_t)i * I3,
+                           (size_t)2 * H * sizeof *qr);
+            K->gemm(true, false, G4, 2 * H, T * B, dGall, G4, qr, 2 * H, 0.0f, dWl, 2 * H);
             for (int r = 0; r < G4; r++) {
+                const float *dr = dWl + (size_t)r * 2 * H;
                 if (gw)
-                    for (int c = 0; c < 2 * H; c++) gw[(size_t)r * 2 * H + c] += dWl[(size_t)r * I3 + c];
+                    for (int c = 0; c < 2 * H; c++) gw[(size_t)r * 2 * H + c] += dr[c];
                 if (gh)
-                    for (int c = 0; c < H; c++) gh[(size_t)r * H + c] += dWl[(size_t)r * I3 + 2 * H + c];
+                    for (int c = 0; c < H; c++) gh[(size_t)r * H + c] += dr[c];
             }
         }
         K->colsum(T * B, G4, dGall, G4, dbl);

@@ -1,8 +1,9 @@
 /* pool.c: the persistent thread pool of pool.h and the thread count of dp/compute.h. Workers
  * are started on first need and live for the process. Waiting (workers between regions, every
  * thread at the end of a phase, the caller for workers still inside its region) spins on an
- * atomic for tens of microseconds, which covers a layer's imbalance or the gap between two
- * predictions, then sleeps on one condition variable; wakers broadcast only when someone sleeps.
+ * atomic for a few hundred microseconds, which covers a layer's imbalance or the gap between two
+ * predictions (a wake-up from sleep costs tens of microseconds, a layer's share of them), then
+ * sleeps on one condition variable; wakers broadcast only when someone sleeps.
  * All shared state is C11 atomics with sequentially consistent order, so that the joining
  * protocol (a worker counts itself in, then looks whether the region is still open; the caller
  * closes it, then waits for those counted in) can never lose a worker inside a closed region. */
@@ -21,7 +22,7 @@
 
 #define POOL_MAX DP_POOL_MAX
 #define DEFAULT_MAX 4  /* the default never passes this: a 100-group graph's rows */
-#define SPIN_WAIT 4000 /* pause instructions before sleeping (~100 us) */
+#define SPIN_WAIT 16000 /* pause instructions before sleeping (~300 us at ~20 ns each) */
 
 struct dp_pool_region {
     struct {

@@ -1,6 +1,6 @@
 /* pool.h: the engine's persistent thread pool (private to gnn/). A region runs a function on the
  * calling thread and on up to dp_threads() - 1 workers, which wait between regions spinning a few
- * tens of microseconds, then sleeping. Work inside a region comes in phases of items. Each thread
+ * hundred microseconds, then sleeping. Work inside a region comes in phases of items. Each thread
  * of a region has its share of a phase's items, a contiguous run, which it takes first, in order
  * (so that a thread meets the same rows phase after phase, and their data stays in its core's
  * caches); then it takes what is left of the others' shares, so that a worker the system has
