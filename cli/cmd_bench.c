@@ -130,7 +130,8 @@ static void report(const struct bench_opts *o, const char *what, const struct dp
                "%.3f ms (CPU mean %.3f ms), min %.3f ms, mean %.3f ms over %d runs, load average "
                "%.2f%s\n",
                what, dp_layer_name(dp_model_arch(m)->layer), o->grouped ? o->grouped : "synthetic",
-               g->n_groups, g->n_edges, layers, dp_threads(), dp_kernels(), s.median, cpu.mean, s.min,
+               g->n_groups, g->n_edges, layers, dp_threads(), dp_kernels(), s.median, cpu.mean,
+               s.min,
                s.mean, runs, load_avg(), extra_text ? extra_text : "");
     }
 }

@@ -8,9 +8,10 @@
  * model_fast_conv.c.
  * Threads (pool.h): the forward pass splits the batch's rows among the threads of one region,
  * with one barrier per layer (a layer's row-local transforms, the barrier, then the aggregation
- * over neighbours and the row-local rest: the GRU too); Set2Set then splits the graphs. Layers
- * alternate between two buffers of transforms, so that a thread starting the next layer never
- * overwrites rows another is still aggregating. The backward pass runs on one thread (training
+ * over neighbours and the row-local rest: the GRU too); Set2Set then splits the graphs into one
+ * run per thread (each step's gates one product over a run). Layers alternate between two
+ * buffers of transforms, so that a thread starting the next layer never overwrites rows another
+ * is still aggregating. The backward pass runs on one thread (training
  * splits its graphs, model_train.c). */
 #include <math.h>
 #include <pthread.h>
@@ -541,9 +542,9 @@ static void layer_rows(const struct fx_pass *f, int l, int r0, int r1) {
 #define FX_ROWS 12
 
 /* One thread of the pass: phase 0, layer 0's transforms; phase l + 1, layer l (then layer
- * l + 1's transforms of the same rows); the last phase, Set2Set, a graph per item. Items of
- * FX_ROWS rows are taken as they come (pool.h); each row's arithmetic is the same whoever does
- * it, so the outputs do not depend on the thread count. */
+ * l + 1's transforms of the same rows); the last phase, Set2Set, a run of graphs per thread.
+ * Items of FX_ROWS rows are taken as they come (pool.h); each row's arithmetic is the same
+ * whoever does it, so the outputs do not depend on the thread count. */
 static void forward_region(void *ctx, int tid, int nt, struct dp_pool_region *reg) {
     const struct fx_pass *f = ctx;
     const int M = f->b->n_nodes, L = f->b->n_layers, items = (M + FX_ROWS - 1) / FX_ROWS;
@@ -558,8 +559,11 @@ static void forward_region(void *ctx, int tid, int nt, struct dp_pool_region *re
         }
         dp_pool_phase_wait(reg, &cur);
     }
-    dp_pool_phase(reg, &cur, f->b->n_graphs);
-    for (int g; (g = dp_pool_next(reg, &cur)) >= 0;) set2set(f, g, g + 1);
+    /* Set2Set: a run of graphs per thread, each step's gates one product over the run */
+    const int B = f->b->n_graphs, runs = nt < B ? nt : B;
+    dp_pool_phase(reg, &cur, runs);
+    for (int k; (k = dp_pool_next(reg, &cur)) >= 0;)
+        set2set(f, (int)((long)k * B / runs), (int)((long)(k + 1) * B / runs));
     dp_pool_phase_wait(reg, &cur);
 }
 
