@@ -136,9 +136,9 @@ fi
 tmp=$(mktemp -d)
 for j in 1 2; do
     if o=$("$BIN" dataset build --setting V100-P1w2ho-PCIe --out "$tmp/ds$j" --graphs 300 --jobs $j --json 2>/dev/null); then
-        printf '%-40s %s jobs/s (%s jobs: simulate %s s, coarsen %s s)  [load %s]\n' "dataset build, 1 setting, $j thr" \
+        printf '%-40s %s jobs/s (%s jobs: build and simulate %s s)  [load %s]\n' "dataset build, 1 setting, $j thr" \
             "$(printf '%s\n' "$o" | field jobs_per_s)" "$(printf '%s\n' "$o" | field jobs)" \
-            "$(printf '%s\n' "$o" | field simulate)" "$(printf '%s\n' "$o" | field coarsen)" "$(load)"
+            "$(printf '%s\n' "$o" | field build)" "$(load)"
     else
         echo "dataset build: FAILED"; status=1
     fi

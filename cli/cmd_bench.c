@@ -17,6 +17,7 @@
 #include "dp/compute.h"
 #include "dp/grouped.h"
 #include "dp/inspector.h"
+#include "dp/json_out.h"
 #include "dp/model.h"
 #include "dp/train.h"
 
@@ -108,32 +109,52 @@ static double load_avg(void) {
     return l;
 }
 
-static void report(const struct bench_opts *o, const char *what, const struct dp_grouped *g,
-                   const struct dp_model *m, struct stats s, struct stats cpu, int runs,
-                   const char *extra_json, const char *extra_text) {
+/* A benchmark's own figures beside the common ones: numbers in the JSON object, and a phrase
+ * (text) appended to the text line. */
+struct extra {
+    const char *key[4];
+    double      v[4];
+    int         n;
+    char        text[256];
+};
+
+static int report(const struct bench_opts *o, const char *what, const struct dp_grouped *g,
+                  const struct dp_model *m, struct stats s, struct stats cpu, int runs,
+                  const struct extra *x) {
     const char *src = o->inspector ? o->inspector : o->weights ? o->weights : "random";
+    const char *graph = o->grouped ? o->grouped : "synthetic";
+    const char *layer = dp_layer_name(dp_model_arch(m)->layer);
     int layers = dp_arch_n_layers(dp_model_arch(m), g->n_groups);
-    if (o->json) {
-        printf("{\"bench\":\"%s\",\"model\":", what);
-        cmd_json_str(stdout, src);
-        printf(",\"graph\":");
-        cmd_json_str(stdout, o->grouped ? o->grouped : "synthetic");
-        printf(",\"layer\":\"%s\",\"n_groups\":%d,\"n_edges\":%d,\"n_layers\":%d,\"threads\":%d,"
-               "\"kernels\":\"%s\",\"runs\":%d,\"median_ms\":%.4f,\"min_ms\":%.4f,\"mean_ms\":%.4f,"
-               "\"cpu_median_ms\":%.4f,\"cpu_mean_ms\":%.4f,\"load_avg\":%.2f%s}\n",
-               dp_layer_name(dp_model_arch(m)->layer), g->n_groups, g->n_edges, layers,
-               dp_threads(), dp_kernels(), runs, s.median, s.min, s.mean, cpu.median, cpu.mean,
-               load_avg(),
-               extra_json ? extra_json : "");
-    } else {
+    if (!o->json) {
         printf("bench %s: %s on %s (%d groups, %d edges, %d layers), %d thread(s), %s kernels: median "
                "%.3f ms (CPU mean %.3f ms), min %.3f ms, mean %.3f ms over %d runs, load average "
                "%.2f%s\n",
-               what, dp_layer_name(dp_model_arch(m)->layer), o->grouped ? o->grouped : "synthetic",
-               g->n_groups, g->n_edges, layers, dp_threads(), dp_kernels(), s.median, cpu.mean,
-               s.min,
-               s.mean, runs, load_avg(), extra_text ? extra_text : "");
+               what, layer, graph, g->n_groups, g->n_edges, layers, dp_threads(), dp_kernels(),
+               s.median, cpu.mean, s.min, s.mean, runs, load_avg(), x ? x->text : "");
+        return 0;
     }
+    struct dp_jw *w = dp_jw_new();
+    dp_jw_str(w, "bench", what);
+    dp_jw_str(w, "model", src);
+    dp_jw_str(w, "graph", graph);
+    dp_jw_str(w, "layer", layer);
+    dp_jw_int(w, "n_groups", g->n_groups);
+    dp_jw_int(w, "n_edges", g->n_edges);
+    dp_jw_int(w, "n_layers", layers);
+    dp_jw_int(w, "threads", dp_threads());
+    dp_jw_str(w, "kernels", dp_kernels());
+    dp_jw_int(w, "runs", runs);
+    dp_jw_fixed(w, "median_ms", s.median, 4);
+    dp_jw_fixed(w, "min_ms", s.min, 4);
+    dp_jw_fixed(w, "mean_ms", s.mean, 4);
+    dp_jw_fixed(w, "cpu_median_ms", cpu.median, 4);
+    dp_jw_fixed(w, "cpu_mean_ms", cpu.mean, 4);
+    dp_jw_fixed(w, "load_avg", load_avg(), 2);
+    for (int i = 0; x && i < x->n; i++) dp_jw_num(w, x->key[i], x->v[i]);
+    struct dp_error err = {0};
+    int rc = dp_jw_print(w, stdout, "stdout", &err) ? cli_fail(&err) : 0;
+    dp_jw_free(w);
+    return rc;
 }
 
 /* B graphs: g with features jittered per copy (seeded), random targets in [0, 1). */
@@ -194,15 +215,14 @@ static int bench_predict(const struct bench_opts *o, const struct dp_model *m,
         cms[r] = cmd_cpu_ms() - c0;
     }
     struct stats s = summarise(ms, R), cs = summarise(cms, R);
-    char ej[160] = "", et[160] = "";
+    struct extra x = {.n = 0};
     if (B > 1) {
-        snprintf(ej, sizeof ej, ",\"batch\":%d,\"per_graph_median_ms\":%.4f,"
-                 "\"per_graph_cpu_median_ms\":%.4f", B, s.median / B, cs.median / B);
-        snprintf(et, sizeof et, ", batch %d in one call: %.3f ms per graph (CPU %.3f ms)", B,
-                 s.median / B, cs.median / B);
+        x = (struct extra){{"batch", "per_graph_median_ms", "per_graph_cpu_median_ms"},
+                           {B, s.median / B, cs.median / B}, 3, ""};
+        snprintf(x.text, sizeof x.text, ", batch %d in one call: %.3f ms per graph (CPU %.3f ms)",
+                 B, s.median / B, cs.median / B);
     }
-    report(o, "predict", g, m, s, cs, R, ej, et);
-    rc = 0;
+    rc = report(o, "predict", g, m, s, cs, R, &x);
 done:
     free_batch(gs, B);
     free(out);
@@ -250,11 +270,9 @@ static int bench_train(const struct bench_opts *o, const struct dp_model *base,
             cms[r] = cmd_cpu_ms() - c0;
         }
         struct stats s = summarise(ms, R), cs = summarise(cms, R);
-        char ej[160], et[160];
-        snprintf(ej, sizeof ej, ",\"batch\":%d,\"loss\":%.6g", B, loss);
-        snprintf(et, sizeof et, ", batch %d", B);
-        report(o, "train", g, m, s, cs, R, ej, et);
-        rc = 0;
+        struct extra x = {{"batch", "loss"}, {B, loss}, 2, ""};
+        snprintf(x.text, sizeof x.text, ", batch %d", B);
+        rc = report(o, "train", g, m, s, cs, R, &x);
         goto done;
     }
     /* transfer: the embedding pass (per graph, once per body) and head steps on the cache */
@@ -287,13 +305,11 @@ static int bench_train(const struct bench_opts *o, const struct dp_model *base,
         cms[r] = cmd_cpu_ms() - c0;
     }
     struct stats s = summarise(ms, R), se = summarise(ems, R), cs = summarise(cms, R);
-    char ej[256], et[256];
-    snprintf(ej, sizeof ej, ",\"batch\":%d,\"embed_median_ms\":%.4f,\"embed_min_ms\":%.4f,"
-             "\"loss\":%.6g", B, se.median, se.min, loss);
-    snprintf(et, sizeof et, ", batch %d head step on cached embeddings; embedding pass per graph "
-             "median %.3f ms", B, se.median);
-    report(o, "transfer", g, m, s, cs, R, ej, et);
-    rc = 0;
+    struct extra x = {{"batch", "embed_median_ms", "embed_min_ms", "loss"},
+                      {B, se.median, se.min, loss}, 4, ""};
+    snprintf(x.text, sizeof x.text, ", batch %d head step on cached embeddings; embedding pass "
+             "per graph median %.3f ms", B, se.median);
+    rc = report(o, "transfer", g, m, s, cs, R, &x);
 done:
     dp_trainer_free(t);
     dp_model_free(m);

@@ -317,18 +317,27 @@ int bench_compare(int argc, char **argv) {
     int n_ok = 0;
     for (int i = 0; i < n; i++) n_ok += preds[i].ok;
     double med = cmd_median(ms, (int)runs), cmed = cmd_median(cms, (int)runs);
-    if (json)
-        printf("{\"bench\":\"compare\",\"graph\":\"%s\",\"grid\":%s,\"settings\":%d,"
-               "\"n_predicted\":%d,\"threads\":%d,\"runs\":%d,\"first_ms\":%.4f,"
-               "\"median_ms\":%.4f,\"min_ms\":%.4f,\"cpu_median_ms\":%.4f}\n",
-               dp_session_grouped(ss)->graph, grid ? "true" : "false", n, n_ok, dp_threads(),
-               (int)runs, first, med, ms[0], cmed);
-    else
-        printf("bench compare: %s, %d settings (%s), %d predicted: first call (with the "
-               "embedding) %.3f ms; from the cached embedding median %.3f ms (CPU %.3f ms), "
-               "min %.3f ms over %d runs, %d thread(s)\n",
-               dp_session_grouped(ss)->graph, n, grid ? "every GPU x sync x network" : list->path,
-               n_ok, first, med, cmed, ms[0], (int)runs, dp_threads());
+    if (json) {
+        struct dp_jw *jw = dp_jw_new();
+        dp_jw_str(jw, "bench", "compare");
+        dp_jw_str(jw, "graph", dp_session_grouped(ss)->graph);
+        dp_jw_bool(jw, "grid", grid);
+        dp_jw_int(jw, "settings", n);
+        dp_jw_int(jw, "n_predicted", n_ok);
+        dp_jw_int(jw, "threads", dp_threads());
+        dp_jw_int(jw, "runs", runs);
+        dp_jw_fixed(jw, "first_ms", first, 4);
+        dp_jw_fixed(jw, "median_ms", med, 4);
+        dp_jw_fixed(jw, "min_ms", ms[0], 4);
+        dp_jw_fixed(jw, "cpu_median_ms", cmed, 4);
+        rc = cmd_json_emit(jw);
+        goto done;
+    }
+    printf("bench compare: %s, %d settings (%s), %d predicted: first call (with the "
+           "embedding) %.3f ms; from the cached embedding median %.3f ms (CPU %.3f ms), "
+           "min %.3f ms over %d runs, %d thread(s)\n",
+           dp_session_grouped(ss)->graph, n, grid ? "every GPU x sync x network" : list->path,
+           n_ok, first, med, cmed, ms[0], (int)runs, dp_threads());
     rc = 0;
     goto done;
 fail:

@@ -13,9 +13,10 @@
 #include "dp/sweep.h"
 
 #define SWEEP_USAGE                                                                              \
-    "driple dataset sweep --out FILE [--models a,b,...] [--zoo-batches K] [--generated N]\n"     \
-    "       [--gen-seed S] [--gen-batches K] [--fp32-only] [--settings FILE] [--quota Q]\n"      \
-    "       [--random K] [--gpus a,b,...] [--max-workers N] [--allreduce] [--pytorch]\n"         \
+    "driple dataset sweep --out FILE [--models a,b,...] [--optimizers sgd,momentum,adam]\n"     \
+    "       [--zoo-batches K] [--generated N] [--gen-seed S] [--gen-batches K] [--fp32-only]\n" \
+    "       [--settings FILE] [--quota Q] [--random K] [--gpus a,b,...] [--max-workers N]\n"    \
+    "       [--allreduce] [--pytorch]\n"                                                        \
     "       [--groups K] [--seed S] [--jobs J] [--gpus-file FILE] [--weights FILE]\n"             \
     "  graphs: every zoo model (or --models) with each optimizer at K batch sizes (default 12:\n" \
     "  the default x 1/16 .. 6), generated architectures 0 .. N-1 of seed S (driple zoo\n"       \
@@ -42,6 +43,7 @@ int cmd_dataset_sweep(int argc, char **argv) {
     const char *out = cli_value(&c, "--out"), *settings_path = cli_value(&c, "--settings");
     const char *gpus_file = cli_value(&c, "--gpus-file"), *weights = cli_value(&c, "--weights");
     o.models = cli_value(&c, "--models");
+    o.optimizers = cli_value(&c, "--optimizers");
     o.gpus = cli_value(&c, "--gpus");
     o.mixed = !cli_flag(&c, "--fp32-only");
     o.allreduce = cli_flag(&c, "--allreduce");
@@ -49,10 +51,10 @@ int cmd_dataset_sweep(int argc, char **argv) {
     bool json = cli_flag(&c, "--json");
     int64_t zb = o.zoo_batches, ng = 0, gs = 1, gb = o.gen_batches, quota = 0, rnd = 8, mw = 64;
     int64_t groups = 0, seed = 1, jobs = 2;
-    cli_int(&c, "--zoo-batches", 1, 12, &zb);
+    cli_int(&c, "--zoo-batches", 1, DP_SWEEP_BATCH_FACTORS, &zb);
     cli_int(&c, "--generated", 0, 1000000, &ng);
     cli_int(&c, "--gen-seed", 0, INT64_MAX, &gs);
-    cli_int(&c, "--gen-batches", 1, 12, &gb);
+    cli_int(&c, "--gen-batches", 1, DP_SWEEP_BATCH_FACTORS, &gb);
     cli_int(&c, "--quota", 0, 1000000, &quota);
     cli_int(&c, "--random", 0, 1000, &rnd);
     cli_int(&c, "--max-workers", 1, 64, &mw);
@@ -157,7 +159,7 @@ int cmd_dataset_extract(int argc, char **argv) {
     struct dp_error err = {0};
     if (dp_gpu_catalog_load_default(gpus_file, &cat, &err) ||
         dp_setting_parse_id(id, cat, &s, &err) || dp_sweep_load(in, cat, &sw, &err) ||
-        dp_sweep_dataset(&sw, &s, cost, &ds, &err) || dp_dataset_save_json(&ds, out, &err)) {
+        dp_sweep_dataset(&sw, &s, cost, 0, &ds, NULL, &err) || dp_dataset_save_json(&ds, out, &err)) {
         rc = cli_fail(&err);
     } else {
         printf("%s: %d samples of %s from %s (simulated)\n", out, ds.n_samples, s.id, in);

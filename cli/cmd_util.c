@@ -15,23 +15,6 @@
 #include "dp/coarsen.h"
 #include "dp/json_out.h"
 
-void cmd_json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        default:
-            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-            else fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
-
 void cmd_jw_labels(struct dp_jw *w, const char *key, const double *labels) {
     static const char *const part[3] = {"idle", "active", "peak"};
     dp_jw_object(w, key);

@@ -5,7 +5,7 @@
  * simulate, predict, compare and explain name a setting that need not be in the setting list
  * plus how such a setting finds its inspector, and reading the workload (a graph or a grouped
  * file) for predict and compare, and the 12 labels as JSON or a table (simulate, trace
- * extract). (cmd_json_str serves bench's printer, not yet on dp/json_out.h.) */
+ * extract). */
 #ifndef DRIPLE_CMD_UTIL_H
 #define DRIPLE_CMD_UTIL_H
 
@@ -23,8 +23,6 @@
 
 struct dp_jw;
 
-/* Writes s (NULL: "") as a JSON string literal: quote, backslash and control characters escaped. */
-void cmd_json_str(FILE *f, const char *s);
 /* The 12 labels as member key of w: {"gpu_mem_util": {"idle": .., "active": .., "peak": ..},
  * ...}. */
 void cmd_jw_labels(struct dp_jw *w, const char *key, const double *labels);

@@ -23,35 +23,56 @@ for r in d["rows"]:
 # README's figures (notes/calibration.md): all rows and leave-one-GPU-out
 a, l = d["all"], d["logo"]
 limits = [("all median", a["median_abs_error_pct"], 14.5), ("all p90", a["p90_abs_error_pct"], 45.0),
-          ("LOGO median", l["median_abs_error_pct"], 18.0), ("LOGO p90", l["p90_abs_error_pct"], 50.0)]
+          ("LOGO median", l["median_abs_error_pct"], 16.5), ("LOGO p90", l["p90_abs_error_pct"], 46.0)]
 bad = [(k, v, m) for k, v, m in limits if not v <= m]
 assert not bad, bad
 assert d["one_gpu"]["all"]["n"] + d["multi_gpu"]["all"]["n"] == 834
 PY
-# the same configurations through `driple simulate` (every 40th row: all models, GPUs,
-# frameworks, syncs and precisions turn up)
+# the same configurations through `driple simulate`. Not every row: the 834 rows are 680
+# distinct configurations, and a `driple simulate` process takes about 45 ms of CPU (building
+# the zoo graph is most of it), 30 s for all of them, so a spread of them is run: every
+# seventh distinct configuration in the tables' order, and the first of a model or GPU the
+# stride missed (about 120, 7 s of CPU; every model, GPU, framework, sync, precision and GPU
+# count turns up), two at a time, checked in one pass.
 python3 - "$TMP/cal.json" >"$TMP/cmds" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-for i, r in enumerate(d["rows"]):
-    if i % 40: continue
+seen, models, gpus = {}, set(), set()
+for r in d["rows"]:
     ps = "--sync ps --ps 1" if r["sync"] == "ps" else "--sync allreduce"
-    want = r["predicted"] / (r["tokens_per_sample"] or 1)
-    print(f'{want}\tzoo:{r["zoo"]}|--gpu|{r["gpu"]}|--workers|{r["gpus"]}|{ps.replace(" ", "|")}|--network|{r["network"]}|--framework|{r["framework"]}|--precision|{r["precision"]}|--batch|{r["batch"]}|--optimizer|{r["optimizer"]}|--json')
+    args = f'zoo:{r["zoo"]}|--gpu|{r["gpu"]}|--workers|{r["gpus"]}|{ps.replace(" ", "|")}|--network|{r["network"]}|--framework|{r["framework"]}|--precision|{r["precision"]}|--batch|{r["batch"]}|--optimizer|{r["optimizer"]}|--json'
+    if args in seen: continue
+    seen[args] = r["predicted"] / (r["tokens_per_sample"] or 1)
+    if (len(seen) - 1) % 7 == 0 or r["model"] not in models or r["catalog"] not in gpus:
+        models.add(r["model"])
+        gpus.add(r["catalog"])
+        print(f"{len(seen) - 1}\t{seen[args]}\t{args}")
 PY
-n=0
+n=$(wc -l <"$TMP/cmds")
 tab=$(printf '\t')
-while IFS=$tab read -r want args; do
-    n=$((n + 1))
-    old=$IFS; IFS='|'; set -- $args; IFS=$old
-    if "$DRIPLE" simulate "$@" >"$TMP/sim.json" 2>"$TMP/err"; then
-        python3 -c "import json,sys; t=json.load(open('$TMP/sim.json'))['throughput']; w=float('$want'); sys.exit(0 if abs(t/w-1) < 0.03 else 1)" \
-            && pass || fail "simulate $args: throughput differs from calibrate's $want: $(head -c 300 "$TMP/sim.json")"
-    else
-        fail "simulate $args: $(head -c 300 "$TMP/err")"
-    fi
-done <"$TMP/cmds"
-[ "$n" -ge 20 ] && pass || fail "only $n rows tried"
+# lane L of 2 simulates the lines L, L + 2, ...: out/ID.json, or out/ID.err when it failed
+lane() {
+    awk -v l="$1" 'NR % 2 == l' "$TMP/cmds" | while IFS=$tab read -r id want args; do
+        old=$IFS; IFS='|'; set -- $args; IFS=$old
+        "$DRIPLE" simulate "$@" >"$TMP/sims/$id.json" 2>"$TMP/sims/$id.err" || echo >>"$TMP/sims/$id.err"
+    done
+}
+mkdir "$TMP/sims"
+lane 0 & lane 1; wait
+python3 - "$TMP/cmds" "$TMP/sims" <<'PY' && pass || fail "driple simulate disagrees with calibrate"
+import json, os, sys
+bad = []
+for line in open(sys.argv[1]):
+    i, want, args = line.rstrip("\n").split("\t")
+    base = os.path.join(sys.argv[2], i)
+    if os.path.getsize(base + ".err"):
+        bad.append((args, open(base + ".err").read()[:300]))
+        continue
+    t = json.load(open(base + ".json"))["throughput"]
+    if not abs(t / float(want) - 1) < 0.03: bad.append((args, t, want))
+assert not bad, bad[:5]
+PY
+[ "$n" -ge 90 ] && pass || fail "only $n configurations tried"
 # bad tables fail naming file and place
 fails 1 "nope.csv: cannot open: No such file" "$DRIPLE" calibrate --data "$TMP/nope.csv"
 printf 'a,b\n1,2\n' >"$TMP/one.csv"

@@ -81,9 +81,9 @@ for k in ("iteration_ms", "throughput", "memory_gb"):
     fi
     # its benchmark (make bench): the grid from the cached embedding, every row predicted
     ok "$DRIPLE" bench compare samples/graphs/resnet50.json --grid --runs 2 --json
-    contains "$TMP/out" '"grid":true'
+    contains "$TMP/out" '"grid": true'
     n=$(grep -o '"id": ' "$TMP/grid.json" | wc -l | tr -d " ")
-    contains "$TMP/out" "\"settings\":$n,\"n_predicted\":$n,"
+    contains "$TMP/out" "\"settings\": $n, \"n_predicted\": $n,"
 fi
 ok "$DRIPLE" bench compare samples/graphs/resnet50.json --runs 1
 contains "$TMP/out" "from the cached embedding median"

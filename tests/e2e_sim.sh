@@ -171,7 +171,9 @@ sed 's/"when":"[^"]*"//g' "$TMP/dsg/V100-P1w2he-40GbE.json" >"$TMP/a.txt"
 sed 's/"when":"[^"]*"//g' "$TMP/dsg1/V100-P1w2he-40GbE.json" >"$TMP/b.txt"
 if cmp -s "$TMP/a.txt" "$TMP/b.txt"; then pass; else fail "dataset build --generated differs with --jobs 1 and 2"; fi
 fails 2 "--gen-jobs" "$DRIPLE" dataset build --out "$TMP/ds" --generated 2 --gen-jobs 13
-fails 2 "unknown model" "$DRIPLE" dataset build --out "$TMP/ds" --models resnet9000
+# names are checked (by the sweep underneath) before any simulation
+fails 1 "unknown zoo model 'resnet9000'" "$DRIPLE" dataset build --out "$TMP/ds" --models resnet9000
+fails 1 "unknown optimizer 'rmsprop'" "$DRIPLE" dataset build --out "$TMP/ds" --optimizers sgd,rmsprop
 fails 2 "missing --out" "$DRIPLE" dataset build
 fails 2 "--models: empty list" "$DRIPLE" dataset build --out "$TMP/ds" --models ""
 fails 2 "missing --out" "$DRIPLE" dataset build --out ""

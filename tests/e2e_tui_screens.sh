@@ -132,6 +132,12 @@ for size in 80x24 200x50; do
     expect "compare rows written to"
     if head -1 "$TMP/rows-$size.csv" | grep -q "^row,id,gpu,source,iteration_ms,throughput"; then pass
     else fail "$size: CSV export: $(head -2 "$TMP/rows-$size.csv")"; fi
+    # memory_gb is the predicted footprint (the simulator's where nothing predicts it), the
+    # simulator's beside it (empty where it cannot run the setting); every row has every column
+    if awk -F, 'NR == 1 { ok = $11 == "memory_gb" && $15 == "sim_memory_gb"; next }
+                NF != 15 || ($11 == "" && $15 != "") { ok = 0; print } END { exit !ok }' \
+           "$TMP/rows-$size.csv" >"$TMP/bad-rows"
+    then pass; else fail "$size: CSV memory columns: $(head -1 "$TMP/rows-$size.csv"; head -3 "$TMP/bad-rows")"; fi
     key e C-u
     key -l "$TMP/rows-$size.csv"
     key Enter

@@ -183,9 +183,27 @@ static void test_sweep(struct dp_sweep *sw) {
     dp_sweep_free(&back);
     /* One setting's rows as a dataset. */
     struct dp_dataset ds;
-    CHECK(dp_sweep_dataset(sw, base, false, &ds, &err) == DP_OK);
+    CHECK(dp_sweep_dataset(sw, base, false, 0, &ds, NULL, &err) == DP_OK);
     CHECK(ds.n_samples >= 20 && ds.n_samples <= 32 && !strcmp(ds.setting, "V100-P1w2ho-PCIe"));
     CHECK(ds.n_samples > 0 && !ds.samples[0].grouped->cost && ds.samples[0].labels[4] > 0);
+    int all = ds.n_samples, n_oom = -1;
+    dp_dataset_free(&ds);
+    /* A zoo quota: the first 5 zoo rows spread over the models (one of each of the 5 models,
+     * the first batch draw of the first optimizer), every generated row still kept. */
+    CHECK(dp_sweep_dataset(sw, base, false, 5, &ds, &n_oom, &err) == DP_OK);
+    int zoo = 0, gen_rows = 0;
+    bool distinct = true;
+    for (int i = 0; i < ds.n_samples; i++) {
+        if (strncmp(ds.samples[i].graph, "zoo:", 4)) {
+            gen_rows++;
+            continue;
+        }
+        for (int k = 0; k < i; k++)
+            distinct = distinct && strcmp(ds.samples[k].model, ds.samples[i].model) != 0;
+        zoo++;
+    }
+    CHECK(zoo == 5 && distinct && gen_rows == 2 && ds.n_samples == 7);
+    CHECK(n_oom >= 0 && all + n_oom == fixed_base);
     dp_dataset_free(&ds);
     /* Errors: an unknown model, a GPU not in the catalog, a malformed file. */
     struct dp_sweep bad;
@@ -196,6 +214,27 @@ static void test_sweep(struct dp_sweep *sw) {
     o.gpus = "V100-PCIe-16GB,NoSuchGPU";
     CHECK(dp_sweep_build(&o, &bad, &err) == DP_ERR_NOT_FOUND);
     CHECK_CONTAINS(err.msg, "NoSuchGPU");
+    sweep_opts(&o);
+    o.optimizers = "sgd,rmsprop";
+    CHECK(dp_sweep_build(&o, &bad, &err) == DP_ERR_NOT_FOUND);
+    CHECK_CONTAINS(err.msg, "unknown optimizer 'rmsprop'");
+    o.optimizers = "adam";
+    o.fp32 = o.mixed = false;
+    CHECK(dp_sweep_build(&o, &bad, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "no precision");
+    /* One optimizer, mixed precision only: 5 models x 2 batches + 6 generated, all adam. */
+    o.fp32 = false;
+    o.mixed = true;
+    o.random_settings = 1;
+    struct dp_sweep one_opt;
+    CHECK(dp_sweep_build(&o, &one_opt, &err) == DP_OK);
+    CHECK(one_opt.n_graphs == 5 * 2 + 6);
+    bool adam_mixed = true;
+    for (int i = 0; i < one_opt.n_graphs; i++)
+        adam_mixed = adam_mixed && !strcmp(one_opt.graphs[i].optimizer, "adam") &&
+                     one_opt.graphs[i].precision == DP_PREC_MIXED;
+    CHECK(adam_mixed);
+    dp_sweep_free(&one_opt);
     static const struct { const char *text, *want; } files[] = {
         {"{\"format\":\"driple-sweep/1\",\"source\":{\"kind\":\"guessed\"},\"outputs\":[],"
          "\"graphs\":[],\"rows\":[]}", "$.source.kind"},

@@ -223,7 +223,7 @@ enum dp_status app_export_csv(struct app *a, const char *path, struct dp_error *
     if (st) return st;
     FILE *f = dp_out_stream(o);
     fputs("row,id,gpu,source,iteration_ms,throughput,mean_gpu_util,epoch_s,epoch_cost,"
-          "price_per_gpu_hour,memory_gb,oom,sim_iteration_ms,sim_throughput\n", f);
+          "price_per_gpu_hour,memory_gb,oom,sim_iteration_ms,sim_throughput,sim_memory_gb\n", f);
     for (int i = 0; i < a->n_rows; i++) {
         const struct app_row *r = &a->rows[i];
         const struct dp_prediction *p = &r->p.p;
@@ -242,10 +242,11 @@ enum dp_status app_export_csv(struct app *a, const char *path, struct dp_error *
         csv_num(f, d[DP_D_EPOCH_S]);
         csv_num(f, d[DP_D_EPOCH_COST]);
         csv_num(f, (p->ok ? p->facts : sim->facts).price_per_gpu_hour);
-        csv_num(f, sim->memory_gb);
+        csv_num(f, p->ok ? p->d[DP_D_MEMORY_GB] : sim->memory_gb);
         fputs(sim->ok ? (sim->oom ? ",true" : ",false") : ",", f);
         csv_num(f, sim->d[DP_D_ITERATION_MS]);
         csv_num(f, sim->d[DP_D_THROUGHPUT]);
+        csv_num(f, sim->memory_gb);
         fputc('\n', f);
     }
     return dp_out_commit(o, err);

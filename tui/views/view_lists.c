@@ -57,24 +57,26 @@ static void compare_cells(const struct app *a, const struct app_row *r, bool int
              a->cmp_mode == APP_CMP_GPUS ? '*' : ' ', r->current ? '>' : ' ');
     snprintf(c[C_LABEL], sizeof c[C_LABEL], "%s", r->label);
     snprintf(c[C_SRC], sizeof c[C_SRC], "%s", src_short(p));
+    /* The predicted iteration, throughput and footprint (the simulator's where nothing is
+     * predicted); out of memory ("!") is the simulator's verdict either way. */
     if (pred) {
         pred_cell(c[C_ITER], sizeof c[C_ITER], &p->p, DP_D_ITERATION_MS, interval);
         pred_cell(c[C_THRU], sizeof c[C_THRU], &p->p, DP_D_THROUGHPUT, interval);
+        pred_cell(c[C_MEM], sizeof c[C_MEM], &p->p, DP_D_MEMORY_GB, interval);
     } else {
         view_num_fit(c[C_ITER], sizeof c[C_ITER], d[DP_D_ITERATION_MS], 6);
         view_num_fit(c[C_THRU], sizeof c[C_THRU], d[DP_D_THROUGHPUT], 6);
+        view_num_fit(c[C_MEM], sizeof c[C_MEM], p->sim.memory_gb, 5);
     }
-    view_num_fit(c[C_UTIL], sizeof c[C_UTIL], d[DP_D_MEAN_GPU_UTIL], 5);
-    view_num_fit(c[C_MEM], sizeof c[C_MEM], p->sim.memory_gb, 5);
     if (p->sim.oom) snprintf(c[C_MEM] + strlen(c[C_MEM]), sizeof c[C_MEM] - strlen(c[C_MEM]), "!");
+    view_num_fit(c[C_UTIL], sizeof c[C_UTIL], d[DP_D_MEAN_GPU_UTIL], 5);
     view_num_fit(c[C_COST], sizeof c[C_COST], d[DP_D_EPOCH_COST], 6);
     view_num_fit(c[C_SIM_ITER], sizeof c[C_SIM_ITER], p->sim.d[DP_D_ITERATION_MS], 6);
     view_num_fit(c[C_SIM_THRU], sizeof c[C_SIM_THRU], p->sim.d[DP_D_THROUGHPUT], 6);
     if (p->p.pending)
-        for (int k = C_ITER; k <= C_COST; k++)
-            if (k != C_MEM) snprintf(c[k], sizeof c[k], "...");
+        for (int k = C_ITER; k <= C_COST; k++) snprintf(c[k], sizeof c[k], "...");
     if (p->sim_pending) {
-        snprintf(c[C_MEM], sizeof c[C_MEM], "...");
+        if (!pred) snprintf(c[C_MEM], sizeof c[C_MEM], "...");
         snprintf(c[C_SIM_ITER], sizeof c[C_SIM_ITER], "...");
         snprintf(c[C_SIM_THRU], sizeof c[C_SIM_THRU], "...");
     }

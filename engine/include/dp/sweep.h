@@ -47,19 +47,26 @@ struct dp_sweep {
 /* Frees everything a sweep owns and zeroes it; NULL-safe. */
 void dp_sweep_free(struct dp_sweep *s);
 
+/* The batch sizes a sweep draws from: a model's default x 1/16, 1/8, 1/4, 3/8, 1/2, 3/4, 1,
+ * 3/2, 2, 3, 4, 6. */
+#define DP_SWEEP_BATCH_FACTORS 12
+
 /* What dp_sweep_build makes. Graphs: every zoo model of `models` (NULL: all) with every
- * optimizer, `zoo_batches` batch sizes drawn from the default x 1/16 .. 6, and the generated
- * architectures 0 .. n_generated - 1 of gen_seed with one drawn optimizer and `gen_batches` batch
- * sizes; each in fp32 and (when `mixed`) mixed precision. Rows: each graph on every setting of
- * `fixed` of its precision (a setting list, may be NULL) for which it is among the first
- * `fixed_quota` graphs of that list entry (0: all), and on `random_settings` settings drawn from
- * the space below. Rows whose footprint exceeds the GPU keep oom set. */
+ * optimizer of `optimizers` (NULL: all), `zoo_batches` batch sizes drawn from the default x
+ * 1/16 .. 6, and the generated architectures 0 .. n_generated - 1 of gen_seed with one drawn
+ * optimizer and `gen_batches` batch sizes; each in fp32 (when `fp32`) and mixed precision (when
+ * `mixed`). Rows: each graph on every setting of `fixed` of its precision (a setting list, may be
+ * NULL) for which it is among the first `fixed_quota` graphs of that list entry (0: all), and on
+ * `random_settings` settings drawn from the space below. Rows whose footprint exceeds the GPU
+ * keep oom set. */
 struct dp_sweep_opts {
     const char                  *models;
+    const char                  *optimizers;
     int                          zoo_batches;     /* 12 */
     int                          n_generated;
     uint64_t                     gen_seed;        /* 1 */
     int                          gen_batches;     /* 3 */
+    bool                         fp32;            /* true */
     bool                         mixed;           /* true */
     const struct dp_settings    *fixed;
     int                          fixed_quota;
@@ -85,7 +92,7 @@ struct dp_sweep_opts {
 void dp_sweep_opts_default(struct dp_sweep_opts *o);
 
 /* Builds a sweep (simulated) into *out (owned by the caller: dp_sweep_free). Fails on an unknown
- * model or GPU name, a GPU the simulator cannot run in `fixed`, a graph or simulation error
+ * model, optimizer or GPU name, neither precision asked, a GPU the simulator cannot run in `fixed`, a graph or simulation error
  * (naming the graph and setting), DP_ERR_CANCELLED when cancelled. */
 enum dp_status dp_sweep_build(const struct dp_sweep_opts *o, struct dp_sweep *out,
                               struct dp_error *err);
@@ -100,9 +107,14 @@ enum dp_status dp_sweep_parse(const char *text, size_t len, const char *name,
 enum dp_status dp_sweep_save(const struct dp_sweep *s, const char *path, struct dp_error *err);
 
 /* The rows of one setting (same cluster as s, dp_setting_same_cluster) that fit its GPU, as a
- * dataset for that setting (ds initialised inside; free with dp_dataset_free). with_cost keeps
- * the cost features in the samples' grouped graphs. Never fails but for DP_ERR_NOMEM. */
+ * dataset for that setting (ds initialised inside; free with dp_dataset_free), in the sweep's
+ * order. max_zoo > 0 keeps only the first max_zoo rows of zoo graphs in an order spread over
+ * the models (round-robin over them; within a model by batch draw, then optimizer), so that any
+ * quota covers them evenly; rows of generated graphs are all kept. with_cost keeps the cost
+ * features in the samples' grouped graphs. *n_oom (may be NULL) counts the setting's rows left
+ * out because they do not fit. Never fails but for DP_ERR_NOMEM. */
 enum dp_status dp_sweep_dataset(const struct dp_sweep *sw, const struct dp_setting *s,
-                                bool with_cost, struct dp_dataset *ds, struct dp_error *err);
+                                bool with_cost, int max_zoo, struct dp_dataset *ds, int *n_oom,
+                                struct dp_error *err);
 
 #endif

@@ -24,22 +24,23 @@
 void dp_sim_constants_default(struct dp_sim_constants *c) {
     /* Fitted by `driple calibrate --fit` over the 834 rows of ../shared/calibration
      * (notes/calibration.md); ps_host_gbps, jitter and context_gb are typical figures, not
-     * fitted. A generation without two GPUs in the data has the scale of the nearest fitted
-     * one (Kepler and Maxwell: Pascal's; Ada, Hopper and Blackwell: Ampere's), an unknown one
-     * their geometric mean. e_cuda and e_tensor are capped at the peak, so a scale times its
+     * fitted. Every generation with a GPU in the data has its fitted scale (Kepler from the
+     * K80, Ada from the RTX 6000 Ada, Hopper from the H100 PCIe); one without takes the
+     * nearest fitted one's (Maxwell: Kepler's; Blackwell: Hopper's), an unknown one their
+     * geometric mean. e_cuda and e_tensor are capped at the peak, so a scale times its
      * efficiency above 1 means that generation's kernels reach the peak. */
     static const double gen[DP_GEN_COUNT] = {
-        [DP_GEN_UNKNOWN] = 1.36, [DP_GEN_KEPLER] = 0.737, [DP_GEN_MAXWELL] = 0.737,
-        [DP_GEN_PASCAL] = 0.737, [DP_GEN_VOLTA] = 1.90,   [DP_GEN_TURING] = 1.05,
-        [DP_GEN_AMPERE] = 2.26,  [DP_GEN_ADA] = 2.26,     [DP_GEN_HOPPER] = 2.26,
-        [DP_GEN_BLACKWELL] = 2.26};
+        [DP_GEN_UNKNOWN] = 1.51, [DP_GEN_KEPLER] = 0.737, [DP_GEN_MAXWELL] = 0.737,
+        [DP_GEN_PASCAL] = 0.806, [DP_GEN_VOLTA] = 1.90,   [DP_GEN_TURING] = 1.05,
+        [DP_GEN_AMPERE] = 2.10,  [DP_GEN_ADA] = 2.96,     [DP_GEN_HOPPER] = 2.39,
+        [DP_GEN_BLACKWELL] = 2.39};
     for (int g = 0; g < DP_GEN_COUNT; g++) c->gen_scale[g] = gen[g];
-    c->eff_cuda = 0.816;
-    c->eff_tensor = 0.293;
+    c->eff_cuda = 0.795;
+    c->eff_tensor = 0.286;
     c->winograd = 2.25;
-    c->eff_mem = 0.45;
-    c->gap_us = 10.1;
-    c->host_tf_us = 17.0;
+    c->eff_mem = 0.456;
+    c->gap_us = 10.4;
+    c->host_tf_us = 15.8;
     c->host_pt_us = 26.2;
     c->fuse_tf = 1.0;
     c->fuse_pt = 1.0;

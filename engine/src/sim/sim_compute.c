@@ -22,20 +22,29 @@ static bool is_backward(const struct dp_node *n) {
            contains(n->op, "Grad") || contains(n->op, "Backprop");
 }
 
-/* A 2-D convolution (forward or either gradient): its filter node, or NULL. */
+/* The input gradient of a 2-D or 3-D convolution. */
+static bool conv_input_grad(const struct dp_node *n) {
+    return !strcmp(n->op, "Conv2DBackpropInput") || !strcmp(n->op, "Conv3DBackpropInputV2");
+}
+
+/* A 2-D or 3-D convolution (forward or either gradient): its filter node ([kh, kw, cin, cout],
+ * [kd, kh, kw, cin, cout] for a volume), or NULL. The input gradient reads the filter as its
+ * second input like the forward op; the filter gradient has the filter's shape itself. */
 static const struct dp_node *conv_filter(const struct dp_graph *g, const struct dp_node *n) {
-    if ((!strcmp(n->op, "Conv2D") || !strcmp(n->op, "Conv2DBackpropInput")) && n->n_inputs >= 2)
+    if ((!strcmp(n->op, "Conv2D") || !strcmp(n->op, "Conv3D") || conv_input_grad(n)) &&
+        n->n_inputs >= 2)
         return dp_graph_node(g, (size_t)n->inputs[1]);
-    if (!strcmp(n->op, "Conv2DBackpropFilter")) return n;
+    if (!strcmp(n->op, "Conv2DBackpropFilter") || !strcmp(n->op, "Conv3DBackpropFilterV2"))
+        return n;
     return NULL;
 }
 
 /* A conv/matmul output as a GEMM: rows (every leading dimension at the batch) and columns (the
  * last), for the wave quantisation; 0 x 0 for a weight gradient (an output without the batch
  * dimension: the reduction runs over the batch, and cuBLAS / cuDNN split it over the SMs). The
- * reduction and output widths, for tensor-core eligibility: the filter's kh*kw*cin (kh*kw*cout
- * for the input gradient) or the first operand's last dimension (matmuls), and the output's
- * last dimension. */
+ * reduction and output widths, for tensor-core eligibility: the filter's window times cin
+ * (times cout for the input gradient) or the first operand's last dimension (matmuls), and the
+ * output's last dimension. */
 static void gemm_shape(const struct dp_graph *g, const struct dp_node *n, int64_t batch,
                        double *m, double *cols, double *red, double *width) {
     *m = *cols = *red = *width = 0;
@@ -52,10 +61,12 @@ static void gemm_shape(const struct dp_graph *g, const struct dp_node *n, int64_
         *cols = *width;
     }
     const struct dp_node *filt = conv_filter(g, n);
-    if (filt && filt->n_dims == 4) {
-        *red = (double)filt->dims[0] * filt->dims[1] * filt->dims[2];
-        if (filt != n && !strcmp(n->op, "Conv2DBackpropInput"))
-            *red = (double)filt->dims[0] * filt->dims[1] * filt->dims[3];
+    if (filt && (filt->n_dims == 4 || filt->n_dims == 5)) {
+        /* the window's dimensions, then cin (forward, filter gradient) or cout (input
+         * gradient) */
+        int r = filt->n_dims, ch = filt != n && conv_input_grad(n) ? r - 1 : r - 2;
+        *red = (double)filt->dims[ch];
+        for (int d = 0; d < r - 2; d++) *red *= (double)filt->dims[d];
         return;
     }
     if (n->n_inputs >= 1) {

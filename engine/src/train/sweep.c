@@ -23,12 +23,14 @@
 
 static const double batch_factors[] = {0.0625, 0.125, 0.25, 0.375, 0.5, 0.75, 1, 1.5, 2, 3, 4, 6};
 #define N_FACTORS ((int)(sizeof batch_factors / sizeof batch_factors[0]))
+_Static_assert(N_FACTORS == DP_SWEEP_BATCH_FACTORS, "dp/sweep.h names the batch factors");
 
 void dp_sweep_opts_default(struct dp_sweep_opts *o) {
     memset(o, 0, sizeof *o);
     o->zoo_batches = N_FACTORS;
     o->gen_seed = 1;
     o->gen_batches = 3;
+    o->fp32 = true;
     o->mixed = true;
     o->random_settings = 8;
     o->max_workers = 64;
@@ -133,10 +135,20 @@ static enum dp_status plan(struct build *b, struct dp_error *err) {
     for (size_t i = 0; i < dp_zoo_count(); i++) n_zoo += in_list(o->models, dp_zoo_info(i)->name);
     b->n_models = n_zoo + o->n_generated;
     if (b->n_models < 1) return dp_error_set(err, DP_ERR_INVALID, "sweep: no model selected");
-    int n_prec = o->mixed ? 2 : 1;
+    enum dp_precision precs[2];
+    int n_prec = 0;
+    if (o->fp32) precs[n_prec++] = DP_PREC_FP32;
+    if (o->mixed) precs[n_prec++] = DP_PREC_MIXED;
+    if (!n_prec) return dp_error_set(err, DP_ERR_INVALID, "sweep: no precision selected");
+    enum dp_optimizer opts[DP_OPT_COUNT];
+    int n_opt = 0;
+    for (int k = 0; k < DP_OPT_COUNT; k++)
+        if (in_list(o->optimizers, dp_optimizer_name((enum dp_optimizer)k)))
+            opts[n_opt++] = (enum dp_optimizer)k;
+    if (!n_opt) return dp_error_set(err, DP_ERR_INVALID, "sweep: no optimizer selected");
     int zb = o->zoo_batches < 1 ? 1 : o->zoo_batches > N_FACTORS ? N_FACTORS : o->zoo_batches;
     int gb = o->gen_batches < 1 ? 1 : o->gen_batches > N_FACTORS ? N_FACTORS : o->gen_batches;
-    size_t n_entries = ((size_t)n_zoo * DP_OPT_COUNT * zb + (size_t)o->n_generated * gb) * n_prec;
+    size_t n_entries = ((size_t)n_zoo * n_opt * zb + (size_t)o->n_generated * gb) * n_prec;
     if (!(b->models = calloc((size_t)b->n_models, sizeof *b->models)) ||
         !(sw->graphs = calloc(n_entries + 1, sizeof *sw->graphs)) ||
         !(b->row_start = calloc(n_entries + 2, sizeof *b->row_start)))
@@ -151,9 +163,9 @@ static enum dp_status plan(struct build *b, struct dp_error *err) {
         struct model *md = &b->models[m];
         md->first_entry = e;
         int64_t def = md->zoo ? md->zoo->default_batch : md->gen.batch;
-        int n_opt = md->zoo ? DP_OPT_COUNT : 1, nb = md->zoo ? zb : gb;
-        enum dp_optimizer gen_opt = (enum dp_optimizer)uniform_int(&rng, DP_OPT_COUNT);
-        for (int k = 0; k < n_opt; k++) {
+        int n_mopt = md->zoo ? n_opt : 1, nb = md->zoo ? zb : gb;
+        enum dp_optimizer gen_opt = opts[uniform_int(&rng, n_opt)];
+        for (int k = 0; k < n_mopt; k++) {
             /* nb distinct batch factors, drawn */
             int order[N_FACTORS];
             for (int f = 0; f < N_FACTORS; f++) order[f] = f;
@@ -165,9 +177,9 @@ static enum dp_status plan(struct build *b, struct dp_error *err) {
             for (int j = 0; j < nb; j++)
                 for (int p = 0; p < n_prec; p++) {
                     struct dp_sweep_graph *sg = &sw->graphs[e++];
-                    enum dp_optimizer opt = md->zoo ? (enum dp_optimizer)k : gen_opt;
+                    enum dp_optimizer opt = md->zoo ? opts[k] : gen_opt;
                     snprintf(sg->optimizer, sizeof sg->optimizer, "%s", dp_optimizer_name(opt));
-                    sg->precision = (enum dp_precision)p;
+                    sg->precision = precs[p];
                     double bt = (double)def * batch_factors[order[j]];
                     sg->batch = bt < 1 ? 1 : (int64_t)llround(bt);
                     char name[96];
@@ -359,6 +371,17 @@ enum dp_status dp_sweep_build(const struct dp_sweep_opts *o, struct dp_sweep *ou
         }
         p += len + (p[len] == ',');
     }
+    for (const char *p = o->optimizers; p && *p;) {
+        size_t len = strcspn(p, ",");
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), p);
+        enum dp_optimizer opt;
+        if (!dp_optimizer_parse(name, &opt)) {
+            st = dp_error_set(err, DP_ERR_NOT_FOUND, "sweep: unknown optimizer '%s'", name);
+            goto done;
+        }
+        p += len + (p[len] == ',');
+    }
     if (!(b.space = calloc((size_t)o->catalog->n_gpus + 1, sizeof *b.space))) {
         st = dp_error_set(err, DP_ERR_NOMEM, "sweep: out of memory");
         goto done;
@@ -424,12 +447,66 @@ done:
 
 /* ---- one setting's rows as a dataset ---- */
 
-enum dp_status dp_sweep_dataset(const struct dp_sweep *sw, const struct dp_setting *s,
-                                bool with_cost, struct dp_dataset *ds, struct dp_error *err) {
-    dp_dataset_init(ds, s->id);
+/* A zoo row of the setting and its place in the spread order: round r of its model (batch
+ * draw j, optimizer k: r = j * DP_OPT_COUNT + k), then the model's place in the sweep. */
+struct zoo_row {
+    int row, model, rank;
+};
+
+static int cmp_zoo_row(const void *pa, const void *pb) {
+    const struct zoo_row *a = pa, *b = pb;
+    if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+    if (a->model != b->model) return a->model < b->model ? -1 : 1;
+    return (a->row > b->row) - (a->row < b->row);
+}
+
+/* keep[r]: row r of setting s fits and is within the zoo quota (every generated row that fits). */
+static enum dp_status choose_rows(const struct dp_sweep *sw, const struct dp_setting *s,
+                                  int max_zoo, bool *keep, int *n_oom, struct dp_error *err) {
+    struct zoo_row *zr = max_zoo > 0 ? malloc((size_t)sw->n_rows * sizeof *zr + 1) : NULL;
+    if (max_zoo > 0 && !zr) return dp_error_set(err, DP_ERR_NOMEM, "sweep: out of memory");
+    int n_zoo = 0, model = -1, j = 0;
+    const char *last_model = "", *last_opt = "";
     for (int r = 0; r < sw->n_rows; r++) {
         const struct dp_sweep_row *row = &sw->rows[r];
-        if (row->oom || !dp_setting_same_cluster(&row->setting, s)) continue;
+        if (!dp_setting_same_cluster(&row->setting, s)) continue;
+        if (row->oom) {
+            if (n_oom) (*n_oom)++;
+            continue;
+        }
+        const struct dp_sweep_graph *sg = &sw->graphs[row->graph];
+        if (!zr || strncmp(sg->graph, "zoo:", 4)) {
+            keep[r] = true;
+            continue;
+        }
+        bool new_model = strcmp(sg->model, last_model) != 0;
+        model += new_model;
+        j = new_model || strcmp(sg->optimizer, last_opt) ? 0 : j + 1;
+        last_model = sg->model;
+        last_opt = sg->optimizer;
+        enum dp_optimizer k = DP_OPT_SGD;
+        dp_optimizer_parse(sg->optimizer, &k);
+        zr[n_zoo++] = (struct zoo_row){r, model, j * DP_OPT_COUNT + (int)k};
+    }
+    if (zr) {
+        qsort(zr, (size_t)n_zoo, sizeof *zr, cmp_zoo_row);
+        for (int i = 0; i < n_zoo && i < max_zoo; i++) keep[zr[i].row] = true;
+    }
+    free(zr);
+    return DP_OK;
+}
+
+enum dp_status dp_sweep_dataset(const struct dp_sweep *sw, const struct dp_setting *s,
+                                bool with_cost, int max_zoo, struct dp_dataset *ds, int *n_oom,
+                                struct dp_error *err) {
+    dp_dataset_init(ds, s->id);
+    if (n_oom) *n_oom = 0;
+    bool *keep = calloc((size_t)sw->n_rows + 1, sizeof *keep);
+    enum dp_status st = keep ? choose_rows(sw, s, max_zoo, keep, n_oom, err)
+                             : dp_error_set(err, DP_ERR_NOMEM, "sweep: out of memory");
+    for (int r = 0; r < sw->n_rows && !st; r++) {
+        if (!keep[r]) continue;
+        const struct dp_sweep_row *row = &sw->rows[r];
         const struct dp_sweep_graph *sg = &sw->graphs[row->graph];
         struct dp_sample smp;
         memset(&smp, 0, sizeof smp);
@@ -438,8 +515,8 @@ enum dp_status dp_sweep_dataset(const struct dp_sweep *sw, const struct dp_setti
         smp.batch = sg->batch;
         struct dp_grouped *gr = dp_grouped_clone(sg->grouped, false);
         if (!gr) {
-            dp_dataset_free(ds);
-            return dp_error_set(err, DP_ERR_NOMEM, "sweep: out of memory");
+            st = dp_error_set(err, DP_ERR_NOMEM, "sweep: out of memory");
+            break;
         }
         if (!with_cost) dp_grouped_drop_cost(gr);
         smp.grouped = gr;
@@ -458,12 +535,10 @@ enum dp_status dp_sweep_dataset(const struct dp_sweep *sw, const struct dp_setti
         smp.has_profile = true;
         smp.profile = sg->profile;
         smp.source = sw->source;
-        enum dp_status st = dp_dataset_add_sample(ds, &smp, err);
+        st = dp_dataset_add_sample(ds, &smp, err);
         dp_grouped_free(gr);
-        if (st) {
-            dp_dataset_free(ds);
-            return st;
-        }
     }
-    return DP_OK;
+    free(keep);
+    if (st) dp_dataset_free(ds);
+    return st;
 }
