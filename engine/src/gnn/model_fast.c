@@ -652,7 +652,6 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
     }
     if (!w->bbuf) return dp_error_set(err, DP_ERR_NOMEM, "backward: out of memory");
     float *scr = w->bbuf;
-    memset(scr, 0, need * sizeof *scr);
     float *dS = scr, *dP = dS + MH, *dGH = dP + (size_t)M * pw, *dy = dGH + (size_t)M * 3 * H;
     float *dsin = dy + MH, *dGall = dsin + MH, *dq = dGall + (size_t)T * B * G4;
     float *dhrec = dq + (size_t)B * I3, *dc = dhrec + (size_t)B * H;
@@ -661,6 +660,13 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
     float *demb = dWc1 + (size_t)H * pw, *dh = demb + (size_t)B * 2 * H;
     float *da = dh + (size_t)B * H, *qr = da + M + 1 + 2 * (size_t)M + 2 * (size_t)H;
     float *cscr = qr + (size_t)T * B * 2 * H;
+    /* zeroed: what is added into before it is written (dE, the recurrent gradients of the last
+     * step, the bias and fused weight gradients, a GAT or MPNN layer's scratch); the rest is
+     * written first (a memset of it all was a pass over every step's gate gradients) */
+    memset(dS, 0, MH * sizeof *dS);
+    memset(dhrec, 0, (size_t)2 * B * H * sizeof *dhrec); /* dhrec, dc */
+    memset(dbl, 0, (G4 + 2 * (size_t)H * pw) * sizeof *dbl); /* dbl, dWc0, dWc1 */
+    memset(cscr, 0, (conv_scr + 64) * sizeof *cscr);
 
     if (dp_fx_head_backward(m, B, w->emb, w->head, dout, grads, demb))
         return dp_error_set(err, DP_ERR_NOMEM, "backward: out of memory");
