@@ -17,6 +17,7 @@ int cmd_dataset_build(int argc, char **argv); /* cmd_dataset_build.c: dataset bu
 int cmd_train(int argc, char **argv);     /* cmd_train.c */
 int cmd_train_sa(int argc, char **argv);  /* cmd_sa.c: train --sweep (setting-aware) */
 int cmd_transfer(int argc, char **argv);  /* cmd_transfer.c */
+int cmd_transfer_sa(int argc, char **argv); /* cmd_sa.c: transfer --from SA.json (fine-tuning) */
 int cmd_predict(int argc, char **argv);   /* cmd_predict.c */
 int cmd_compare(int argc, char **argv);   /* cmd_compare.c */
 int cmd_inspector(int argc, char **argv); /* cmd_inspector.c: info | import-* | eval */

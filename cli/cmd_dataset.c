@@ -204,6 +204,9 @@ static int dataset_add(int argc, char **argv) {
     if (optimizer) snprintf(s.job.optimizer, sizeof s.job.optimizer, "%s", optimizer);
     if (precision) snprintf(s.job.precision, sizeof s.job.precision, "%s", precision);
     if (job_name) snprintf(s.job.job_name, sizeof s.job.job_name, "%s", job_name);
+    /* The profile the setting-aware inspector reads (driple transfer --from SA.json). */
+    if (dp_profile_graph(dp_session_graph(ss), s.batch, &s.profile, &err) != DP_OK) goto fail;
+    s.has_profile = true;
     /* a resource the traces did not record has no labels */
     for (int i = 0; i < DP_N_OUTPUTS; i++)
         s.labels[i] = (missing >> (i / DP_N_STATS)) & 1u ? NAN : lab[i];

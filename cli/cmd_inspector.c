@@ -1,5 +1,6 @@
 /* cmd_inspector.c: `driple inspector info | import-torch | import-json | eval`: inspector files,
- * the published checkpoints, and an inspector's error on a dataset. */
+ * the published checkpoints, and an inspector's (per-setting or setting-aware) error on a
+ * dataset. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,13 +15,16 @@
 #include "dp/inspector.h"
 #include "dp/json_out.h"
 #include "dp/metrics.h"
+#include "dp/sa.h"
 #include "dp/train.h"
 
 static const char *const usage_inspector =
     "driple inspector info M.json [--json]\n"
     "       inspector import-torch FILE.pkl [--layer gcn] [--setting ID] -o M.json\n"
     "       inspector import-json W.json [--setting ID] -o M.json\n"
-    "       inspector eval M.json --dataset D.json [--json]   (MAPE/RMSE/R2 on every trainable sample)";
+    "       inspector eval M.json --dataset D.json [--gpus-file FILE] [--json]\n"
+    "         (MAPE/RMSE/R2 on every trainable sample; a setting-aware M.json: MAPE/R2 and the\n"
+    "         80% interval's coverage of its 14 outputs on the dataset's setting)";
 
 static int inspector_info(struct cli *c) {
     bool json = cli_flag(c, "--json");
@@ -151,13 +155,65 @@ static int inspector_import(struct cli *c, bool torch) {
     return rc;
 }
 
+/* A setting-aware inspector on a dataset of one setting: 14 outputs and the interval. */
+static int sa_eval(const char *path, const char *dataset, const char *gpus_file, bool json) {
+    struct dp_gpu_catalog *cat = NULL;
+    struct dp_sa_inspector *sa = NULL;
+    struct dp_dataset ds;
+    struct dp_sa_eval e;
+    struct dp_error err = {0};
+    int rc = 0;
+    dp_dataset_init(&ds, NULL);
+    if (dp_gpu_catalog_load_default(gpus_file, &cat, &err) || dp_sa_load(path, &sa, &err) ||
+        dp_dataset_load_json(dataset, &ds, &err)) {
+        rc = cli_fail(&err);
+        goto done;
+    }
+    if (dp_sa_evaluate(sa, &ds, cat, NULL, &e, &err)) {
+        dp_error_prefix(&err, dataset);
+        rc = cli_fail(&err);
+        goto done;
+    }
+    const struct dp_sa_tuning *tu = &dp_sa_provenance(sa)->tuned;
+    if (json) {
+        struct dp_jw *w = dp_jw_new();
+        dp_jw_str(w, "inspector", path);
+        dp_jw_str(w, "kind", "setting-aware");
+        dp_jw_str(w, "tuned_for", tu->setting);
+        dp_jw_str(w, "dataset", dataset);
+        dp_jw_str(w, "setting", e.held);
+        dp_jw_int(w, "n_samples", e.n_rows);
+        run_jw_sa_outputs(w, &e);
+        dp_jw_num(w, "mape_mean", run_mean_finite(e.mape));
+        rc = cmd_json_emit(w);
+        goto done;
+    }
+    printf("%s (setting-aware%s%s) on %s (%d samples, setting %s)\n", path,
+           tu->setting[0] ? ", fine-tuned for " : "", tu->setting, dataset, e.n_rows, e.held);
+    printf("%-22s %9s %8s %12s\n", "output", "MAPE%", "R2", "in 80% %");
+    for (int k = 0; k < DP_SA_N_OUT; k++)
+        printf("%-22s %9.3g %8.3f %12.1f\n", dp_sa_output_name(k), e.mape[k], e.r2[k],
+               e.coverage[k]);
+    printf("12 metrics mean MAPE %.3g%% (labels >= %g: ms, %%, MB/s); a label a sample lacks is "
+           "left out\n", run_mean_finite(e.mape), DP_MAPE_FLOOR);
+done:
+    dp_sa_free(sa);
+    dp_dataset_free(&ds);
+    dp_gpu_catalog_free(cat);
+    return rc;
+}
+
 static int inspector_eval(struct cli *c) {
     bool json = cli_flag(c, "--json");
-    const char *dataset = cli_value(c, "--dataset");
+    const char *dataset = cli_value(c, "--dataset"), *gpus_file = cli_value(c, "--gpus-file");
     if (c->bad) return 2;
     const char *path = cli_positional(c, 0);
     if (!cli_check_unused(c)) return 2;
     if (!path || !dataset) return cli_usage("inspector eval", usage_inspector, "needs M.json and --dataset D.json");
+    if (dp_sa_file(path)) return sa_eval(path, dataset, gpus_file, json);
+    if (gpus_file)
+        return cli_usage("inspector eval", usage_inspector, "--gpus-file: only for a "
+                         "setting-aware inspector");
     struct dp_inspector *insp = NULL;
     struct dp_dataset ds;
     struct dp_error err = {0};

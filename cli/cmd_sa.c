@@ -1,7 +1,8 @@
 /* cmd_sa.c: `driple train --sweep SWEEP.json --body BASE.json -o SA.json`: trains the
  * setting-aware inspector (dp/sa.h) on a sweep (dp/sweep.h) over a per-setting inspector's
  * frozen GNN body, and reports its error on the split's test rows (per output MAPE, R^2 and the
- * coverage of the 80% interval). */
+ * coverage of the 80% interval); `driple transfer --from SA.json --dataset D.json`: fine-tunes
+ * one for a setting from its samples (dp_sa_tune). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,16 +123,7 @@ int cmd_train_sa(int argc, char **argv) {
         dp_jw_int(w, "n_train", p->n_train);
         dp_jw_int(w, "n_val", p->n_val);
         dp_jw_int(w, "n_test", p->n_test);
-        dp_jw_array(w, "outputs");
-        for (int k = 0; k < DP_SA_N_OUT; k++) {
-            dp_jw_object(w, NULL);
-            dp_jw_str(w, "name", dp_sa_output_name(k));
-            dp_jw_num(w, "mape", e->mape[k]);
-            dp_jw_num(w, "r2", e->r2[k]);
-            dp_jw_num(w, "coverage", e->coverage[k]);
-            dp_jw_end(w);
-        }
-        dp_jw_end(w);
+        run_jw_sa_outputs(w, e);
         dp_jw_num(w, "test_mape_mean", run_mean_finite(e->mape));
         dp_jw_num(w, "test_mape_median", median_of(e->mape, DP_N_OUTPUTS));
         dp_jw_num(w, "coverage_median", median_of(e->coverage, DP_SA_N_OUT));
@@ -155,6 +147,147 @@ free_all:
     dp_sweep_free(&sw);
     dp_gpu_catalog_free(cat);
 done:
+    cli_done(&c);
+    return rc;
+}
+
+/* ---- driple transfer --from SA.json: fine-tuned for one setting ---- */
+
+#define TRANSFER_SA_USAGE                                                                       \
+    "driple transfer --from SA.json --dataset D.json -o M.json [--setting ID]\n"                  \
+    "       [--epochs 300] [--patience 30] [--minibatch 16] [--lr 0.001] [--weight-decay 1e-5]\n" \
+    "       [--val-frac 0.3] [--seed 1] [--gpus-file FILE] [--json]\n"                             \
+    "  fine-tunes a setting-aware inspector for one setting (the dataset's; --setting, when\n"    \
+    "  given, must name the same) from its samples (`driple record` traces added with `driple\n" \
+    "  dataset add`, or simulated: `driple dataset build` or `extract`): every ensemble\n"     \
+    "  member's head learns, the body and the normalisation stay, early stopping on a held-out\n"\
+    "  share (--val-frac) that then recalibrates the 80% interval. M.json is a setting-aware\n" \
+    "  inspector: predict, compare and explore read it with --setting-aware M.json."
+
+static void print_eval_pair(const struct dp_sa_eval *b, const struct dp_sa_eval *a) {
+    printf("%-22s %12s %12s %14s %14s\n", "output", "base MAPE %", "tuned MAPE %", "base in 80% %",
+           "tuned in 80% %");
+    for (int k = 0; k < DP_SA_N_OUT; k++)
+        printf("%-22s %12.1f %12.1f %14.1f %14.1f\n", dp_sa_output_name(k), b->mape[k], a->mape[k],
+               b->coverage[k], a->coverage[k]);
+    printf("12 metrics mean MAPE %.1f%% -> %.1f%%; iteration %.1f%% -> %.1f%%; memory %.1f%% -> "
+           "%.1f%%\n", run_mean_finite(b->mape), run_mean_finite(a->mape), b->mape[DP_SA_ITERATION],
+           a->mape[DP_SA_ITERATION], b->mape[DP_SA_MEMORY], a->mape[DP_SA_MEMORY]);
+}
+
+static void jw_sa_eval(struct dp_jw *w, const char *key, const struct dp_sa_eval *e) {
+    dp_jw_object(w, key);
+    dp_jw_int(w, "n", e->n_rows);
+    run_jw_sa_outputs(w, e);
+    dp_jw_num(w, "mape_mean", run_mean_finite(e->mape));
+    dp_jw_end(w);
+}
+
+int cmd_transfer_sa(int argc, char **argv) {
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "transfer")) return 1;
+    struct dp_sa_tune_opts o;
+    dp_sa_tune_opts_default(&o);
+    const char *from = cli_value(&c, "--from"), *dataset = cli_value(&c, "--dataset");
+    const char *out = cli_value(&c, "-o"), *setting = cli_value(&c, "--setting");
+    const char *gpus_file = cli_value(&c, "--gpus-file");
+    if (!out) out = cli_value(&c, "--out");
+    bool json = cli_flag(&c, "--json");
+    int64_t epochs = o.epochs, patience = o.patience, mb = o.batch, seed = (int64_t)o.seed;
+    double lr = o.lr, wd = o.weight_decay, vf = o.val_frac;
+    cli_int(&c, "--epochs", 1, 1000000, &epochs);
+    cli_int(&c, "--patience", 0, 1000000, &patience);
+    cli_int(&c, "--minibatch", 1, 100000, &mb);
+    cli_int(&c, "--seed", 0, INT64_MAX, &seed);
+    cli_double(&c, "--lr", 1e-9, 10, &lr);
+    cli_double(&c, "--weight-decay", 0, 10, &wd);
+    cli_double(&c, "--val-frac", 0, 0.9, &vf);
+    int rc = 0;
+    struct dp_gpu_catalog *cat = NULL;
+    struct dp_sa_inspector *sa = NULL;
+    struct dp_dataset ds;
+    dp_dataset_init(&ds, NULL);
+    if (c.bad || !cli_check_unused(&c)) {
+        rc = cli_usage("transfer", TRANSFER_SA_USAGE, "bad arguments (options of a per-setting "
+                       "transfer, such as --mode or --recipe, do not apply here)");
+        goto done;
+    }
+    if (!from || !dataset || !out) {
+        rc = cli_usage("transfer", TRANSFER_SA_USAGE, "needs --from SA.json, --dataset D.json and "
+                       "-o M.json");
+        goto done;
+    }
+    o.epochs = (int)epochs;
+    o.patience = (int)patience;
+    o.batch = (int)mb;
+    o.seed = (uint64_t)seed;
+    o.lr = (float)lr;
+    o.weight_decay = (float)wd;
+    o.val_frac = vf;
+    if (!json && isatty(2)) o.progress = on_epoch;
+    struct dp_error err = {0};
+    struct dp_sa_tune_result res = {0, 0};
+    if (dp_sa_load(from, &sa, &err)) {
+        rc = cli_fail(&err);
+        fprintf(stderr, "driple: transfer: --setting fine-tunes a setting-aware inspector; a "
+                "per-setting inspector transfers without it\n");
+        goto done;
+    }
+    if (dp_gpu_catalog_load_default(gpus_file, &cat, &err) ||
+        dp_dataset_load_json(dataset, &ds, &err)) {
+        rc = cli_fail(&err);
+        goto done;
+    }
+    o.cancel = cli_cancel_watch();
+    enum dp_status st = dp_sa_tune(sa, &ds, cat, setting, &o, &res, &err);
+    cli_cancel_unwatch();
+    if (o.progress) fputc('\n', stderr);
+    if (st) {
+        dp_error_prefix(&err, dataset);
+        rc = cli_fail(&err);
+        goto done;
+    }
+    struct dp_sa_tuning *tu = &dp_sa_provenance_mut(sa)->tuned;
+    snprintf(tu->dataset, sizeof tu->dataset, "%s", dataset);
+    snprintf(tu->base, sizeof tu->base, "%s", from);
+    if (dp_sa_save(sa, out, dp_sa_body_path(sa), &err)) {
+        rc = cli_fail(&err);
+        goto done;
+    }
+    if (json) {
+        struct dp_jw *w = dp_jw_new();
+        dp_jw_str(w, "inspector", out);
+        dp_jw_str(w, "base", from);
+        dp_jw_str(w, "dataset", dataset);
+        dp_jw_str(w, "setting", tu->setting);
+        dp_jw_str(w, "data", tu->data);
+        dp_jw_int(w, "n_train", tu->n_train);
+        dp_jw_int(w, "n_val", tu->n_val);
+        dp_jw_int(w, "epochs", tu->epochs);
+        dp_jw_num(w, "seconds", tu->seconds);
+        dp_jw_num(w, "train_loss_before", res.train_loss_before);
+        dp_jw_num(w, "train_loss_after", res.train_loss_after);
+        dp_jw_bool(w, "interval_recalibrated", tu->n_val > 0);
+        jw_sa_eval(w, "val_before", &tu->before);
+        jw_sa_eval(w, "val_after", &tu->after);
+        rc = cmd_json_emit(w);
+        goto done;
+    }
+    printf("%s%s: %s fine-tuned for %s on %d %s samples of %s (%d validate), %d epochs, %.2f s; "
+           "training loss %.4f -> %.4f\n", cli_cancelled() ? "(cancelled: the best so far) " : "",
+           out, from, tu->setting, tu->n_train + tu->n_val, tu->data, dataset, tu->n_val,
+           tu->epochs, tu->seconds, res.train_loss_before, res.train_loss_after);
+    if (tu->n_val) {
+        printf("on the %d validation samples (the 80%% interval recalibrated on them):\n",
+               tu->n_val);
+        print_eval_pair(&tu->before, &tu->after);
+    } else {
+        printf("one sample: no validation, the interval is the base's\n");
+    }
+done:
+    dp_sa_free(sa);
+    dp_dataset_free(&ds);
+    dp_gpu_catalog_free(cat);
     cli_done(&c);
     return rc;
 }

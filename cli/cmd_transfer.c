@@ -1,5 +1,6 @@
 /* cmd_transfer.c: `driple transfer`: an inspector adapted to a new setting from a base (head
- * only, or head and the last graph layer), optionally against training from scratch. */
+ * only, or head and the last graph layer), optionally against training from scratch; from a
+ * setting-aware inspector, fine-tuned for one setting (cmd_sa.c). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "dp/dataset.h"
 #include "dp/inspector.h"
 #include "dp/json_out.h"
+#include "dp/sa.h"
 #include "dp/train.h"
 
 static const char *const usage_transfer =
@@ -18,9 +20,25 @@ static const char *const usage_transfer =
     "       [--recipe driple-c|paper] [--target base|max|range|log] [--epochs N] [--patience P]\n"
     "       [--seed 1] [--split random|models] [--minibatch 32] [--lr L]\n"
     "       [--lr-decay F --lr-plateau E] [--weight-decay 1e-6] [--vs-scratch] [--json]\n"
-    "  --target base (default): the base's kind of output transform, refitted on the new labels.";
+    "  --target base (default): the base's kind of output transform, refitted on the new labels.\n"
+    "driple transfer --from SA.json --dataset D.json -o M.json [--setting ID] [--epochs 300]\n"
+    "       [--patience 30] [--minibatch 16] [--lr 0.001] [--weight-decay 1e-5]\n"
+    "       [--val-frac 0.3] [--seed 1] [--gpus-file FILE] [--json]\n"
+    "  a setting-aware inspector fine-tuned for the dataset's setting (its heads).";
+
+/* A setting-aware base (or --setting) is fine-tuned by cmd_sa.c. */
+static bool setting_aware(int argc, char **argv) {
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--setting") || !strncmp(argv[i], "--setting=", 10)) return true;
+        const char *v = !strcmp(argv[i], "--from") && i + 1 < argc ? argv[i + 1]
+                        : !strncmp(argv[i], "--from=", 7) ? argv[i] + 7 : NULL;
+        if (v && dp_sa_file(v)) return true;
+    }
+    return false;
+}
 
 int cmd_transfer(int argc, char **argv) {
+    if (setting_aware(argc, argv)) return cmd_transfer_sa(argc, argv);
     struct run_cmd r;
     if (!run_init(&r, argc, argv, "transfer", usage_transfer)) return 1;
     int rc = 2;

@@ -198,3 +198,16 @@ const char *run_cancelled_note(const struct dp_train_result *res) {
 }
 
 
+
+void run_jw_sa_outputs(struct dp_jw *w, const struct dp_sa_eval *e) {
+    dp_jw_array(w, "outputs");
+    for (int k = 0; k < DP_SA_N_OUT; k++) {
+        dp_jw_object(w, NULL);
+        dp_jw_str(w, "name", dp_sa_output_name(k));
+        dp_jw_num(w, "mape", e->mape[k]);
+        dp_jw_num(w, "r2", e->r2[k]);
+        dp_jw_num(w, "coverage", e->coverage[k]);
+        dp_jw_end(w);
+    }
+    dp_jw_end(w);
+}

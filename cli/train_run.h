@@ -61,6 +61,8 @@ void run_print_eval(FILE *f, const struct dp_provenance *p);
 double run_mean_finite(const double *v);
 /* e as JSON member key: {"mape": [12], "rmse": [12], "r2": [12]}. */
 void run_jw_eval(struct dp_jw *w, const char *key, const struct dp_eval *e);
+/* A setting-aware evaluation as "outputs": [{name, mape, r2, coverage}] of its 14 outputs. */
+void run_jw_sa_outputs(struct dp_jw *w, const struct dp_sa_eval *e);
 /* A run's result as JSON member label: origin, mode, time, epochs, losses, split, errors. */
 void run_jw_result(struct dp_jw *w, const char *label, const struct dp_inspector *insp,
                    const struct dp_train_result *r);

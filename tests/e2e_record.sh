@@ -138,6 +138,16 @@ fails 2 "--when 'yesterday'" "$DRIPLE" dataset add --dataset "$TMP/ds2.json" --g
 fails 2 "--when '2026-01-01T-1:00:00Z'" "$DRIPLE" dataset add --dataset "$TMP/ds2.json" \
     --graph $G --setting X --when 2026-01-01T-1:00:00Z "$TMP/s"
 [ -e "$TMP/ds2.json" ] && fail "a failed add wrote a dataset" || pass
+# A user's own cluster: the setting-aware inspector fine-tuned on the measured samples (a label
+# the traces lack is left out), then read by predict.
+if [ -f assets/inspectors/setting-aware.json ]; then
+    ok "$DRIPLE" transfer --from assets/inspectors/setting-aware.json --dataset "$TMP/ds.json" \
+        -o "$TMP/mine.json" --epochs 5
+    contains "$TMP/out" "fine-tuned for V100-P1w2ho-PCIe on 3 measured samples"
+    contains "$TMP/mine.json" '"data":"measured"'
+    ok "$DRIPLE" predict $G --setting V100-P1w2ho-PCIe --batch 16 --setting-aware "$TMP/mine.json"
+    contains "$TMP/out" "(fine-tuned, mixed)"
+fi
 
 # --- tools/device_record.sh, the prepared GPU-machine script: its GPU-free parts
 ok sh tools/device_record.sh compare "$TMP/s" H200 32

@@ -3,7 +3,8 @@
 # one setting's rows (dataset extract), a base inspector on them, the setting-aware inspector on
 # the sweep (train --sweep), then predict for catalog GPUs and clusters no inspector was trained
 # for, with the 80% interval, the OOD flag and iteration_ms / memory_gb in --json, and compare;
-# bad arguments refused naming what is wrong.
+# fine-tuned for one setting (transfer --from the setting-aware file); bad arguments refused
+# naming what is wrong.
 . tests/lib.sh
 
 ok "$DRIPLE" dataset sweep --out "$TMP/sw.json" --models alexnet,squeezenet,bert_tiny \
@@ -91,9 +92,54 @@ fails 2 "missing GRAPH" "$DRIPLE" bench compare
 fails 2 "--runs '0'" "$DRIPLE" bench compare samples/graphs/resnet50.json --runs 0
 fails 1 "nowhere.json" "$DRIPLE" bench compare nowhere.json
 
+# Fine-tuned for one setting from its samples (transfer --from a setting-aware inspector): a
+# setting-aware file naming the setting and the samples, read by predict --setting-aware.
+ok "$DRIPLE" transfer --from "$TMP/sa.json" --dataset "$TMP/base_ds.json" -o "$TMP/tuned.json" \
+    --epochs 30 --json
+contains "$TMP/out" '"setting": "V100-P1w2ho-PCIe"'
+contains "$TMP/out" '"interval_recalibrated": true'
+contains "$TMP/out" '"val_after": {"n": '
+if command -v python3 >/dev/null 2>&1; then
+    if python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+assert d["train_loss_after"] < d["train_loss_before"], d
+assert d["n_train"] + d["n_val"] > 0 and d["data"] == "simulated"' "$TMP/out"
+    then pass; else fail "transfer --from SA: the training loss falls"; fi
+fi
+contains "$TMP/tuned.json" '"format":"driple-sa-inspector/1"'
+contains "$TMP/tuned.json" '"tuned":{"setting":"V100-P1w2ho-PCIe","data":"simulated"'
+ok "$DRIPLE" predict "$TMP/r18.json" --setting V100-P1w2ho-PCIe --setting-aware "$TMP/tuned.json" \
+    --json
+contains "$TMP/out" '"source": "setting-aware"'
+contains "$TMP/out" "\"inspector\": \"$TMP/tuned.json\""
+contains "$TMP/out" '"iteration_ms": ['
+ok "$DRIPLE" predict "$TMP/r18.json" --setting V100-P1w2ho-PCIe --setting-aware "$TMP/tuned.json"
+contains "$TMP/out" "(fine-tuned, simulated)"
+ok "$DRIPLE" compare "$TMP/r18.json" --setting-aware "$TMP/tuned.json" --json
+ok "$DRIPLE" inspector eval "$TMP/tuned.json" --dataset "$TMP/base_ds.json"
+contains "$TMP/out" "fine-tuned for V100-P1w2ho-PCIe"
+contains "$TMP/out" "iteration_ms"
+ok "$DRIPLE" transfer --from "$TMP/sa.json" --setting V100-P1w2ho-PCIe \
+    --dataset "$TMP/base_ds.json" -o "$TMP/tuned2.json" --epochs 2
+contains "$TMP/out" "fine-tuned for V100-P1w2ho-PCIe"
+fails 1 "is for setting 'V100-P1w2ho-PCIe', not 'A100-P1w2ho-NVLink'" "$DRIPLE" transfer \
+    --from "$TMP/sa.json" --setting A100-P1w2ho-NVLink --dataset "$TMP/base_ds.json" \
+    -o "$TMP/x.json"
+fails 1 "--setting fine-tunes a setting-aware inspector" "$DRIPLE" transfer \
+    --from "$TMP/base.json" --setting V100-P1w2ho-PCIe --dataset "$TMP/base_ds.json" \
+    -o "$TMP/x.json"
+fails 2 "do not apply here" "$DRIPLE" transfer --from "$TMP/sa.json" \
+    --dataset "$TMP/base_ds.json" -o "$TMP/x.json" --mode head
+fails 2 "needs --from SA.json, --dataset D.json and -o M.json" "$DRIPLE" transfer \
+    --from "$TMP/sa.json" -o "$TMP/x.json"
+[ -e "$TMP/x.json" ] && fail "a refused transfer wrote its output" || pass
+
 fails 2 "missing --out" "$DRIPLE" dataset sweep
 fails 2 "missing --setting ID" "$DRIPLE" dataset extract "$TMP/sw.json" -o "$TMP/x.json"
 fails 1 "no row of setting" "$DRIPLE" dataset extract "$TMP/sw.json" --setting T4-P1w9ho-10GbE -o "$TMP/x.json"
+# ... which leaves a dataset of no samples: nothing to fine-tune on.
+fails 1 "x.json: the dataset has no samples" "$DRIPLE" transfer --from "$TMP/sa.json" \
+    --dataset "$TMP/x.json" -o "$TMP/y.json"
 fails 2 "--split: 'models'" "$DRIPLE" train --sweep "$TMP/sw.json" --body "$TMP/base.json" -o "$TMP/x.json" --split models
 fails 2 "missing --body" "$DRIPLE" train --sweep "$TMP/sw.json" -o "$TMP/x.json"
 fails 1 "needs the names to test on" "$DRIPLE" train --sweep "$TMP/sw.json" --body "$TMP/base.json" -o "$TMP/x.json" --split gpus

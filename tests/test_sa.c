@@ -2,8 +2,9 @@
  * read back, one setting's rows extracted; malformed files refused naming the place), and the
  * setting-aware inspector: it trains on a sweep under every split, saves and loads to the same
  * predictions, predicts any catalog GPU with an interval around the value, clamps what leaves
- * its physical range and says so, flags a graph unlike its training graphs, and refuses bad
- * files (wrong body, corrupt weights) naming the place. */
+ * its physical range and says so, flags a graph unlike its training graphs, refuses bad
+ * files (wrong body, corrupt weights) naming the place, and fine-tunes for one setting from a
+ * dataset's samples. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -481,6 +482,108 @@ static void test_splits(const struct dp_sweep *sw) {
     CHECK(dp_sa_arch_check(&bad, &err) == DP_ERR_INVALID);
 }
 
+/* Fine-tuning for one setting from its samples (dp_sa_tune): the training loss falls, the
+ * provenance says which setting and samples, the file round-trips to the same predictions, a
+ * label a sample lacks is left out, and a dataset of another setting, an empty one or one
+ * without profiles is refused with the inspector untouched. */
+static void test_tune(const struct dp_sweep *sw) {
+    struct dp_sa_train_opts o;
+    small_train_opts(&o);
+    o.epochs = 5;
+    struct dp_sa_inspector *sa = NULL;
+    struct dp_error err = {0};
+    CHECK(dp_sa_train(sw, cat, small_body(4), &o, &sa, &err) == DP_OK);
+    if (!sa) return;
+    const char *id = "V100-P1w2ho-PCIe";
+    struct dp_setting s;
+    struct dp_dataset ds, other;
+    dp_dataset_init(&other, NULL);
+    CHECK(dp_setting_parse_id(id, cat, &s, &err) == DP_OK);
+    CHECK(dp_sweep_dataset(sw, &s, false, 0, &ds, NULL, &err) == DP_OK);
+    CHECK(ds.n_samples >= 6);
+    const struct dp_gpu *gpu = dp_gpu_find(cat, s.gpu);
+    const struct dp_sweep_graph *g0 = &sw->graphs[0];
+    struct dp_sa_graph g;
+    struct dp_sa_prediction before, after, back_p;
+    CHECK(dp_sa_graph_init(sa, g0->grouped, NULL, &g0->profile, &g, &err) == DP_OK);
+    CHECK(dp_sa_predict(sa, &g, &s, &gpu, 1, &before, &err) == DP_OK);
+    struct dp_sa_tune_opts to;
+    dp_sa_tune_opts_default(&to);
+    to.epochs = 40;
+    struct dp_sa_tune_result res;
+    /* Refused, the inspector untouched: another setting, an empty dataset, no profile. */
+    CHECK(dp_sa_tune(sa, &ds, cat, "A100-P1w2ho-NVLink", &to, &res, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "is for setting 'V100-P1w2ho-PCIe', not 'A100-P1w2ho-NVLink'");
+    dp_dataset_init(&other, id);
+    CHECK(dp_sa_tune(sa, &other, cat, NULL, &to, &res, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "no samples");
+    CHECK(dp_dataset_merge(&other, &ds, &err) == DP_OK);
+    other.samples[2].has_profile = false;
+    CHECK(dp_sa_tune(sa, &other, cat, id, &to, &res, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "sample 2");
+    CHECK_CONTAINS(err.msg, "no profile");
+    dp_dataset_free(&other);
+    dp_dataset_init(&other, "");
+    CHECK(dp_sa_tune(sa, &other, cat, NULL, &to, &res, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "names no setting");
+    CHECK(dp_sa_predict(sa, &g, &s, &gpu, 1, &after, &err) == DP_OK);
+    CHECK(after.value[DP_SA_ITERATION] == before.value[DP_SA_ITERATION]);
+    CHECK(!dp_sa_provenance(sa)->tuned.setting[0]);
+    /* Fine-tuned: the training loss falls; the provenance names the setting and the samples. */
+    CHECK(dp_sa_tune(sa, &ds, cat, id, &to, &res, &err) == DP_OK);
+    CHECK(res.train_loss_after < res.train_loss_before);
+    const struct dp_sa_tuning *tu = &dp_sa_provenance(sa)->tuned;
+    CHECK(!strcmp(tu->setting, id) && !strcmp(tu->data, "simulated"));
+    CHECK(tu->n_train + tu->n_val == ds.n_samples && tu->n_val >= 1 && tu->epochs >= 1);
+    CHECK(tu->before.n_rows == tu->n_val && tu->after.n_rows == tu->n_val);
+    CHECK(isfinite(tu->after.mape[DP_SA_ITERATION]));
+    printf("sa tune: training loss %.4f -> %.4f; validation iteration MAPE %.1f%% -> %.1f%%\n",
+           res.train_loss_before, res.train_loss_after, tu->before.mape[DP_SA_ITERATION],
+           tu->after.mape[DP_SA_ITERATION]);
+    CHECK(dp_sa_predict(sa, &g, &s, &gpu, 1, &after, &err) == DP_OK);
+    CHECK(after.value[DP_SA_ITERATION] != before.value[DP_SA_ITERATION]);
+    struct dp_sa_eval ev;
+    CHECK(dp_sa_evaluate(sa, &ds, cat, NULL, &ev, &err) == DP_OK);
+    CHECK(ev.n_rows == ds.n_samples && !strcmp(ev.held, id) && isfinite(ev.mape[DP_SA_MEMORY]));
+    /* The file round-trips: the tuning and the predictions. */
+    const char *body_path = test_path("test_sa_tune_body.json");
+    const char *path = test_path("test_sa_tune.json");
+    CHECK(dp_inspector_save(dp_sa_body(sa), body_path, NULL, NULL, &err) == DP_OK);
+    CHECK(dp_sa_save(sa, path, body_path, &err) == DP_OK);
+    struct dp_sa_inspector *back = NULL;
+    CHECK(dp_sa_load(path, &back, &err) == DP_OK && dp_sa_file(path) && !dp_sa_file(body_path));
+    if (back) {
+        const struct dp_sa_tuning *bt = &dp_sa_provenance(back)->tuned;
+        CHECK(!strcmp(bt->setting, id) && bt->n_train == tu->n_train && bt->n_val == tu->n_val);
+        CHECK_NEAR(bt->after.mape[DP_SA_ITERATION], tu->after.mape[DP_SA_ITERATION], 1e-9);
+        CHECK(strstr(dp_sa_body_path(back), "test_sa_tune_body.json") != NULL);
+        struct dp_sa_graph gb;
+        CHECK(dp_sa_graph_init(back, g0->grouped, NULL, &g0->profile, &gb, &err) == DP_OK);
+        CHECK(dp_sa_predict(back, &gb, &s, &gpu, 1, &back_p, &err) == DP_OK);
+        CHECK_NEAR(back_p.value[DP_SA_ITERATION], after.value[DP_SA_ITERATION],
+                   1e-5 * after.value[DP_SA_ITERATION]);
+        CHECK_NEAR(back_p.hi[DP_SA_ITERATION], after.hi[DP_SA_ITERATION],
+                   1e-5 * after.hi[DP_SA_ITERATION]);
+        dp_sa_graph_free(&gb);
+        dp_sa_free(back);
+    }
+    /* Measured samples may lack labels (a network-only trace; no iteration or memory): they
+     * are left out of the loss, which stays finite and falls. */
+    for (int i = 0; i < ds.n_samples; i++) {
+        for (int k = 0; k < DP_N_STATS; k++) ds.samples[i].labels[k] = NAN;
+        ds.samples[i].iteration_ms = 0;
+        ds.samples[i].memory_gb = 0;
+    }
+    CHECK(dp_sa_tune(sa, &ds, cat, id, &to, &res, &err) == DP_OK);
+    CHECK(isfinite(res.train_loss_after) && res.train_loss_after <= res.train_loss_before);
+    CHECK(isnan(dp_sa_provenance(sa)->tuned.after.mape[0]));
+    CHECK(isnan(dp_sa_provenance(sa)->tuned.after.mape[DP_SA_MEMORY]));
+    dp_sa_graph_free(&g);
+    dp_dataset_free(&other);
+    dp_dataset_free(&ds);
+    dp_sa_free(sa);
+}
+
 int main(void) {
     struct dp_error err = {0};
     if (dp_gpu_catalog_load_default(NULL, &cat, &err)) {
@@ -495,6 +598,7 @@ int main(void) {
     if (sw.n_rows) {
         test_train_predict(&sw);
         test_splits(&sw);
+        test_tune(&sw);
     }
     dp_sweep_free(&sw);
     dp_gpu_catalog_free(cat);

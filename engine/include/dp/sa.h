@@ -60,6 +60,23 @@ struct dp_sa_eval {
 };
 #define DP_SA_MAX_EVALS 4
 
+/* Set when the inspector was fine-tuned for one setting (dp_sa_tune): every ensemble member's
+ * head learnt from a dataset's samples of that setting (the body, the normalisation and the OOD
+ * reference are the base's) and the interval was recalibrated on the samples held out for
+ * validation. setting[0] == '\0': not fine-tuned. */
+struct dp_sa_tuning {
+    char   setting[64];    /* the setting id it was fine-tuned for */
+    char   data[16];       /* the samples' labels: "measured", "simulated" or "mixed" */
+    char   dataset[256];   /* the dataset file, as given (the caller fills it; may be "") */
+    char   base[256];      /* the setting-aware inspector it started from, as given (idem) */
+    int    n_train, n_val; /* samples that trained and validated */
+    int    epochs;         /* of the longest member */
+    double seconds;
+    struct dp_sa_eval before, after; /* the base's and the tuned heads' error on the
+                                        validation samples (coverage: of the base's and of
+                                        the recalibrated interval) */
+};
+
 struct dp_sa_provenance {
     char   data[16];      /* "simulated" */
     char   split[32];     /* what the shipped parameters were trained on: "random" */
@@ -68,6 +85,7 @@ struct dp_sa_provenance {
     int    n_train, n_val, n_test, n_graphs; /* rows; graphs of the training data */
     int    n_evals;
     struct dp_sa_eval evals[DP_SA_MAX_EVALS];
+    struct dp_sa_tuning tuned;
 };
 
 struct dp_sa_inspector;
@@ -93,6 +111,12 @@ enum dp_status dp_sa_load(const char *path, struct dp_sa_inspector **out, struct
 enum dp_status dp_sa_save(const struct dp_sa_inspector *sa, const char *path,
                           const char *body_path, struct dp_error *err);
 void dp_sa_free(struct dp_sa_inspector *sa); /* NULL-safe; frees the body too */
+/* Whether path holds a driple-sa-inspector/1 file (by its format field); false when it cannot be
+ * read or parsed (the loaders then say why). */
+bool dp_sa_file(const char *path);
+/* The body's file as dp_sa_load resolved it ("" for an inspector made by dp_sa_init): what
+ * dp_sa_save names when the inspector is written elsewhere. Borrowed. */
+const char *dp_sa_body_path(const struct dp_sa_inspector *sa);
 /* The GNN body (borrowed): its embedding (dp_model_embed of its model) is what the head reads;
  * per-setting inspectors with the same dp_inspector_body_key share it. */
 const struct dp_inspector *dp_sa_body(const struct dp_sa_inspector *sa);
@@ -132,8 +156,8 @@ struct dp_sa_arch {
 enum dp_status dp_sa_arch_check(const struct dp_sa_arch *a, struct dp_error *err);
 
 /* A new inspector over `body` (taken over, also on failure), head initialised from seed,
- * normalisation identity, intervals uncalibrated (half-width = the ensemble's spread), no OOD
- * reference. */
+ * normalisation identity, intervals uncalibrated (half-width = 1.2816 x the ensemble's spread:
+ * a normal's 80%), no OOD reference. */
 enum dp_status dp_sa_init(struct dp_inspector *body, const struct dp_sa_arch *a, uint64_t seed,
                           struct dp_sa_inspector **out, struct dp_error *err);
 const struct dp_sa_arch *dp_sa_arch(const struct dp_sa_inspector *sa);
@@ -177,7 +201,9 @@ enum dp_status dp_sa_trainer_init(struct dp_sa_inspector *sa, int member, float 
                                   struct dp_error *err);
 void dp_sa_trainer_free(struct dp_sa_trainer *t);
 /* MSE over B rows x DP_SA_N_OUT targets t (target units), its gradient, then (when step) one
- * Adam step; *loss before the step. DP_ERR_NOMEM only. */
+ * Adam step; *loss before the step. A NaN target is missing (a measured sample without that
+ * label): it adds no loss and no gradient, and the mean is over the targets present (0 when
+ * none). DP_ERR_NOMEM only. */
 enum dp_status dp_sa_trainer_step(struct dp_sa_trainer *t, const float *x, const float *tg,
                                   int B, bool step, float *loss, struct dp_error *err);
 /* Member m's parameters (dp_sa_member_size floats), writable: the trainer keeps the best. */

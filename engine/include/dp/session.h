@@ -182,7 +182,8 @@ struct dp_prediction {
     bool           has_interval;       /* lo, hi, d_lo, d_hi hold an 80% interval */
     bool           pending;            /* DP_RESOLVE_DEFER and the inspector is not loaded */
     struct dp_resolution from;         /* which inspector, and why */
-    char           origin[16];         /* its provenance: "scratch", "transfer", "imported" */
+    char           origin[16];         /* its provenance: "scratch", "transfer", "imported",
+                                          "setting-aware", "fine-tuned" */
     char           data[16];           /* the kind of data it learnt from ("simulated", ...) */
     float          raw[DP_N_OUTPUTS];  /* the network's outputs (before the label scales; NaN for
                                           the setting-aware inspector, whose outputs are

@@ -194,4 +194,47 @@ enum dp_status dp_sa_train(const struct dp_sweep *sw, const struct dp_gpu_catalo
                            struct dp_inspector *body, const struct dp_sa_train_opts *o,
                            struct dp_sa_inspector **out, struct dp_error *err);
 
+/* ---- the setting-aware inspector and one setting's samples (a user's own cluster) ---- */
+
+struct dp_sa_tune_opts {
+    int          epochs;       /* per member, 300 */
+    int          patience;     /* 30 */
+    int          batch;        /* samples per step, 16 */
+    float        lr;           /* Adam, 1e-3 (x 0.5 after 6 epochs without progress) */
+    float        weight_decay; /* 1e-5 */
+    double       val_frac;     /* 0.3 of the samples validate (at least one of two or more) */
+    uint64_t     seed;         /* the split and the shuffling, 1 */
+    atomic_int  *cancel;       /* may be NULL: stops after the current epoch */
+    void (*progress)(int member, const struct dp_train_progress *p, void *ud);
+    void        *ud;
+};
+void dp_sa_tune_opts_default(struct dp_sa_tune_opts *o);
+
+struct dp_sa_tune_result {
+    double train_loss_before, train_loss_after; /* the ensemble's MSE (target units) on the
+                                                   training samples */
+};
+
+/* Fine-tunes sa for one setting from ds's samples (measured with `driple record`, or simulated):
+ * the setting is `setting` (an id of cat's GPUs) or, NULL or "", the dataset's; a dataset naming
+ * another setting is refused. Every sample needs a grouped graph, its profile and the body's
+ * features (DP_ERR_INVALID naming the first that lacks one; also for an empty dataset, a GPU
+ * the head cannot read, or no label at all). A seeded share (o->val_frac) validates; each
+ * ensemble member's head (all three layers; the body, the normalisation and the OOD reference
+ * stay) trains with Adam from the base's parameters, keeping the epoch with the best validation
+ * loss (the base's own included); the validation samples then recalibrate the 80% interval.
+ * Missing labels (NaN; iteration and memory 0) are left out of the loss. Fills
+ * prov.tuned (dataset and base stay "": the caller names them). On failure sa is as before. */
+enum dp_status dp_sa_tune(struct dp_sa_inspector *sa, const struct dp_dataset *ds,
+                          const struct dp_gpu_catalog *cat, const char *setting,
+                          const struct dp_sa_tune_opts *o, struct dp_sa_tune_result *res,
+                          struct dp_error *err);
+
+/* sa's error on every sample of ds with a label, on `setting` (or the dataset's, checked as
+ * dp_sa_tune does): per output MAPE, R^2 and the 80% interval's coverage over the labels
+ * present; out->name "dataset", out->held the setting id. Fails as dp_sa_tune. */
+enum dp_status dp_sa_evaluate(const struct dp_sa_inspector *sa, const struct dp_dataset *ds,
+                              const struct dp_gpu_catalog *cat, const char *setting,
+                              struct dp_sa_eval *out, struct dp_error *err);
+
 #endif

@@ -3,6 +3,8 @@
 #ifndef DP_SA_IMPL_H
 #define DP_SA_IMPL_H
 
+#include <limits.h>
+
 #include "dp/sa.h"
 
 struct dp_sa_inspector {
@@ -19,6 +21,7 @@ struct dp_sa_inspector {
     float               *ref;          /* n_ref x (n_emb + DP_PROFILE_N) */
     double               ood_threshold;
     struct dp_sa_provenance prov;
+    char                 body_path[PATH_MAX]; /* as dp_sa_load resolved it; "" otherwise */
 };
 
 /* Floats of one member's parameters for these sizes. */

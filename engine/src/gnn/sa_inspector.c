@@ -91,8 +91,8 @@ enum dp_status dp_sa_init(struct dp_inspector *body, const struct dp_sa_arch *a,
     for (int o = 0; o < NO; o++) {
         sa->out_mean[o] = 0;
         sa->out_std[o] = 1;
-        sa->q[o] = 1;
-        sa->s0[o] = 0;
+        sa->q[o] = 1.2816;
+        sa->s0[o] = 1e-6;
     }
     /* PyTorch's Linear initialisation: uniform in +-1/sqrt(fan_in), weights and biases. */
     uint64_t s = seed * UINT64_C(0x2545F4914F6CDD1D) + 7;
@@ -126,6 +126,7 @@ const struct dp_sa_provenance *dp_sa_provenance(const struct dp_sa_inspector *sa
     return &sa->prov;
 }
 struct dp_sa_provenance *dp_sa_provenance_mut(struct dp_sa_inspector *sa) { return &sa->prov; }
+const char *dp_sa_body_path(const struct dp_sa_inspector *sa) { return sa->body_path; }
 int dp_sa_input_size(const struct dp_sa_inspector *sa) { return sa->n_in; }
 int dp_sa_ood_dims(const struct dp_sa_inspector *sa) { return sa->n_emb + DP_PROFILE_N; }
 size_t dp_sa_member_size(const struct dp_sa_inspector *sa) { return sa->per_member; }
@@ -423,13 +424,15 @@ enum dp_status dp_sa_trainer_step(struct dp_sa_trainer *t, const float *x, const
     float *y = d2 + (size_t)B * h2, *dy = y + (size_t)B * NO;
     forward(sa, t->member, x, B, y, a1, a2, z1, z2);
     double l = 0;
-    float scale = 2.0f / ((float)B * NO);
+    size_t present = 0;
+    for (size_t i = 0; i < (size_t)B * NO; i++) present += isfinite(tg[i]) != 0;
+    float scale = present ? 2.0f / (float)present : 0;
     for (size_t i = 0; i < (size_t)B * NO; i++) {
-        float d = y[i] - tg[i];
+        float d = isfinite(tg[i]) ? y[i] - tg[i] : 0;
         l += (double)d * d;
         dy[i] = scale * d;
     }
-    *loss = (float)(l / ((double)B * NO));
+    *loss = present ? (float)(l / (double)present) : 0;
     if (!step) return DP_OK;
     struct params p = member(sa, t->member), gp;
     {

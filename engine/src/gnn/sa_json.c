@@ -81,6 +81,37 @@ static enum dp_status read_eval(const cJSON *o, const char *name, const char *pa
     return DP_OK;
 }
 
+/* provenance.tuned (absent: not fine-tuned). */
+static enum dp_status read_tuning(const cJSON *prov, const char *name, struct dp_sa_tuning *t,
+                                  struct dp_error *err) {
+    const char *P = "$.provenance.tuned";
+    const cJSON *o, *before, *after;
+    enum dp_status st = dp_json_get_object(prov, "tuned", true, name, "$.provenance", &o, err);
+    if (st || !o) return st;
+    int64_t v[3] = {0, 0, 0};
+    const char *ints[3] = {"n_train", "n_val", "epochs"};
+    if ((st = dp_json_copy_string(o, "setting", false, name, P, t->setting, sizeof t->setting,
+                                  err)) ||
+        (st = dp_json_copy_string(o, "data", false, name, P, t->data, sizeof t->data, err)) ||
+        (st = dp_json_copy_string(o, "dataset", true, name, P, t->dataset, sizeof t->dataset,
+                                  err)) ||
+        (st = dp_json_copy_string(o, "base", true, name, P, t->base, sizeof t->base, err)) ||
+        (st = dp_json_get_number(o, "seconds", true, name, P, &t->seconds, err)) ||
+        (st = dp_json_get_object(o, "before", false, name, P, &before, err)) ||
+        (st = dp_json_get_object(o, "after", false, name, P, &after, err)) ||
+        (st = read_eval(before, name, "$.provenance.tuned.before", &t->before, err)) ||
+        (st = read_eval(after, name, "$.provenance.tuned.after", &t->after, err)))
+        return st;
+    for (int k = 0; k < 3; k++)
+        if ((st = dp_json_get_int(o, ints[k], false, 0, INT_MAX, name, P, &v[k], err))) return st;
+    if (!t->setting[0])
+        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.setting: empty", name, P);
+    t->n_train = (int)v[0];
+    t->n_val = (int)v[1];
+    t->epochs = (int)v[2];
+    return DP_OK;
+}
+
 static enum dp_status read_provenance(const cJSON *o, const char *name,
                                       struct dp_sa_provenance *p, struct dp_error *err) {
     const char *P = "$.provenance";
@@ -109,7 +140,7 @@ static enum dp_status read_provenance(const cJSON *o, const char *name,
         if ((st = read_eval(e, name, path, &p->evals[p->n_evals], err))) return st;
         p->n_evals++;
     }
-    return DP_OK;
+    return read_tuning(o, name, &p->tuned, err);
 }
 
 static enum dp_status from_json(const cJSON *root, const char *name,
@@ -155,6 +186,7 @@ static enum dp_status from_json(const cJSON *root, const char *name,
         return st;
     }
     if ((st = dp_sa_init(body, &a, 0, &sa, err))) return st;
+    snprintf(sa->body_path, sizeof sa->body_path, "%s", path);
     if (v[3] != sa->n_in) {
         st = dp_error_set(err, DP_ERR_SHAPE, "%s:$.architecture.n_in: %lld inputs, but its body "
                           "and this driple give %d", name, (long long)v[3], sa->n_in);
@@ -200,6 +232,16 @@ fail:
     return st;
 }
 
+bool dp_sa_file(const char *path) {
+    cJSON *root = NULL;
+    struct dp_error err = {0};
+    if (dp_json_load(path, &sa_spec, &root, &err)) return false;
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(root, "format");
+    bool yes = cJSON_IsString(f) && !strcmp(f->valuestring, "driple-sa-inspector/1");
+    cJSON_Delete(root);
+    return yes;
+}
+
 enum dp_status dp_sa_load(const char *path, struct dp_sa_inspector **out, struct dp_error *err) {
     cJSON *root = NULL;
     enum dp_status st = dp_json_load(path, &sa_spec, &root, err);
@@ -216,14 +258,30 @@ static bool add_blob(cJSON *o, const char *key, const float *v, size_t n) {
     return ok;
 }
 
-static bool write_eval(cJSON *arr, const struct dp_sa_eval *e) {
+/* e as an object: appended to arr, or (key not NULL) added to arr as key. */
+static bool write_eval(cJSON *arr, const char *key, const struct dp_sa_eval *e) {
     cJSON *o = cJSON_CreateObject();
-    return dp_json_append(arr, o) && cJSON_AddStringToObject(o, "name", e->name) &&
+    bool in = key ? o && cJSON_AddItemToObject(arr, key, o) : dp_json_append(arr, o);
+    if (key && !in) cJSON_Delete(o);
+    return in && cJSON_AddStringToObject(o, "name", e->name) &&
            cJSON_AddStringToObject(o, "held", e->held) &&
            dp_json_add_number(o, "n_rows", e->n_rows) &&
            add_numbers(o, "mape", e->mape, DP_SA_N_OUT) &&
            add_numbers(o, "r2", e->r2, DP_SA_N_OUT) &&
            add_numbers(o, "coverage", e->coverage, DP_SA_N_OUT);
+}
+
+static bool write_tuning(cJSON *prov, const struct dp_sa_tuning *t) {
+    cJSON *o = cJSON_AddObjectToObject(prov, "tuned");
+    return o && cJSON_AddStringToObject(o, "setting", t->setting) &&
+           cJSON_AddStringToObject(o, "data", t->data) &&
+           cJSON_AddStringToObject(o, "dataset", t->dataset) &&
+           cJSON_AddStringToObject(o, "base", t->base) &&
+           dp_json_add_number(o, "n_train", t->n_train) &&
+           dp_json_add_number(o, "n_val", t->n_val) &&
+           dp_json_add_number(o, "epochs", t->epochs) &&
+           dp_json_add_number(o, "seconds", t->seconds) &&
+           write_eval(o, "before", &t->before) && write_eval(o, "after", &t->after);
 }
 
 enum dp_status dp_sa_save(const struct dp_sa_inspector *sa, const char *path,
@@ -282,7 +340,8 @@ enum dp_status dp_sa_save(const struct dp_sa_inspector *sa, const char *path,
         !(evals = cJSON_AddArrayToObject(prov, "evals")))
         goto oom;
     for (int e = 0; e < p->n_evals; e++)
-        if (!write_eval(evals, &p->evals[e])) goto oom;
+        if (!write_eval(evals, NULL, &p->evals[e])) goto oom;
+    if (p->tuned.setting[0] && !write_tuning(prov, &p->tuned)) goto oom;
     if (!add_blob(root, "weights", sa->w, sa->per_member * sa->arch.members)) goto oom;
     enum dp_status st = dp_json_save(root, path, false, err);
     cJSON_Delete(root);

@@ -70,8 +70,13 @@ static void sa_fill(const struct dp_session *ss, const struct dp_setting *s,
     }
     for (int o = 0; o < DP_SA_N_OUT; o++)
         if (sp->clamped[o]) p->clamped |= 1u << o;
-    sess_copy(p->origin, sizeof p->origin, "setting-aware");
-    sess_copy(p->data, sizeof p->data, dp_sa_provenance(ss->sa)->data);
+    /* A file fine-tuned for a setting (driple transfer --from SA.json) says so; its labels are
+     * mixed when the tuning samples were of another kind than the sweep's. */
+    const struct dp_sa_provenance *prov = dp_sa_provenance(ss->sa);
+    bool tuned = prov->tuned.setting[0] != '\0';
+    sess_copy(p->origin, sizeof p->origin, tuned ? "fine-tuned" : "setting-aware");
+    sess_copy(p->data, sizeof p->data,
+              !tuned || !strcmp(prov->tuned.data, prov->data) ? prov->data : "mixed");
     /* The derived figures from the predicted iteration time and memory, and their interval:
      * the same formulas at the interval's two ends (each figure falls or rises with them). */
     sess_facts(ss, s, &p->facts);

@@ -20,6 +20,13 @@
 
 #define NO DP_SA_N_OUT
 #define MAX_REF 512
+/* The least standard deviation of an input after the embedding (logs of totals and ratios,
+ * flags): an input nearly constant over the training rows would otherwise turn a physically
+ * small change into many deviations. The FLOPs of memory-class ops (scatter-adds) are 0.0085
+ * +- 0.02 log-GFLOP over sweep sw3; Swin-T's 0.4 GFLOP (the gradients of Gather-based
+ * slicing) then read as 17 deviations and its iteration time as 8x the simulator's (notes/
+ * accuracy.md, experiment S). */
+#define SD_FLOOR 0.5
 
 static const char *const split_names[DP_SA_SPLIT_COUNT] = {"random", "families", "gpus",
                                                            "networks"};
@@ -103,11 +110,7 @@ static enum dp_status split_rows(const struct dp_sweep *sw, const int *rows, int
         }
         for (int g = 0; g < ng; g++) order[g] = g;
         uint64_t rng = o->seed;
-        for (int g = ng - 1; g > 0; g--) {
-            int r = (int)(dp_rng_next(&rng) % (uint64_t)(g + 1)), t = order[g];
-            order[g] = order[r];
-            order[r] = t;
-        }
+        dp_shuffle(order, ng, &rng);
         int n_test = (int)lround(o->test_frac * ng), n_val = (int)lround(o->val_frac * ng);
         for (int k = 0; k < ng; k++) gpart[order[k]] = k < n_test ? 2 : k < n_test + n_val ? 1 : 0;
         free(order);
@@ -151,24 +154,28 @@ struct data {
     int          n_train, n_val;
 };
 
-static double val_loss(const struct dp_sa_inspector *sa, int m, const struct data *d, float *x,
-                       float *y) {
-    if (!d->n_val) return NAN;
+/* Member m's (m < 0: the ensemble's) mean squared error over rows idx[0..n) and the targets
+ * present (a NaN target is missing); NaN when none. x and y: scratch of 1024 rows. */
+static double rows_loss(const struct dp_sa_inspector *sa, int m, const struct data *d,
+                        const int *idx, int n, float *x, float *y) {
     double s = 0;
+    size_t present = 0;
     enum { CH = 1024 };
-    for (int i0 = 0; i0 < d->n_val; i0 += CH) {
-        int b = d->n_val - i0 < CH ? d->n_val - i0 : CH;
+    for (int i0 = 0; i0 < n; i0 += CH) {
+        int b = n - i0 < CH ? n - i0 : CH;
         for (int i = 0; i < b; i++)
-            memcpy(x + (size_t)i * d->nin, d->x + (size_t)d->val[i0 + i] * d->nin,
+            memcpy(x + (size_t)i * d->nin, d->x + (size_t)idx[i0 + i] * d->nin,
                    (size_t)d->nin * sizeof *x);
         dp_sa_head(sa, m, x, b, y, NULL);
         for (int i = 0; i < b; i++)
             for (int o = 0; o < NO; o++) {
-                double e = y[(size_t)i * NO + o] - d->t[(size_t)d->val[i0 + i] * NO + o];
+                double t = d->t[(size_t)idx[i0 + i] * NO + o], e = y[(size_t)i * NO + o] - t;
+                if (!isfinite(t)) continue;
                 s += e * e;
+                present++;
             }
     }
-    return s / ((double)d->n_val * NO);
+    return present ? s / (double)present : NAN;
 }
 
 static enum dp_status train_member(struct dp_sa_inspector *sa, int m, const struct data *d,
@@ -191,14 +198,13 @@ static enum dp_status train_member(struct dp_sa_inspector *sa, int m, const stru
     memcpy(order, d->train, (size_t)d->n_train * sizeof *order);
     memcpy(best, dp_sa_member(sa, m), psz * sizeof *best);
     uint64_t rng = o->seed * 7919u + (uint64_t)m * 104729u + 1;
-    double best_val = INFINITY, t0 = dp_clock_ms();
+    /* The starting parameters compete too: fine-tuning (dp_sa_tune) keeps the base's head when
+     * no epoch validates better. */
+    double best_val = rows_loss(sa, m, d, d->val, d->n_val, xb, yv), t0 = dp_clock_ms();
+    if (!isfinite(best_val)) best_val = INFINITY;
     int bad = 0, best_epoch = 0, epoch;
     for (epoch = 1; epoch <= o->epochs; epoch++) {
-        for (int i = d->n_train - 1; i > 0; i--) {
-            int r = (int)(dp_rng_next(&rng) % (uint64_t)(i + 1)), t = order[i];
-            order[i] = order[r];
-            order[r] = t;
-        }
+        dp_shuffle(order, d->n_train, &rng);
         double sum = 0;
         for (int b0 = 0; b0 < d->n_train; b0 += B) {
             int k = d->n_train - b0 < B ? d->n_train - b0 : B;
@@ -211,7 +217,7 @@ static enum dp_status train_member(struct dp_sa_inspector *sa, int m, const stru
             if ((st = dp_sa_trainer_step(tr, xb, tb, k, true, &l, err))) goto done;
             sum += (double)l * k;
         }
-        double v = val_loss(sa, m, d, xb, yv);
+        double v = d->n_val ? rows_loss(sa, m, d, d->val, d->n_val, xb, yv) : NAN;
         if (!isfinite(v)) v = sum / d->n_train; /* no validation rows: the training loss */
         if (v < best_val) {
             best_val = v;
@@ -288,16 +294,24 @@ static enum dp_status calibrate(struct dp_sa_inspector *sa, const struct data *d
         return dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
     }
     ensemble(sa, d, d->val, n, mu, sp);
+    dp_sa_calibration(sa, q, s0);
     for (int o = 0; o < NO; o++) {
         /* s0: the median spread, so that a row whose members agree by chance still gets a
-         * width of the typical error; q: the 80th percentile of |error| / (spread + s0). */
-        for (int i = 0; i < n; i++) v[i] = sp[(size_t)i * NO + o];
-        s0[o] = n ? quantile(v, n, 0.5) : 0;
-        if (!(s0[o] > 1e-6)) s0[o] = 1e-6;
+         * width of the typical error; q: the 80th percentile of |error| / (spread + s0), over
+         * the rows with this label (an output no row has keeps its calibration). */
+        int k = 0;
         for (int i = 0; i < n; i++)
-            v[i] = fabs(mu[(size_t)i * NO + o] - d->t[(size_t)d->val[i] * NO + o]) /
-                   (sp[(size_t)i * NO + o] + s0[o]);
-        q[o] = n ? quantile(v, n, 0.8) : 1.2816;
+            if (isfinite(d->t[(size_t)d->val[i] * NO + o])) v[k++] = sp[(size_t)i * NO + o];
+        if (!k) continue;
+        s0[o] = quantile(v, k, 0.5);
+        if (!(s0[o] > 1e-6)) s0[o] = 1e-6;
+        k = 0;
+        for (int i = 0; i < n; i++) {
+            double t = d->t[(size_t)d->val[i] * NO + o];
+            if (isfinite(t))
+                v[k++] = fabs(mu[(size_t)i * NO + o] - t) / (sp[(size_t)i * NO + o] + s0[o]);
+        }
+        q[o] = quantile(v, k, 0.8);
     }
     dp_sa_set_calibration(sa, q, s0);
     free(mu);
@@ -316,11 +330,7 @@ static enum dp_status ood_reference(struct dp_sa_inspector *sa, const float *gx,
     for (int g = 0; g < ng; g++)
         if (in_train[g]) tr[n_tr++] = g;
     uint64_t rng = seed ^ UINT64_C(0xA5A5A5A5);
-    for (int i = n_tr - 1; i > 0; i--) {
-        int r = (int)(dp_rng_next(&rng) % (uint64_t)(i + 1)), t = tr[i];
-        tr[i] = tr[r];
-        tr[r] = t;
-    }
+    dp_shuffle(tr, n_tr, &rng);
     int n_ref = n_tr < MAX_REF ? n_tr : MAX_REF;
     float *pts = malloc(((size_t)n_ref + 1) * dims * sizeof *pts);
     double *dist = malloc(((size_t)n_tr + 1) * sizeof *dist);
@@ -372,11 +382,17 @@ static void evaluate(const struct dp_sa_inspector *sa, const struct data *d, con
     double qq[NO], ss[NO];
     dp_sa_calibration(sa, qq, ss);
     for (int o = 0; o < NO; o++) {
+        /* Over the rows with this label (a measured sample may lack some: NaN). */
         double ape = 0, mean = 0, se = 0, tot = 0;
-        int n_ape = 0, inside = 0;
-        for (int i = 0; i < n; i++) mean += labels[(size_t)idx[i] * NO + o] / n;
+        int n_ape = 0, inside = 0, np = 0;
+        for (int i = 0; i < n; i++) np += isfinite(labels[(size_t)idx[i] * NO + o]) != 0;
+        if (!np) continue;
+        for (int i = 0; i < n; i++)
+            if (isfinite(labels[(size_t)idx[i] * NO + o]))
+                mean += labels[(size_t)idx[i] * NO + o] / np;
         for (int i = 0; i < n; i++) {
             double y = labels[(size_t)idx[i] * NO + o], t = mu[(size_t)i * NO + o];
+            if (!isfinite(y)) continue;
             double p = dp_sa_label(sa, o, t), half = qq[o] * (sp[(size_t)i * NO + o] + ss[o]);
             se += (p - y) * (p - y);
             tot += (y - mean) * (y - mean);
@@ -387,8 +403,8 @@ static void evaluate(const struct dp_sa_inspector *sa, const struct data *d, con
             inside += fabs(d->t[(size_t)idx[i] * NO + o] - t) <= half;
         }
         e->mape[o] = n_ape ? 100 * ape / n_ape : NAN;
-        e->r2[o] = tot > 1e-12 * n * mean * mean && tot > 0 ? 1 - se / tot : NAN;
-        e->coverage[o] = 100.0 * inside / n;
+        e->r2[o] = tot > 1e-12 * np * mean * mean && tot > 0 ? 1 - se / tot : NAN;
+        e->coverage[o] = 100.0 * inside / np;
     }
     free(mu);
     free(sp);
@@ -460,7 +476,8 @@ enum dp_status dp_sa_train(const struct dp_sweep *sw, const struct dp_gpu_catalo
                 else tsd[k] += (v - tmean[k]) * (v - tmean[k]) / ns[0];
             }
         }
-    for (int k = 0; k < nin; k++) sd[k] = sd[k] > 1e-12 ? sqrt(sd[k]) : 1;
+    for (int k = 0; k < nin; k++)
+        sd[k] = !(sd[k] > 1e-12) ? 1 : k < E ? sqrt(sd[k]) : fmax(sqrt(sd[k]), SD_FLOOR);
     for (int k = 0; k < NO; k++) tsd[k] = tsd[k] > 1e-12 ? sqrt(tsd[k]) : 1;
     dp_sa_set_norm(sa, mean, sd, tmean, tsd);
     for (int i = 0; i < n; i++) {
@@ -524,5 +541,215 @@ done:
     free(gx);
     free(labels);
     for (int k = 0; k < 3; k++) free(sets[k]);
+    return st;
+}
+
+/* ---- one setting's samples: fine-tuning and evaluation ---- */
+
+void dp_sa_tune_opts_default(struct dp_sa_tune_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->epochs = 300;
+    o->patience = 30;
+    o->batch = 16;
+    o->lr = 1e-3f;
+    o->weight_decay = 1e-5f;
+    o->val_frac = 0.3;
+    o->seed = 1;
+}
+
+/* A dataset's samples as the head reads them on one setting: normalised inputs x, targets t
+ * and labels (NaN: missing), n rows (one per sample with a label). */
+struct samples {
+    struct dp_setting s;
+    float  *x, *t;
+    double *labels;
+    int     n, nin;
+};
+
+static void samples_free(struct samples *sm) {
+    free(sm->x);
+    free(sm->t);
+    free(sm->labels);
+    memset(sm, 0, sizeof *sm);
+}
+
+/* The setting (setting, else the dataset's), checked against the dataset's and the catalog;
+ * every sample checked (grouped graph, profile, the body's features), embedded and normalised. */
+static enum dp_status samples_make(const struct dp_sa_inspector *sa, const struct dp_dataset *ds,
+                                   const struct dp_gpu_catalog *cat, const char *setting,
+                                   struct samples *sm, struct dp_error *err) {
+    memset(sm, 0, sizeof *sm);
+    const char *id = setting && *setting ? setting : ds->setting;
+    if (!*id)
+        return dp_error_set(err, DP_ERR_INVALID, "the dataset names no setting: say which");
+    enum dp_status st = dp_setting_parse_id(id, cat, &sm->s, err);
+    if (st) return st;
+    if (*ds->setting && id != ds->setting) {
+        struct dp_setting d;
+        struct dp_error e2 = {0};
+        if (dp_setting_parse_id(ds->setting, cat, &d, &e2) || strcmp(d.id, sm->s.id))
+            return dp_error_set(err, DP_ERR_INVALID, "the dataset is for setting '%s', not '%s': "
+                                "its labels were measured or simulated there", ds->setting,
+                                sm->s.id);
+    }
+    const struct dp_gpu *gpu = dp_gpu_find(cat, sm->s.gpu);
+    if (!gpu || !(gpu->fp32_tflops > 0) || !(gpu->memory_gb > 0) || !(gpu->bandwidth_gbps > 0))
+        return dp_error_set(err, DP_ERR_INVALID, "GPU %s: its FP32 rate, memory or bandwidth is "
+                            "unknown (the setting-aware head reads them)", sm->s.gpu);
+    if (!ds->n_samples) return dp_error_set(err, DP_ERR_INVALID, "the dataset has no samples");
+    const struct dp_model *body = dp_inspector_model(dp_sa_body(sa));
+    bool cost = dp_model_arch(body)->n_feat > DP_N_FEATURES;
+    for (int i = 0; i < ds->n_samples; i++) {
+        const struct dp_sample *smp = &ds->samples[i];
+        const char *what = !smp->grouped ? "no grouped graph"
+                           : !smp->has_profile ? "no profile (the whole-graph numbers the "
+                                                 "setting-aware head reads; samples of this "
+                                                 "driple's dataset add, build and extract "
+                                                 "have it)"
+                           : cost && !smp->grouped->cost ? "no cost features (the body reads "
+                                                           "them)"
+                                                         : NULL;
+        if (what)
+            return dp_error_set(err, DP_ERR_INVALID, "sample %d (%s): %s", i,
+                                smp->model ? smp->model : smp->graph ? smp->graph : "?", what);
+    }
+    int E = dp_model_embed_size(body), N = ds->n_samples, nin = dp_sa_input_size(sa);
+    const struct dp_grouped **gs = malloc((size_t)N * sizeof *gs);
+    float *emb = malloc((size_t)N * E * sizeof *emb);
+    double *raw = malloc((size_t)nin * sizeof *raw);
+    sm->nin = nin;
+    sm->x = malloc((size_t)N * nin * sizeof *sm->x);
+    sm->t = malloc((size_t)N * NO * sizeof *sm->t);
+    sm->labels = malloc((size_t)N * NO * sizeof *sm->labels);
+    if (!gs || !emb || !raw || !sm->x || !sm->t || !sm->labels) {
+        st = dp_error_set(err, DP_ERR_NOMEM, "setting-aware inspector: out of memory");
+        goto done;
+    }
+    for (int i = 0; i < N; i++) gs[i] = ds->samples[i].grouped;
+    if ((st = dp_model_embed_batch(body, gs, N, emb, err))) goto done;
+    for (int i = 0; i < N; i++) {
+        const struct dp_sample *smp = &ds->samples[i];
+        double *y = sm->labels + (size_t)sm->n * NO;
+        bool any = false;
+        for (int o = 0; o < DP_N_OUTPUTS; o++) y[o] = smp->labels[o];
+        /* 0 is "unknown" for these two (dp/dataset.h). */
+        y[DP_SA_ITERATION] = smp->iteration_ms > 0 ? smp->iteration_ms : NAN;
+        y[DP_SA_MEMORY] = smp->memory_gb > 0 ? smp->memory_gb : NAN;
+        for (int o = 0; o < NO; o++) {
+            sm->t[(size_t)sm->n * NO + o] = isfinite(y[o]) ? (float)dp_sa_target(sa, o, y[o]) : NAN;
+            any = any || isfinite(y[o]);
+        }
+        if (!any) continue;
+        dp_sa_raw_input(sa, emb + (size_t)i * E, &smp->profile, &sm->s, gpu, raw);
+        dp_sa_normalize(sa, raw, sm->x + (size_t)sm->n * nin);
+        sm->n++;
+    }
+    if (!sm->n) st = dp_error_set(err, DP_ERR_INVALID, "no sample of the dataset has a label");
+done:
+    free(gs);
+    free(emb);
+    free(raw);
+    if (st) samples_free(sm);
+    return st;
+}
+
+enum dp_status dp_sa_evaluate(const struct dp_sa_inspector *sa, const struct dp_dataset *ds,
+                              const struct dp_gpu_catalog *cat, const char *setting,
+                              struct dp_sa_eval *out, struct dp_error *err) {
+    struct samples sm;
+    enum dp_status st = samples_make(sa, ds, cat, setting, &sm, err);
+    if (st) return st;
+    int *idx = malloc((size_t)sm.n * sizeof *idx);
+    if (!idx) {
+        samples_free(&sm);
+        return dp_error_set(err, DP_ERR_NOMEM, "setting-aware inspector: out of memory");
+    }
+    for (int i = 0; i < sm.n; i++) idx[i] = i;
+    struct data d = {sm.x, sm.t, sm.nin, NULL, NULL, 0, 0};
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "dataset");
+    snprintf(out->held, sizeof out->held, "%s", sm.s.id);
+    evaluate(sa, &d, idx, sm.n, sm.labels, out);
+    free(idx);
+    samples_free(&sm);
+    return DP_OK;
+}
+
+enum dp_status dp_sa_tune(struct dp_sa_inspector *sa, const struct dp_dataset *ds,
+                          const struct dp_gpu_catalog *cat, const char *setting,
+                          const struct dp_sa_tune_opts *o, struct dp_sa_tune_result *res,
+                          struct dp_error *err) {
+    double t0 = dp_clock_ms();
+    struct samples sm;
+    enum dp_status st = samples_make(sa, ds, cat, setting, &sm, err);
+    if (st) return st;
+    int n = sm.n, *order = malloc((size_t)n * sizeof *order);
+    float *keep = NULL, *xs = malloc((size_t)1024 * sm.nin * sizeof *xs);
+    float *ys = malloc((size_t)1024 * NO * sizeof *ys);
+    if (!order || !xs || !ys) {
+        st = dp_error_set(err, DP_ERR_NOMEM, "setting-aware inspector: out of memory");
+        goto done;
+    }
+    /* A seeded share validates (early stopping, the interval's calibration); one sample alone
+     * trains and keeps the base's interval. */
+    for (int i = 0; i < n; i++) order[i] = i;
+    uint64_t rng = o->seed;
+    dp_shuffle(order, n, &rng);
+    int n_val = n < 2 ? 0 : (int)lround(o->val_frac * n);
+    if (n >= 2 && n_val < 1) n_val = 1;
+    if (n_val > n - 1) n_val = n - 1;
+    struct data d = {sm.x, sm.t, sm.nin, order + n_val, order, n - n_val, n_val};
+    /* What a failure puts back: the heads, the calibration, the provenance. */
+    size_t nw = dp_sa_member_size(sa) * (size_t)dp_sa_arch(sa)->members;
+    if (!(keep = malloc(nw * sizeof *keep))) {
+        st = dp_error_set(err, DP_ERR_NOMEM, "setting-aware inspector: out of memory");
+        goto done;
+    }
+    memcpy(keep, dp_sa_member(sa, 0), nw * sizeof *keep);
+    double q[NO], s0[NO];
+    dp_sa_calibration(sa, q, s0);
+    struct dp_sa_tuning *tu = &dp_sa_provenance_mut(sa)->tuned, prev = *tu;
+    memset(tu, 0, sizeof *tu);
+    evaluate(sa, &d, d.val, n_val, sm.labels, &tu->before);
+    res->train_loss_before = rows_loss(sa, -1, &d, d.train, d.n_train, xs, ys);
+    struct dp_sa_train_opts to;
+    dp_sa_train_opts_default(&to);
+    to.epochs = o->epochs;
+    to.patience = o->patience;
+    to.batch = o->batch;
+    to.lr = o->lr;
+    to.weight_decay = o->weight_decay;
+    to.seed = o->seed;
+    to.cancel = o->cancel;
+    to.progress = o->progress;
+    to.ud = o->ud;
+    for (int m = 0; m < dp_sa_arch(sa)->members && !st; m++) {
+        int ep = 0;
+        st = train_member(sa, m, &d, &to, &ep, err);
+        if (ep > tu->epochs) tu->epochs = ep;
+        if (o->cancel && *o->cancel) break;
+    }
+    if (!st && n_val) st = calibrate(sa, &d, err);
+    if (st) {
+        memcpy(dp_sa_member(sa, 0), keep, nw * sizeof *keep);
+        dp_sa_set_calibration(sa, q, s0);
+        *tu = prev;
+        goto done;
+    }
+    res->train_loss_after = rows_loss(sa, -1, &d, d.train, d.n_train, xs, ys);
+    evaluate(sa, &d, d.val, n_val, sm.labels, &tu->after);
+    snprintf(tu->before.name, sizeof tu->before.name, "validation, base");
+    snprintf(tu->after.name, sizeof tu->after.name, "validation, tuned");
+    snprintf(tu->setting, sizeof tu->setting, "%s", sm.s.id);
+    snprintf(tu->data, sizeof tu->data, "%s", dp_dataset_data_kind(ds));
+    tu->n_train = d.n_train;
+    tu->n_val = n_val;
+    tu->seconds = (dp_clock_ms() - t0) / 1e3;
+done:
+    free(keep);
+    free(order);
+    free(xs);
+    free(ys);
+    samples_free(&sm);
     return st;
 }

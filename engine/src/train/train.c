@@ -106,7 +106,7 @@ void dp_train_result_free(struct dp_train_result *r) {
     if (r) dp_split_free(&r->split);
 }
 
-static void shuffle(int *a, int n, uint64_t *rng) {
+void dp_shuffle(int *a, int n, uint64_t *rng) {
     for (int i = n - 1; i > 0; i--) {
         int j = (int)(dp_rng_next(rng) % (uint64_t)(i + 1));
         int t = a[i];
@@ -156,7 +156,7 @@ enum dp_status dp_family_parts(const char *const *keys, int n, double val_frac, 
     *n_families = nf;
     if (nf >= 3) {
         uint64_t rng = seed;
-        shuffle(fam, nf, &rng);
+        dp_shuffle(fam, nf, &rng);
         int f_test = (int)lround(test_frac * nf), f_val = (int)lround(val_frac * nf);
         if (test_frac > 0 && f_test < 1) f_test = 1;
         if (val_frac > 0 && f_val < 1) f_val = 1;
@@ -196,7 +196,7 @@ enum dp_status dp_split_make(const struct dp_dataset *ds, enum dp_split_kind kin
     }
     if (kind == DP_SPLIT_RANDOM) {
         uint64_t rng = seed;
-        shuffle(idx, n, &rng);
+        dp_shuffle(idx, n, &rng);
         int n_test = (int)lround(test_frac * n), n_val = (int)lround(val_frac * n);
         while (n_test + n_val >= n && (n_test > 0 || n_val > 0)) {
             if (n_test >= n_val && n_test > 0) n_test--;
@@ -379,7 +379,7 @@ static enum dp_status run_loop(const struct loop *L, struct dp_train_result *res
     res->best_epoch = 0;
     res->first_train_loss = NAN;
     for (int epoch = 1; epoch <= o->epochs; epoch++) {
-        shuffle(order, sp->n_train, &rng);
+        dp_shuffle(order, sp->n_train, &rng);
         double sum = 0;
         int seen = 0, done_batches = 0;
         for (int b = 0; b < n_batches; b++) {

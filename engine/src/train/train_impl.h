@@ -13,6 +13,9 @@
  * 1) to val (1), the rest to train (0), at least one family training. Sets part[i] for every
  * item and *n_families; with fewer than 3 families every part is 0 (the caller refuses).
  * DP_ERR_NOMEM only. */
+/* Shuffles a[0..n) with the stream *rng (Fisher-Yates from the end). */
+void dp_shuffle(int *a, int n, uint64_t *rng);
+
 enum dp_status dp_family_parts(const char *const *keys, int n, double val_frac, double test_frac,
                                uint64_t seed, int *part, int *n_families, struct dp_error *err);
 
