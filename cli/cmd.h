@@ -26,5 +26,6 @@ int cmd_explain(int argc, char **argv);   /* cmd_explain.c */
 int cmd_record(int argc, char **argv);    /* cmd_record.c */
 int bench_coarsen(int argc, char **argv); /* cmd_graph.c: `driple bench coarsen` */
 int bench_explain(int argc, char **argv); /* cmd_explain.c: `driple bench explain` */
+int bench_compare(int argc, char **argv); /* cmd_compare.c: `driple bench compare` */
 
 #endif

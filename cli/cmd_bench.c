@@ -30,14 +30,8 @@
     "       driple bench coarsen [GRAPH [--exported-batch N]] [--ops N] [--groups K]\n"         \
     "                            [--seed S] [--repeat R] [--json]\n"                            \
     "       driple bench explain [GRAPH [--exported-batch N] | --grouped FILE] [--inspector M]\n" \
-    "                            [--groups K] [--repeat N] [--threads N] [--json]"
-
-/* CPU time of the whole process (all threads), for figures less sensitive to other load. */
-static double cpu_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
+    "                            [--groups K] [--repeat N] [--threads N] [--json]\n"        \
+    "       driple bench compare GRAPH [--grid] [--runs R] [--threads T] [--json]"
 
 struct stats {
     double median, min, mean;
@@ -45,9 +39,8 @@ struct stats {
 
 static struct stats summarise(double *ms, int n) {
     struct stats s = {0, 0, 0};
-    qsort(ms, (size_t)n, sizeof *ms, cmd_cmp_double);
+    s.median = cmd_median(ms, n);
     for (int i = 0; i < n; i++) s.mean += ms[i] / n;
-    s.median = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
     s.min = ms[0];
     return s;
 }
@@ -134,10 +127,10 @@ static int report(const struct bench_opts *o, const char *what, const struct dp_
     int layers = dp_arch_n_layers(dp_model_arch(m), g->n_groups);
     if (!o->json) {
         printf("bench %s: %s on %s (%d groups, %d edges, %d layers), %d thread(s), %s kernels: median "
-               "%.3f ms (CPU %.3f ms), min %.3f ms, mean %.3f ms over %d runs, load average "
+               "%.3f ms (CPU mean %.3f ms), min %.3f ms, mean %.3f ms over %d runs, load average "
                "%.2f%s\n",
                what, layer, graph, g->n_groups, g->n_edges, layers, dp_threads(), dp_kernels(),
-               s.median, cpu.median, s.min, s.mean, runs, load_avg(), x ? x->text : "");
+               s.median, cpu.mean, s.min, s.mean, runs, load_avg(), x ? x->text : "");
         return 0;
     }
     struct dp_jw *w = dp_jw_new();
@@ -155,6 +148,7 @@ static int report(const struct bench_opts *o, const char *what, const struct dp_
     dp_jw_fixed(w, "min_ms", s.min, 4);
     dp_jw_fixed(w, "mean_ms", s.mean, 4);
     dp_jw_fixed(w, "cpu_median_ms", cpu.median, 4);
+    dp_jw_fixed(w, "cpu_mean_ms", cpu.mean, 4);
     dp_jw_fixed(w, "load_avg", load_avg(), 2);
     for (int i = 0; x && i < x->n; i++) dp_jw_num(w, x->key[i], x->v[i]);
     struct dp_error err = {0};
@@ -208,7 +202,7 @@ static int bench_predict(const struct bench_opts *o, const struct dp_model *m,
     }
     double *cms = ms + R;
     for (int r = -2; r < R; r++) { /* two warm-up calls */
-        double t0 = dp_clock_ms(), c0 = cpu_ms();
+        double t0 = dp_clock_ms(), c0 = cmd_cpu_ms();
         enum dp_status st = B > 1 ? dp_model_predict_batch(m, (const struct dp_grouped *const *)gs,
                                                            B, out, &err)
                                   : dp_model_predict(m, g, out, &err);
@@ -218,7 +212,7 @@ static int bench_predict(const struct bench_opts *o, const struct dp_model *m,
         }
         if (r < 0) continue;
         ms[r] = dp_clock_ms() - t0;
-        cms[r] = cpu_ms() - c0;
+        cms[r] = cmd_cpu_ms() - c0;
     }
     struct stats s = summarise(ms, R), cs = summarise(cms, R);
     struct extra x = {.n = 0};
@@ -266,14 +260,14 @@ static int bench_train(const struct bench_opts *o, const struct dp_model *base,
     float loss = 0;
     if (!transfer) {
         for (int r = 0; r < R; r++) {
-            double t0 = dp_clock_ms(), c0 = cpu_ms();
+            double t0 = dp_clock_ms(), c0 = cmd_cpu_ms();
             if (dp_trainer_step(t, (const struct dp_grouped *const *)gs, B, targets, true, &loss,
                                 &err)) {
                 rc = cli_fail(&err);
                 goto done;
             }
             ms[r] = dp_clock_ms() - t0;
-            cms[r] = cpu_ms() - c0;
+            cms[r] = cmd_cpu_ms() - c0;
         }
         struct stats s = summarise(ms, R), cs = summarise(cms, R);
         struct extra x = {{"batch", "loss"}, {B, loss}, 2, ""};
@@ -302,13 +296,13 @@ static int bench_train(const struct bench_opts *o, const struct dp_model *base,
             goto done;
         }
     for (int r = 0; r < R; r++) {
-        double t0 = dp_clock_ms(), c0 = cpu_ms();
+        double t0 = dp_clock_ms(), c0 = cmd_cpu_ms();
         if (dp_trainer_step_head(t, emb, B, targets, true, &loss, &err)) {
             rc = cli_fail(&err);
             goto done;
         }
         ms[r] = dp_clock_ms() - t0;
-        cms[r] = cpu_ms() - c0;
+        cms[r] = cmd_cpu_ms() - c0;
     }
     struct stats s = summarise(ms, R), se = summarise(ems, R), cs = summarise(cms, R);
     struct extra x = {{"batch", "embed_median_ms", "embed_min_ms", "loss"},
@@ -333,6 +327,7 @@ int cmd_bench(int argc, char **argv) {
     const char *what = argv[0];
     if (!strcmp(what, "coarsen")) return bench_coarsen(argc - 1, argv + 1);
     if (!strcmp(what, "explain")) return bench_explain(argc - 1, argv + 1);
+    if (!strcmp(what, "compare")) return bench_compare(argc - 1, argv + 1);
     bool pred = !strcmp(what, "predict"), train = !strcmp(what, "train");
     bool transfer = !strcmp(what, "transfer");
     if (!pred && !train && !transfer)

@@ -1,7 +1,8 @@
 /* cmd_compare.c: `driple compare`: one graph through every setting's inspector side by side,
- * one GNN pass per distinct body (each inspector then runs only its MLP head); with --grid,
- * through every catalog GPU x sync x network at one worker count (the setting-aware
- * inspector's what-if space). */
+ * one GNN pass per distinct body (each inspector then runs only its MLP head; the
+ * setting-aware inspector's rows one batched head), and `driple bench compare`, its timing;
+ * with --grid, through every catalog GPU x sync x network at one worker count (the
+ * setting-aware inspector's what-if space). */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "cmd.h"
 #include "cmd_util.h"
 #include "dp/clock.h"
+#include "dp/compute.h"
 #include "dp/coarsen.h"
 #include "dp/inspector.h"
 #include "dp/json_out.h"
@@ -129,6 +131,11 @@ int cmd_compare(int argc, char **argv) {
                                    "compare", usage_compare)))
         goto done;
     rc = 1;
+    if (!grid) { /* the list's settings, then the extra row */
+        if (!(rows = malloc(((size_t)n_rows + 1) * sizeof *rows))) goto oom;
+        memcpy(rows, list->settings, (size_t)list->n_settings * sizeof *rows);
+        if (n_rows > list->n_settings) rows[list->n_settings] = extra;
+    }
     struct dp_error err = {0};
     dp_session_set_economics(ss, epoch_samples, price);
     if (!(preds = malloc(((size_t)n_rows + 1) * sizeof *preds)) ||
@@ -157,14 +164,12 @@ int cmd_compare(int argc, char **argv) {
         printf("%-28s %10s %12s %9s %9s %10s %10s %9s  %s\n", "setting", "iter ms", "samples/s",
                "GPU act", "GPU peak", "RX MB/s", "TX MB/s", "epoch $", "inspector");
     }
-    /* one GNN pass per distinct body (the session caches it); each row runs its head */
+    /* one GNN pass per distinct body (the session caches it); the rows' heads after it */
+    if (dp_session_predict_many(ss, rows, n_rows, 0, preds, &err)) {
+        cli_fail(&err);
+        goto done;
+    }
     for (int i = 0; i < n_rows; i++) {
-        const struct dp_setting *s = grid ? &rows[i] : i < list->n_settings ? &list->settings[i]
-                                                                            : &extra;
-        if (dp_session_predict(ss, s, 0, &preds[i], &err)) {
-            cli_fail(&err);
-            goto done;
-        }
         order[2 * i] = preds[i].ok ? preds[i].d[DP_D_THROUGHPUT] : NAN;
         order[2 * i + 1] = i;
     }
@@ -172,8 +177,7 @@ int cmd_compare(int argc, char **argv) {
     if (grid) qsort(order, (size_t)n_rows, 2 * sizeof *order, cmp_throughput);
     for (int k = 0; k < n_rows; k++) {
         int i = (int)order[2 * k + 1];
-        const struct dp_setting *s = grid ? &rows[i] : i < list->n_settings ? &list->settings[i]
-                                                                            : &extra;
+        const struct dp_setting *s = &rows[i];
         const struct dp_prediction p = preds[i];
         n_ok += p.ok;
         if (json) {
@@ -246,6 +250,106 @@ done:
     free(preds);
     free(order);
     dp_jw_free(w);
+    dp_session_free(ss);
+    cli_done(&c);
+    return rc;
+}
+
+static const char *const usage_bench =
+    "driple bench compare GRAPH [--grid] [--runs R] [--threads T] [--json]\n"
+    "       compare's predictions of every shipped setting (--grid: every catalog GPU x sync x\n"
+    "       network at 8 workers) from the cached embedding: the first call computes the\n"
+    "       embedding (timed on its own), then the median of R calls";
+
+int bench_compare(int argc, char **argv) {
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "bench compare")) return 1;
+    int rc = 2;
+    struct dp_session *ss = NULL;
+    struct dp_setting *rows = NULL;
+    struct dp_prediction *preds = NULL;
+    double *ms = NULL;
+    struct dp_error err = {0};
+    bool json = cli_flag(&c, "--json"), grid = cli_flag(&c, "--grid");
+    int64_t runs = 20, threads = 0;
+    bool ok = cli_int(&c, "--runs", 1, 100000, &runs) && cli_int(&c, "--threads", 0, 256, &threads);
+    const char *graph = cli_positional(&c, 0);
+    if (!ok || !cli_check_unused(&c)) goto done;
+    if (!graph) {
+        rc = cli_usage("bench compare", usage_bench, "missing GRAPH");
+        goto done;
+    }
+    if (threads > 0) dp_threads_set((int)threads);
+    struct dp_import_opts io;
+    memset(&io, 0, sizeof io);
+    if ((rc = cmd_session_open(NULL, NULL, NULL, NULL, &ss)) ||
+        (rc = cmd_session_workload(ss, graph, NULL, &io, 0, DP_DEFAULT_GROUPS, DP_DEFAULT_SEED,
+                                   "bench compare", usage_bench)))
+        goto done;
+    rc = 1;
+    const struct dp_settings *list = dp_session_settings(ss);
+    int n = list->n_settings;
+    if (grid) {
+        struct cmd_cluster cl;
+        memset(&cl, 0, sizeof cl);
+        if (!dp_session_sa(ss)) {
+            fprintf(stderr, "driple: bench compare --grid: no setting-aware inspector\n");
+            goto done;
+        }
+        if (!(rows = grid_rows(dp_session_catalog(ss), &cl, &n))) goto oom;
+    } else if ((rows = malloc(((size_t)n + 1) * sizeof *rows))) {
+        memcpy(rows, list->settings, (size_t)n * sizeof *rows);
+    } else {
+        goto oom;
+    }
+    if (!(preds = malloc(((size_t)n + 1) * sizeof *preds)) ||
+        !(ms = malloc((size_t)runs * 2 * sizeof *ms)))
+        goto oom;
+    double *cms = ms + runs, t0 = dp_clock_ms();
+    if (dp_session_predict_many(ss, rows, n, 0, preds, &err)) goto fail; /* the embedding */
+    double first = dp_clock_ms() - t0;
+    for (int r = 0; r < runs; r++) {
+        double w0 = dp_clock_ms(), c0 = cmd_cpu_ms();
+        if (dp_session_predict_many(ss, rows, n, 0, preds, &err)) goto fail;
+        ms[r] = dp_clock_ms() - w0;
+        cms[r] = cmd_cpu_ms() - c0;
+    }
+    int n_ok = 0;
+    for (int i = 0; i < n; i++) n_ok += preds[i].ok;
+    double med = cmd_median(ms, (int)runs), cmed = cmd_median(cms, (int)runs);
+    if (json) {
+        struct dp_jw *jw = dp_jw_new();
+        dp_jw_str(jw, "bench", "compare");
+        dp_jw_str(jw, "graph", dp_session_grouped(ss)->graph);
+        dp_jw_bool(jw, "grid", grid);
+        dp_jw_int(jw, "settings", n);
+        dp_jw_int(jw, "n_predicted", n_ok);
+        dp_jw_int(jw, "threads", dp_threads());
+        dp_jw_int(jw, "runs", runs);
+        dp_jw_fixed(jw, "first_ms", first, 4);
+        dp_jw_fixed(jw, "median_ms", med, 4);
+        dp_jw_fixed(jw, "min_ms", ms[0], 4);
+        dp_jw_fixed(jw, "cpu_median_ms", cmed, 4);
+        rc = cmd_json_emit(jw);
+        goto done;
+    }
+    printf("bench compare: %s, %d settings (%s), %d predicted: first call (with the "
+           "embedding) %.3f ms; from the cached embedding median %.3f ms (CPU %.3f ms), "
+           "min %.3f ms over %d runs, %d thread(s)\n",
+           dp_session_grouped(ss)->graph, n, grid ? "every GPU x sync x network" : list->path,
+           n_ok, first, med, cmed, ms[0], (int)runs, dp_threads());
+    rc = 0;
+    goto done;
+fail:
+    rc = cli_fail(&err);
+    goto done;
+oom:
+    fprintf(stderr, "driple: bench compare: out of memory\n");
+    rc = 1;
+done:
+    free(rows);
+    free(preds);
+    free(ms);
     dp_session_free(ss);
     cli_done(&c);
     return rc;

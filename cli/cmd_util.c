@@ -39,6 +39,17 @@ int cmd_cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+double cmd_median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmd_cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double cmd_cpu_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
 struct edge_key {
     uint64_t edge; /* lo << 32 | hi */
     int      pos;  /* index in the edge list */

@@ -30,6 +30,11 @@ void cmd_jw_labels(struct dp_jw *w, const char *key, const double *labels);
 void cmd_text_labels(const double *labels);
 /* qsort comparison: doubles in ascending order. */
 int cmd_cmp_double(const void *a, const void *b);
+/* The median of n >= 1 values (sorts them in place). */
+double cmd_median(double *v, int n);
+/* CPU time of the whole process (all its threads) in ms, for benchmark figures less sensitive
+ * to other load than wall-clock ones. */
+double cmd_cpu_ms(void);
 /* A seeded random connected grouped graph of n >= 1 groups (a random spanning tree plus about
  * 1.8 n chords, de-duplicated) with features in the ranges Driple's grouped graphs show (tensor
  * size 0..1e7, 1..50 ops, op weight 0..3). The same seed gives the same graph. New graph owned

@@ -23,7 +23,7 @@ static const struct command {
     {"calibrate", cmd_calibrate, "[--json] [--rows]   simulator vs 834 published runs, leave-one-GPU-out"},
     {"dataset",   cmd_dataset,   "build | eval | add ...   datasets of graphs and labels"},
     {"train",     cmd_train,     "--dataset D.json -o M.json ...   train an inspector"},
-    {"transfer",  cmd_transfer,  "--from BASE.json --dataset D.json -o M.json   transfer learning"},
+    {"transfer",  cmd_transfer,  "--from BASE.json|SA.json --dataset D.json -o M.json   transfer, fine-tuning"},
     {"predict",   cmd_predict,   "GRAPH|--grouped FILE --inspector M|--setting ID|--gpu ... [--json]"},
     {"compare",   cmd_compare,   "GRAPH [--settings FILE] [--setting ID|--gpu ...] [--json]   every setting side by side"},
     {"explain",   cmd_explain,   "GRAPH --inspector M|--setting ID|--gpu ... [--metric NAME] [--svg FILE]"},

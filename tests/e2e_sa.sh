@@ -88,7 +88,17 @@ for k in ("iteration_ms", "throughput", "memory_gb"):
     assert p["derived"][k] == g["derived"][k] and p["interval"]["derived"][k] == g["interval"]["derived"][k], k' "$TMP/pred.json" "$TMP/grid.json"
         then pass; else fail "predict and compare --grid disagree on T4-P2w8ho-25GbE"; fi
     fi
+    # its benchmark (make bench): the grid from the cached embedding, every row predicted
+    ok "$DRIPLE" bench compare samples/graphs/resnet50.json --grid --runs 2 --json
+    contains "$TMP/out" '"grid": true'
+    n=$(grep -o '"id": ' "$TMP/grid.json" | wc -l | tr -d " ")
+    contains "$TMP/out" "\"settings\": $n, \"n_predicted\": $n,"
 fi
+ok "$DRIPLE" bench compare samples/graphs/resnet50.json --runs 1
+contains "$TMP/out" "from the cached embedding median"
+fails 2 "missing GRAPH" "$DRIPLE" bench compare
+fails 2 "--runs '0'" "$DRIPLE" bench compare samples/graphs/resnet50.json --runs 0
+fails 1 "nowhere.json" "$DRIPLE" bench compare nowhere.json
 
 # Fine-tuned for one setting from its samples (transfer --from a setting-aware inspector): a
 # setting-aware file naming the setting and the samples, read by predict --setting-aware.

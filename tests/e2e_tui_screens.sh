@@ -266,7 +266,8 @@ for size in 80x24 200x50; do
 done
 # the setting-aware inspector (a small one trained here, as e2e_sa.sh does, shipped through
 # DRIPLE_ASSETS): the header names it, the predicted numbers carry their 80% interval (in
-# compare too), and a graph unlike its training graphs is marked OUT OF DISTRIBUTION
+# compare too), and a graph unlike its training graphs is marked OUT OF DISTRIBUTION; one
+# fine-tuned for a setting is named so
 SA="$TMP/sa-assets/inspectors"
 mkdir -p "$SA"
 ok "$DRIPLE" dataset sweep --out "$TMP/sw.json" --models alexnet,squeezenet --zoo-batches 1 \
@@ -297,6 +298,17 @@ for size in 80x24 200x50; do
     start "LANG=C.UTF-8 LC_ALL=C.UTF-8 DRIPLE_ASSETS='$TMP/sa-assets' DRIPLE_INSPECTORS='$TMP/none'" "'$BIN' explore tests/data/graph/small.json --settings '$SETTINGS'"
     expect "OUT OF DISTRIBUTION" 30
     shot "out of distribution"
+    quit_ok
+done
+# fine-tuned for one setting (driple transfer --from the setting-aware file): the header says so
+ok "$DRIPLE" transfer --from "$SA/setting-aware.json" --dataset "$TMP/base_ds.json" \
+    -o "$TMP/tuned.json" --epochs 3
+for size in 80x24 200x50; do
+    TUI_COLS=${size%x*}; TUI_ROWS=${size#*x}
+    start "LANG=C.UTF-8 LC_ALL=C.UTF-8 DRIPLE_INSPECTORS='$TMP/none'" "'$BIN' explore '$GRAPH' --settings '$SETTINGS' --setting-aware '$TMP/tuned.json'"
+    expect "setting-aware (fine-tuned)" 30
+    expect "80% interval"
+    shot "setting-aware, fine-tuned"
     quit_ok
 done
 fails 1 "no setting 'NOPE-X'" "$DRIPLE" explore "$GRAPH" --setting NOPE-X --bench-keys 1

@@ -230,26 +230,35 @@ static void test_lstm(const struct dp_kn_table *K, int H) {
     free(g), free(cprev), free(act), free(c), free(th), free(h);
 }
 
-static void test_rows(const struct dp_kn_table *K) {
-    enum { N = 11, W = 37, LDA = 40 };
-    float *a = rand_vec((size_t)N * LDA), *x = rand_vec(W), *xn = rand_vec(N);
-    float y[W], yn[N], yref_init[W];
-    double ref[W], refn[N];
-    for (int i = 0; i < N; i++) {
+/* dot_rows and sum_rows over n rows of w: four rows and four-vector groups, then the rest. */
+static void rows_case(const struct dp_kn_table *K, int n, int w, float beta) {
+    const int lda = w + 3;
+    float *a = rand_vec((size_t)n * lda), *x = rand_vec((size_t)w), *xn = rand_vec((size_t)n);
+    float *y = rand_vec((size_t)w), *yn = malloc((size_t)n * sizeof *yn);
+    double *ref = malloc((size_t)w * sizeof *ref), *refn = malloc((size_t)n * sizeof *refn);
+    for (int i = 0; i < n; i++) {
         double s = 0;
-        for (int c = 0; c < W; c++) s += (double)a[i * LDA + c] * x[c];
+        for (int c = 0; c < w; c++) s += (double)a[i * lda + c] * x[c];
         refn[i] = s;
     }
-    K->dot_rows(N, W, a, LDA, x, yn);
-    CHECK(test_rel_err(yn, refn, N) < 1e-6);
-    for (int c = 0; c < W; c++) y[c] = yref_init[c] = frand();
-    for (int c = 0; c < W; c++) {
-        double s = 0.5 * yref_init[c];
-        for (int i = 0; i < N; i++) s += (double)xn[i] * a[i * LDA + c];
+    K->dot_rows(n, w, a, lda, x, yn);
+    CHECK(test_rel_err(yn, refn, (size_t)n) < 1e-6);
+    for (int c = 0; c < w; c++) {
+        double s = beta * (double)y[c];
+        for (int i = 0; i < n; i++) s += (double)xn[i] * a[i * lda + c];
         ref[c] = s;
     }
-    K->sum_rows(N, W, a, LDA, xn, 0.5f, y);
-    CHECK(test_rel_err(y, ref, W) < 1e-6);
+    K->sum_rows(n, w, a, lda, xn, beta, y);
+    CHECK(test_rel_err(y, ref, (size_t)w) < 1e-6);
+    free(a), free(x), free(xn), free(y), free(yn), free(ref), free(refn);
+}
+
+static void test_rows(const struct dp_kn_table *K) {
+    enum { N = 11, W = 37, LDA = 40 };
+    rows_case(K, N, W, 0.5f);
+    rows_case(K, 100, 64, 0.0f); /* Set2Set's shapes */
+    rows_case(K, 7, 101, 1.0f);
+    float *a = rand_vec((size_t)N * LDA), *x = rand_vec(W), *xn = rand_vec(N);
     float e[N];
     double sum = 0, se[N];
     for (int i = 0; i < N; i++) sum += exp(e[i] = 20 * xn[i]);
@@ -288,6 +297,18 @@ static void test_vs_portable(const struct dp_kn_table *K) {
     K->act_back((size_t)R * LD, y, dy, 0.2f);
     P->act_back((size_t)R * LD, y, dy2, 0.2f);
     CHECK(rel_f(dy, dy2, (size_t)R * LD) < 1e-6);
+    /* SiLU after a bias, against double precision; z is a + b itself */
+    float *sa = rand_vec((size_t)R * N), *sz = malloc((size_t)R * N * sizeof *sz);
+    float *sv = malloc((size_t)R * N * sizeof *sv);
+    double *sref = malloc((size_t)R * N * sizeof *sref);
+    for (int i = 0; i < R * N; i++) {
+        sa[i] *= 30; /* both tails of the sigmoid */
+        sv[i] = sa[i] + b[i % N];
+        sref[i] = (double)sv[i] / (1 + exp(-(double)sv[i]));
+    }
+    K->bias_silu(R, N, b, sa, sz);
+    CHECK(test_rel_err(sa, sref, (size_t)R * N) < 1e-5 && !memcmp(sz, sv, (size_t)R * N * sizeof *sz));
+    free(sa), free(sz), free(sv), free(sref);
     float cs[N] = {0}, cs2[N] = {0};
     K->colsum(R, N, dy, LD, cs);
     P->colsum(R, N, dy, LD, cs2);
@@ -357,7 +378,8 @@ struct pool_job {
 
 static void pool_fn(void *ctx, int tid, int nt, struct dp_pool_region *r) {
     struct pool_job *j = ctx;
-    struct dp_pool_cursor cur = {0, 0, -1};
+    struct dp_pool_cursor cur;
+    dp_pool_cursor_init(&cur, tid, nt);
     for (int ph = 0; ph < 3; ph++) {
         dp_pool_phase(r, &cur, 64);
         for (int it; (it = dp_pool_next(r, &cur)) >= 0;) {

@@ -484,8 +484,8 @@ static void test_splits(const struct dp_sweep *sw) {
 
 /* Fine-tuning for one setting from its samples (dp_sa_tune): the training loss falls, the
  * provenance says which setting and samples, the file round-trips to the same predictions, a
- * label a sample lacks is left out, and a dataset of another setting, an empty one or one
- * without profiles is refused with the inspector untouched. */
+ * label a sample lacks is left out, and a dataset of another setting, an empty one, one without
+ * profiles or without the features the body reads is refused with the inspector untouched. */
 static void test_tune(const struct dp_sweep *sw) {
     struct dp_sa_train_opts o;
     small_train_opts(&o);
@@ -526,6 +526,19 @@ static void test_tune(const struct dp_sweep *sw) {
     dp_dataset_init(&other, "");
     CHECK(dp_sa_tune(sa, &other, cat, NULL, &to, &res, &err) == DP_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "names no setting");
+    /* A body that reads the cost features, samples without them. */
+    struct dp_inspector *body6 = small_body(5);
+    struct dp_sa_inspector *sa6 = NULL;
+    struct dp_arch a6 = *dp_model_arch(dp_inspector_model(body6));
+    dp_inspector_free(body6);
+    a6.n_feat = DP_N_FEATURES_MAX;
+    struct dp_model *m6 = NULL;
+    CHECK(dp_model_init(&a6, 5, &m6, &err) == DP_OK && dp_inspector_init(m6, &body6, &err) == DP_OK);
+    CHECK(dp_sa_init(body6, dp_sa_arch(sa), 1, &sa6, &err) == DP_OK);
+    CHECK(sa6 && dp_sa_tune(sa6, &ds, cat, id, &to, &res, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "sample 0");
+    CHECK_CONTAINS(err.msg, "no cost features");
+    dp_sa_free(sa6);
     CHECK(dp_sa_predict(sa, &g, &s, &gpu, 1, &after, &err) == DP_OK);
     CHECK(after.value[DP_SA_ITERATION] == before.value[DP_SA_ITERATION]);
     CHECK(!dp_sa_provenance(sa)->tuned.setting[0]);
@@ -566,7 +579,26 @@ static void test_tune(const struct dp_sweep *sw) {
                    1e-5 * after.hi[DP_SA_ITERATION]);
         dp_sa_graph_free(&gb);
         dp_sa_free(back);
+        back = NULL;
     }
+    /* A tuning record that is not one is refused naming the place. */
+    char *text = test_slurp(path, NULL);
+    char *at = text ? strstr(text, "\"tuned\":{\"setting\":\"") : NULL;
+    CHECK(at != NULL);
+    if (at) {
+        char *end = strchr(at + 20, '"');
+        memmove(at + 20, end, strlen(end) + 1); /* "setting":"" */
+        CHECK(write_tmp("test_sa_tune_bad1.json", text) != NULL);
+        CHECK(dp_sa_load(test_path("test_sa_tune_bad1.json"), &back, &err) == DP_ERR_INVALID);
+        CHECK(!back);
+        CHECK_CONTAINS(err.msg, "$.provenance.tuned.setting: empty");
+        char *b4 = strstr(text, "\"before\":{");
+        if (b4) b4[1] = 'B';
+        CHECK(b4 && write_tmp("test_sa_tune_bad2.json", text) != NULL);
+        CHECK(dp_sa_load(test_path("test_sa_tune_bad2.json"), &back, &err) != DP_OK && !back);
+        CHECK_CONTAINS(err.msg, "$.provenance.tuned");
+    }
+    free(text);
     /* Measured samples may lack labels (a network-only trace; no iteration or memory): they
      * are left out of the loss, which stays finite and falls. */
     for (int i = 0; i < ds.n_samples; i++) {

@@ -1,7 +1,7 @@
 /* test_sa_shipped.c: the shipped setting-aware inspector (assets/inspectors/setting-aware.json)
  * through the session both front ends call: every catalog GPU is predicted (source named,
  * iteration time and memory predicted, values inside their 80% interval and their physical
- * range); over a sweep of all-reduce clusters on fast networks, more workers are never slower
+ * range; the same, bit for bit, from one batched call, dp_session_predict_many); over a sweep of all-reduce clusters on fast networks, more workers are never slower
  * per sample where the simulator says faster, and over batch sizes a larger batch never gives
  * a lower throughput where the simulator's rises by 5% or more (test_batch); the predicted
  * iteration time stays near the simulator's on these sweeps. Every label here is SIMULATED. */
@@ -70,7 +70,13 @@ static bool both(struct dp_session *ss, const struct dp_setting *s, double *pred
  * and its physical range. */
 static void test_every_gpu(struct dp_session *ss) {
     const struct dp_gpu_catalog *cat = dp_session_catalog(ss);
-    int n_ok = 0;
+    int n_ok = 0, n = 0;
+    /* the same rows in one batched call, with a GPU the catalog lacks among them */
+    struct dp_setting *rows = calloc((size_t)cat->n_gpus * 2 + 1, sizeof *rows);
+    struct dp_prediction *single = calloc((size_t)cat->n_gpus * 2 + 1, sizeof *single);
+    struct dp_prediction *many = calloc((size_t)cat->n_gpus * 2 + 1, sizeof *many);
+    CHECK(rows && single && many);
+    if (!rows || !single || !many) goto done;
     for (int i = 0; i < cat->n_gpus; i++)
         for (int sync = 0; sync < 2; sync++) {
             struct dp_setting s;
@@ -81,6 +87,15 @@ static void test_every_gpu(struct dp_session *ss) {
             CHECK(dp_setting_finish(&s, &err) == DP_OK);
             struct dp_prediction p;
             CHECK(dp_session_predict(ss, &s, 0, &p, &err) == DP_OK);
+            if (n == cat->n_gpus) { /* the stranger, predicted alone first */
+                rows[n] = s;
+                snprintf(rows[n].gpu, sizeof rows[n].gpu, "NoSuchGPU");
+                CHECK(dp_session_predict(ss, &rows[n], 0, &single[n], &err) == DP_OK);
+                CHECK(!single[n].ok && strstr(single[n].note, "not in the catalog"));
+                n++;
+            }
+            rows[n] = s;
+            single[n++] = p;
             if (!p.ok) fprintf(stderr, "%s: %s\n", s.id, p.note);
             CHECK(p.ok && p.from.source == DP_SOURCE_SETTING_AWARE && p.has_interval);
             if (!p.ok) continue;
@@ -98,6 +113,24 @@ static void test_every_gpu(struct dp_session *ss) {
                   p.d[DP_D_ITERATION_MS] <= p.d_hi[DP_D_ITERATION_MS]);
         }
     CHECK(n_ok == 2 * cat->n_gpus);
+    struct dp_error err = {0};
+    CHECK(dp_session_predict_many(ss, rows, n, 0, many, &err) == DP_OK);
+    int same = 0;
+    for (int i = 0; i < n; i++) {
+        const struct dp_prediction *a = &single[i], *b = &many[i];
+        bool eq = a->ok == b->ok && a->from.source == b->from.source && !strcmp(a->note, b->note) &&
+                  a->oom == b->oom && a->clamped == b->clamped;
+        for (int o = 0; o < DP_N_OUTPUTS && a->ok; o++)
+            eq &= a->m[o] == b->m[o] && a->lo[o] == b->lo[o] && a->hi[o] == b->hi[o];
+        for (int k = 0; k < DP_N_DERIVED && a->ok; k++)
+            eq &= a->d[k] == b->d[k] || (isnan(a->d[k]) && isnan(b->d[k]));
+        same += eq;
+    }
+    CHECK(same == n && n == 2 * cat->n_gpus + 1);
+done:
+    free(rows);
+    free(single);
+    free(many);
 }
 
 /* More all-reduce workers on a fast network: never a lower predicted throughput where the

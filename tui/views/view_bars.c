@@ -89,16 +89,21 @@ void view_header_draw(WINDOW *w, const struct app *a) {
         const char *id = p->from.source == DP_SOURCE_SETTING_AWARE ? "" : p->from.setting_id;
         bool xf = p->from.source == DP_SOURCE_TRANSFERRED;
         bool unsaved = app_pred_unsaved(a);
-        const char *kept = !xf ? "" : unsaved ? " (unsaved, f saves)" : " (file)";
+        /* a setting-aware file fine-tuned for a setting (driple transfer --from SA.json) */
+        bool tuned = p->from.source == DP_SOURCE_SETTING_AWARE && !strcmp(p->origin, "fine-tuned");
+        if (p->from.source == DP_SOURCE_SETTING_AWARE) data = p->data;
+        const char *kept = tuned ? " (fine-tuned)" : !xf ? "" : unsaved ? " (unsaved, f saves)"
+                                                                         : " (file)";
         snprintf(src[0], sizeof src[0], "%s%s inspector%s%s%s%s%s%s%s",
                  dp_pred_source_name(p->from.source), kept, id[0] ? " " : "", id,
                  xf && base[0] ? " (from " : "", xf && base[0] ? base : "",
                  xf && base[0] ? ")" : "", data[0] ? ", data: " : "", data);
+        const char *kept_short = tuned ? " (fine-tuned)" : !xf ? "" : unsaved ? " (unsaved)"
+                                                                             : " (file)";
         snprintf(src[1], sizeof src[1], "%s%s%s%s%s%s", dp_pred_source_name(p->from.source),
-                 !xf ? "" : unsaved ? " (unsaved)" : " (file)", id[0] ? " " : "", id,
-                 data[0] ? ", " : "", data);
+                 kept_short, id[0] ? " " : "", id, data[0] ? ", " : "", data);
         snprintf(src[2], sizeof src[2], "%s%s%s%s", dp_pred_source_name(p->from.source),
-                 !xf ? "" : unsaved ? " (unsaved)" : " (file)", data[0] ? ", " : "", data);
+                 kept_short, data[0] ? ", " : "", data);
     }
     /* the most verbose pair that fits */
     const char *pairs[4][2] = {{set[0], src[0]}, {set[1], src[0]}, {set[1], src[1]},

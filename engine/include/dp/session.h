@@ -216,6 +216,13 @@ struct dp_prediction {
 enum dp_status dp_session_predict(struct dp_session *ss, const struct dp_setting *s,
                                   unsigned flags, struct dp_prediction *out,
                                   struct dp_error *err);
+/* Predicts n settings (out: n predictions) as dp_session_predict predicts each, with the same
+ * flags and the same results, the rows the setting-aware inspector serves in one pass of its
+ * head (a Compare over hundreds of settings costs one batched head, not one per row). Fails as
+ * dp_session_predict (out is then partly filled). */
+enum dp_status dp_session_predict_many(struct dp_session *ss, const struct dp_setting *s, int n,
+                                       unsigned flags, struct dp_prediction *out,
+                                       struct dp_error *err);
 /* The same with inspector i (dp_session_use_file) whatever the setting; s gives the workers
  * (NULL: unknown, so throughput and cost are per worker). */
 enum dp_status dp_session_predict_with(struct dp_session *ss, int i, const struct dp_setting *s,

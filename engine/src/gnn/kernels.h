@@ -34,6 +34,9 @@ struct dp_kn_table {
                  int ldo);
     /* y_i = act(y_i + b) for rows of n (stride ldy); act = LeakyReLU(slope), slope 0: ReLU. */
     void (*bias_act)(int rows, int n, const float *b, float *y, int ldy, float slope);
+    /* a_i = silu(a_i + b) for rows of n (contiguous), z_i = a_i + b first when z is not NULL
+     * (the setting-aware head's hidden layers). */
+    void (*bias_silu)(int rows, int n, const float *b, float *a, float *z);
     /* dy[k] *= act'(y[k]) for n entries (act as above; y and its input share their sign). */
     void (*act_back)(size_t n, const float *y, float *dy, float slope);
     /* out[j] += sum over rows of a[i][j] (bias gradients); a has stride lda. */

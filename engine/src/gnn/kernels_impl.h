@@ -100,12 +100,48 @@ kn_strip(const int nv, int nr, int m, int k, const float *a, size_t rs, size_t c
     }
 }
 
+/* One row of C (a vector times B: Set2Set's and the heads' products of a single graph):
+ * columns in strips of KN_ROWV vectors, so that as many independent accumulators hide the FMA
+ * latency that a register block of one row cannot (kn_block's arithmetic, column by column).
+ * Returns the columns done (whole strips); the caller does the rest. */
+#define KN_ROWV 8
+static int gemm_row(int n, int k, const float *a, size_t cs, const float *b, size_t ldb,
+                    float beta, float *c) {
+    const int w = KN_ROWV * KN_VEC, full = n - n % w;
+    for (int j0 = 0; j0 < full; j0 += w) {
+        kn_vf acc[KN_ROWV];
+#pragma GCC unroll 8
+        for (int v = 0; v < KN_ROWV; v++) acc[v] = (kn_vf){0};
+        for (int p = 0; p < k; p++) {
+            const float av = a[(size_t)p * cs], *bp = b + (size_t)p * ldb + j0;
+#pragma GCC unroll 8
+            for (int v = 0; v < KN_ROWV; v++) acc[v] += av * *(const kn_vf *)(bp + KN_VEC * v);
+        }
+#pragma GCC unroll 8
+        for (int v = 0; v < KN_ROWV; v++) {
+            float *cp = c + j0 + KN_VEC * v;
+            kn_vf r = acc[v];
+            if (beta != 0) r += beta * *(kn_vf *)cp;
+            *(kn_vf *)cp = r;
+        }
+    }
+    return full;
+}
+#undef KN_ROWV
+
 /* C = op(A) B + beta C for B not transposed, k <= KN_KC: column strips of KN_NR (B's strip stays
  * in L1 over the rows); a partial last strip is copied out, zero-padded to whole vectors, so
  * that every vector load stays inside B. */
 static void gemm_core(bool ta, int m, int n, int k, const float *a, int lda, const float *b,
                       int ldb, float beta, float *c, int ldc) {
     const size_t rs = ta ? 1 : (size_t)lda, cs = ta ? (size_t)lda : 1;
+    if (m == 1) {
+        const int done = gemm_row(n, k, a, cs, b, (size_t)ldb, beta, c);
+        b += done;
+        c += done;
+        n -= done;
+        if (n == 0) return;
+    }
     const int full = n - n % KN_NR;
     for (int j0 = 0; j0 < full; j0 += KN_NR)
         kn_strip(KN_NV, KN_NR, m, k, a, rs, cs, b + j0, (size_t)ldb, c + j0, (size_t)ldc, beta);
@@ -248,6 +284,31 @@ static void bias_act(int rows, int n, const float *b, float *y, int ldy, float s
         }
     }
 }
+
+/* SiLU, z / (1 + e^-z), as the setting-aware head has always computed it. */
+#define KN_SILU(v) ((v) / (1.0f + dp_expf(-(v))))
+
+static void bias_silu(int rows, int n, const float *restrict b, float *restrict a,
+                      float *restrict z) {
+    const int nb = n - n % VB;
+    for (int i = 0; i < rows; i++) {
+        float *restrict ai = a + (size_t)i * n, *restrict zi = z ? z + (size_t)i * n : NULL;
+        if (zi)
+            for (int c0 = 0; c0 < nb; c0 += VB)
+                for (int c = 0; c < VB; c++) zi[c0 + c] = ai[c0 + c] + b[c0 + c];
+        for (int c0 = 0; c0 < nb; c0 += VB)
+            for (int c = 0; c < VB; c++) {
+                const float v = ai[c0 + c] + b[c0 + c];
+                ai[c0 + c] = KN_SILU(v);
+            }
+        for (int c = nb; c < n; c++) {
+            const float v = ai[c] + b[c];
+            if (zi) zi[c] = v;
+            ai[c] = KN_SILU(v);
+        }
+    }
+}
+#undef KN_SILU
 
 static void act_back(size_t n, const float *restrict y, float *restrict dy, float slope) {
     const size_t nb = n - n % VB;
@@ -441,23 +502,82 @@ static void lstm_back(int H, const float *restrict act, const float *restrict th
 #undef LSTM_BACK
 }
 
+/* The sum of a block's VB partial sums, pairwise (halves added until one is left): a tree of
+ * vector adds, where a running sum would be VB dependent scalar adds. */
+static inline float kn_hsum(float *acc) {
+#pragma GCC unroll 8
+    for (int h = VB / 2; h >= 1; h /= 2)
+        for (int c = 0; c < h; c++) acc[c] += acc[c + h];
+    return acc[0];
+}
+
+/* Four rows at a time: four independent chains of FMAs (one row's is as long as its vectors). */
 static void dot_rows(int n, int w, const float *a, int lda, const float *x, float *y) {
-    const int wb = w - w % VB;
-    for (int i = 0; i < n; i++) {
+    const int wb = w - w % VB, n4 = n - n % 4;
+    for (int i = 0; i < n4; i += 4) {
+        const float *restrict a0 = a + (size_t)i * lda, *restrict a1 = a0 + lda;
+        const float *restrict a2 = a1 + lda, *restrict a3 = a2 + lda;
+        float c0[VB] = {0}, c1[VB] = {0}, c2[VB] = {0}, c3[VB] = {0};
+        for (int j0 = 0; j0 < wb; j0 += VB)
+            for (int c = 0; c < VB; c++) {
+                const float xv = x[j0 + c];
+                c0[c] += a0[j0 + c] * xv;
+                c1[c] += a1[j0 + c] * xv;
+                c2[c] += a2[j0 + c] * xv;
+                c3[c] += a3[j0 + c] * xv;
+            }
+        float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (int c = wb; c < w; c++) {
+            s0 += a0[c] * x[c];
+            s1 += a1[c] * x[c];
+            s2 += a2[c] * x[c];
+            s3 += a3[c] * x[c];
+        }
+        y[i] = s0 + kn_hsum(c0);
+        y[i + 1] = s1 + kn_hsum(c1);
+        y[i + 2] = s2 + kn_hsum(c2);
+        y[i + 3] = s3 + kn_hsum(c3);
+    }
+    for (int i = n4; i < n; i++) {
         const float *restrict ai = a + (size_t)i * lda;
         float acc[VB] = {0}, s = 0;
         for (int c0 = 0; c0 < wb; c0 += VB)
             for (int c = 0; c < VB; c++) acc[c] += ai[c0 + c] * x[c0 + c];
         for (int c = wb; c < w; c++) s += ai[c] * x[c];
-        for (int c = 0; c < VB; c++) s += acc[c];
-        y[i] = s;
+        y[i] = s + kn_hsum(acc);
     }
 }
 
+/* Columns in groups of four vectors, rows inside: four independent chains over the rows. */
 static void sum_rows(int n, int w, const float *a, int lda, const float *x, float beta,
                      float *y) {
-    const int wb = w - w % VB;
-    for (int c0 = 0; c0 < wb; c0 += VB) {
+    const int w4 = w - w % SPMM_W, wb = w - w % VB;
+    for (int c0 = 0; c0 < w4; c0 += SPMM_W) {
+        float a0[VB], a1[VB], a2[VB], a3[VB];
+        for (int c = 0; c < VB; c++) {
+            a0[c] = beta == 0 ? 0.0f : beta * y[c0 + c];
+            a1[c] = beta == 0 ? 0.0f : beta * y[c0 + VB + c];
+            a2[c] = beta == 0 ? 0.0f : beta * y[c0 + 2 * VB + c];
+            a3[c] = beta == 0 ? 0.0f : beta * y[c0 + 3 * VB + c];
+        }
+        for (int i = 0; i < n; i++) {
+            const float *restrict ai = a + (size_t)i * lda + c0;
+            const float xi = x[i];
+            for (int c = 0; c < VB; c++) {
+                a0[c] += xi * ai[c];
+                a1[c] += xi * ai[VB + c];
+                a2[c] += xi * ai[2 * VB + c];
+                a3[c] += xi * ai[3 * VB + c];
+            }
+        }
+        for (int c = 0; c < VB; c++) {
+            y[c0 + c] = a0[c];
+            y[c0 + VB + c] = a1[c];
+            y[c0 + 2 * VB + c] = a2[c];
+            y[c0 + 3 * VB + c] = a3[c];
+        }
+    }
+    for (int c0 = w4; c0 < wb; c0 += VB) {
         float acc[VB];
         for (int c = 0; c < VB; c++) acc[c] = beta == 0 ? 0.0f : beta * y[c0 + c];
         for (int i = 0; i < n; i++) {
@@ -600,6 +720,7 @@ const struct dp_kn_table KN_TABLE = {
     .gemm = gemm,
     .spmm = spmm,
     .bias_act = bias_act,
+    .bias_silu = bias_silu,
     .act_back = act_back,
     .colsum = colsum,
     .gru = gru,

@@ -120,10 +120,9 @@ done:
 }
 
 static void batch_region(void *ctx, int tid, int nt, struct dp_pool_region *reg) {
-    (void)tid;
-    (void)nt;
     struct batch_run *r = ctx;
-    struct dp_pool_cursor cur = {0, 0, -1};
+    struct dp_pool_cursor cur;
+    dp_pool_cursor_init(&cur, tid, nt);
     dp_pool_phase(reg, &cur, r->n_sub);
     for (int c; (c = dp_pool_next(reg, &cur)) >= 0;) one_sub(r, c);
     dp_pool_phase_wait(reg, &cur);

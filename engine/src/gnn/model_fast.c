@@ -8,9 +8,10 @@
  * model_fast_conv.c.
  * Threads (pool.h): the forward pass splits the batch's rows among the threads of one region,
  * with one barrier per layer (a layer's row-local transforms, the barrier, then the aggregation
- * over neighbours and the row-local rest: the GRU too); Set2Set then splits the graphs. Layers
- * alternate between two buffers of transforms, so that a thread starting the next layer never
- * overwrites rows another is still aggregating. The backward pass runs on one thread (training
+ * over neighbours and the row-local rest: the GRU too); Set2Set then splits the graphs into one
+ * run per thread (each step's gates one product over a run). Layers alternate between two
+ * buffers of transforms, so that a thread starting the next layer never overwrites rows another
+ * is still aggregating. The backward pass runs on one thread (training
  * splits its graphs, model_train.c). */
 #include <math.h>
 #include <pthread.h>
@@ -360,7 +361,8 @@ struct fx_pass {
     float *G;           /* Set2Set gates, B x 4H */
     float *cp[2];       /* conv c's packed transforms */
     float *whhT, *wihT; /* H x 3H */
-    float *wlT, *bl;    /* Set2Set: [W_ih | W_hh]^T (3H x 4H), b_ih + b_hh */
+    float *wlT, *bl;    /* Set2Set: [W_ih,q + W_hh | W_ih,r]^T (2H x 4H; H x 4H more of
+                           scratch), b_ih + b_hh */
 };
 
 /* The weights every layer or step reads, packed once per pass: transposes, and each conv's
@@ -388,8 +390,12 @@ static void pack_weights(struct fx_pass *f) {
     }
     const float *sih = dp_model_pdata(m, m->s2s_wih), *shh = dp_model_pdata(m, m->s2s_whh);
     const float *sbi = dp_model_pdata(m, m->s2s_bih), *sbh = dp_model_pdata(m, m->s2s_bhh);
+    /* Set2Set's LSTM reads [q, r] and its hidden state, which is q again: one product of [q, r]
+     * with [W_ih,q + W_hh | W_ih,r]^T (a third less to read per step than [q, r, q]) */
+    float *whh = f->wlT + (size_t)2 * H * G4;
     K->transpose(G4, 2 * H, sih, 2 * H, f->wlT, G4);
-    K->transpose(G4, H, shh, H, f->wlT + (size_t)2 * H * G4, G4);
+    K->transpose(G4, H, shh, H, whh, G4);
+    for (size_t q = 0; q < (size_t)H * G4; q++) f->wlT[q] += whh[q];
     for (int r = 0; r < G4; r++) f->bl[r] = sbi[r] + sbh[r];
 }
 
@@ -413,7 +419,7 @@ static void set2set(const struct fx_pass *f, int g0, int g1) {
         const float *cprev = t == 0 ? NULL : SLOT(t - 1) + (size_t)B * (I3 + G4);
         if (t == 0) memset(inp + (size_t)g0 * I3, 0, (size_t)ng * I3 * sizeof *inp);
         float *G = f->G + (size_t)g0 * G4;
-        K->gemm(false, false, ng, G4, I3, inp + (size_t)g0 * I3, I3, f->wlT, G4, 0.0f, G, G4);
+        K->gemm(false, false, ng, G4, 2 * H, inp + (size_t)g0 * I3, I3, f->wlT, G4, 0.0f, G, G4);
         K->bias_act(ng, G4, f->bl, G, G4, 1.0f); /* slope 1: the bias alone */
         for (int i = g0; i < g1; i++) {
             float *q = nx + (size_t)i * I3; /* next input: [h, r, h] */
@@ -536,15 +542,14 @@ static void layer_rows(const struct fx_pass *f, int l, int r0, int r1) {
 #define FX_ROWS 12
 
 /* One thread of the pass: phase 0, layer 0's transforms; phase l + 1, layer l (then layer
- * l + 1's transforms of the same rows); the last phase, Set2Set, a graph per item. Items of
- * FX_ROWS rows are taken as they come (pool.h); each row's arithmetic is the same whoever does
- * it, so the outputs do not depend on the thread count. */
+ * l + 1's transforms of the same rows); the last phase, Set2Set, a run of graphs per thread.
+ * Items of FX_ROWS rows are taken as they come (pool.h); each row's arithmetic is the same
+ * whoever does it, so the outputs do not depend on the thread count. */
 static void forward_region(void *ctx, int tid, int nt, struct dp_pool_region *reg) {
-    (void)tid;
-    (void)nt;
     const struct fx_pass *f = ctx;
     const int M = f->b->n_nodes, L = f->b->n_layers, items = (M + FX_ROWS - 1) / FX_ROWS;
-    struct dp_pool_cursor cur = {0, 0, -1};
+    struct dp_pool_cursor cur;
+    dp_pool_cursor_init(&cur, tid, nt);
     for (int l = -1; l < L; l++) {
         dp_pool_phase(reg, &cur, items);
         for (int it; (it = dp_pool_next(reg, &cur)) >= 0;) {
@@ -554,8 +559,11 @@ static void forward_region(void *ctx, int tid, int nt, struct dp_pool_region *re
         }
         dp_pool_phase_wait(reg, &cur);
     }
-    dp_pool_phase(reg, &cur, f->b->n_graphs);
-    for (int g; (g = dp_pool_next(reg, &cur)) >= 0;) set2set(f, g, g + 1);
+    /* Set2Set: a run of graphs per thread, each step's gates one product over the run */
+    const int B = f->b->n_graphs, runs = nt < B ? nt : B;
+    dp_pool_phase(reg, &cur, runs);
+    for (int k; (k = dp_pool_next(reg, &cur)) >= 0;)
+        set2set(f, (int)((long)k * B / runs), (int)((long)(k + 1) * B / runs));
     dp_pool_phase_wait(reg, &cur);
 }
 
@@ -634,6 +642,8 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
                   + 2 * (size_t)H * pw       /* dWcat0, dWcat1 */
                   + (size_t)B * 2 * H        /* demb */
                   + (size_t)B * H + (size_t)M + 1            /* dh, da */
+                  + 2 * (size_t)M + 2 * (size_t)H            /* a rank-2 product's operands */
+                  + (size_t)T * B * 2 * H    /* every step's [q, r] */
                   + conv_scr + 64;
     if (w->bcap < need) {
         free(w->bbuf);
@@ -642,14 +652,21 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
     }
     if (!w->bbuf) return dp_error_set(err, DP_ERR_NOMEM, "backward: out of memory");
     float *scr = w->bbuf;
-    memset(scr, 0, need * sizeof *scr);
     float *dS = scr, *dP = dS + MH, *dGH = dP + (size_t)M * pw, *dy = dGH + (size_t)M * 3 * H;
     float *dsin = dy + MH, *dGall = dsin + MH, *dq = dGall + (size_t)T * B * G4;
     float *dhrec = dq + (size_t)B * I3, *dc = dhrec + (size_t)B * H;
     float *dWl = dc + (size_t)B * H, *dbl = dWl + (size_t)G4 * I3;
     float *dWc0 = dbl + G4, *dWc1 = dWc0 + (size_t)H * pw;
     float *demb = dWc1 + (size_t)H * pw, *dh = demb + (size_t)B * 2 * H;
-    float *da = dh + (size_t)B * H, *cscr = da + M + 1;
+    float *da = dh + (size_t)B * H, *qr = da + M + 1 + 2 * (size_t)M + 2 * (size_t)H;
+    float *cscr = qr + (size_t)T * B * 2 * H;
+    /* zeroed: what is added into before it is written (dE, the recurrent gradients of the last
+     * step, the bias and fused weight gradients, a GAT or MPNN layer's scratch); the rest is
+     * written first (a memset of it all was a pass over every step's gate gradients) */
+    memset(dS, 0, MH * sizeof *dS);
+    memset(dhrec, 0, (size_t)2 * B * H * sizeof *dhrec); /* dhrec, dc */
+    memset(dbl, 0, (G4 + 2 * (size_t)H * pw) * sizeof *dbl); /* dbl, dWc0, dWc1 */
+    memset(cscr, 0, (conv_scr + 64) * sizeof *cscr);
 
     if (dp_fx_head_backward(m, B, w->emb, w->head, dout, grads, demb))
         return dp_error_set(err, DP_ERR_NOMEM, "backward: out of memory");
@@ -672,20 +689,21 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
             const float *dqi = dq + (size_t)i * I3;
             for (int j = 0; j < H; j++) dhi[j] = dqi[j] + dhrec[(size_t)i * H + j];
             /* attention backward: r = sum a_j E_j, a = softmax(E q) */
-            const float *dr = dqi + H;
-            float q[4096];
-            for (int j = 0; j < H; j++) q[j] = ac[3 * H + j] * th[j];
             const int n0 = b->node_off[i], nn = b->node_off[i + 1] - n0;
             const float *En = E + (size_t)n0 * H, *ai = att + n0;
             float *dEn = dS + (size_t)n0 * H, *dai = da + n0;
-            K->dot_rows(nn, H, En, H, dr, dai);
+            /* dE_j += a_j dr + de_j q: one rank-2 product of [a | de] (2 x nn) and [dr; q] */
+            float *ade = da + M + 1, *drq = ade + 2 * (size_t)nn, *q = drq + H;
+            memcpy(drq, dqi + H, (size_t)H * sizeof *drq);
+            for (int j = 0; j < H; j++) q[j] = ac[3 * H + j] * th[j];
+            K->dot_rows(nn, H, En, H, drq, dai);
             float s = 0;
             for (int j = 0; j < nn; j++) s += ai[j] * dai[j];
             for (int j = 0; j < nn; j++) dai[j] = ai[j] * (dai[j] - s); /* de_j */
             K->sum_rows(nn, H, En, H, dai, 1.0f, dhi);
-            /* dE_j += a_j dr + de_j q: two rank-1 products */
-            K->gemm(false, false, nn, H, 1, ai, 1, dr, H, 1.0f, dEn, H);
-            K->gemm(false, false, nn, H, 1, dai, 1, q, H, 1.0f, dEn, H);
+            memcpy(ade, ai, (size_t)nn * sizeof *ade);
+            memcpy(ade + nn, dai, (size_t)nn * sizeof *ade);
+            K->gemm(true, false, nn, H, 2, ade, nn, drq, H, 1.0f, dEn, H);
             /* LSTM cell backward */
             K->lstm_back(H, ac, th, cprev ? cprev + (size_t)i * H : NULL, dhi, dc + (size_t)i * H,
                          dG + (size_t)i * G4);
@@ -698,21 +716,24 @@ enum dp_status dp_fx_backward(const struct dp_model *m, const struct dp_fx_batch
             K->gemm(false, false, B, H, G4, dG, G4, shh, H, 0.0f, dhrec, H);
         }
     }
-    /* parameter gradients of the LSTM over all steps at once */
+    /* parameter gradients of the LSTM over all steps at once: every step's input [q, r] gathered
+     * into rows (the slots are strided), one product with every step's gate gradients; the
+     * hidden state is q again, so W_hh's gradient is the q columns' */
     {
-        const float *inp0 = w->s2s; /* step slots are strided by s2s_step; gather per step */
         float *gw = GRAD(m->s2s_wih), *gh = GRAD(m->s2s_whh);
         if (gw || gh) {
-            for (int t = 0; t < T; t++) {
-                const float *inp = inp0 + (size_t)t * lo.s2s_step;
-                K->gemm(true, false, G4, I3, B, dGall + (size_t)t * B * G4, G4, inp, I3, 1.0f,
-                           dWl, I3);
-            }
+            for (int t = 0; t < T; t++)
+                for (int i = 0; i < B; i++)
+                    memcpy(qr + ((size_t)t * B + i) * 2 * H,
+                           w->s2s + (size_t)t * lo.s2s_step + (size_t)i * I3,
+                           (size_t)2 * H * sizeof *qr);
+            K->gemm(true, false, G4, 2 * H, T * B, dGall, G4, qr, 2 * H, 0.0f, dWl, 2 * H);
             for (int r = 0; r < G4; r++) {
+                const float *dr = dWl + (size_t)r * 2 * H;
                 if (gw)
-                    for (int c = 0; c < 2 * H; c++) gw[(size_t)r * 2 * H + c] += dWl[(size_t)r * I3 + c];
+                    for (int c = 0; c < 2 * H; c++) gw[(size_t)r * 2 * H + c] += dr[c];
                 if (gh)
-                    for (int c = 0; c < H; c++) gh[(size_t)r * H + c] += dWl[(size_t)r * I3 + 2 * H + c];
+                    for (int c = 0; c < H; c++) gh[(size_t)r * H + c] += dr[c];
             }
         }
         K->colsum(T * B, G4, dGall, G4, dbl);

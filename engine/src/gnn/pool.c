@@ -1,8 +1,9 @@
 /* pool.c: the persistent thread pool of pool.h and the thread count of dp/compute.h. Workers
  * are started on first need and live for the process. Waiting (workers between regions, every
  * thread at the end of a phase, the caller for workers still inside its region) spins on an
- * atomic for tens of microseconds, which covers a layer's imbalance or the gap between two
- * predictions, then sleeps on one condition variable; wakers broadcast only when someone sleeps.
+ * atomic for a few hundred microseconds, which covers a layer's imbalance or the gap between two
+ * predictions (a wake-up from sleep costs tens of microseconds, a layer's share of them), then
+ * sleeps on one condition variable; wakers broadcast only when someone sleeps.
  * All shared state is C11 atomics with sequentially consistent order, so that the joining
  * protocol (a worker counts itself in, then looks whether the region is still open; the caller
  * closes it, then waits for those counted in) can never lose a worker inside a closed region. */
@@ -13,18 +14,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "dp/compute.h"
 #include "dp/status.h"
 
-#define POOL_MAX 64    /* threads of a region, the caller included */
+#define POOL_MAX DP_POOL_MAX
 #define DEFAULT_MAX 4  /* the default never passes this: a 100-group graph's rows */
-#define SPIN_WAIT 4000 /* pause instructions before sleeping (~100 us) */
+#define SPIN_WAIT 16000 /* pause instructions before sleeping (~300 us at ~20 ns each) */
 
 struct dp_pool_region {
-    atomic_long claim; /* items taken, over every phase */
-    atomic_long done;  /* items done */
+    struct {
+        _Alignas(64) atomic_long taken; /* items taken from share t, over every phase */
+    } share[POOL_MAX];
+    _Alignas(64) atomic_long done;      /* items done, over every phase */
 };
 
 static struct {
@@ -41,7 +45,7 @@ static struct {
     void           *ctx;
     struct dp_pool_region region;
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, ATOMIC_FLAG_INIT, 0, 0, 0, 0,
-          0, NULL, NULL, {0, 0}};
+          0, NULL, NULL, {{{0}}, 0}};
 
 static atomic_int threads = 0; /* 0 until first use */
 /* The region generation when each worker was started: it may join every later region. */
@@ -91,30 +95,45 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+void dp_pool_cursor_init(struct dp_pool_cursor *c, int tid, int nt) {
+    DP_ASSERT(nt >= 1 && nt <= POOL_MAX && tid >= 0 && tid < nt);
+    memset(c, 0, sizeof *c);
+    c->tid = tid;
+    c->nt = nt;
+}
+
 void dp_pool_phase(struct dp_pool_region *r, struct dp_pool_cursor *c, int n) {
     (void)r;
-    DP_ASSERT(c->pending < 0 && n >= 0);
-    c->base = c->end;
+    DP_ASSERT(!c->holding && n >= 0);
     c->end += n;
+    for (int t = 0; t < c->nt; t++) {
+        c->first[t] = (int)((long)t * n / c->nt);
+        c->base[t] = c->stop[t];
+        c->stop[t] += (long)(t + 1) * n / c->nt - c->first[t];
+    }
 }
 
 /* Marks the item this thread holds done; wakes the waiters when it was the phase's last. */
 static void mark_done(struct dp_pool_region *r, struct dp_pool_cursor *c) {
-    if (c->pending < 0) return;
-    c->pending = -1;
+    if (!c->holding) return;
+    c->holding = false;
     if (atomic_fetch_add(&r->done, 1) + 1 == c->end) wake();
 }
 
 int dp_pool_next(struct dp_pool_region *r, struct dp_pool_cursor *c) {
     mark_done(r, c);
-    long v = atomic_load(&r->claim);
-    while (v < c->end)
-        if (atomic_compare_exchange_weak(&r->claim, &v, v + 1)) {
-            /* a phase's items are taken only after the one before has ended */
-            DP_ASSERT(v >= c->base);
-            c->pending = v;
-            return (int)(v - c->base);
-        }
+    for (int k = 0; k < c->nt; k++) { /* its own share, then the next ones' */
+        const int t = (c->tid + k) % c->nt;
+        atomic_long *taken = &r->share[t].taken;
+        long v = atomic_load(taken);
+        while (v < c->stop[t])
+            if (atomic_compare_exchange_weak(taken, &v, v + 1)) {
+                /* a phase's items are taken only after the one before has ended */
+                DP_ASSERT(v >= c->base[t]);
+                c->holding = true;
+                return c->first[t] + (int)(v - c->base[t]);
+            }
+    }
     return -1;
 }
 
@@ -127,7 +146,9 @@ void dp_pool_run(int want, void (*fn)(void *ctx, int tid, int nt, struct dp_pool
                  void *ctx) {
     int nt = want < dp_threads() ? want : dp_threads();
     if (nt <= 1 || atomic_flag_test_and_set(&pool.busy)) {
-        struct dp_pool_region alone = {0, 0};
+        struct dp_pool_region alone;
+        atomic_init(&alone.share[0].taken, 0);
+        atomic_init(&alone.done, 0);
         fn(ctx, 0, 1, &alone);
         return;
     }
@@ -148,7 +169,7 @@ void dp_pool_run(int want, void (*fn)(void *ctx, int tid, int nt, struct dp_pool
     pool.fn = fn;
     pool.ctx = ctx;
     atomic_store(&pool.nt, nt);
-    atomic_store(&pool.region.claim, 0);
+    for (int t = 0; t < nt; t++) atomic_store(&pool.region.share[t].taken, 0);
     atomic_store(&pool.region.done, 0);
     atomic_store(&pool.open, 1);
     atomic_fetch_add(&pool.job, 1);

@@ -200,18 +200,6 @@ double dp_sa_ood_distance(const struct dp_sa_inspector *sa, const float *graph_p
 
 /* ---- the head ---- */
 
-static inline float silu(float z) { return z / (1.0f + dp_expf(-z)); }
-
-/* Bias then SiLU on B rows of n: z = a + b (kept when z != NULL), a = silu(z). */
-static void bias_silu(float *a, const float *b, int B, int n, float *z) {
-    for (int i = 0; i < B; i++)
-        for (int j = 0; j < n; j++) {
-            float v = a[(size_t)i * n + j] + b[j];
-            if (z) z[(size_t)i * n + j] = v;
-            a[(size_t)i * n + j] = silu(v);
-        }
-}
-
 /* Member m's forward: y (B x NO); with save (B x 2 (h1 + h2)), the pre-activations and
  * activations of both hidden layers for the backward. */
 static void forward(const struct dp_sa_inspector *sa, int m, const float *x, int B, float *y,
@@ -219,9 +207,9 @@ static void forward(const struct dp_sa_inspector *sa, int m, const float *x, int
     struct params p = member(sa, m);
     int h1 = H1(sa), h2 = H2(sa);
     dp_kn_gemm(false, false, B, h1, sa->n_in, x, sa->n_in, p.w1, h1, 0.0f, a1, h1);
-    bias_silu(a1, p.b1, B, h1, z1);
+    dp_kn()->bias_silu(B, h1, p.b1, a1, z1);
     dp_kn_gemm(false, false, B, h2, h1, a1, h1, p.w2, h2, 0.0f, a2, h2);
-    bias_silu(a2, p.b2, B, h2, z2);
+    dp_kn()->bias_silu(B, h2, p.b2, a2, z2);
     dp_kn_gemm(false, false, B, NO, h2, a2, h2, p.w3, NO, 0.0f, y, NO);
     for (int i = 0; i < B; i++)
         for (int o = 0; o < NO; o++) y[(size_t)i * NO + o] += p.b3[o];

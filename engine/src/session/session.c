@@ -477,12 +477,13 @@ static enum dp_status need_workload(const struct dp_session *ss, struct dp_error
                        : dp_error_set(err, DP_ERR_INVALID, "session: no graph loaded to predict");
 }
 
-enum dp_status dp_session_predict(struct dp_session *ss, const struct dp_setting *s,
-                                  unsigned flags, struct dp_prediction *out,
-                                  struct dp_error *err) {
+/* Resolves s into out (initialised first) and predicts it, unless the setting-aware inspector
+ * serves it (*sa set, nothing predicted yet: its rows are predicted together). */
+static enum dp_status predict_start(struct dp_session *ss, const struct dp_setting *s,
+                                    unsigned flags, struct dp_prediction *out, bool *sa,
+                                    struct dp_error *err) {
     prediction_init(out);
-    enum dp_status st = need_workload(ss, err);
-    if (st) return st;
+    *sa = false;
     struct dp_error why = {0};
     if (dp_session_resolve(ss, s, flags, &out->from, &why) != DP_OK) {
         sess_copy(out->note, sizeof out->note, why.msg);
@@ -493,8 +494,36 @@ enum dp_status dp_session_predict(struct dp_session *ss, const struct dp_setting
         out->pending = true;
         return DP_OK;
     }
-    if (out->from.source == DP_SOURCE_SETTING_AWARE) return sess_sa_predict(ss, s, out, err);
-    return predict_inspector(ss, s, out, err);
+    *sa = out->from.source == DP_SOURCE_SETTING_AWARE;
+    return *sa ? DP_OK : predict_inspector(ss, s, out, err);
+}
+
+enum dp_status dp_session_predict(struct dp_session *ss, const struct dp_setting *s,
+                                  unsigned flags, struct dp_prediction *out,
+                                  struct dp_error *err) {
+    return dp_session_predict_many(ss, s, 1, flags, out, err);
+}
+
+enum dp_status dp_session_predict_many(struct dp_session *ss, const struct dp_setting *s, int n,
+                                       unsigned flags, struct dp_prediction *out,
+                                       struct dp_error *err) {
+    enum dp_status st = need_workload(ss, err);
+    if (st) {
+        for (int i = 0; i < n; i++) prediction_init(&out[i]);
+        return st;
+    }
+    /* runs of consecutive setting-aware rows, each through one pass of the head */
+    for (int i = 0; i < n;) {
+        int j = i;
+        bool sa = true;
+        while (j < n && sa) {
+            if ((st = predict_start(ss, &s[j], flags, &out[j], &sa, err))) return st;
+            j += sa;
+        }
+        if (j > i && (st = sess_sa_predict(ss, s + i, j - i, out + i, err))) return st;
+        i = j < n ? j + 1 : j; /* row j, when there is one, is predicted already */
+    }
+    return DP_OK;
 }
 
 enum dp_status dp_session_predict_with(struct dp_session *ss, int i, const struct dp_setting *s,

@@ -83,10 +83,11 @@ void sess_facts(const struct dp_session *ss, const struct dp_setting *s, struct 
 /* Loads opts' setting-aware inspector (NULL: the shipped one when it exists; "": none). */
 enum dp_status sess_sa_open(struct dp_session *ss, const char *path, struct dp_error *err);
 void           sess_sa_free(struct dp_session *ss);
-/* Predicts s with it into p (p->from already says setting-aware). No prediction (a GPU the
- * head cannot read, a non-finite output) is not a failure: p->ok false and p->note. Fails
- * only out of memory. */
-enum dp_status sess_sa_predict(struct dp_session *ss, const struct dp_setting *s,
+/* Predicts the n settings s with it into p (each p->from already says setting-aware), one
+ * pass of the head over them all. No prediction for a row (a GPU the head cannot read, a
+ * non-finite output) is not a failure: that row's ok false and note. Fails only out of
+ * memory. */
+enum dp_status sess_sa_predict(struct dp_session *ss, const struct dp_setting *s, int n,
                                struct dp_prediction *p, struct dp_error *err);
 
 #endif

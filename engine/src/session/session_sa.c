@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dp/shipped.h"
@@ -58,31 +59,17 @@ static const struct dp_sa_graph *sa_graph(struct dp_session *ss, struct dp_predi
     return &ss->sa_graph;
 }
 
-enum dp_status sess_sa_predict(struct dp_session *ss, const struct dp_setting *s,
-                               struct dp_prediction *p, struct dp_error *err) {
-    struct dp_error why = {0};
-    const struct dp_sa_graph *g = sa_graph(ss, p, &why);
-    if (!g) return why.status == DP_ERR_NOMEM ? dp_error_set(err, DP_ERR_NOMEM, "%s", why.msg)
-                                              : DP_OK;
-    const struct dp_gpu *gpu = dp_gpu_find(ss->cat, s->gpu);
-    struct dp_sa_prediction sp;
-    if (!gpu) {
-        snprintf(p->note, sizeof p->note, "GPU %.60s is not in the catalog", s->gpu);
-        return DP_OK;
-    }
-    if (dp_sa_predict(ss->sa, g, s, &gpu, 1, &sp, &why)) {
-        sess_copy(p->note, sizeof p->note, why.msg);
-        return why.status == DP_ERR_NOMEM ? dp_error_set(err, DP_ERR_NOMEM, "%s", why.msg)
-                                          : DP_OK;
-    }
+/* Row p (setting s) from the head's prediction sp. */
+static void sa_fill(const struct dp_session *ss, const struct dp_setting *s,
+                    const struct dp_sa_prediction *sp, struct dp_prediction *p) {
     for (int o = 0; o < DP_N_OUTPUTS; o++) {
         p->raw[o] = NAN;
-        p->m[o] = sp.value[o];
-        p->lo[o] = sp.lo[o];
-        p->hi[o] = sp.hi[o];
+        p->m[o] = sp->value[o];
+        p->lo[o] = sp->lo[o];
+        p->hi[o] = sp->hi[o];
     }
     for (int o = 0; o < DP_SA_N_OUT; o++)
-        if (sp.clamped[o]) p->clamped |= 1u << o;
+        if (sp->clamped[o]) p->clamped |= 1u << o;
     /* A file fine-tuned for a setting (driple transfer --from SA.json) says so; its labels are
      * mixed when the tuning samples were of another kind than the sweep's. */
     const struct dp_sa_provenance *prov = dp_sa_provenance(ss->sa);
@@ -94,12 +81,12 @@ enum dp_status sess_sa_predict(struct dp_session *ss, const struct dp_setting *s
      * the same formulas at the interval's two ends (each figure falls or rises with them). */
     sess_facts(ss, s, &p->facts);
     struct dp_derive_in a = p->facts, b = p->facts;
-    p->facts.direct[DP_D_ITERATION_MS] = sp.value[DP_SA_ITERATION];
-    p->facts.direct[DP_D_MEMORY_GB] = sp.value[DP_SA_MEMORY];
-    a.direct[DP_D_ITERATION_MS] = sp.lo[DP_SA_ITERATION];
-    a.direct[DP_D_MEMORY_GB] = sp.lo[DP_SA_MEMORY];
-    b.direct[DP_D_ITERATION_MS] = sp.hi[DP_SA_ITERATION];
-    b.direct[DP_D_MEMORY_GB] = sp.hi[DP_SA_MEMORY];
+    p->facts.direct[DP_D_ITERATION_MS] = sp->value[DP_SA_ITERATION];
+    p->facts.direct[DP_D_MEMORY_GB] = sp->value[DP_SA_MEMORY];
+    a.direct[DP_D_ITERATION_MS] = sp->lo[DP_SA_ITERATION];
+    a.direct[DP_D_MEMORY_GB] = sp->lo[DP_SA_MEMORY];
+    b.direct[DP_D_ITERATION_MS] = sp->hi[DP_SA_ITERATION];
+    b.direct[DP_D_MEMORY_GB] = sp->hi[DP_SA_MEMORY];
     double da[DP_N_DERIVED], db[DP_N_DERIVED];
     dp_derive(p->m, &p->facts, p->d);
     dp_derive(p->m, &a, da);
@@ -110,9 +97,66 @@ enum dp_status sess_sa_predict(struct dp_session *ss, const struct dp_setting *s
             p->d_hi[k] = fmax(da[k], db[k]);
         }
     p->has_interval = true;
-    p->ood = sp.ood;
-    p->ood_score = sp.ood_score;
-    p->oom = sp.oom;
+    p->ood = sp->ood;
+    p->ood_score = sp->ood_score;
+    p->oom = sp->oom;
     p->ok = true;
-    return DP_OK;
+}
+
+enum dp_status sess_sa_predict(struct dp_session *ss, const struct dp_setting *s, int n,
+                               struct dp_prediction *p, struct dp_error *err) {
+    struct dp_error why = {0};
+    const struct dp_sa_graph *g = sa_graph(ss, p, &why);
+    if (!g) {
+        for (int i = 1; i < n; i++) sess_copy(p[i].note, sizeof p[i].note, p->note);
+        return why.status == DP_ERR_NOMEM ? dp_error_set(err, DP_ERR_NOMEM, "%s", why.msg)
+                                          : DP_OK;
+    }
+    /* the rows on catalog GPUs, gathered for one pass of the head */
+    struct dp_setting *rs = malloc((size_t)n * sizeof *rs);
+    const struct dp_gpu **gpus = malloc((size_t)n * sizeof *gpus);
+    struct dp_sa_prediction *sp = malloc((size_t)n * sizeof *sp);
+    int *row = malloc((size_t)n * sizeof *row), k = 0;
+    enum dp_status st = DP_OK;
+    if (!rs || !gpus || !sp || !row) {
+        st = dp_error_set(err, DP_ERR_NOMEM, "session: out of memory");
+        goto done;
+    }
+    for (int i = 0; i < n; i++) {
+        const struct dp_gpu *gpu = dp_gpu_find(ss->cat, s[i].gpu);
+        if (!gpu) {
+            snprintf(p[i].note, sizeof p[i].note, "GPU %.60s is not in the catalog", s[i].gpu);
+            continue;
+        }
+        rs[k] = s[i];
+        gpus[k] = gpu;
+        row[k++] = i;
+    }
+    if (dp_sa_predict(ss->sa, g, rs, gpus, k, sp, &why) == DP_OK) {
+        for (int j = 0; j < k; j++) sa_fill(ss, &s[row[j]], &sp[j], &p[row[j]]);
+        goto done;
+    }
+    if (why.status == DP_ERR_NOMEM) {
+        st = dp_error_set(err, DP_ERR_NOMEM, "%s", why.msg);
+        goto done;
+    }
+    /* a row the head cannot predict (a GPU without the figures it reads, a non-finite output)
+     * stopped the pass: row by row, each with its own note */
+    for (int j = 0; j < k; j++) {
+        struct dp_prediction *pj = &p[row[j]];
+        if (dp_sa_predict(ss->sa, g, &rs[j], &gpus[j], 1, &sp[j], &why) == DP_OK) {
+            sa_fill(ss, &s[row[j]], &sp[j], pj);
+        } else if (why.status == DP_ERR_NOMEM) {
+            st = dp_error_set(err, DP_ERR_NOMEM, "%s", why.msg);
+            goto done;
+        } else {
+            sess_copy(pj->note, sizeof pj->note, why.msg);
+        }
+    }
+done:
+    free(rs);
+    free(gpus);
+    free(sp);
+    free(row);
+    return st;
 }
