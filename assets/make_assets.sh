@@ -32,8 +32,8 @@
 # settings per graph, 6), SA_MEMBERS (5), SA_HOLD_MEMBERS (3), SA_EPOCHS (150), SA_PATIENCE (15),
 # SA_GPUS / SA_NETS (held out), HOLDOUT (1), ONLY (space-separated setting ids to transfer to;
 # default all); DS, LOG, OUT, NOTES (paths); NOTES_ONLY=1 rewrites notes/assets.md from the logs
-# of the last run. The defaults take about 50 minutes on the project's 2-core machine when it is
-# otherwise idle (notes/accuracy.md, experiments I).
+# of the last run. The defaults took 53 minutes on the project's 2-core machine while other work
+# ran (load 3-7; notes/accuracy.md, experiments I; each step's time in notes/assets.md).
 set -eu
 BIN=${1:-build/driple}
 JOBS=${JOBS:-2}
