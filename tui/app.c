@@ -129,23 +129,34 @@ int app_group_of_op(const struct app *a, int op_index) {
 
 /* ---- predictions -------------------------------------------------------------------------- */
 
-void app_predict_setting(struct app *a, const struct dp_setting *s, bool defer_load,
-                         struct app_pred *out) {
+void app_predict_settings(struct app *a, const struct dp_setting *s, int n, bool defer_load,
+                          struct app_pred *out) {
     struct dp_error err = {0};
     unsigned flags = DP_RESOLVE_NEAREST | (defer_load ? DP_RESOLVE_DEFER : 0);
-    memset(out, 0, sizeof *out);
-    out->explain = -1;
-    if (dp_session_predict(a->ss, s, flags, &out->p, &err) != DP_OK)
-        app_copy(out->p.note, sizeof out->p.note, err.msg);
-    /* with defer_sims an uncached simulation waits for app_fill_pending (the key answers first) */
-    if (dp_session_simulate(a->ss, s, a->defer_sims, &out->sim, &out->sim_pending, &err) != DP_OK)
-        app_copy(out->sim.note, sizeof out->sim.note, err.msg);
-    else if (!out->sim_pending)
-        dp_prediction_use_simulation(&out->p, &out->sim);
+    struct dp_prediction *p = calloc((size_t)n + 1, sizeof *p);
+    bool batched = p && dp_session_predict_many(a->ss, s, n, flags, p, &err) == DP_OK;
+    for (int i = 0; i < n; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        out[i].explain = -1;
+        if (batched) {
+            out[i].p = p[i];
+        } else if (dp_session_predict(a->ss, &s[i], flags, &out[i].p, &err) != DP_OK) {
+            /* one row's failure (an unreadable inspector file) is that row's alone */
+            app_copy(out[i].p.note, sizeof out[i].p.note, err.msg);
+        }
+        /* with defer_sims an uncached simulation waits for app_fill_pending (the key answers
+         * first) */
+        if (dp_session_simulate(a->ss, &s[i], a->defer_sims, &out[i].sim, &out[i].sim_pending,
+                                &err) != DP_OK)
+            app_copy(out[i].sim.note, sizeof out[i].sim.note, err.msg);
+        else if (!out[i].sim_pending)
+            dp_prediction_use_simulation(&out[i].p, &out[i].sim);
+    }
+    free(p);
 }
 
 void app_predict(struct app *a, const struct dp_setting *s, struct app_pred *out) {
-    app_predict_setting(a, s, false, out);
+    app_predict_settings(a, s, 1, false, out);
     struct dp_resolution r = out->p.from;
     struct dp_error err = {0};
     if (out->p.ok && r.inspector < 0 &&

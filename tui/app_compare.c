@@ -74,9 +74,11 @@ static void compare_build(struct app *a) {
             : a->cmp_mode == APP_CMP_SETTINGS ? list->n_settings
                                               : OPTIONS_N;
     a->rows = calloc((size_t)n + 1, sizeof *a->rows);
-    if (!a->rows) {
+    struct dp_setting *ss = calloc((size_t)n + 1, sizeof *ss);
+    struct app_pred *ps = calloc((size_t)n + 1, sizeof *ps);
+    if (!a->rows || !ss || !ps) {
         app_status(a, true, "compare: out of memory");
-        return;
+        goto done;
     }
     for (int i = 0; i < n; i++) {
         struct app_row *r = &a->rows[a->n_rows];
@@ -100,13 +102,17 @@ static void compare_build(struct app *a) {
             app_copy(r->label, sizeof r->label, s.id);
         }
         r->current = dp_setting_same_cluster(&s, &a->cur);
-        r->s = s;
-        /* in the UI a row whose inspector file is not loaded yet waits for an idle frame */
-        app_predict_setting(a, &s, a->defer_sims, &r->p);
-        a->n_rows++;
+        r->s = ss[a->n_rows++] = s;
     }
+    /* every row in one call (one batched head); in the UI a row whose inspector file is not
+     * loaded yet waits for an idle frame */
+    app_predict_settings(a, ss, a->n_rows, a->defer_sims, ps);
+    for (int i = 0; i < a->n_rows; i++) a->rows[i].p = ps[i];
     app_compare_prune(a);
     app_sort_rows(a);
+done:
+    free(ss);
+    free(ps);
 }
 
 void app_compare_mode(struct app *a, enum app_cmp_mode m) {

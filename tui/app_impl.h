@@ -14,10 +14,12 @@ bool app_what_of(const struct app *a, const struct dp_setting *s, struct app_wha
 /* Makes w the what-if setting and repredicts; on an invalid one keeps the old and says why in
  * the status line. */
 bool app_what_apply(struct app *a, const struct app_what *w);
-/* app_predict, where defer_load (the UI building compare rows) leaves a prediction whose
- * inspector file is not loaded yet pending for an idle frame (app_fill_pending). */
-void app_predict_setting(struct app *a, const struct dp_setting *s, bool defer_load,
-                         struct app_pred *out);
+/* app_predict for the n settings s into out[0..n-1], where defer_load (the UI building compare
+ * rows) leaves a prediction whose inspector file is not loaded yet pending for an idle frame
+ * (app_fill_pending). The rows the setting-aware inspector serves go through one batched pass
+ * of its head (dp_session_predict_many); a row that fails says why in its note. */
+void app_predict_settings(struct app *a, const struct dp_setting *s, int n, bool defer_load,
+                          struct app_pred *out);
 /* Stops a running transfer job and releases it (app_free). */
 void app_job_stop(struct app *a);
 /* Sorts the compare rows by the current key. */
