@@ -147,6 +147,9 @@ rm -rf "$tmp"
 run "coarsen (synthetic graph)"    "$BIN" bench coarsen
 run "explain"                      "$BIN" bench explain
 run "explorer: key + full redraw"  "$BIN" explore samples/graphs/resnet50.json --bench-keys 200
+# the Compare tab over every catalog GPU: each GPU, worker or precision key repredicts every row
+# (one batched head) and redraws (issue 12: key to frame <= 50 ms)
+run "explorer: Compare tab, key + redraw" "$BIN" explore samples/graphs/resnet50.json --bench-keys 100 --bench-seq 2gwGWm
 # the importance tab's background work: key to frame, then when the result is on screen
 if o=$("$BIN" explore samples/graphs/resnet50.json --bench-keys 1 --json 2>&1); then
     for what in importance occlusion; do
