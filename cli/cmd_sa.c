@@ -44,6 +44,26 @@ static double median_of(const double *v, int n) {
     return k % 2 ? w[k / 2] : (w[k / 2 - 1] + w[k / 2]) / 2;
 }
 
+/* The optimiser's options both commands take (--epochs --patience --minibatch --seed --lr
+ * --weight-decay), read over the defaults in the fields given; a bad value sets c->bad. */
+static void optim_options(struct cli *c, int *epochs, int *patience, int *batch, uint64_t *seed,
+                          float *lr, float *wd) {
+    int64_t e = *epochs, p = *patience, b = *batch, s = (int64_t)*seed;
+    double l = *lr, w = *wd;
+    cli_int(c, "--epochs", 1, 1000000, &e);
+    cli_int(c, "--patience", 0, 1000000, &p);
+    cli_int(c, "--minibatch", 1, 100000, &b);
+    cli_int(c, "--seed", 0, INT64_MAX, &s);
+    cli_double(c, "--lr", 1e-9, 10, &l);
+    cli_double(c, "--weight-decay", 0, 10, &w);
+    *epochs = (int)e;
+    *patience = (int)p;
+    *batch = (int)b;
+    *seed = (uint64_t)s;
+    *lr = (float)l;
+    *wd = (float)w;
+}
+
 int cmd_train_sa(int argc, char **argv) {
     struct cli c;
     if (!cli_init(&c, argc, argv, "train")) return 1;
@@ -56,17 +76,10 @@ int cmd_train_sa(int argc, char **argv) {
     o.val_held = cli_value(&c, "--val-held");
     bool json = cli_flag(&c, "--json");
     int64_t members = o.arch.members, h1 = o.arch.hidden1, h2 = o.arch.hidden2;
-    int64_t epochs = o.epochs, patience = o.patience, mb = o.batch, seed = (int64_t)o.seed;
-    double lr = o.lr, wd = o.weight_decay;
     cli_int(&c, "--members", 1, DP_SA_MAX_MEMBERS, &members);
     cli_int(&c, "--hidden1", 1, 4096, &h1);
     cli_int(&c, "--hidden2", 1, 4096, &h2);
-    cli_int(&c, "--epochs", 1, 1000000, &epochs);
-    cli_int(&c, "--patience", 0, 1000000, &patience);
-    cli_int(&c, "--minibatch", 1, 100000, &mb);
-    cli_int(&c, "--seed", 0, INT64_MAX, &seed);
-    cli_double(&c, "--lr", 1e-9, 10, &lr);
-    cli_double(&c, "--weight-decay", 0, 10, &wd);
+    optim_options(&c, &o.epochs, &o.patience, &o.batch, &o.seed, &o.lr, &o.weight_decay);
     int rc = 0;
     if (c.bad || !cli_check_unused(&c)) {
         rc = cli_usage("train", TRAIN_SA_USAGE, "bad arguments");
@@ -83,12 +96,6 @@ int cmd_train_sa(int argc, char **argv) {
         goto done;
     }
     o.arch = (struct dp_sa_arch){(int)h1, (int)h2, (int)members};
-    o.epochs = (int)epochs;
-    o.patience = (int)patience;
-    o.batch = (int)mb;
-    o.seed = (uint64_t)seed;
-    o.lr = (float)lr;
-    o.weight_decay = (float)wd;
     if (!json && isatty(2)) o.progress = on_epoch;
     struct dp_gpu_catalog *cat = NULL;
     struct dp_inspector *body = NULL;
@@ -193,15 +200,8 @@ int cmd_transfer_sa(int argc, char **argv) {
     const char *gpus_file = cli_value(&c, "--gpus-file");
     if (!out) out = cli_value(&c, "--out");
     bool json = cli_flag(&c, "--json");
-    int64_t epochs = o.epochs, patience = o.patience, mb = o.batch, seed = (int64_t)o.seed;
-    double lr = o.lr, wd = o.weight_decay, vf = o.val_frac;
-    cli_int(&c, "--epochs", 1, 1000000, &epochs);
-    cli_int(&c, "--patience", 0, 1000000, &patience);
-    cli_int(&c, "--minibatch", 1, 100000, &mb);
-    cli_int(&c, "--seed", 0, INT64_MAX, &seed);
-    cli_double(&c, "--lr", 1e-9, 10, &lr);
-    cli_double(&c, "--weight-decay", 0, 10, &wd);
-    cli_double(&c, "--val-frac", 0, 0.9, &vf);
+    optim_options(&c, &o.epochs, &o.patience, &o.batch, &o.seed, &o.lr, &o.weight_decay);
+    cli_double(&c, "--val-frac", 0, 0.9, &o.val_frac);
     int rc = 0;
     struct dp_gpu_catalog *cat = NULL;
     struct dp_sa_inspector *sa = NULL;
@@ -217,20 +217,15 @@ int cmd_transfer_sa(int argc, char **argv) {
                        "-o M.json");
         goto done;
     }
-    o.epochs = (int)epochs;
-    o.patience = (int)patience;
-    o.batch = (int)mb;
-    o.seed = (uint64_t)seed;
-    o.lr = (float)lr;
-    o.weight_decay = (float)wd;
-    o.val_frac = vf;
     if (!json && isatty(2)) o.progress = on_epoch;
     struct dp_error err = {0};
     struct dp_sa_tune_result res = {0, 0};
     if (dp_sa_load(from, &sa, &err)) {
+        bool unreadable = err.status == DP_ERR_IO;
         rc = cli_fail(&err);
-        fprintf(stderr, "driple: transfer: --setting fine-tunes a setting-aware inspector; a "
-                "per-setting inspector transfers without it\n");
+        if (!unreadable) /* a file read, but not a setting-aware inspector */
+            fprintf(stderr, "driple: transfer: --setting fine-tunes a setting-aware inspector; "
+                            "a per-setting inspector transfers without it\n");
         goto done;
     }
     if (dp_gpu_catalog_load_default(gpus_file, &cat, &err) ||
