@@ -30,7 +30,7 @@ void dp_sim_constants_default(struct dp_sim_constants *c) {
      * geometric mean. e_cuda and e_tensor are capped at the peak, so a scale times its
      * efficiency above 1 means that generation's kernels reach the peak. */
     static const double gen[DP_GEN_COUNT] = {
-        [DP_GEN_UNKNOWN] = 1.49, [DP_GEN_KEPLER] = 0.737, [DP_GEN_MAXWELL] = 0.737,
+        [DP_GEN_UNKNOWN] = 1.43, [DP_GEN_KEPLER] = 0.737, [DP_GEN_MAXWELL] = 0.737,
         [DP_GEN_PASCAL] = 0.836, [DP_GEN_VOLTA] = 1.71,   [DP_GEN_TURING] = 1.07,
         [DP_GEN_AMPERE] = 1.96,  [DP_GEN_ADA] = 2.91,     [DP_GEN_HOPPER] = 1.89,
         [DP_GEN_BLACKWELL] = 1.89};
