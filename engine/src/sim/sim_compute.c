@@ -122,6 +122,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
     unsigned char *claimed = NULL; /* per variable: a forward op already needs it */
     int *readers = NULL, *worker_idx = NULL;
     unsigned char *elem = NULL; /* per worker op: its fuse_role */
+    int *fusing = NULL;         /* per node: readers that are fusable worker ops */
     if (!w) goto fail;
     snprintf(w->name, sizeof w->name, "%s", dp_graph_name(g));
     if (batch <= 0) batch = dp_graph_batch(g);
@@ -132,7 +133,8 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
     if (!(w->ops = calloc(nn + 1, sizeof *w->ops)) || !(w->vars = calloc(nn + 1, sizeof *w->vars)) ||
         !(need = calloc(nn + 1, sizeof *need)) || !(claimed = calloc(nn + 1, 1)) ||
         !(readers = calloc(nn + 1, sizeof *readers)) ||
-        !(worker_idx = malloc((nn + 1) * sizeof *worker_idx)) || !(elem = calloc(nn + 1, 1)))
+        !(worker_idx = malloc((nn + 1) * sizeof *worker_idx)) || !(elem = calloc(nn + 1, 1)) ||
+        !(fusing = calloc(nn + 1, sizeof *fusing)))
         goto fail;
     /* Which ops run on the worker GPU: those placed on a GPU; when the graph names no device
      * at all, every op with a kernel. */
@@ -209,20 +211,36 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
                           dp_graph_name(g));
         goto fail;
     }
-    /* Fusion: an element-wise op (or a softmax) whose only reader is an element-wise op, a
-     * softmax or a row reduction runs inside that op's kernel; the tensor between them is
-     * neither written nor read. */
+    /* Fusion: an element-wise op (or a softmax) whose readers are all element-wise ops,
+     * softmaxes or row reductions runs inside their kernels; the tensor between them is
+     * neither written nor read. With several readers (a training graph's forward output that
+     * its gradient ops read again) the producer is recomputed in each reader's kernel, as
+     * XLA duplicates cheap element-wise producers into their consumers and PyTorch's fused
+     * layers (apex, TorchScript's bias-GELU, fused dropout) recompute in the backward pass:
+     * its kernel and its output go, and each reader reads the producer's inputs instead,
+     * so r readers save (1 + r) x the output's bytes less (r - 1) x the inputs' bytes
+     * (2 x the output for one reader); a producer that would cost more that way stays. */
+    for (size_t i = 0; i < nn; i++) {
+        const struct dp_node *n = dp_graph_node(g, i);
+        int wi = worker_idx[i];
+        if (wi < 0 || !elem[wi]) continue;
+        for (int k = 0; k < n->n_inputs; k++) fusing[n->inputs[k]]++;
+    }
     for (size_t i = 0; i < nn; i++) {
         const struct dp_node *n = dp_graph_node(g, i);
         int wi = worker_idx[i];
         if (wi < 0 || !elem[wi]) continue;
         for (int k = 0; k < n->n_inputs; k++) {
-            int src = n->inputs[k], ws = worker_idx[src];
-            if (ws < 0 || elem[ws] != FUSE_CHAIN || readers[src] != 1) continue;
+            int src = n->inputs[k], ws = worker_idx[src], r = readers[src];
+            if (ws < 0 || elem[ws] != FUSE_CHAIN || fusing[src] != r) continue;
             const struct dp_node *sn = dp_graph_node(g, (size_t)src);
             int es = dp_dtype_size(sn->dtype);
+            double osz = dp_node_tensor_size(sn, batch) * (es ? es : 4);
+            double in = w->ops[ws].bytes > osz ? w->ops[ws].bytes - osz : 0;
+            double saved = (1 + r) * osz - (r - 1) * in;
+            if (saved <= 0) continue;
             w->ops[ws].absorbed = 1;
-            w->ops[wi].fused += 2 * dp_node_tensor_size(sn, batch) * (es ? es : 4);
+            w->ops[wi].fused += saved / r;
         }
     }
     /* Variables no forward op was seen reading are needed from the start. */
@@ -267,6 +285,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
     free(readers);
     free(worker_idx);
     free(elem);
+    free(fusing);
     *out = w;
     return DP_OK;
 fail:
@@ -277,6 +296,7 @@ fail:
     free(readers);
     free(worker_idx);
     free(elem);
+    free(fusing);
     dp_sim_workload_free(w);
     return st;
 }
