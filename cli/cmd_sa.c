@@ -20,12 +20,15 @@
     "driple train --sweep SWEEP.json --body BASE.json -o SA.json\n"                               \
     "       [--split random|families|gpus|networks] [--test-held a,b] [--val-held c,d]\n"         \
     "       [--members K] [--hidden1 N] [--hidden2 N] [--epochs N] [--patience N]\n"              \
-    "       [--minibatch N] [--lr X] [--weight-decay X] [--seed S] [--gpus-file FILE] [--json]\n"  \
+    "       [--minibatch N] [--lr X] [--weight-decay X] [--plain-loss] [--seed S]\n"              \
+    "       [--gpus-file FILE] [--json]\n"                                                         \
     "  the setting-aware inspector: the body's GNN embedding (frozen; BASE.json is a per-setting\n"\
     "  inspector) and the graph's profile and the setting feed an ensemble of K MLP heads (5)\n"  \
     "  predicting the 12 metrics, iteration_ms and memory_gb. --split holds out random graphs,\n" \
     "  whole zoo families, or the rows of the GPUs / networks of --test-held (validated on\n"     \
-    "  --val-held). Labels are those of the sweep (simulated)."
+    "  --val-held). The loss weighs each output by its labels' spread (log units) with a\n"    \
+    "  Huber threshold; --plain-loss: the squared error of every output alike. Labels are\n"     \
+    "  those of the sweep (simulated)."
 
 static void on_epoch(int member, const struct dp_train_progress *p, void *ud) {
     (void)ud;
@@ -75,6 +78,7 @@ int cmd_train_sa(int argc, char **argv) {
     o.test_held = cli_value(&c, "--test-held");
     o.val_held = cli_value(&c, "--val-held");
     bool json = cli_flag(&c, "--json");
+    o.plain_loss = cli_flag(&c, "--plain-loss");
     int64_t members = o.arch.members, h1 = o.arch.hidden1, h2 = o.arch.hidden2;
     cli_int(&c, "--members", 1, DP_SA_MAX_MEMBERS, &members);
     cli_int(&c, "--hidden1", 1, 4096, &h1);

@@ -30,7 +30,7 @@ contains "$TMP/out" '"split": "random"'
 contains "$TMP/out" '"coverage"'
 contains "$TMP/sa.json" '"format":"driple-sa-inspector/1"'
 ok "$DRIPLE" train --sweep "$TMP/sw.json" --body "$TMP/base.json" -o "$TMP/sa_gpus.json" \
-    --members 1 --hidden1 8 --hidden2 8 --epochs 2 --split networks --test-held PCIe
+    --members 1 --hidden1 8 --hidden2 8 --epochs 2 --split networks --test-held PCIe --plain-loss
 contains "$TMP/out" "networks split holding out PCIe"
 
 # Any catalog GPU and cluster, no inspector trained for it: predicted, with the interval.

@@ -367,6 +367,50 @@ static void small_train_opts(struct dp_sa_train_opts *o) {
     o->lr = 0.01f;
 }
 
+/* The trainer's loss: the reported loss is the plain MSE whatever the weights; an output of
+ * weight 0 leaves its last-layer parameters where they were while the others move. */
+static void test_loss(void) {
+    struct dp_sa_inspector *sa = NULL;
+    struct dp_error err = {0};
+    struct dp_sa_arch a = {8, 4, 1};
+    CHECK(dp_sa_init(small_body(3), &a, 5, &sa, &err) == DP_OK);
+    if (!sa) return;
+    int nin = dp_sa_input_size(sa), B = 4, h1 = a.hidden1, h2 = a.hidden2;
+    float *x = malloc((size_t)B * nin * sizeof *x), tg[4 * DP_SA_N_OUT];
+    size_t nw = dp_sa_member_size(sa);
+    float *before = malloc(nw * sizeof *before);
+    CHECK(x && before);
+    if (!x || !before) goto done;
+    for (int i = 0; i < B * nin; i++) x[i] = (float)((i * 37 % 11) - 5) / 5.0f;
+    for (int i = 0; i < B * DP_SA_N_OUT; i++) tg[i] = (i % 3 == 0) ? NAN : 3.0f + (float)(i % 5);
+    struct dp_sa_loss loss = {.huber = 0.1};
+    for (int o = 0; o < DP_SA_N_OUT; o++) loss.weight[o] = o == 1 ? 0 : 2;
+    struct dp_sa_trainer *plain = NULL, *robust = NULL;
+    float lp = -1, lr = -2;
+    CHECK(dp_sa_trainer_init(sa, 0, 0.01f, 0, NULL, &plain, &err) == DP_OK);
+    CHECK(dp_sa_trainer_init(sa, 0, 0.01f, 0, &loss, &robust, &err) == DP_OK);
+    if (plain && robust) {
+        CHECK(dp_sa_trainer_step(plain, x, tg, B, false, &lp, &err) == DP_OK);
+        memcpy(before, dp_sa_member(sa, 0), nw * sizeof *before);
+        CHECK(dp_sa_trainer_step(robust, x, tg, B, true, &lr, &err) == DP_OK);
+        CHECK(lp > 0 && fabsf(lp - lr) < 1e-6f * lp);
+        const float *w = dp_sa_member(sa, 0);
+        size_t w3 = (size_t)nin * h1 + h1 + (size_t)h1 * h2 + h2, b3 = w3 + (size_t)h2 * DP_SA_N_OUT;
+        bool still = w[b3 + 1] == before[b3 + 1], moved = w[b3 + 2] != before[b3 + 2];
+        for (int j = 0; j < h2; j++) {
+            size_t k = w3 + (size_t)j * DP_SA_N_OUT + 1;
+            still = still && w[k] == before[k];
+        }
+        CHECK(still && moved);
+    }
+    dp_sa_trainer_free(plain);
+    dp_sa_trainer_free(robust);
+done:
+    free(x);
+    free(before);
+    dp_sa_free(sa);
+}
+
 static void test_train_predict(const struct dp_sweep *sw) {
     struct dp_sa_train_opts o;
     small_train_opts(&o);
@@ -718,6 +762,7 @@ int main(void) {
     }
     test_profile();
     test_setting_vector();
+    test_loss();
     struct dp_sweep sw;
     memset(&sw, 0, sizeof sw);
     test_sweep(&sw);

@@ -204,16 +204,22 @@ enum dp_status dp_sa_set_ood(struct dp_sa_inspector *sa, const float *points, in
  * normalised graph part. */
 double dp_sa_ood_distance(const struct dp_sa_inspector *sa, const float *graph_part);
 
-/* Adam on one member's parameters. */
+/* The loss a trainer descends, per target in target units (standardised log1p): weight[o] x
+ * Huber(error) (quadratic within +-huber, linear beyond; huber 0: the squared error). */
+struct dp_sa_loss {
+    double weight[DP_SA_N_OUT];
+    double huber;
+};
+/* Adam on one member's parameters; loss NULL: the squared error, every output weight 1. */
 struct dp_sa_trainer;
 enum dp_status dp_sa_trainer_init(struct dp_sa_inspector *sa, int member, float lr,
-                                  float weight_decay, struct dp_sa_trainer **out,
-                                  struct dp_error *err);
+                                  float weight_decay, const struct dp_sa_loss *loss,
+                                  struct dp_sa_trainer **out, struct dp_error *err);
 void dp_sa_trainer_free(struct dp_sa_trainer *t);
-/* MSE over B rows x DP_SA_N_OUT targets t (target units), its gradient, then (when step) one
- * Adam step; *loss before the step. A NaN target is missing (a measured sample without that
- * label): it adds no loss and no gradient, and the mean is over the targets present (0 when
- * none). DP_ERR_NOMEM only. */
+/* The trainer's loss over B rows x DP_SA_N_OUT targets t (target units), its gradient, then
+ * (when step) one Adam step; *loss: the plain MSE before the step. A NaN target is missing (a
+ * measured sample without that label): it adds no loss and no gradient, and the means are over
+ * the targets present (0 when none). DP_ERR_NOMEM only. */
 enum dp_status dp_sa_trainer_step(struct dp_sa_trainer *t, const float *x, const float *tg,
                                   int B, bool step, float *loss, struct dp_error *err);
 /* Member m's parameters (dp_sa_member_size floats), writable: the trainer keeps the best. */

@@ -175,6 +175,10 @@ struct dp_sa_train_opts {
                                         loss, going on from the best parameters */
     int                lr_plateau;
     enum dp_sa_split   split;
+    bool               plain_loss;   /* false: each output's error weighted by its labels' spread
+                                        (log units) over the mean spread, Huber beyond 0.1
+                                        deviation (notes/accuracy.md, experiments J); true: the
+                                        squared error of every output alike */
     const char        *test_held, *val_held; /* GPUS / NETWORKS: comma lists of names */
     double             val_frac, test_frac;  /* RANDOM / FAMILIES: 0.2, 0.2 */
     uint64_t           seed;         /* 1 */

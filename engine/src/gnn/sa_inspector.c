@@ -372,13 +372,14 @@ struct dp_sa_trainer {
     struct dp_sa_inspector *sa;
     int    member, t, cap;
     float  lr, wd;
+    struct dp_sa_loss loss;
     float *g, *m1, *m2;   /* per_member each */
     float *buf;           /* activations and their gradients for cap rows */
 };
 
 enum dp_status dp_sa_trainer_init(struct dp_sa_inspector *sa, int member, float lr,
-                                  float weight_decay, struct dp_sa_trainer **out,
-                                  struct dp_error *err) {
+                                  float weight_decay, const struct dp_sa_loss *loss,
+                                  struct dp_sa_trainer **out, struct dp_error *err) {
     struct dp_sa_trainer *t = calloc(1, sizeof *t);
     size_t n = sa->per_member;
     if (!t || !(t->g = calloc(n, sizeof *t->g)) || !(t->m1 = calloc(n, sizeof *t->m1)) ||
@@ -390,6 +391,9 @@ enum dp_status dp_sa_trainer_init(struct dp_sa_inspector *sa, int member, float 
     t->member = member;
     t->lr = lr;
     t->wd = weight_decay;
+    if (loss) t->loss = *loss;
+    else
+        for (int o = 0; o < NO; o++) t->loss.weight[o] = 1;
     *out = t;
     return DP_OK;
 }
@@ -429,10 +433,12 @@ enum dp_status dp_sa_trainer_step(struct dp_sa_trainer *t, const float *x, const
     size_t present = 0;
     for (size_t i = 0; i < (size_t)B * NO; i++) present += isfinite(tg[i]) != 0;
     float scale = present ? 2.0f / (float)present : 0;
+    float hub = (float)t->loss.huber;
     for (size_t i = 0; i < (size_t)B * NO; i++) {
-        float d = isfinite(tg[i]) ? y[i] - tg[i] : 0;
+        float d = isfinite(tg[i]) ? y[i] - tg[i] : 0, g = d;
         l += (double)d * d;
-        dy[i] = scale * d;
+        if (hub > 0 && fabsf(d) > hub) g = d > 0 ? hub : -hub;
+        dy[i] = scale * (float)t->loss.weight[i % NO] * g;
     }
     *loss = present ? (float)(l / (double)present) : 0;
     if (!step) return DP_OK;
