@@ -129,6 +129,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
     if (batch <= 0) batch = dp_graph_batch(g);
     if (batch <= 0) batch = 32;
     w->batch = batch;
+    w->graph_f16 = dp_graph_f16(g);
     int64_t gbatch = dp_graph_batch(g) > 0 ? dp_graph_batch(g) : batch;
     if (!(w->ops = calloc(nn + 1, sizeof *w->ops)) || !(w->vars = calloc(nn + 1, sizeof *w->vars)) ||
         !(need = calloc(nn + 1, sizeof *need)) || !(claimed = calloc(nn + 1, 1)) ||
@@ -141,10 +142,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
     bool any_gpu = false;
     for (size_t i = 0; i < nn; i++) {
         const struct dp_node *n = dp_graph_node(g, i);
-        if (dp_node_on_gpu(n)) {
-            any_gpu = true;
-            if (n->dtype == DP_DTYPE_F16 || n->dtype == DP_DTYPE_BF16) w->graph_f16 = true;
-        }
+        if (dp_node_on_gpu(n)) any_gpu = true;
         for (int k = 0; k < n->n_inputs; k++) readers[n->inputs[k]]++;
     }
     /* Which parameters each op needs (forward, first reader) or produces (the gradient fed to
@@ -472,14 +470,11 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
                            const struct dp_setting *s, const struct dp_sim_constants *k,
                            struct phase_prof *fw, struct phase_prof *bw, double *update_ms,
                            struct dp_error *err) {
-    bool mixed = s->precision == DP_PREC_MIXED, pt = s->framework == DP_FW_PYTORCH;
-    /* The rate conv/matmul kernels run at: FP16 tensor cores under mixed precision; TF32
-     * tensor cores (half the FP16 rate) for fp32 on Ampere and later, which TensorFlow >= 2.4,
-     * NVIDIA's TensorFlow 1.15 and PyTorch's NGC containers enable by default; else the FP32
-     * CUDA cores (also mixed precision without tensor cores: cuDNN computes fp16 in fp32). */
-    double tc = 0;
-    if (d->tensor16 > 0) tc = mixed ? d->tensor16 : d->gen >= DP_GEN_AMPERE ? d->tensor16 / 2 : 0;
-    double byte_scale = mixed && !w->graph_f16 ? 0.5 : 1.0;
+    bool pt = s->framework == DP_FW_PYTORCH;
+    /* The tensor-core rate conv/matmul kernels run at (0: the FP32 CUDA cores; also mixed
+     * precision without tensor cores: cuDNN computes fp16 in fp32). */
+    double tc = d->tensor16 * dp_sim_tensor_share(d->gen, s);
+    double byte_scale = dp_sim_byte_scale(w->graph_f16, s);
     double fuse = pt ? k->fuse_pt : k->fuse_tf;
     double host = (pt ? k->host_pt_us : k->host_tf_us) / 1000, gap = k->gap_us / 1000;
     /* The generation's scale, never past the peak. */
