@@ -489,8 +489,9 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
             double bytes = o->bytes * byte_scale, launches = o->launches, tf = 0;
             if (o->mm) {
                 double q = wave_efficiency(o->m, o->n, d->sms);
+                bool fp16 = s->precision == DP_PREC_MIXED;
                 if (tc > 0 && o->tc)
-                    tf = o->flops / (tc * e_tensor * q * tensor_alignment(o->chan, o->width, mixed));
+                    tf = o->flops / (tc * e_tensor * q * tensor_alignment(o->chan, o->width, fp16));
                 else tf = o->flops / ((o->wino ? k->winograd : 1) * d->fp32 * e_cuda * q);
             } else {
                 bytes -= fuse * o->fused * byte_scale;
