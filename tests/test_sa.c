@@ -14,6 +14,7 @@
 #include "dp/cost.h"
 #include "dp/graph.h"
 #include "dp/sa.h"
+#include "dp/sim.h"
 #include "dp/sweep.h"
 #include "dp/train.h"
 #include "dp/zoo.h"
@@ -66,6 +67,16 @@ static void test_profile(void) {
     struct dp_profile q;
     CHECK(dp_profile_graph(g, 16, &q, &err) == DP_OK);
     CHECK_NEAR(q.flops[DP_OPCLASS_MATMUL], 2 * p.flops[DP_OPCLASS_MATMUL], 1e-9);
+    CHECK(!p.f16 && !dp_graph_f16(g));
+    /* An fp16 op on the GPU: a mixed-precision graph, as the simulator takes it (an op in fp16
+     * on no GPU does not count, as the simulator runs only the GPU's ops when some are placed). */
+    int h;
+    CHECK(dp_graph_add_node(g, "h", "Cast", "/device:CPU:0", 2, yd, DP_DTYPE_F16, &h, &err) == DP_OK);
+    CHECK(!dp_graph_f16(g));
+    CHECK(dp_graph_add_node(g, "h2", "Cast", "/device:GPU:0", 2, yd, DP_DTYPE_F16, &h, &err) == DP_OK);
+    CHECK(dp_graph_add_input(g, h, r, false, &err) == DP_OK);
+    CHECK(dp_profile_graph(g, 8, &q, &err) == DP_OK);
+    CHECK(q.f16 && dp_graph_f16(g));
     dp_graph_free(g);
 }
 
@@ -93,9 +104,38 @@ static void test_setting_vector(void) {
     double c[DP_SA_CROSS_N];
     struct dp_profile p = {.batch = 32, .params = 1e6, .param_bytes = 4e6, .activation_bytes = 1e9};
     p.flops[DP_OPCLASS_MATMUL] = 1e12;
-    dp_sa_cross_vector(&p, &b, v100, c);
+    dp_sa_cross_vector(&p, &b, v100, false, c);
     CHECK_NEAR(c[0], log(1e12 / (v100->fp32_tflops * 1e9)), 1e-9); /* fp32: the FP32 rate, ms */
-    CHECK(!strcmp(dp_sa_cross_names[0], "matmul_ms"));
+    CHECK(!strcmp(dp_sa_cross_names[0], "matmul_rate_ms"));
+    /* Mixed precision: the FP16 tensor rate; fp32 on Ampere: TF32, half of it (as simulated). */
+    struct dp_setting m, t;
+    CHECK(dp_setting_make("V100-PCIe-16GB", 8, 1, DP_NET_PCIE, 0, DP_PLACE_HOMO, DP_PREC_MIXED, &m, &err) == DP_OK);
+    dp_sa_cross_vector(&p, &m, v100, false, c);
+    CHECK_NEAR(c[0], log(1e12 / (v100->fp16_tflops * 1e9)), 1e-9);
+    const struct dp_gpu *a100 = dp_gpu_find(cat, "A100-40GB-SXM");
+    CHECK(a100 && a100->fp16_tflops > 0);
+    if (a100 && dp_setting_make(a100->name, 2, 1, DP_NET_NVLINK, 0, DP_PLACE_HOMO, DP_PREC_FP32,
+                                &t, &err) == DP_OK) {
+        dp_sa_cross_vector(&p, &t, a100, false, c);
+        CHECK_NEAR(c[0], log(1e12 / (a100->fp16_tflops / 2 * 1e9)), 1e-9);
+        CHECK(dp_sim_tensor_share(dp_gpu_generation(a100), &t) == 0.5);
+    }
+    /* The bytes a run moves: an fp32 graph under mixed precision moves half of its per-op
+     * bytes and activations (fp16), not its parameters or the optimizer's fp32 traffic; a graph
+     * already in fp16, or an fp32 run, all of them. */
+    p.bytes[DP_OPCLASS_ELEMWISE] = 8e6;
+    p.bytes[DP_OPCLASS_OPTIMIZER] = 6e6;
+    struct dp_profile at;
+    dp_sa_profile_at(&p, &m, &at);
+    CHECK_NEAR(at.bytes[DP_OPCLASS_ELEMWISE], 4e6, 0);
+    CHECK_NEAR(at.activation_bytes, 0.5e9, 0);
+    CHECK(at.bytes[DP_OPCLASS_OPTIMIZER] == 6e6 && at.param_bytes == 4e6 &&
+          at.flops[DP_OPCLASS_MATMUL] == 1e12);
+    dp_sa_profile_at(&p, &b, &at);
+    CHECK(at.bytes[DP_OPCLASS_ELEMWISE] == 8e6 && at.activation_bytes == 1e9);
+    p.f16 = true;
+    dp_sa_profile_at(&p, &m, &at);
+    CHECK(at.bytes[DP_OPCLASS_ELEMWISE] == 8e6 && at.activation_bytes == 1e9);
 }
 
 static struct dp_inspector *small_body(uint64_t seed) {
@@ -179,6 +219,12 @@ static void test_sweep(struct dp_sweep *sw) {
         CHECK(!strcmp(back.rows[7].setting.id, sw->rows[7].setting.id));
         CHECK_NEAR(back.rows[7].iteration_ms, sw->rows[7].iteration_ms, 1e-9 * sw->rows[7].iteration_ms);
         CHECK_NEAR(back.graphs[3].profile.activation_bytes, sw->graphs[3].profile.activation_bytes, 1);
+        /* The builder's graphs are in fp16 under mixed precision, and read back so. */
+        bool f16 = true;
+        for (int i = 0; i < sw->n_graphs; i++)
+            f16 = f16 && sw->graphs[i].profile.f16 == (sw->graphs[i].precision == DP_PREC_MIXED) &&
+                  back.graphs[i].profile.f16 == sw->graphs[i].profile.f16;
+        CHECK(f16);
         CHECK(back.graphs[3].grouped->n_groups == sw->graphs[3].grouped->n_groups);
     }
     dp_sweep_free(&back);
@@ -269,7 +315,21 @@ static void test_sweep(struct dp_sweep *sw) {
         snprintf(doc, sizeof doc, SWEEP_DOC, fb, eb);
         CHECK(dp_sweep_parse(doc, strlen(doc), "ok.json", cat, &bad, &err) == DP_OK);
         CHECK(bad.n_graphs == 1 && bad.graphs[0].grouped->n_edges == 1);
+        CHECK(bad.n_graphs == 1 && !bad.graphs[0].profile.f16); /* no "f16", fp32: false */
         dp_sweep_free(&bad);
+        /* "f16" given: read; not a boolean: refused naming the place. */
+        char *at = strstr(doc, "\"variables\":1}");
+        if (at) {
+            char edited[4200];
+            int head = (int)(at - doc) + 13; /* before the object's "}" */
+            snprintf(edited, sizeof edited, "%.*s,\"f16\":true%s", head, doc, doc + head);
+            CHECK(dp_sweep_parse(edited, strlen(edited), "f16.json", cat, &bad, &err) == DP_OK);
+            CHECK(bad.n_graphs == 1 && bad.graphs[0].profile.f16);
+            dp_sweep_free(&bad);
+            snprintf(edited, sizeof edited, "%.*s,\"f16\":3%s", head, doc, doc + head);
+            CHECK(dp_sweep_parse(edited, strlen(edited), "f16.json", cat, &bad, &err) == DP_ERR_INVALID);
+            CHECK_CONTAINS(err.msg, "f16.json:$.graphs[0].profile.f16");
+        }
     }
     free(fb);
     free(eb);
@@ -421,6 +481,40 @@ static void test_train_predict(const struct dp_sweep *sw) {
         dp_sa_graph_free(&gb);
         dp_sa_free(back);
     }
+    /* A file from before TF32 (its input "matmul_ms") keeps reading fp32 products at the FP32
+     * rate: on an Ampere GPU in fp32 it predicts otherwise than the same head reading TF32, on a
+     * V100 the same; saved again, it still says "matmul_ms". */
+    size_t tlen = 0;
+    char *doc = test_slurp(path, &tlen), *name = doc ? strstr(doc, "\"matmul_rate_ms\"") : NULL;
+    CHECK(name != NULL);
+    const struct dp_gpu *amp[2] = {dp_gpu_find(cat, "A100-40GB-SXM"), dp_gpu_find(cat, "V100-SXM2-16GB")};
+    struct dp_setting as[2];
+    if (name && amp[0] && amp[1] &&
+        dp_setting_make(amp[0]->name, 4, 1, DP_NET_10GBE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &as[0], &err) == DP_OK &&
+        dp_setting_make(amp[1]->name, 4, 1, DP_NET_10GBE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &as[1], &err) == DP_OK) {
+        memmove(name + 7, name + 12, strlen(name + 12) + 1); /* "matmul_ms" */
+        CHECK(write_tmp("test_sa_legacy.json", doc) != NULL);
+        struct dp_sa_inspector *old = NULL;
+        CHECK(dp_sa_load(test_path("test_sa_legacy.json"), &old, &err) == DP_OK);
+        struct dp_sa_graph gn, go;
+        struct dp_sa_prediction pn[2], po[2];
+        if (old && dp_sa_graph_init(sa, g0->grouped, NULL, &g0->profile, &gn, &err) == DP_OK &&
+            dp_sa_graph_init(old, g0->grouped, NULL, &g0->profile, &go, &err) == DP_OK) {
+            CHECK(dp_sa_predict(sa, &gn, as, amp, 2, pn, &err) == DP_OK);
+            CHECK(dp_sa_predict(old, &go, as, amp, 2, po, &err) == DP_OK);
+            CHECK(pn[0].value[DP_SA_ITERATION] != po[0].value[DP_SA_ITERATION]);
+            CHECK_NEAR(pn[1].value[DP_SA_ITERATION], po[1].value[DP_SA_ITERATION],
+                       1e-5 * pn[1].value[DP_SA_ITERATION]);
+            dp_sa_graph_free(&gn);
+            dp_sa_graph_free(&go);
+            CHECK(dp_sa_save(old, test_path("test_sa_legacy2.json"), body_path, &err) == DP_OK);
+            char *again = test_slurp(test_path("test_sa_legacy2.json"), &tlen);
+            CHECK(again && strstr(again, "\"matmul_ms\"") && !strstr(again, "matmul_rate_ms"));
+            free(again);
+        }
+        dp_sa_free(old);
+    }
+    free(doc);
     /* Clamping: an output pushed past its range reads its bound and says so. */
     double q[DP_SA_N_OUT], s0[DP_SA_N_OUT];
     dp_sa_calibration(sa, q, s0);

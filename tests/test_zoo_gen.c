@@ -54,12 +54,14 @@ static bool same_graph(const struct dp_graph *a, const struct dp_graph *b) {
 static void test_corpus(void) {
     int kinds[DP_GEN_KIND_COUNT] = {0}, blocks[DP_GEN_BLOCK_COUNT] = {0}, variants[4] = {0};
     int se = 0, gru = 0, lstm = 0, rnn_cls = 0, lm = 0, mlm = 0, cls = 0, pre = 0, post = 0;
+    int folded = 0;
     int n_bad = 0, n_mismatch = 0;
     const int n = 240;
     for (int i = 0; i < n; i++) {
         struct dp_gen_arch a;
         dp_gen_sample(1, i, -1, &a);
         kinds[a.kind]++;
+        folded += a.kind == DP_GEN_CNN && a.u.cnn.folded;
         if (a.kind == DP_GEN_CNN)
             for (int s = 0; s < a.u.cnn.n_stages; s++) {
                 blocks[a.u.cnn.stage[s].block]++;
@@ -109,6 +111,7 @@ static void test_corpus(void) {
     for (int v = 0; v < 4; v++) CHECK(variants[v] > 0);
     CHECK(se > 0 && gru > 0 && lstm > 0 && rnn_cls > 0 && lm > 0 && mlm > 0 && cls > 0);
     CHECK(pre > 0 && post > 0);
+    CHECK(folded > 0.1 * kinds[DP_GEN_CNN] && folded < 0.35 * kinds[DP_GEN_CNN]); /* 20% */
 }
 
 /* Forcing a kind gives that kind, and the description drawn for it is that of the corpus where
@@ -209,6 +212,32 @@ static void test_hand_counts(void) {
     g = build(&a, NULL);
     CHECK(g && valid(g) && dp_graph_param_count(g, true) == cnn);
     dp_graph_free(g);
+    /* Folded (an eval-mode export): a bias of 16 or 32 where each BN's 32 or 64 were. */
+    c->folded = true;
+    CHECK(dp_gen_params(&a) == cnn - 16 - 32 - 32 - 32);
+    g = build(&a, NULL);
+    CHECK(g && valid(g) && dp_graph_param_count(g, true) == cnn - 16 - 32 - 32 - 32);
+    dp_graph_free(g);
+    /* Every block kind folded: valid, no batch norm left, the closed form's count. */
+    for (int k = 0; k < DP_GEN_BLOCK_COUNT; k++) {
+        c->stage[0] = (struct dp_gen_stage){.block = (enum dp_gen_block)k, .depth = 2,
+                                            .width = 32, .kernel = 3, .stride = 2, .inner = 16,
+                                            .expand = 4, .groups = k == DP_GEN_GROUPED ? 2 : 1,
+                                            .se = k != DP_GEN_SEPARABLE && k != DP_GEN_DENSE &&
+                                                  k != DP_GEN_PLAIN};
+        if (k == DP_GEN_DENSE) c->stage[0].width = 12;
+        g = build(&a, NULL);
+        int bn = 0;
+        for (size_t i = 0; g && i < dp_graph_n_nodes(g); i++)
+            bn += strstr(dp_graph_node(g, i)->op, "BatchNorm") != NULL;
+        CHECK(g && valid(g) && bn == 0);
+        if (g && dp_graph_param_count(g, true) != dp_gen_params(&a))
+            fprintf(stderr, "folded %s: %lld parameters, closed form %lld\n",
+                    dp_gen_block_name((enum dp_gen_block)k),
+                    (long long)dp_graph_param_count(g, true), (long long)dp_gen_params(&a));
+        if (g) CHECK(dp_graph_param_count(g, true) == dp_gen_params(&a));
+        dp_graph_free(g);
+    }
 }
 
 static void test_names(void) {

@@ -106,6 +106,10 @@ const char *dp_node_attr(const struct dp_node *n, const char *key);
 
 /* True when the node's device names a GPU ("GPU" or "gpu" in the device string). */
 bool dp_node_on_gpu(const struct dp_node *n);
+/* True when an op on a GPU computes in fp16 or bf16: a mixed-precision export or build, whose
+ * bytes are already at half precision (an fp32 graph run under mixed precision moves half of
+ * its bytes: dp_sim_byte_scale). */
+bool dp_graph_f16(const struct dp_graph *g);
 /* Elements of the first output at batch size `batch` (DP_DIM_BATCH -> batch, unknown dims -> 0,
  * unknown shape -> 0, scalar -> 1). Never overflows: the result is a double. */
 double dp_node_elements(const struct dp_node *n, int64_t batch);

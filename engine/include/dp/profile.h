@@ -6,6 +6,7 @@
 #ifndef DP_PROFILE_H
 #define DP_PROFILE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "dp/graph.h"
@@ -25,6 +26,7 @@ struct dp_profile {
     double n_ops;            /* GPU ops */
     double n_kernels;        /* GPU ops with a kernel (class other than none) */
     double n_variables;
+    bool f16; /* the graph computes in fp16 (dp_graph_f16): its bytes are at half precision */
 };
 
 /* Profiles g at `batch` (<= 0: the graph's exported batch, else 32). DP_ERR_NOMEM only (the

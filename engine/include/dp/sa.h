@@ -28,14 +28,24 @@ void dp_sa_setting_vector(const struct dp_setting *s, const struct dp_gpu *g,
                           double v[DP_SA_SETTING_N]);
 
 /* Physical ratios of profile to setting, each log(ms) (or log of a share): the matrix FLOPs at
- * the GPU's matrix rate for the precision, the memory-bound bytes at its bandwidth, all FLOPs
+ * the GPU's matrix rate for the precision (the simulator's: tensor cores under mixed precision,
+ * TF32 for fp32 on Ampere and later; fp32_matmul: fp32 products at the FP32 rate, as inspectors
+ * trained before TF32 read it, their input "matmul_ms"), the memory-bound bytes at its
+ * bandwidth, all FLOPs
  * at the FP32 rate, the parameter bytes over the network, the PS NIC's traffic (parameters x
  * workers / PS), all-reduce's traffic per worker (2 (N-1)/N x parameters), and activations
  * plus four copies of the parameters over the GPU's memory. */
 #define DP_SA_CROSS_N 7
 extern const char *const dp_sa_cross_names[DP_SA_CROSS_N];
 void dp_sa_cross_vector(const struct dp_profile *p, const struct dp_setting *s,
-                        const struct dp_gpu *g, double v[DP_SA_CROSS_N]);
+                        const struct dp_gpu *g, bool fp32_matmul, double v[DP_SA_CROSS_N]);
+
+/* The profile as a run on setting s moves it (the head reads this one): a graph in fp32 (p->f16
+ * false) under mixed precision moves half of its per-op bytes and activations
+ * (dp_sim_byte_scale), as the graphs built in fp16 that every mixed-precision training row has
+ * show them; FLOPs, parameters and the optimizer's fp32 traffic stay. *out may be p. */
+void dp_sa_profile_at(const struct dp_profile *p, const struct dp_setting *s,
+                      struct dp_profile *out);
 
 /* ---- the inspector ---- */
 

@@ -24,10 +24,11 @@ struct dp_sim_constants {
     double eff_cuda;     /* fraction of the FP32 CUDA-core peak conv/matmul kernels reach */
     double eff_tensor;   /* fraction of the tensor-core peak (FP16, TF32) they reach */
     double gen_scale[DP_GEN_COUNT]; /* both fractions scaled per architecture generation (its
-                                       cuDNN / cuBLAS kernels); 1 where the calibration holds
-                                       fewer than two GPUs of a generation */
+                                       cuDNN / cuBLAS kernels); a generation without a GPU in
+                                       the calibration takes the nearest fitted one's */
     double winograd;     /* speed-up of 3x3 stride-1 convolutions on CUDA cores (cuDNN's
-                            Winograd kernels) over their direct FLOP count */
+                            Winograd kernels, F(2x2, 3x3) to F(4x4, 3x3): 2.25 to 4) over
+                            their direct FLOP count */
     double eff_mem;      /* fraction of memory bandwidth memory-bound kernels reach */
     double gap_us;       /* GPU time between two kernels (launch latency, tail) */
     double host_tf_us;   /* host time to dispatch one op: TensorFlow's graph executor */
@@ -148,6 +149,14 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
  * graph); DP_ERR_NOMEM when out of memory. Thread-safe; g is only read. */
 enum dp_status dp_sim_activation_bytes(const struct dp_graph *g, int64_t batch, double *peak,
                                        struct dp_error *err);
+/* The share of a GPU's FP16 tensor-core rate that convolutions and matrix products run at on
+ * setting s: 1 under mixed precision, 0.5 for fp32 on Ampere and later (TF32), 0 otherwise
+ * (the FP32 CUDA cores). gen: dp_gpu_generation. */
+double dp_sim_tensor_share(enum dp_gpu_gen gen, const struct dp_setting *s);
+/* The share of a graph's bytes (per-op traffic, activations) that a run on setting s moves: 0.5
+ * for a graph in fp32 (graph_f16 false: dp_graph_f16) run under mixed precision, whose
+ * activations are fp16; 1 otherwise. */
+double dp_sim_byte_scale(bool graph_f16, const struct dp_setting *s);
 /* Frees the traces of r (the struct itself is the caller's); NULL-safe. */
 void dp_sim_result_free(struct dp_sim_result *r);
 

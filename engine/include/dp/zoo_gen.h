@@ -65,6 +65,9 @@ struct dp_gen_cnn {
     int     head_width;         /* > 0: a hidden dense layer (with act) before the classifier */
     double  dropout;            /* before the classifier; 0 = none */
     int     classes;
+    bool    folded;             /* no batch norm: a bias on every convolution instead, as an
+                                   eval-mode export folds it (DenseNet's pre-activation BN
+                                   and SE are left out / kept as they are) */
 };
 
 enum dp_gen_variant { DP_GEN_ENCODER, DP_GEN_DECODER, DP_GEN_ENCDEC, DP_GEN_VISION };

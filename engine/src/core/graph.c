@@ -277,6 +277,15 @@ bool dp_node_on_gpu(const struct dp_node *n) {
     return strstr(n->device, "GPU") || strstr(n->device, "gpu");
 }
 
+bool dp_graph_f16(const struct dp_graph *g) {
+    for (size_t i = 0; i < dp_graph_n_nodes(g); i++) {
+        const struct dp_node *n = dp_graph_node(g, i);
+        if (dp_node_on_gpu(n) && (n->dtype == DP_DTYPE_F16 || n->dtype == DP_DTYPE_BF16))
+            return true;
+    }
+    return false;
+}
+
 double dp_node_tensor_size(const struct dp_node *n, int64_t batch) {
     return n->n_dims == 0 ? 0 : dp_node_elements(n, batch);
 }

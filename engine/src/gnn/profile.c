@@ -29,6 +29,7 @@ enum dp_status dp_profile_graph(const struct dp_graph *g, int64_t batch, struct 
     if (batch <= 0) batch = 32;
     p.batch = batch;
     bool unplaced = dp_graph_unplaced(g);
+    p.f16 = dp_graph_f16(g);
     for (size_t i = 0; i < dp_graph_n_nodes(g); i++) {
         const struct dp_node *n = dp_graph_node(g, i);
         if (n->params > 0 || dp_op_is_variable(n->op)) {

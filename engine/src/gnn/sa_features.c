@@ -8,6 +8,8 @@
 
 #include <math.h>
 
+#include "dp/sim.h"
+
 const char *const dp_sa_setting_names[DP_SA_SETTING_N] = {
     "fp32_tflops",  "tensor_tflops", "memory_gb",  "bandwidth_gbps", "nvlink_gbps",
     "pcie_gen",     "generation",    "workers",    "ps",             "machines",
@@ -16,7 +18,7 @@ const char *const dp_sa_setting_names[DP_SA_SETTING_N] = {
 };
 
 const char *const dp_sa_cross_names[DP_SA_CROSS_N] = {
-    "matmul_ms", "memory_bound_ms", "all_flops_fp32_ms", "params_over_network_ms",
+    "matmul_rate_ms", "memory_bound_ms", "all_flops_fp32_ms", "params_over_network_ms",
     "ps_traffic_ms", "allreduce_traffic_ms", "memory_share",
 };
 
@@ -27,11 +29,16 @@ static double per_device(const struct dp_gpu *g, double v) {
 
 static double log_or(double v, double fallback) { return v > 0 && isfinite(v) ? log(v) : fallback; }
 
-/* The matrix rate the GPU runs this precision's products at, in TFLOPS (the tensor-core rate
- * under mixed precision, as the simulator takes it; unknown: the fp32 rate). */
-static double matmul_tflops(const struct dp_setting *s, const struct dp_gpu *g) {
+/* The matrix rate the GPU runs this precision's products at, in TFLOPS, as the simulator takes
+ * it: its share of the tensor-core rate (FP16 under mixed precision, TF32 for fp32 on Ampere
+ * and later: dp_sim_tensor_share), else (or the tensor rate unknown) the FP32 rate;
+ * fp32_matmul: no TF32. */
+static double matmul_tflops(const struct dp_setting *s, const struct dp_gpu *g, bool fp32_matmul) {
     double fp32 = per_device(g, g->fp32_tflops), tensor = per_device(g, g->fp16_tflops);
-    return s->precision == DP_PREC_MIXED && tensor > 0 && isfinite(tensor) ? tensor : fp32;
+    double share = s->precision == DP_PREC_MIXED ? 1.0
+                   : fp32_matmul                 ? 0.0
+                                                 : dp_sim_tensor_share(dp_gpu_generation(g), s);
+    return share > 0 && tensor > 0 && isfinite(tensor) ? share * tensor : fp32;
 }
 
 void dp_sa_setting_vector(const struct dp_setting *s, const struct dp_gpu *g,
@@ -61,8 +68,18 @@ void dp_sa_setting_vector(const struct dp_setting *s, const struct dp_gpu *g,
     v[19] = gen >= DP_GEN_AMPERE;
 }
 
+void dp_sa_profile_at(const struct dp_profile *p, const struct dp_setting *s,
+                      struct dp_profile *out) {
+    double k = dp_sim_byte_scale(p->f16, s);
+    *out = *p;
+    for (int c = 0; c < DP_OPCLASS_COUNT; c++)
+        if (c != DP_OPCLASS_NONE && c != DP_OPCLASS_INPUT && c != DP_OPCLASS_OPTIMIZER)
+            out->bytes[c] *= k;
+    out->activation_bytes *= k;
+}
+
 void dp_sa_cross_vector(const struct dp_profile *p, const struct dp_setting *s,
-                        const struct dp_gpu *g, double v[DP_SA_CROSS_N]) {
+                        const struct dp_gpu *g, bool fp32_matmul, double v[DP_SA_CROSS_N]) {
     double fp32 = per_device(g, g->fp32_tflops), bw = per_device(g, g->bandwidth_gbps);
     double mem = per_device(g, g->memory_gb), net = dp_network_bandwidth_gbps(s->network);
     double bound = 0, total = 0;
@@ -72,7 +89,7 @@ void dp_sa_cross_vector(const struct dp_profile *p, const struct dp_setting *s,
     }
     /* Each a time in ms (or a share), log-scaled; a floor keeps empty work finite. */
     double ms[DP_SA_CROSS_N] = {
-        p->flops[DP_OPCLASS_MATMUL] / (matmul_tflops(s, g) * 1e9),
+        p->flops[DP_OPCLASS_MATMUL] / (matmul_tflops(s, g, fp32_matmul) * 1e9),
         bound / (bw * 1e6),
         total / (fp32 * 1e9),
         p->param_bytes / (net * 1e6),

@@ -137,9 +137,11 @@ void dp_sa_raw_input(const struct dp_sa_inspector *sa, const float *emb,
                      const struct dp_gpu *g, double *x) {
     for (int i = 0; i < sa->n_emb; i++) x[i] = emb[i];
     x += sa->n_emb;
-    dp_profile_vector(p, x);
+    struct dp_profile at;
+    dp_sa_profile_at(p, s, &at);
+    dp_profile_vector(&at, x);
     dp_sa_setting_vector(s, g, x + DP_PROFILE_N);
-    dp_sa_cross_vector(p, s, g, x + DP_PROFILE_N + DP_SA_SETTING_N);
+    dp_sa_cross_vector(&at, s, g, sa->fp32_matmul, x + DP_PROFILE_N + DP_SA_SETTING_N);
 }
 
 void dp_sa_set_norm(struct dp_sa_inspector *sa, const double *in_mean, const double *in_std,

@@ -15,6 +15,8 @@
 
 #define SA_MAX_BYTES ((size_t)1 << 30)
 #define SA_MAX_REF   100000
+/* The first physical ratio's name in files that read fp32 products at the FP32 rate */
+#define LEGACY_MATMUL "matmul_ms"
 
 static const struct dp_read_spec sa_spec = {"setting-aware inspector", SA_MAX_BYTES, true, NULL};
 
@@ -192,6 +194,11 @@ static enum dp_status from_json(const cJSON *root, const char *name,
                           "and this driple give %d", name, (long long)v[3], sa->n_in);
         goto fail;
     }
+    /* Files that name their first physical ratio "matmul_ms" read fp32 products at the FP32
+     * rate (before TF32 entered it). */
+    const cJSON *in_names = cJSON_GetObjectItemCaseSensitive(arch, "inputs");
+    const cJSON *first = cJSON_GetArrayItem(in_names, DP_PROFILE_N + DP_SA_SETTING_N);
+    sa->fp32_matmul = cJSON_IsString(first) && !strcmp(first->valuestring, LEGACY_MATMUL);
     int64_t n_ref = 0;
     double thr = 0;
     if ((st = read_numbers(norm, "in_mean", sa->n_in, name, "$.normalisation", sa->in_mean,
@@ -308,7 +315,10 @@ enum dp_status dp_sa_save(const struct dp_sa_inspector *sa, const char *path,
     for (int k = 0; k < DP_SA_SETTING_N; k++)
         if (!dp_json_append(names, cJSON_CreateString(dp_sa_setting_names[k]))) goto oom;
     for (int k = 0; k < DP_SA_CROSS_N; k++)
-        if (!dp_json_append(names, cJSON_CreateString(dp_sa_cross_names[k]))) goto oom;
+        if (!dp_json_append(names, cJSON_CreateString(k == 0 && sa->fp32_matmul
+                                                          ? LEGACY_MATMUL
+                                                          : dp_sa_cross_names[k])))
+            goto oom;
     if (!(outs = cJSON_AddArrayToObject(root, "outputs"))) goto oom;
     for (int o = 0; o < DP_SA_N_OUT; o++) {
         cJSON *x = cJSON_CreateObject();

@@ -282,11 +282,20 @@ static double base_bytes(const struct dp_sim_workload *w, const struct dp_settin
     return k->context_gb * 1e9 + weights + grads + slots;
 }
 
+double dp_sim_tensor_share(enum dp_gpu_gen gen, const struct dp_setting *s) {
+    /* TensorFlow >= 2.4, NVIDIA's TensorFlow 1.15 and PyTorch's NGC containers enable TF32 by
+     * default */
+    return s->precision == DP_PREC_MIXED ? 1.0 : gen >= DP_GEN_AMPERE ? 0.5 : 0.0;
+}
+
+double dp_sim_byte_scale(bool graph_f16, const struct dp_setting *s) {
+    return s->precision == DP_PREC_MIXED && !graph_f16 ? 0.5 : 1.0;
+}
+
 void sim_footprint(const struct dp_sim_workload *w, const struct dp_setting *s,
                    const struct dp_sim_constants *k, const double *shard, int n_ps,
                    double *act, double *base) {
-    bool mixed = s->precision == DP_PREC_MIXED;
-    double byte_scale = mixed && !w->graph_f16 ? 0.5 : 1.0;
+    double byte_scale = dp_sim_byte_scale(w->graph_f16, s);
     /* A fusing framework keeps the fused chains' inputs, not their outputs. */
     double fuse = s->framework == DP_FW_PYTORCH ? k->fuse_pt : k->fuse_tf;
     *act = (w->act_bytes - fuse * (w->act_bytes - w->act_fused)) * byte_scale;

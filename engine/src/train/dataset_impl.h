@@ -15,11 +15,12 @@ bool dp_dataset_source_ok(const char *kind);
 bool dp_dataset_sample_trainable(const struct dp_sample *s);
 
 /* A graph's profile as JSON ({flops: [per op class], bytes: [...], winograd_flops, params,
- * param_bytes, activation_bytes, ops, kernels, variables}; datasets and sweeps): read from o
- * (the batch given; failures name "<name>:<path>...") and written as member key of o (false when
- * out of memory). Only *_json.c call these. */
+ * param_bytes, activation_bytes, ops, kernels, variables, f16}; datasets and sweeps): read from
+ * o (the batch given; f16 where the file has no "f16"; failures name "<name>:<path>...") and
+ * written as member key of o (false when out of memory). Only *_json.c call these. */
 struct cJSON;
-enum dp_status dp_profile_read_json(const struct cJSON *o, int64_t batch, const char *name,
+enum dp_status dp_profile_read_json(const struct cJSON *o, int64_t batch, bool f16,
+                                    const char *name,
                                     const char *path, struct dp_profile *p,
                                     struct dp_error *err);
 bool dp_profile_write_json(struct cJSON *o, const char *key, const struct dp_profile *p);

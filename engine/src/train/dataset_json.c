@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dataset_impl.h"
+#include "dp/settings.h"
 #include "core/json_util.h"
 
 #define DATASET_MAX_BYTES ((size_t)1 << 30)
@@ -114,13 +115,17 @@ static double *profile_field(struct dp_profile *p, int k) {
     return f[k];
 }
 
-enum dp_status dp_profile_read_json(const cJSON *o, int64_t batch, const char *name,
+enum dp_status dp_profile_read_json(const cJSON *o, int64_t batch, bool f16, const char *name,
                                     const char *path, struct dp_profile *p,
                                     struct dp_error *err) {
     const cJSON *arr[2];
     enum dp_status st;
     memset(p, 0, sizeof *p);
     p->batch = batch;
+    const cJSON *half = cJSON_GetObjectItemCaseSensitive(o, "f16");
+    if (half && !cJSON_IsBool(half))
+        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.f16: expected true or false", name, path);
+    p->f16 = half ? cJSON_IsTrue(half) : f16;
     if ((st = dp_json_get_array(o, "flops", false, name, path, &arr[0], err)) ||
         (st = dp_json_get_array(o, "bytes", false, name, path, &arr[1], err)))
         return st;
@@ -159,7 +164,7 @@ bool dp_profile_write_json(cJSON *o, const char *key, const struct dp_profile *p
     }
     for (int k = 0; k < N_PROFILE_KEYS; k++)
         if (!dp_json_add_number(p, profile_keys[k], *profile_field(&copy, k))) return false;
-    return true;
+    return cJSON_AddBoolToObject(p, "f16", prof->f16) != NULL;
 }
 
 static enum dp_status read_sample(const cJSON *o, const char *name, const char *path,
@@ -237,7 +242,11 @@ static enum dp_status read_sample(const cJSON *o, const char *name, const char *
                             "numbers >= 0", name, path);
     if (prof) {
         snprintf(sub, sizeof sub, "%s.profile", path);
-        if ((st = dp_profile_read_json(prof, s->batch, name, sub, &s->profile, err))) return st;
+        /* Files before "f16": every sample was a zoo graph, built in fp16 under mixed precision */
+        enum dp_precision prec = DP_PREC_FP32;
+        bool f16 = dp_precision_parse(s->job.precision, &prec) && prec == DP_PREC_MIXED;
+        if ((st = dp_profile_read_json(prof, s->batch, f16, name, sub, &s->profile, err)))
+            return st;
         s->has_profile = true;
     }
     if (grouped) {

@@ -122,7 +122,10 @@ static enum dp_status read_graph(const cJSON *o, const char *name, const char *p
     if (!(g->graph = strdup(graph)) || !(g->model = strdup(model)))
         return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", name);
     snprintf(sub, sizeof sub, "%s.profile", path);
-    if ((st = dp_profile_read_json(prof, g->batch, name, sub, &g->profile, err))) return st;
+    /* Files before "f16": every sweep graph is the builder's, in fp16 under mixed precision */
+    if ((st = dp_profile_read_json(prof, g->batch, g->precision == DP_PREC_MIXED, name, sub,
+                                   &g->profile, err)))
+        return st;
     snprintf(sub, sizeof sub, "%s.grouped", path);
     return read_grouped(grouped, g, name, sub, err);
 }

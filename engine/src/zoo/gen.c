@@ -135,6 +135,7 @@ static void sample_cnn(uint64_t *s, struct dp_gen_cnn *c, int64_t *batch) {
     c->classes = PICK(s, classes);
     static const int small[] = {64, 128, 256}, mid[] = {32, 64, 128}, large[] = {16, 32, 64};
     *batch = c->input <= 64 ? PICK(s, small) : c->input <= 160 ? PICK(s, mid) : PICK(s, large);
+    c->folded = chance(s, 0.2); /* drawn last: the other draws stay those of earlier sessions */
 }
 
 /* A power-of-two batch that gives at most about `tokens` tokens per step (1 .. 512). */
@@ -316,8 +317,10 @@ bool dp_gen_is_generated(const char *name) { return dp_gen_parse_name(name, NULL
 
 /* ---- closed-form parameter counts (trainable), from the description alone ---- */
 
-static int64_t conv_bn(int64_t cin, int64_t cout, int64_t k) { return k * k * cin * cout + 2 * cout; }
-static int64_t conv_bias(int64_t cin, int64_t cout, int64_t k) { return k * k * cin * cout + cout; }
+/* A convolution's weights and, per output channel, BN's gamma and beta (nb 2) or a bias (1). */
+static int64_t conv_nb(int64_t cin, int64_t cout, int64_t k, int64_t nb) {
+    return k * k * cin * cout + nb * cout;
+}
 static int64_t dense_p(int64_t in, int64_t out) { return in * out + out; }
 static int64_t se_p(int64_t c) {
     int64_t r = c / 4 < 8 ? 8 : c / 4;
@@ -325,44 +328,48 @@ static int64_t se_p(int64_t c) {
 }
 
 static int64_t cnn_params(const struct dp_gen_cnn *c) {
-    int64_t n = conv_bn(3, c->stem_width, c->stem_kernel), ch = c->stem_width;
+    /* per channel of a normalised layer: gamma and beta, or the folded bias (nb); of
+     * DenseNet's stand-alone BN (bn): none when folded */
+    int64_t nb = c->folded ? 1 : 2, bn = c->folded ? 0 : 2;
+    int64_t n = conv_nb(3, c->stem_width, c->stem_kernel, nb), ch = c->stem_width;
     for (int i = 0; i < c->n_stages; i++) {
         const struct dp_gen_stage *st = &c->stage[i];
         int64_t w = st->width, k = st->kernel;
         if (st->block == DP_GEN_DENSE && st->stride == 2) { /* transition */
             int64_t half = ch / 2 < 8 ? 8 : ch / 2;
-            n += 2 * ch + conv_bias(ch, half, 1);
+            n += bn * ch + conv_nb(ch, half, 1, 1);
             ch = half;
         }
         for (int r = 0; r < st->depth; r++) {
             bool first = r == 0, strided = first && st->stride == 2 && !st->pool &&
                                           st->block != DP_GEN_DENSE;
             switch (st->block) {
-            case DP_GEN_PLAIN: n += conv_bn(ch, w, k); ch = w; break;
+            case DP_GEN_PLAIN: n += conv_nb(ch, w, k, nb); ch = w; break;
             case DP_GEN_RESIDUAL:
-                n += conv_bn(ch, w, k) + conv_bn(w, w, k) + (strided || ch != w ? conv_bn(ch, w, 1) : 0);
+                n += conv_nb(ch, w, k, nb) + conv_nb(w, w, k, nb) +
+                     (strided || ch != w ? conv_nb(ch, w, 1, nb) : 0);
                 n += st->se ? se_p(w) : 0;
                 ch = w;
                 break;
             case DP_GEN_BOTTLENECK:
             case DP_GEN_GROUPED: {
                 int64_t in = st->inner, g = st->groups;
-                n += conv_bn(ch, in, 1) + g * k * k * (in / g) * (in / g) + 2 * in +
-                     conv_bn(in, w, 1) + (strided || ch != w ? conv_bn(ch, w, 1) : 0);
+                n += conv_nb(ch, in, 1, nb) + g * k * k * (in / g) * (in / g) + nb * in +
+                     conv_nb(in, w, 1, nb) + (strided || ch != w ? conv_nb(ch, w, 1, nb) : 0);
                 n += st->se ? se_p(w) : 0;
                 ch = w;
                 break;
             }
             case DP_GEN_INVERTED: {
                 int64_t e = ch * st->expand;
-                n += (st->expand != 1 ? conv_bn(ch, e, 1) : 0) + k * k * e + 2 * e +
-                     (st->se ? se_p(e) : 0) + conv_bn(e, w, 1);
+                n += (st->expand != 1 ? conv_nb(ch, e, 1, nb) : 0) + k * k * e + nb * e +
+                     (st->se ? se_p(e) : 0) + conv_nb(e, w, 1, nb);
                 ch = w;
                 break;
             }
-            case DP_GEN_SEPARABLE: n += k * k * ch + 2 * ch + conv_bn(ch, w, 1); ch = w; break;
+            case DP_GEN_SEPARABLE: n += k * k * ch + nb * ch + conv_nb(ch, w, 1, nb); ch = w; break;
             case DP_GEN_DENSE:
-                n += 2 * ch + conv_bias(ch, 4 * w, 1) + 2 * 4 * w + conv_bias(4 * w, w, k);
+                n += bn * ch + conv_nb(ch, 4 * w, 1, 1) + bn * 4 * w + conv_nb(4 * w, w, k, 1);
                 ch += w;
                 break;
             default: break;
@@ -398,7 +405,7 @@ static int64_t tf_params(const struct dp_gen_transformer *t) {
     case DP_GEN_ENCDEC: n += 2 * (int64_t)t->vocab * d + t->vocab; break;
     case DP_GEN_VISION: {
         int64_t p = t->patch, tokens = (t->seq / p) * (t->seq / p);
-        n += conv_bias(3, d, p) + tokens * d + dense_p(d, t->classes);
+        n += conv_nb(3, d, p, 1) + tokens * d + dense_p(d, t->classes);
         break;
     }
     }
@@ -427,7 +434,7 @@ static int64_t mixer_params(const struct dp_gen_mixer *m) {
     int64_t d = m->d, t = (m->input / m->patch) * (m->input / m->patch);
     int64_t layer = 4 * d + dense_p(t, m->token_mlp) + dense_p(m->token_mlp, t) +
                     dense_p(d, m->channel_mlp) + dense_p(m->channel_mlp, d);
-    return conv_bias(3, d, m->patch) + m->layers * layer + 2 * d + dense_p(d, m->classes);
+    return conv_nb(3, d, m->patch, 1) + m->layers * layer + 2 * d + dense_p(d, m->classes);
 }
 
 int64_t dp_gen_params(const struct dp_gen_arch *a) {
@@ -483,7 +490,7 @@ void dp_gen_describe(const struct dp_gen_arch *a, char *buf, size_t n) {
             put(&t, ";");
         }
         if (c->head_width) put(&t, " fc %d;", c->head_width);
-        put(&t, " %d classes", c->classes);
+        put(&t, " %d classes%s", c->classes, c->folded ? ", BN folded" : "");
         break;
     }
     case DP_GEN_TRANSFORMER: {

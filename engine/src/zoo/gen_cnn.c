@@ -1,21 +1,51 @@
 /* gen_cnn.c: generated CNNs: a stem, stages of one block kind each (plain, residual, bottleneck,
  * inverted residual, depthwise separable, grouped, dense; squeeze-excite optional), global
  * average pooling and a classifier. Conv + BN layers come from the zoo's builder, so the ops are
- * those of the zoo's ResNets, MobileNets and DenseNets. */
+ * those of the zoo's ResNets, MobileNets and DenseNets; a folded CNN has a bias where BN was (an
+ * eval-mode export's graph). */
 #include <stdio.h>
 
 #include "zoo/gen_impl.h"
 
-static int conv_bn(struct zb *b, const char *name, int x, int cout, int k, int stride) {
-    return zb_conv_layer(b, name, x, cout, k, stride, true, true, NULL);
-}
-
-static int conv_bn_act(struct zb *b, const char *name, int x, int cout, int k, int stride,
-                       enum dp_gen_act act) {
-    return gen_act(b, act, conv_bn(b, name, x, cout, k, stride));
-}
-
 static int channels(const struct zb *b, int x) { return (int)zb_dim(b, x, zb_caxis(b)); }
+
+/* What a CNN's blocks share: its activation and whether BN is folded. */
+struct cnn_kind {
+    enum dp_gen_act act;
+    bool bn;
+};
+
+static int conv_bn(struct zb *b, struct cnn_kind ck, const char *name, int x, int cout, int k,
+                   int stride) {
+    return zb_conv_layer(b, name, x, cout, k, stride, true, ck.bn, NULL);
+}
+
+static int conv_bn_act(struct zb *b, struct cnn_kind ck, const char *name, int x, int cout, int k,
+                       int stride) {
+    return gen_act(b, ck.act, conv_bn(b, ck, name, x, cout, k, stride));
+}
+
+/* BN of x's channels, or (folded) a bias. */
+static int norm(struct zb *b, struct cnn_kind ck, const char *name, int x) {
+    if (ck.bn) return zb_bn_layer(b, name, x, NULL);
+    int64_t c = zb_dim(b, x, zb_caxis(b));
+    zb_push(b, "%s", name);
+    int y = zb_bias_add(b, x, zb_variable(b, "bias", 1, &c, "zeros", true));
+    zb_pop(b);
+    return y;
+}
+
+/* A depthwise k x k convolution and its BN (or bias) and activation. */
+static int dwconv_act(struct zb *b, struct cnn_kind ck, const char *name, int x, int k,
+                      int stride) {
+    if (ck.bn) return gen_act(b, ck.act, zb_dwconv_layer(b, name, x, k, stride, NULL));
+    zb_push(b, "%s", name);
+    int64_t wd[4] = {k, k, channels(b, x), 1};
+    int w = zb_variable(b, "depthwise_kernel", 4, wd, "normal", true);
+    int y = norm(b, ck, "bias", zb_conv(b, x, w, stride, NULL, true));
+    zb_pop(b);
+    return gen_act(b, ck.act, y);
+}
 
 /* Squeeze-excite: the channel means through a bottleneck of c/4 (at least 8) channels and a
  * sigmoid scale the input per channel. */
@@ -31,8 +61,8 @@ static int squeeze_excite(struct zb *b, int x) {
 }
 
 /* A k x k convolution split into `groups` along the channels (no bias), concatenated, then BN. */
-static int grouped_conv(struct zb *b, const char *name, int x, int cout, int k, int stride,
-                        int groups) {
+static int grouped_conv(struct zb *b, struct cnn_kind ck, const char *name, int x, int cout, int k,
+                        int stride, int groups) {
     int parts[8], outs[8];
     int64_t cin = channels(b, x);
     zb_push(b, "%s", name);
@@ -44,54 +74,56 @@ static int grouped_conv(struct zb *b, const char *name, int x, int cout, int k, 
         outs[g] = zb_conv(b, parts[g], w, stride, NULL, false);
         zb_pop(b);
     }
-    int y = zb_bn_layer(b, "BatchNorm", zb_concat(b, outs, groups, zb_caxis(b)), NULL);
+    int y = norm(b, ck, "BatchNorm", zb_concat(b, outs, groups, zb_caxis(b)));
     zb_pop(b);
     return y;
 }
 
 /* The shortcut of a residual block: x, or a 1 x 1 conv + BN when the shape changes. */
-static int shortcut(struct zb *b, int x, int cout, int stride) {
-    return stride != 1 || channels(b, x) != cout ? conv_bn(b, "shortcut", x, cout, 1, stride) : x;
+static int shortcut(struct zb *b, struct cnn_kind ck, int x, int cout, int stride) {
+    return stride != 1 || channels(b, x) != cout ? conv_bn(b, ck, "shortcut", x, cout, 1, stride)
+                                                 : x;
 }
 
 static int block(struct zb *b, const struct dp_gen_stage *st, int x, int stride,
-                 enum dp_gen_act act) {
+                 struct cnn_kind ck) {
+    enum dp_gen_act act = ck.act;
     int w = st->width, k = st->kernel, y;
     switch (st->block) {
-    case DP_GEN_PLAIN: return conv_bn_act(b, "conv", x, w, k, stride, act);
+    case DP_GEN_PLAIN: return conv_bn_act(b, ck, "conv", x, w, k, stride);
     case DP_GEN_RESIDUAL: {
-        int sc = shortcut(b, x, w, stride);
-        y = conv_bn_act(b, "conv1", x, w, k, stride, act);
-        y = conv_bn(b, "conv2", y, w, k, 1);
+        int sc = shortcut(b, ck, x, w, stride);
+        y = conv_bn_act(b, ck, "conv1", x, w, k, stride);
+        y = conv_bn(b, ck, "conv2", y, w, k, 1);
         if (st->se) y = squeeze_excite(b, y);
         return gen_act(b, act, zb_binary(b, "AddV2", y, sc));
     }
     case DP_GEN_BOTTLENECK:
     case DP_GEN_GROUPED: {
-        int sc = shortcut(b, x, w, stride);
-        y = conv_bn_act(b, "conv1", x, st->inner, 1, 1, act);
+        int sc = shortcut(b, ck, x, w, stride);
+        y = conv_bn_act(b, ck, "conv1", x, st->inner, 1, 1);
         y = st->block == DP_GEN_GROUPED
-                ? gen_act(b, act, grouped_conv(b, "conv2", y, st->inner, k, stride, st->groups))
-                : conv_bn_act(b, "conv2", y, st->inner, k, stride, act);
-        y = conv_bn(b, "conv3", y, w, 1, 1);
+                ? gen_act(b, act, grouped_conv(b, ck, "conv2", y, st->inner, k, stride, st->groups))
+                : conv_bn_act(b, ck, "conv2", y, st->inner, k, stride);
+        y = conv_bn(b, ck, "conv3", y, w, 1, 1);
         if (st->se) y = squeeze_excite(b, y);
         return gen_act(b, act, zb_binary(b, "AddV2", y, sc));
     }
     case DP_GEN_INVERTED: {
         int cin = channels(b, x);
-        y = st->expand != 1 ? conv_bn_act(b, "expand", x, cin * st->expand, 1, 1, act) : x;
-        y = gen_act(b, act, zb_dwconv_layer(b, "depthwise", y, k, stride, NULL));
+        y = st->expand != 1 ? conv_bn_act(b, ck, "expand", x, cin * st->expand, 1, 1) : x;
+        y = dwconv_act(b, ck, "depthwise", y, k, stride);
         if (st->se) y = squeeze_excite(b, y);
-        y = conv_bn(b, "project", y, w, 1, 1);
+        y = conv_bn(b, ck, "project", y, w, 1, 1);
         return stride == 1 && cin == w ? zb_binary(b, "AddV2", y, x) : y;
     }
     case DP_GEN_SEPARABLE:
-        y = gen_act(b, act, zb_dwconv_layer(b, "depthwise", x, k, stride, NULL));
-        return conv_bn_act(b, "pointwise", y, w, 1, 1, act);
+        y = dwconv_act(b, ck, "depthwise", x, k, stride);
+        return conv_bn_act(b, ck, "pointwise", y, w, 1, 1);
     case DP_GEN_DENSE: {
-        y = zb_bn_layer(b, "bn1", x, NULL);
+        y = ck.bn ? zb_bn_layer(b, "bn1", x, NULL) : x;
         y = zb_conv_layer(b, "conv1", gen_act(b, act, y), 4 * w, 1, 1, true, false, NULL);
-        y = gen_act(b, act, zb_bn_layer(b, "bn2", y, NULL));
+        y = gen_act(b, act, ck.bn ? zb_bn_layer(b, "bn2", y, NULL) : y);
         y = zb_conv_layer(b, "conv2", y, w, k, 1, true, false, NULL);
         int xs[2] = {x, y};
         return zb_concat(b, xs, 2, zb_caxis(b));
@@ -100,12 +132,12 @@ static int block(struct zb *b, const struct dp_gen_stage *st, int x, int stride,
     }
 }
 
-/* DenseNet's transition: BN, act, a 1 x 1 conv to half the channels (at least 8), 2 x 2 average
- * pooling. */
-static int transition(struct zb *b, int x, enum dp_gen_act act) {
+/* DenseNet's transition: BN (none when folded), act, a 1 x 1 conv to half the channels (at
+ * least 8), 2 x 2 average pooling. */
+static int transition(struct zb *b, int x, struct cnn_kind ck) {
     int c = channels(b, x) / 2;
     zb_push(b, "transition");
-    x = gen_act(b, act, zb_bn_layer(b, "bn", x, NULL));
+    x = gen_act(b, ck.act, ck.bn ? zb_bn_layer(b, "bn", x, NULL) : x);
     x = zb_conv_layer(b, "conv", x, c < 8 ? 8 : c, 1, 1, true, false, NULL);
     x = zb_pool(b, "AvgPool", x, 2, 2, NULL);
     zb_pop(b);
@@ -116,19 +148,20 @@ int gen_cnn(struct zb *b, const struct dp_gen_cnn *c) {
     int labels;
     int x = zoo_image_input(b, c->input, &labels);
     zb_push(b, "cnn");
-    x = conv_bn_act(b, "stem", x, c->stem_width, c->stem_kernel, c->stem_stride, c->act);
+    struct cnn_kind ck = {c->act, !c->folded};
+    x = conv_bn_act(b, ck, "stem", x, c->stem_width, c->stem_kernel, c->stem_stride);
     if (c->stem_pool) x = zb_pool(b, "MaxPool", x, 3, 2, NULL);
     for (int s = 0; s < c->n_stages; s++) {
         const struct dp_gen_stage *st = &c->stage[s];
         zb_push(b, "stage%d", s + 1);
         int stride = st->stride;
         if (stride == 2 && (st->pool || st->block == DP_GEN_DENSE)) {
-            x = st->pool ? zb_pool(b, "MaxPool", x, 2, 2, NULL) : transition(b, x, c->act);
+            x = st->pool ? zb_pool(b, "MaxPool", x, 2, 2, NULL) : transition(b, x, ck);
             stride = 1;
         }
         for (int r = 0; r < st->depth; r++) {
             zb_push(b, "block%d", r + 1);
-            x = block(b, st, x, r == 0 ? stride : 1, c->act);
+            x = block(b, st, x, r == 0 ? stride : 1, ck);
             zb_pop(b);
         }
         zb_pop(b);

@@ -579,8 +579,17 @@ static int fire(struct zb *b, const char *name, int x, int s, int e) {
     return y;
 }
 
+/* torchvision's max pooling with ceil_mode: a last window that runs past the end of x's side
+ * counts (padded at the bottom and right, with windows that start inside). */
+static int ceil_pool(struct zb *b, int x, int k, int stride) {
+    int64_t h = zb_dim(b, x, zb_caxis(b) == 1 ? 2 : 1), out = (h - k + stride - 1) / stride + 1;
+    int64_t extra = (out - 1) * stride + k - h, pads[4] = {0, extra, 0, extra};
+    return zb_pool(b, "MaxPool", x, k, stride, pads);
+}
+
 /* SqueezeNet: 1.0 (a 7x7 stem of 96, pooling after fire4 and fire8) or 1.1 (a 3x3 stem of 64,
- * pooling after fire3 and fire5: the same fires at 2.4x fewer FLOPs). */
+ * pooling after fire3 and fire5: the same fires at 2.4x fewer FLOPs); torchvision's pooling
+ * rounds up (at 224 px: 1.0's second pooling gives 27 x 27, not 26). */
 static int squeezenet(struct zb *b, int64_t input, bool v11) {
     static const int fires[8][2] = {{16, 64},  {16, 64},  {32, 128}, {32, 128},
                                     {48, 192}, {48, 192}, {64, 256}, {64, 256}};
@@ -588,12 +597,12 @@ static int squeezenet(struct zb *b, int64_t input, bool v11) {
     int x = zoo_image_input(b, input, &labels);
     zb_push(b, "%s", v11 ? "squeezenet1_1" : "squeezenet");
     x = zb_conv_layer(b, "conv1", x, v11 ? 64 : 96, v11 ? 3 : 7, 2, false, false, "Relu");
-    x = zb_pool(b, "MaxPool", x, 3, 2, VALID);
+    x = ceil_pool(b, x, 3, 2);
     for (int i = 0; i < 8; i++) {
         char nm[32];
         snprintf(nm, sizeof nm, "fire%d", i + 2);
         x = fire(b, nm, x, fires[i][0], fires[i][1]);
-        if (i == (v11 ? 1 : 2) || i == (v11 ? 3 : 6)) x = zb_pool(b, "MaxPool", x, 3, 2, VALID);
+        if (i == (v11 ? 1 : 2) || i == (v11 ? 3 : 6)) x = ceil_pool(b, x, 3, 2);
     }
     x = zb_dropout(b, x, 0.5);
     x = zb_conv_layer(b, "conv10", x, CLASSES, 1, 1, true, false, "Relu");
