@@ -429,8 +429,9 @@ static void test_devices(struct dp_graph *g) {
 
 /* A 3-D convolution is costed as one: its reduction is the filter's window times cin (3 x 7 x
  * 7 x 3 for r3d_18's stem, whose input has 3 channels), so under mixed precision it runs on the
- * tensor cores, about 4x the FP32 CUDA cores on a V100 (read as a matmul, its reduction was
- * the input's 3 channels: too narrow for tensor cores, no faster than fp32). */
+ * tensor cores, its 3 channels padded to 8 (3/8 of their rate): about 1.6x the FP32 CUDA cores
+ * on a V100 (read as a matmul, its reduction was the input's 3 channels: too narrow for tensor
+ * cores, no faster than fp32). */
 static void test_conv3d(void) {
     struct dp_graph *g = dp_graph_init("conv3d_test");
     dp_graph_set_batch(g, 8, "test");
@@ -457,7 +458,7 @@ static void test_conv3d(void) {
     s.precision = DP_PREC_MIXED;
     CHECK(dp_setting_finish(&s, &err) == DP_OK);
     CHECK(dp_simulate(g, &s, &gpu, &o, &r16, &err) == DP_OK);
-    CHECK(r16.compute_ms < 0.5 * r32.compute_ms);
+    CHECK(r16.compute_ms < 0.75 * r32.compute_ms);
     dp_sim_result_free(&r32);
     dp_sim_result_free(&r16);
     dp_graph_free(g);

@@ -24,10 +24,11 @@ struct dp_sim_constants {
     double eff_cuda;     /* fraction of the FP32 CUDA-core peak conv/matmul kernels reach */
     double eff_tensor;   /* fraction of the tensor-core peak (FP16, TF32) they reach */
     double gen_scale[DP_GEN_COUNT]; /* both fractions scaled per architecture generation (its
-                                       cuDNN / cuBLAS kernels); 1 where the calibration holds
-                                       fewer than two GPUs of a generation */
+                                       cuDNN / cuBLAS kernels); a generation without a GPU in
+                                       the calibration takes the nearest fitted one's */
     double winograd;     /* speed-up of 3x3 stride-1 convolutions on CUDA cores (cuDNN's
-                            Winograd kernels) over their direct FLOP count */
+                            Winograd kernels, F(2x2, 3x3) to F(4x4, 3x3): 2.25 to 4) over
+                            their direct FLOP count */
     double eff_mem;      /* fraction of memory bandwidth memory-bound kernels reach */
     double gap_us;       /* GPU time between two kernels (launch latency, tail) */
     double host_tf_us;   /* host time to dispatch one op: TensorFlow's graph executor */

@@ -46,8 +46,8 @@ static const struct dp_node *conv_filter(const struct dp_graph *g, const struct 
  * (times cout for the input gradient) or the first operand's last dimension (matmuls), and the
  * output's last dimension. */
 static void gemm_shape(const struct dp_graph *g, const struct dp_node *n, int64_t batch,
-                       double *m, double *cols, double *red, double *width) {
-    *m = *cols = *red = *width = 0;
+                       double *m, double *cols, double *red, double *chan, double *width) {
+    *m = *cols = *red = *chan = *width = 0;
     if (n->n_dims < 2) return;
     *width = n->dims[n->n_dims - 1] > 0 ? (double)n->dims[n->n_dims - 1] : 0;
     double rows = 1;
@@ -65,13 +65,14 @@ static void gemm_shape(const struct dp_graph *g, const struct dp_node *n, int64_
         /* the window's dimensions, then cin (forward, filter gradient) or cout (input
          * gradient) */
         int r = filt->n_dims, ch = filt != n && conv_input_grad(n) ? r - 1 : r - 2;
-        *red = (double)filt->dims[ch];
+        *red = *chan = (double)filt->dims[ch];
         for (int d = 0; d < r - 2; d++) *red *= (double)filt->dims[d];
         return;
     }
     if (n->n_inputs >= 1) {
         const struct dp_node *a = dp_graph_node(g, (size_t)n->inputs[0]);
-        if (a->n_dims >= 1 && a->dims[a->n_dims - 1] > 0) *red = (double)a->dims[a->n_dims - 1];
+        if (a->n_dims >= 1 && a->dims[a->n_dims - 1] > 0)
+            *red = *chan = (double)a->dims[a->n_dims - 1];
     }
 }
 
@@ -187,10 +188,10 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
         o->back = is_backward(n);
         elem[w->n_ops] = fuse_role(n->op, cls);
         if (o->mm) {
-            double red, width;
-            gemm_shape(g, n, batch, &o->m, &o->n, &red, &width);
+            double red;
+            gemm_shape(g, n, batch, &o->m, &o->n, &red, &o->chan, &o->width);
             o->wino = dp_op_winograd_eligible(g, n);
-            o->tc = red >= 8 && width >= 8;
+            o->tc = red >= 8 && o->width >= 8;
         }
         if (o->back) {
             o->pneed = need[i];
@@ -446,6 +447,17 @@ static void chunk_build(const struct oprec *v, int n, bool forward, double gap, 
     }
 }
 
+/* Tensor cores take their operands in 16-byte vectors along the channels and the output
+ * width (8 fp16 or 4 TF32 elements): cuDNN and cuBLAS pad a dimension that is not a multiple
+ * and compute the padding (NVIDIA's Deep Learning Performance guide), so a 3-channel image's
+ * first convolution runs at 3/8 of the fp16 rate. The share of the padded work that is real. */
+static double tensor_alignment(double chan, double width, bool fp16) {
+    double v = fp16 ? 8 : 4, e = 1;
+    if (chan > 0) e *= chan / (ceil(chan / v) * v);
+    if (width > 0) e *= width / (ceil(width / v) * v);
+    return e;
+}
+
 /* Tiles of 128 x 128 outputs spread over the SMs in waves: the share of the last wave's SMs
  * that idle lowers the kernel's rate (1 when the SM count is unknown). */
 static double wave_efficiency(double m, double n, int sms) {
@@ -477,7 +489,9 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
             double bytes = o->bytes * byte_scale, launches = o->launches, tf = 0;
             if (o->mm) {
                 double q = wave_efficiency(o->m, o->n, d->sms);
-                if (tc > 0 && o->tc) tf = o->flops / (tc * e_tensor * q);
+                bool fp16 = s->precision == DP_PREC_MIXED;
+                if (tc > 0 && o->tc)
+                    tf = o->flops / (tc * e_tensor * q * tensor_alignment(o->chan, o->width, fp16));
                 else tf = o->flops / ((o->wino ? k->winograd : 1) * d->fp32 * e_cuda * q);
             } else {
                 bytes -= fuse * o->fused * byte_scale;

@@ -22,11 +22,13 @@ struct sim_op {
     double bytes;        /* at the graph's dtypes (a run: its ops' sum) */
     double fused;        /* bytes a fused kernel saves: element-wise ops, softmaxes and row
                             reductions reading an element-wise op's or a softmax's output that
-                            nothing else reads (neither written nor read) */
+                            only such ops read (recomputed in each of them) */
     double launches;     /* kernels: 1, or a run's ops */
     double absorbed;     /* of a run's ops, those a fused kernel takes in (an element-wise op
-                            or softmax whose only reader fuses) */
+                            or softmax whose readers all fuse) */
     double m, n;         /* conv/matmul as a GEMM, rows x columns (wave quantisation) */
+    double chan, width;  /* conv/matmul: the channels (a matmul: the elements) each product
+                            reduces over, and its output's last dimension */
     double pneed;        /* forward: parameters first read here; backward: gradients made here */
     unsigned char mm;    /* a convolution or matmul */
     unsigned char back;  /* in the backward pass */
