@@ -14,6 +14,8 @@
 #include "dp/cost.h"
 #include "dp/graph_io.h"
 #include "dp/onnx.h"
+#include "dp/settings.h"
+#include "dp/sim.h"
 #include "test.h"
 
 /* --- a minimal protobuf writer ------------------------------------------------------------ */
@@ -345,6 +347,17 @@ static bool same_file(const char *path, const struct buf *m) {
     return same;
 }
 
+static void expect_fail(const unsigned char *d, size_t n, enum dp_status st, const char *needle) {
+    struct dp_graph *g = NULL;
+    struct dp_error err = {0};
+    enum dp_status got = dp_graph_parse_onnx(d, n, "bad.onnx", NULL, &g, &err);
+    if (got != st) fprintf(stderr, "status %d, want %d: %s\n", got, st, err.msg);
+    CHECK(got == st && g == NULL);
+    CHECK_CONTAINS(err.msg, "bad.onnx");
+    CHECK_CONTAINS(err.msg, needle);
+    dp_graph_free(g);
+}
+
 /* --- tests ---------------------------------------------------------------------------------- */
 
 static void test_cnn(const struct buf *m) {
@@ -520,8 +533,8 @@ static void test_ops(void) {
 }
 
 /* 3-D convolutions (video models: torchvision's r3d_18): Conv3D with groups and dilation, its
- * two gradients, costs by hand; a 3-D ConvTranspose (on a side output) is kept with a generic
- * cost and warned about. */
+ * two gradients, costs by hand; a 3-D ConvTranspose (on a side output) is TF's conv3d_transpose
+ * (a generic cost before); bad output_padding and group attributes fail naming the node. */
 static void test_conv3d(void) {
     struct buf g = {0};
     const struct attr_spec cv[] = {{"kernel_shape", 'l', 0, {3, 3, 3}, 3, NULL},
@@ -557,13 +570,199 @@ static void test_conv3d(void) {
                                   : NULL;
     const struct dp_node *bf = gr ? find(gr, "gradients/c3/Conv3D_grad/Conv3DBackpropFilterV2")
                                   : NULL;
-    CHECK(gr && count_op(gr, "Conv3DBackpropInputV2") == 1); /* none into x */
+    /* the input gradient into u (none into x) and up3's own forward op */
+    CHECK(gr && count_op(gr, "Conv3DBackpropInputV2") == 2);
     CHECK(bf && bf->n_dims == 5 && bi && bi->n_dims == 5 && bi->dims[1] == 4);
     if (bf) CHECK_NEAR(bf->flops, fwd, 1);
     if (bi) CHECK_NEAR(bi->flops, fwd, 1);
-    CHECK(notes.n_generic == 1 && !strcmp(notes.generic_types, "ConvTranspose (1)"));
+    /* the transposed one: [N, 4, 6, 8, 8] by a 1x1x1 filter IODHW [4, 2, 1, 1, 1] (DHWOI) */
+    const struct dp_node *up = gr ? find(gr, "up3/conv3d_transpose") : NULL;
+    const struct dp_node *wt = gr ? find(gr, "wt") : NULL;
+    CHECK(up && !strcmp(up->op, "Conv3DBackpropInputV2") && up->n_dims == 5 &&
+          up->dims[1] == 2 && up->dims[2] == 6 && up->dims[3] == 8 && up->dims[4] == 8);
+    CHECK(wt && wt->n_dims == 5 && wt->dims[3] == 2 && wt->dims[4] == 4 && wt->params == 8);
+    if (up) CHECK_NEAR(up->flops, 2.0 * 2 * 4 * 6 * 8 * 8 * 2, 1);
+    CHECK(notes.n_generic == 0);
     dp_graph_free(gr);
     free(m.p);
+
+    /* output_padding of the wrong length or negative, a group that does not divide the input
+     * channels: the file, byte and node named */
+    const struct attr_spec bad_op[] = {{"output_padding", 'l', 0, {1, 0}, 2, NULL}};
+    const struct attr_spec neg_op[] = {{"output_padding", 'l', 0, {0, -1, 0}, 3, NULL}};
+    const struct attr_spec bad_group[] = {{"group", 'i', 3, {0}, 0, NULL}};
+    const struct attr_spec *bads[3] = {bad_op, neg_op, bad_group};
+    const char *needles[3] = {"output_padding for 3 spatial axes", "output_padding -1",
+                              "group 3 does not divide the 4 input channels"};
+    for (int k = 0; k < 3; k++) {
+        struct buf bg = {0};
+        node(&bg, "ConvTranspose", "up3", IN("x", "wt"), IN("z"), bads[k], 1);
+        initializer(&bg, "wt", FLOAT, DIMS(4, 2, 1, 1, 1), NULL, 0);
+        value_info(&bg, 11, "x", DIMS(-1, 4, 6, 8, 8), "N");
+        value_info(&bg, 12, "z", DIMS(-1, 2, 6, 8, 8), "N");
+        struct buf bm = model(&bg);
+        expect_fail(bm.p, bm.n, DP_ERR_INVALID, needles[k]);
+        expect_fail(bm.p, bm.n, DP_ERR_INVALID, "node 'up3' (ConvTranspose)");
+        free(bm.p);
+    }
+}
+
+/* The graph g without the nodes that read, directly or through others, node `cut` (data
+ * inputs; control inputs to them are dropped): the training graph as it was when the gradient
+ * stopped there. NULL when out of memory. */
+static struct dp_graph *without_readers_of(const struct dp_graph *g, int cut) {
+    size_t n = dp_graph_n_nodes(g);
+    bool *gone = calloc(n, sizeof *gone);
+    int *to = malloc(n * sizeof *to);
+    struct dp_graph *h = dp_graph_init(dp_graph_name(g));
+    if (!gone || !to || !h) goto fail;
+    gone[cut] = true;
+    bool grew = true;
+    while (grew) { /* to a fixed point: node order need not be topological */
+        grew = false;
+        for (size_t i = 0; i < n; i++) {
+            const struct dp_node *nd = dp_graph_node(g, i);
+            for (int k = 0; k < nd->n_inputs && !gone[i]; k++)
+                if (gone[nd->inputs[k]]) gone[i] = grew = true;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct dp_node *nd = dp_graph_node(g, i);
+        to[i] = -1;
+        if (gone[i]) continue;
+        if (dp_graph_add_node(h, nd->name, nd->op, nd->device, nd->n_dims, nd->dims, nd->dtype,
+                              &to[i], NULL))
+            goto fail;
+        dp_graph_set_cost(h, to[i], nd->flops, nd->bytes, nd->params);
+        for (int a = 0; a < nd->n_attrs; a++)
+            if (dp_graph_set_attr(h, to[i], nd->attrs[a].key, nd->attrs[a].value)) goto fail;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct dp_node *nd = dp_graph_node(g, i);
+        for (int k = 0; to[i] >= 0 && k < nd->n_inputs + nd->n_ctrl; k++) {
+            int src = k < nd->n_inputs ? nd->inputs[k] : nd->ctrl[k - nd->n_inputs];
+            if (to[src] >= 0 && dp_graph_add_input(h, to[i], to[src], k >= nd->n_inputs, NULL))
+                goto fail;
+        }
+    }
+    free(gone);
+    free(to);
+    return h;
+fail:
+    free(gone);
+    free(to);
+    dp_graph_free(h);
+    return NULL;
+}
+
+/* An op no reader knows in the middle of a trainable model (tools/make_onnx_fixtures.py:
+ * conv1 -> ReLU -> driple_test::Warp -> conv2 -> mean -> Linear, a PyTorch export): the
+ * gradient goes on through one WarpGrad, so conv1 gets its gradients and updates, and the
+ * simulated step is longer than with the gradient cut at the custom op (issue 13: before, the
+ * ops upstream of a generic op had no backward pass). Warp's value_info names every dimension:
+ * the open ones are its input's. */
+static void test_custom_op_gradient(void) {
+    struct dp_import_notes notes;
+    struct dp_import_opts o = {.exported_batch = 0, .notes = &notes};
+    struct dp_graph *g = NULL;
+    struct dp_error err = {0};
+    CHECK(dp_graph_import_onnx("tests/data/onnx/custom_mid.onnx", &o, &g, &err) == DP_OK);
+    if (!g) {
+        fprintf(stderr, "custom_mid: %s\n", err.msg);
+        return;
+    }
+    CHECK(notes.n_generic == 1 && !strcmp(notes.generic_types, "Warp (1)"));
+    CHECK(dp_graph_param_count(g, true) == 1562); /* PyTorch's, printed by the script */
+    const struct dp_node *w = find(g, "/Warp/Warp");
+    const struct dp_node *wg = find(g, "gradients//Warp/Warp_grad/WarpGrad");
+    const struct dp_node *dx2 =
+        find(g, "gradients//conv2/Conv/Conv2D_grad/Conv2DBackpropInput");
+    const struct dp_node *rg = find(g, "gradients//Relu/Relu_grad/ReluGrad");
+    const struct dp_node *f1 = find(g, "gradients//conv1/Conv/Conv2D_grad/Conv2DBackpropFilter");
+    CHECK(w && w->n_dims == 4 && w->dims[0] == DP_DIM_BATCH && w->dims[1] == 8 &&
+          w->dims[2] == 16 && w->dims[3] == 16);
+    /* WarpGrad: conv2's input gradient and Warp's input in, Warp's input gradient out */
+    CHECK(wg && dx2 && wg->n_inputs == 2 && wg->inputs[0] == dp_graph_find(g, dx2->name) &&
+          wg->n_dims == 4 && wg->dims[1] == 8 && wg->dims[3] == 16);
+    if (wg) CHECK_NEAR(wg->flops, 32.0 * 8 * 16 * 16, 0); /* generic: one per element */
+    CHECK(rg && wg && rg->inputs[0] == dp_graph_find(g, wg->name));
+    CHECK(f1 && find(g, "gradients//conv1/Conv/BiasAdd_grad/BiasAddGrad"));
+    CHECK(find(g, "Momentum/update_conv1.weight/ApplyMomentum") &&
+          find(g, "Momentum/update_conv1.bias/ApplyMomentum"));
+    CHECK(count_op(g, "ApplyMomentum") == 6 && count_op(g, "Conv2DBackpropFilter") == 2);
+    /* the graph the cut left: conv2's input gradient and its 6 readers gone (WarpGrad,
+     * ReluGrad, conv1's two gradients and two updates) */
+    struct dp_graph *cut = dx2 ? without_readers_of(g, dp_graph_find(g, dx2->name)) : NULL;
+    CHECK(cut && count_op(cut, "ApplyMomentum") == 4 && count_op(cut, "WarpGrad") == 0 &&
+          dp_graph_n_nodes(cut) == dp_graph_n_nodes(g) - 7);
+    struct dp_gpu gpu = {.fp32_tflops = 14, .memory_gb = 16, .bandwidth_gbps = 900}; /* V100 */
+    strcpy(gpu.name, "V100-PCIe-16GB");
+    struct dp_setting s;
+    CHECK(dp_setting_make(gpu.name, 1, 1, DP_NET_PCIE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &s,
+                          &err) == DP_OK);
+    struct dp_sim_opts so;
+    dp_sim_opts_default(&so);
+    so.batch = 32;
+    struct dp_sim_result full = {0}, part = {0};
+    if (cut) {
+        CHECK(dp_simulate(g, &s, &gpu, &so, &full, &err) == DP_OK);
+        CHECK(dp_simulate(cut, &s, &gpu, &so, &part, &err) == DP_OK);
+        CHECK(full.iteration_ms > part.iteration_ms);
+        /* the gradient ops added: conv2's input gradient (2 x |dx| x 3 x 3 x 16), WarpGrad,
+         * ReluGrad (one per element each) and conv1's filter gradient (2 x |dy| x 3 x 3 x 3) */
+        double dx = 32.0 * 8 * 16 * 16;
+        CHECK(full.gflops_per_iter > part.gflops_per_iter);
+        CHECK_NEAR(full.gflops_per_iter - part.gflops_per_iter,
+                   (2 * dx * 9 * 16 + 2 * dx + 2 * dx * 27 + dx) / 1e9, 1e-3);
+        printf("custom op: simulated iteration %.4f ms with its gradient, %.4f ms cut "
+               "(V100, batch 32)\n", full.iteration_ms, part.iteration_ms);
+    }
+    dp_sim_result_free(&full);
+    dp_sim_result_free(&part);
+    dp_graph_free(cut);
+    dp_graph_free(g);
+}
+
+/* nn.ConvTranspose3d as PyTorch exports it (tools/make_onnx_fixtures.py: stride (2, 2, 1),
+ * padding (1, 0, 0), output_padding (1, 0, 0), dilation (1, 1, 2), 2 groups, 4 -> 6 channels,
+ * kernel (3, 2, 2), input [N, 4, 5, 6, 7]): PyTorch's output shape and parameter count, FLOPs
+ * 2 x N x Cin x D x H x W x Cout / groups x kD x kH x kW, and its two gradients. */
+static void test_convt3d_torch(void) {
+    struct dp_import_notes notes;
+    struct dp_import_opts o = {.notes = &notes};
+    struct dp_graph *g = NULL;
+    struct dp_error err = {0};
+    CHECK(dp_graph_import_onnx("tests/data/onnx/convt3d.onnx", &o, &g, &err) == DP_OK);
+    if (!g) {
+        fprintf(stderr, "convt3d: %s\n", err.msg);
+        return;
+    }
+    CHECK(notes.n_generic == 0);
+    CHECK(dp_graph_param_count(g, true) == 440);
+    const struct dp_node *up = find(g, "/up/ConvTranspose/conv3d_transpose");
+    /* PyTorch: [2, 6, 10, 12, 9] at batch 2 */
+    CHECK(up && !strcmp(up->op, "Conv3DBackpropInputV2") && up->n_dims == 5 &&
+          up->dims[0] == DP_DIM_BATCH && up->dims[1] == 6 && up->dims[2] == 10 &&
+          up->dims[3] == 12 && up->dims[4] == 9);
+    CHECK(up && !strcmp(dp_node_attr(up, "data_format"), "NCDHW") &&
+          !strcmp(dp_node_attr(up, "strides"), "[1, 1, 2, 2, 1]") &&
+          !strcmp(dp_node_attr(up, "dilations"), "[1, 1, 1, 1, 2]"));
+    double flops = 2.0 * 32 * 4 * 5 * 6 * 7 * (6 / 2) * 3 * 2 * 2; /* batch 32: no export */
+    double f, by;
+    if (up) {
+        dp_cost_node(g, (size_t)dp_graph_find(g, up->name), 32, &f, &by);
+        CHECK_NEAR(f, flops, 0);
+        CHECK_NEAR(up->flops, flops, 0);
+    }
+    const struct dp_node *dx = find(g, "gradients//up/ConvTranspose/conv3d_transpose_grad/Conv3D");
+    const struct dp_node *dw =
+        find(g, "gradients//up/ConvTranspose/conv3d_transpose_grad/Conv3DBackpropFilterV2");
+    CHECK(dx && dx->n_dims == 5 && dx->dims[1] == 4 && dx->dims[2] == 5 && dx->dims[4] == 7);
+    CHECK(dw && dw->n_dims == 5 && dw->dims[0] == 3 && dw->dims[3] == 3 && dw->dims[4] == 4);
+    if (dx) CHECK_NEAR(dx->flops, flops, 0);
+    if (dw) CHECK_NEAR(dw->flops, flops, 0);
+    CHECK(find(g, "Momentum/update_up.weight/ApplyMomentum") != NULL);
+    dp_graph_free(g);
 }
 
 /* Pad pads, Clip bounds and Upsample/Resize scales, attributes in opset 8 and inputs in 13: the
@@ -644,17 +843,6 @@ static void test_attrs_as_inputs(void) {
         dp_graph_free(gr);
         free(m.p);
     }
-}
-
-static void expect_fail(const unsigned char *d, size_t n, enum dp_status st, const char *needle) {
-    struct dp_graph *g = NULL;
-    struct dp_error err = {0};
-    enum dp_status got = dp_graph_parse_onnx(d, n, "bad.onnx", NULL, &g, &err);
-    if (got != st) fprintf(stderr, "status %d, want %d: %s\n", got, st, err.msg);
-    CHECK(got == st && g == NULL);
-    CHECK_CONTAINS(err.msg, "bad.onnx");
-    CHECK_CONTAINS(err.msg, needle);
-    dp_graph_free(g);
 }
 
 static void test_bad(const struct buf *cnn) {
@@ -1127,6 +1315,8 @@ int main(int argc, char **argv) {
     test_unnamed_linear();
     test_ops();
     test_conv3d();
+    test_custom_op_gradient();
+    test_convt3d_torch();
     test_attrs_as_inputs();
     test_pad_clip_resize();
     test_long_names();

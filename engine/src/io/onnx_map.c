@@ -4,7 +4,7 @@
  * normalisations, softmax on any axis, dropout, reductions, onnxruntime's fused Attention, and
  * the dispatch. Data movement is in onnx_move.c, convolutions and pooling in onnx_window.c,
  * recurrent layers in onnx_rnn.c. An op no file knows is kept with its inferred (or value_info)
- * shape and a generic cost, counted once per type for the caller's notes. */
+ * shape, a generic cost and a generic gradient, counted once per type for the caller's notes. */
 #include "onnx_impl.h"
 
 #include <stdio.h>
@@ -68,7 +68,9 @@ int onnx_in_t(struct imp *im, int k) {
 }
 
 /* Keeps the node with a generic cost: the op type as it is, the shape of value_info or else of
- * its first input. Counted once per type in the import notes when `unknown`. */
+ * its first input. When `unknown` (an op no file maps, not shape bookkeeping), counted once per
+ * type in the import notes and given a generic gradient (zb_generic), so the layers before it
+ * are trained too. */
 bool onnx_map_generic(struct imp *im, bool unknown) {
     const struct o_node *n = im->node;
     int xs[64], k = 0;
@@ -98,19 +100,26 @@ bool onnx_map_generic(struct imp *im, bool unknown) {
         struct oval *x = onnx_in(im, 0);
         if (vi && vi->n_dims >= 0) {
             nd = vi->n_dims;
-            for (int d = 0; d < nd; d++) /* dim 0 is the batch when symbolic or the input's */
+            /* dim 0 is the batch when symbolic or the input's; another dimension value_info
+             * leaves open (PyTorch names every one of a custom op's) is the first input's
+             * when the ranks agree, as the whole shape is without value_info */
+            bool like_x = x && x->defined && x->n_dims == nd;
+            for (int d = 0; d < nd; d++)
                 dims[d] = d == 0 && (vi->sym[0] || (im->fixed_batch > 0 &&
                                                     vi->dims[0] == im->fixed_batch))
                               ? DP_DIM_BATCH
-                              : vi->dims[d];
+                          : vi->sym[d] && like_x ? sym_to_dim(x->dims[d])
+                                                 : vi->dims[d];
             if (vi->elem) dt = onnx_dtype(vi->elem);
         } else if (x && x->defined) {
             nd = x->n_dims;
             dims_of(x, dims);
             dt = x->dtype;
         }
-        int y = zb_opaque(im->b, clean_name(im, n->op, "Unknown"), xs, k, nd, dims,
-                          dt == DP_DTYPE_UNKNOWN ? DP_DTYPE_F32 : dt);
+        const char *op = clean_name(im, n->op, "Unknown");
+        if (dt == DP_DTYPE_UNKNOWN) dt = DP_DTYPE_F32;
+        int y = unknown ? zb_generic(im->b, op, xs, k, nd, dims, dt)
+                        : zb_opaque(im->b, op, xs, k, nd, dims, dt);
         if (!onnx_set_tensor(im, o, y)) break;
     }
     zb_pop(im->b);

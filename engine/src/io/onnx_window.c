@@ -1,6 +1,6 @@
 /* onnx_window.c: ONNX's window operators onto the builder: Conv (1-D to 3-D, any group count,
  * depthwise when every channel of a 1-D or 2-D one is its own group, dilated, strided, explicit
- * or automatic padding), ConvTranspose (TF's conv2d_transpose; 3-D kept with a generic cost),
+ * or automatic padding), ConvTranspose (TF's conv2d_transpose, conv3d_transpose for 3-D),
  * MaxPool and AveragePool over 1 to 3 spatial axes with ceil mode. Weights become HWIO (DHWIO)
  * variables, the layout TensorFlow's kernels read; 1-D ops run as 2-D ones of height 1, as TF's
  * conv1d does. */
@@ -71,6 +71,16 @@ static int filter(struct imp *im, struct oval *wv, int spatial, const int64_t *h
     return zb_reshape(im->b, t, rank, hwio);
 }
 
+/* The dims of a filter in TF's layout: the window (a 1-D one as 1 x k), then the two channel
+ * dimensions given (HWIO, DHWIO; HWOI, DHWOI for a transposed convolution). */
+static void filter_dims(int spatial, const int64_t *k, int64_t c0, int64_t c1, int64_t *d) {
+    int n = 0;
+    if (spatial == 1) d[n++] = 1;
+    for (int i = 0; i < spatial; i++) d[n++] = k[i];
+    d[n++] = c0;
+    d[n] = c1;
+}
+
 bool onnx_map_conv(struct imp *im) {
     const struct o_node *n = im->node;
     bool transpose = !strcmp(n->op, "ConvTranspose");
@@ -79,7 +89,6 @@ bool onnx_map_conv(struct imp *im) {
         return onnx_fail(im, DP_ERR_SHAPE, "convolution needs an input and a filter of the same "
                          "rank (3 to 5)") == 0;
     int spatial = xv->n_dims - 2;
-    if (spatial == 3 && transpose) return onnx_map_generic(im, true); /* a generic cost */
     int64_t wd[5], k[3];
     for (int d = 0; d < wv->n_dims; d++) {
         wd[d] = sym_to_dim(wv->dims[d]);
@@ -90,7 +99,7 @@ bool onnx_map_conv(struct imp *im) {
     const struct o_attr *ks = onnx_attr(n, "kernel_shape"), *ga = onnx_attr(n, "group");
     if (ks && (ks->n_ints != spatial || memcmp(ks->ints, k, sizeof(int64_t) * (size_t)spatial)))
         return onnx_fail(im, DP_ERR_SHAPE, "kernel_shape disagrees with the filter") == 0;
-    int64_t group = ga ? ga->i : 1, kh = spatial == 1 ? 1 : k[0], kw = k[spatial - 1];
+    int64_t group = ga ? ga->i : 1;
     struct zb_window win;
     if (group < 1 || group > ZB_MAX_DIM)
         return onnx_fail(im, DP_ERR_INVALID, "group %lld", (long long)group) == 0;
@@ -104,14 +113,9 @@ bool onnx_map_conv(struct imp *im) {
         if (cin > 0 && cin != wd[1] * group)
             return onnx_fail(im, DP_ERR_SHAPE, "%lld input channels for a filter of %lld x %lld "
                              "groups", (long long)cin, (long long)wd[1], (long long)group) == 0;
-        int64_t hwio[5] = {kh, kw, depthwise ? group : wd[1], depthwise ? wd[0] / group : wd[0]};
-        if (spatial == 3) { /* DHWIO */
-            hwio[0] = k[0];
-            hwio[1] = k[1];
-            hwio[2] = k[2];
-            hwio[3] = wd[1];
-            hwio[4] = wd[0];
-        }
+        int64_t hwio[5];
+        filter_dims(spatial, k, depthwise ? group : wd[1], depthwise ? wd[0] / group : wd[0],
+                    hwio);
         int wt = filter(im, wv, spatial, hwio);
         int bias = n->n_in > 2 && *n->in[2] ? onnx_in_t(im, 2) : -1;
         if (wt < 0 || im->d->st) return false;
@@ -124,28 +128,38 @@ bool onnx_map_conv(struct imp *im) {
         if (cin > 0 && cin != wd[0])
             return onnx_fail(im, DP_ERR_SHAPE, "%lld input channels for a filter of %lld",
                              (long long)cin, (long long)wd[0]) == 0;
-        int64_t out[2];
-        const int64_t *xs = NULL;
-        int64_t xd[2] = {1, 1};
+        if (wd[0] % group)
+            return onnx_fail(im, DP_ERR_INVALID, "group %lld does not divide the %lld input "
+                             "channels", (long long)group, (long long)wd[0]) == 0;
+        if (op && op->n_ints != spatial)
+            return onnx_fail(im, DP_ERR_INVALID, "output_padding for %d spatial axes expected",
+                             spatial) == 0;
+        for (int i = 0; op && i < spatial; i++)
+            if (op->ints[i] < 0 || op->ints[i] > 4096)
+                return onnx_fail(im, DP_ERR_INVALID, "output_padding %lld out of range [0, 4096]",
+                                 (long long)op->ints[i]) == 0;
+        /* The ONNX rule per axis: stride x (in - 1) + output_padding + (k - 1) x dilation + 1
+         * - pads; in x stride with automatic padding; output_shape when given. */
+        int64_t out[3], xd[3] = {1, 1, 1};
         for (int i = 0; i < spatial; i++) xd[spatial == 1 ? 1 : i] = sym_to_dim(xv->dims[2 + i]);
-        xs = xd;
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < win.n; i++) {
             int a = spatial == 1 ? i - 1 : i; /* the ONNX axis, -1 for the added one */
             if (a < 0) {
                 out[i] = 1;
             } else if (os && os->n_ints >= spatial) {
                 out[i] = os->ints[os->n_ints - spatial + a];
-            } else if (xs[i] < 1) {
+            } else if (xd[i] < 1) {
                 return onnx_fail(im, DP_ERR_SHAPE, "transposed convolution of an unknown "
                                  "side") == 0;
             } else if (win.same) {
-                out[i] = xs[i] * win.stride[i];
+                out[i] = xd[i] * win.stride[i];
             } else {
-                out[i] = win.stride[i] * (xs[i] - 1) + (op && a < op->n_ints ? op->ints[a] : 0) +
+                out[i] = win.stride[i] * (xd[i] - 1) + (op ? op->ints[a] : 0) +
                          (win.k[i] - 1) * win.dilation[i] + 1 - win.pad[2 * i] - win.pad[2 * i + 1];
             }
         }
-        int64_t hwoi[4] = {kh, kw, wd[1], wd[0]};
+        int64_t hwoi[5];
+        filter_dims(spatial, k, wd[1], wd[0], hwoi);
         int wt = filter(im, wv, spatial, hwoi);
         int bias = n->n_in > 2 && *n->in[2] ? onnx_in_t(im, 2) : -1;
         if (wt < 0 || im->d->st) return false;

@@ -261,6 +261,12 @@ int zb_opaque(struct zb *b, const char *op, const int *xs, int n, int n_dims,
     return y;
 }
 
+int zb_generic(struct zb *b, const char *op, const int *xs, int n, int n_dims,
+               const int64_t *dims, enum dp_dtype dt) {
+    if (!dp_dtype_is_float(dt)) return zb_opaque(b, op, xs, n, n_dims, dims, dt);
+    return tg_fwd(b, K_GENERIC, op, op, xs, n, n_dims, dims, dt, NULL);
+}
+
 int zb_xent_loss(struct zb *b, int logits, int labels, bool sparse) {
     if (b->st || logits < 0 || labels < 0) return -1;
     zb_push(b, "loss");

@@ -321,20 +321,46 @@ void tg_backward_op(struct zb *b, const struct tape_op *o) {
         }
         break;
     }
-    case K_CONVT: { /* y = conv2d_transpose(x, w): TF's _Conv2DBackpropInputGrad */
+    case K_CONVT: { /* y = conv2d_transpose(x, w) (conv3d_transpose): TF's
+                     * _Conv2DBackpropInputGrad (_Conv3DBackpropInputGrad) */
         int xt = in[2], wt = in[1];
+        int64_t rank = b->t[wt].n_dims;
+        bool vol = rank == 5;
         if (b->t[xt].grad) {
             int ins[2] = {g, wt};
-            int r = gop(b, o, "Conv2D", ins, 2, xt);
+            int r = gop(b, o, vol ? "Conv3D" : "Conv2D", ins, 2, xt);
             tg_add_contrib(b, xt, r);
         }
         if (b->t[wt].grad) {
-            int64_t four = 4;
             char full[NAME_MAX_LEN + 64];
             tg_sfmt(full, sizeof full, "gradients/%s_grad/filter_sizes", fname_copy);
-            int fs = tg_emit(b, full, "Const", GPU_DEV, NULL, 0, 1, &four, DP_DTYPE_I32);
+            int fs = tg_emit(b, full, "Const", GPU_DEV, NULL, 0, 1, &rank, DP_DTYPE_I32);
             int ins[3] = {g, fs, xt};
-            tg_add_contrib(b, wt, gop(b, o, "Conv2DBackpropFilter", ins, 3, wt));
+            tg_add_contrib(b, wt, gop(b, o, vol ? "Conv3DBackpropFilterV2"
+                                               : "Conv2DBackpropFilter", ins, 3, wt));
+        }
+        break;
+    }
+    case K_GENERIC: {
+        /* An op with no rule of its own (an imported custom op): one "<op>Grad" reading dy and
+         * the op's inputs, whose outputs are the gradients of the float inputs that need one
+         * (the node shaped like the first), so backprop goes on upstream of it. */
+        char gn[NAME_MAX_LEN];
+        tg_sfmt(gn, sizeof gn, "%sGrad", dp_graph_node(b->g, (size_t)o->node)->op);
+        int ins[MAX_FAN], ni = 0, r = -1;
+        ins[ni++] = g;
+        for (int k = 0; k < o->n_in && ni < MAX_FAN; k++) ins[ni++] = in[k];
+        for (int k = 0; k < o->n_in; k++) {
+            int t = in[k];
+            if (!b->t[t].grad || !dp_dtype_is_float(b->t[t].dt)) continue;
+            if (r < 0) {
+                r = gop(b, o, gn, ins, ni, t);
+                tg_add_contrib(b, t, r);
+            } else {
+                tg_add_contrib(b, t, tg_new_tensor(b, b->t[r].node, b->t[t].n_dims,
+                                                   b->t[t].dims, b->t[t].dt, false));
+            }
+            if (r < 0) break;
         }
         break;
     }

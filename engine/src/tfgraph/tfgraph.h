@@ -96,7 +96,9 @@ int zb_conv_window(struct zb *b, int x, int w, const struct zb_window *win, bool
 /* The same with one stride and dilation 1; pads = NULL: SAME, else {top, bottom, left, right}. */
 int zb_conv(struct zb *b, int x, int w, int stride, const int64_t *pads, bool depthwise);
 /* Transposed 2-D convolution (TF's conv2d_transpose: Conv2DBackpropInput) of x with filter w
- * [kh, kw, cout / groups, cin] to the output sides out_spatial[2]. */
+ * [kh, kw, cout / groups, cin] to the output sides out_spatial[2]; over a 3-D window, TF's
+ * conv3d_transpose (Conv3DBackpropInputV2) of a 5-D x with w [kd, kh, kw, cout / groups, cin]
+ * to out_spatial[3]. Its gradients: Conv2D / Conv3D into x, the filter gradient into w. */
 int zb_conv_transpose(struct zb *b, int x, int w, const struct zb_window *win,
                       const int64_t *out_spatial, int64_t groups);
 int zb_bias_add(struct zb *b, int x, int bias);
@@ -150,6 +152,13 @@ int zb_dropout(struct zb *b, int x, double rate);
 /* An op with no gradient rule: output shape given (n_dims -1: unknown); stops backprop. */
 int zb_opaque(struct zb *b, const char *op, const int *xs, int n, int n_dims,
               const int64_t *dims, enum dp_dtype dt);
+/* An op the builder knows nothing of (an imported custom op), costed generically (one FLOP per
+ * output element): output shape given (n_dims -1: unknown). A float output that depends on a
+ * trainable variable gets one gradient op "<op>Grad" (dy and the inputs in, the gradient of
+ * every float input that needs one out), so backprop goes on through it; any other output is
+ * zb_opaque's. Returns the tensor, -1 on failure (sticky). */
+int zb_generic(struct zb *b, const char *op, const int *xs, int n, int n_dims,
+               const int64_t *dims, enum dp_dtype dt);
 
 /* --- losses and the end of the graph ---------------------------------------------------- */
 /* SoftmaxCrossEntropyWithLogits against one-hot labels (int labels go through OneHot), or the

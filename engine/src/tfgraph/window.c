@@ -133,27 +133,33 @@ int zb_conv_transpose(struct zb *b, int x, int w, const struct zb_window *win,
                       const int64_t *out_spatial, int64_t groups) {
     if (b->st || x < 0 || w < 0 || !window_ok(b, win)) return -1;
     const struct tensor X = b->t[x], W = b->t[w];
-    if (win->n != 2 || X.n_dims != 4 || W.n_dims != 4 || groups < 1)
-        return zb_fail(b, DP_ERR_SHAPE, "%s: transposed convolution needs 4-D input and filter",
-                       b->scope);
-    int c = zb_caxis(b), first = b->opts.nchw ? 2 : 1;
-    if (X.dims[c] > 0 && W.dims[3] > 0 && X.dims[c] != W.dims[3])
+    int r = win->n + 2;
+    if (X.n_dims != r || W.n_dims != r || groups < 1 || groups > ZB_MAX_DIM)
+        return zb_fail(b, DP_ERR_SHAPE, "%s: %d-D transposed convolution needs %d-D input and "
+                       "filter", b->scope, win->n, r);
+    int c = b->opts.nchw ? 1 : r - 1, first = b->opts.nchw ? 2 : 1;
+    if (X.dims[c] > 0 && W.dims[r - 1] > 0 && X.dims[c] != W.dims[r - 1])
         return zb_fail(b, DP_ERR_SHAPE, "%s: input has %lld channels, the filter expects %lld",
-                       b->scope, (long long)X.dims[c], (long long)W.dims[3]);
-    int64_t dims[DP_MAX_DIMS], four = 4;
+                       b->scope, (long long)X.dims[c], (long long)W.dims[r - 1]);
+    if (W.dims[r - 2] < 1 || W.dims[r - 2] > ZB_MAX_DIM / groups)
+        return zb_fail(b, DP_ERR_SHAPE, "%s: transposed convolution of %lld groups of %lld "
+                       "output channels", b->scope, (long long)groups, (long long)W.dims[r - 2]);
+    int64_t dims[DP_MAX_DIMS], rank = r;
     memcpy(dims, X.dims, sizeof dims);
-    dims[c] = W.dims[2] * groups;
-    for (int i = 0; i < 2; i++) {
+    dims[c] = W.dims[r - 2] * groups;
+    for (int i = 0; i < win->n; i++) {
         if (out_spatial[i] < 1 || out_spatial[i] > ZB_MAX_DIM)
             return zb_fail(b, DP_ERR_INVALID, "%s: transposed convolution output side %lld",
                            b->scope, (long long)out_spatial[i]);
         dims[first + i] = out_spatial[i];
     }
-    /* TensorFlow's conv2d_transpose: the input gradient of the convolution from y to x. */
-    int sizes = zb_const(b, "output_shape", 1, &four, DP_DTYPE_I32);
+    /* TensorFlow's conv2d_transpose / conv3d_transpose: the input gradient of the convolution
+     * from y to x. */
+    int sizes = zb_const(b, "output_shape", 1, &rank, DP_DTYPE_I32);
     int ins[3] = {sizes, w, x};
-    int y = tg_fwd(b, K_CONVT, "conv2d_transpose", "Conv2DBackpropInput", ins, 3, 4, dims, X.dt,
-                   NULL);
+    int y = tg_fwd(b, K_CONVT, r == 5 ? "conv3d_transpose" : "conv2d_transpose",
+                   r == 5 ? "Conv3DBackpropInputV2" : "Conv2DBackpropInput", ins, 3, r, dims,
+                   X.dt, NULL);
     if (y >= 0) set_window_attrs(b, b->t[y].node, win, false);
     return y;
 }
