@@ -15,6 +15,7 @@
 #include "dp/compute.h" /* dp_threads */
 #include "dp/render.h"
 #include "keys.h"
+#include "layout.h"
 #include "views/view_importance.h"
 
 /* The pane's one background thread: a Graphviz layout of a new grouped graph, or a slow
@@ -333,6 +334,16 @@ void imp_draw(WINDOW *w, const struct app *a) {
     importance_view_draw(w, &s->v);
 }
 
+/* The rows a page of the group list scrolls: those below its fixed lines in the body the view
+ * is drawn in, so paging reaches every line (a fixed 5 passed over two of every five lines where
+ * an 80x24 screen shows three). */
+static int list_page(const struct app *a, const struct importance_view *v) {
+    struct layout l = layout_compute(LINES, COLS, a);
+    struct importance_canvas c = importance_view_canvas(v, l.body.h, l.body.w);
+    int page = c.list_h - (v->e ? 3 : 1);
+    return page > 1 ? page : 1;
+}
+
 int imp_key(struct app *a, int ch) {
     imp_sync(a);
     struct imp_glue *s = a->imp;
@@ -349,8 +360,8 @@ int imp_key(struct app *a, int ch) {
     case 'z': importance_view_zoom(&s->v, IMPORTANCE_ZOOM_STEP); break;
     case 'Z': importance_view_zoom(&s->v, 1.0 / IMPORTANCE_ZOOM_STEP); break;
     case '0': importance_view_reset(&s->v); break;
-    case KEY_NPAGE: importance_view_scroll_list(&s->v, 5); break;
-    case KEY_PPAGE: importance_view_scroll_list(&s->v, -5); break;
+    case KEY_NPAGE: importance_view_scroll_list(&s->v, list_page(a, &s->v)); break;
+    case KEY_PPAGE: importance_view_scroll_list(&s->v, -list_page(a, &s->v)); break;
     case '>': importance_view_scroll_sideways(&s->v, 8); break;
     case '<': importance_view_scroll_sideways(&s->v, -8); break;
     case ']': st = importance_view_next_metric(&s->v, +1, &err); break;
