@@ -532,6 +532,13 @@ static void test_view(struct dp_model *m) {
     cv = importance_view_canvas(&v, 30, 60);
     CHECK(cv.list_y > cv.y && cv.list_w == 60);
     CHECK(importance_view_level(&v, v.e->order[0]) == 4);
+    /* A page of the list: every line below those that stay (a selected group's heading, its
+     * rank and effect with importances; none for the whole graph's list). */
+    importance_view_select(&v, 3);
+    CHECK(importance_view_list_page(&v, 30, 60) == cv.list_h - 3);
+    importance_view_select(&v, 99);
+    CHECK(importance_view_list_page(&v, 30, 60) == cv.list_h);
+    CHECK(importance_view_list_page(&v, 2, 5) == 1);
 
     /* Draw headless into a pad and read the characters back. */
     FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");

@@ -334,14 +334,10 @@ void imp_draw(WINDOW *w, const struct app *a) {
     importance_view_draw(w, &s->v);
 }
 
-/* The rows a page of the group list scrolls: those below its fixed lines in the body the view
- * is drawn in, so paging reaches every line (a fixed 5 passed over two of every five lines where
- * an 80x24 screen shows three). */
+/* The lines a page of the op list scrolls, in the body the view is drawn in. */
 static int list_page(const struct app *a, const struct importance_view *v) {
     struct layout l = layout_compute(LINES, COLS, a);
-    struct importance_canvas c = importance_view_canvas(v, l.body.h, l.body.w);
-    int page = c.list_h - (v->e ? 3 : 1);
-    return page > 1 ? page : 1;
+    return importance_view_list_page(v, l.body.h, l.body.w);
 }
 
 int imp_key(struct app *a, int ch) {

@@ -532,13 +532,24 @@ static void op_line(WINDOW *w, const struct importance_view *v, const struct imp
               typed ? " (" : "", typed ? op : "", typed ? ")" : "");
 }
 
+/* The list's first lines that stay when it scrolls: a selected group's heading and, with
+ * importances, its rank and effect; none for the whole graph's list. */
+static int list_fixed(const struct importance_view *v) {
+    return v->selected >= 0 && v->g ? (v->e ? 3 : 1) : 0;
+}
+
+int importance_view_list_page(const struct importance_view *v, int rows, int cols) {
+    int page = importance_view_canvas(v, rows, cols).list_h - list_fixed(v);
+    return page > 1 ? page : 1;
+}
+
 static void draw_list(WINDOW *w, const struct importance_view *v, const struct importance_canvas *cv) {
     if (cv->list_h <= 0 || cv->list_w <= 0) return;
     int line = 0, skip = v->list_scroll;
     const struct dp_explain *e = v->e;
     const char *unit = dp_metric_unit(v->metric);
     if (v->selected >= 0 && v->g) {
-        int i = v->selected, fixed = e ? 3 : 1;
+        int i = v->selected, fixed = list_fixed(v);
         int ops = (int)lround(v->g->x[i * DP_N_FEATURES + 1]);
         list_line(w, cv, &line, 0, 0, A_BOLD, "group g%d  (%d ops)", i, ops);
         if (e) {

@@ -157,6 +157,9 @@ struct importance_canvas {
 };
 struct importance_canvas importance_view_canvas(const struct importance_view *v, int rows,
                                                 int cols);
+/* The lines a page of the op list scrolls in a rows x cols pane: those below the lines that
+ * stay (a selected group's heading), at least 1, so paging reaches every line. */
+int importance_view_list_page(const struct importance_view *v, int rows, int cols);
 bool importance_view_cell(const struct importance_view *v, const struct importance_canvas *c,
                           int i, int *row, int *col);
 /* Importance level 0..4 of group i relative to the most important group (0: none or unknown). */

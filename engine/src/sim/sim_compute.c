@@ -474,6 +474,7 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
     /* The tensor-core rate conv/matmul kernels run at (0: the FP32 CUDA cores; also mixed
      * precision without tensor cores: cuDNN computes fp16 in fp32). */
     double tc = d->tensor16 * dp_sim_tensor_share(d->gen, s);
+    bool fp16 = s->precision == DP_PREC_MIXED; /* tensor-core operands: fp16, else TF32 */
     double byte_scale = dp_sim_byte_scale(w->graph_f16, s);
     double fuse = pt ? k->fuse_pt : k->fuse_tf;
     double host = (pt ? k->host_pt_us : k->host_tf_us) / 1000, gap = k->gap_us / 1000;
@@ -489,7 +490,6 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
             double bytes = o->bytes * byte_scale, launches = o->launches, tf = 0;
             if (o->mm) {
                 double q = wave_efficiency(o->m, o->n, d->sms);
-                bool fp16 = s->precision == DP_PREC_MIXED;
                 if (tc > 0 && o->tc)
                     tf = o->flops / (tc * e_tensor * q * tensor_alignment(o->chan, o->width, fp16));
                 else tf = o->flops / ((o->wino ? k->winograd : 1) * d->fp32 * e_cuda * q);
