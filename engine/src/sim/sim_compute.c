@@ -109,6 +109,20 @@ static unsigned char fuse_role(const char *op, enum dp_op_class cls) {
     return FUSE_NONE;
 }
 
+/* cuDNN's non-fused Winograd F(4x4, 3x3) writes each 6x6 input tile's transform (36 values for
+ * every 16 outputs: 2.25 x the tensor) and the products' (2.25 x the output) to memory and reads
+ * them back: 4.5 x the bytes of the convolution's two activation-sized tensors (input and
+ * output; for the filter gradient, input and output gradient), beside the filter. */
+static double wino_traffic(const struct dp_graph *g, const struct dp_node *n, double bytes) {
+    const struct dp_node *filt = conv_filter(g, n);
+    double fb = 0;
+    if (filt) {
+        int es = dp_dtype_size(filt->dtype);
+        fb = dp_node_tensor_size(filt, 1) * (es ? es : 4);
+    }
+    return bytes > fb ? 4.5 * (bytes - fb) : 0;
+}
+
 static int cmp_desc(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x < y) - (x > y);
@@ -191,6 +205,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
             double red;
             gemm_shape(g, n, batch, &o->m, &o->n, &red, &o->chan, &o->width);
             o->wino = dp_op_winograd_eligible(g, n);
+            if (o->wino) o->wino_bytes = wino_traffic(g, n, o->bytes);
             o->tc = red >= 8 && o->width >= 8;
         }
         if (o->back) {
@@ -490,9 +505,19 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
             double bytes = o->bytes * byte_scale, launches = o->launches, tf = 0;
             if (o->mm) {
                 double q = wave_efficiency(o->m, o->n, d->sms);
-                if (tc > 0 && o->tc)
+                if (tc > 0 && o->tc) {
                     tf = o->flops / (tc * e_tensor * q * tensor_alignment(o->chan, o->width, fp16));
-                else tf = o->flops / ((o->wino ? k->winograd : 1) * d->fp32 * e_cuda * q);
+                } else {
+                    tf = o->flops / (d->fp32 * e_cuda * q);
+                    /* cuDNN runs Winograd where it is faster than the direct kernel: its
+                     * products at the Winograd speed-up, its transforms' traffic added */
+                    double tw = tf / k->winograd,
+                           mw = (bytes + o->wino_bytes * byte_scale) / mem_rate;
+                    if (o->wino && (tw > mw ? tw : mw) < (tf > bytes / mem_rate ? tf : bytes / mem_rate)) {
+                        tf = tw;
+                        bytes += o->wino_bytes * byte_scale;
+                    }
+                }
             } else {
                 bytes -= fuse * o->fused * byte_scale;
                 if (bytes < 0) bytes = 0;
