@@ -15,11 +15,13 @@
 
 static bool contains(const char *s, const char *sub) { return s && strstr(s, sub) != NULL; }
 
-/* Gradient ops: TF puts them under a "gradients" name scope; their types end in Grad or name a
- * backprop. */
+/* Gradient ops: in the graph's backward phase (TF's "gradients" name scope, dp_node_phase; a
+ * second gradients() call's "gradients_1"), or of a type only a gradient has (ReluGrad, a
+ * filter gradient). A forward transposed convolution is a Conv2DBackpropInput outside that
+ * scope: forward work, though its type names a backprop. */
 static bool is_backward(const struct dp_node *n) {
-    return !strncmp(n->name, "gradients", 9) || contains(n->name, "/gradients") ||
-           contains(n->op, "Grad") || contains(n->op, "Backprop");
+    return dp_node_phase(n) == DP_PHASE_BACKWARD || !strncmp(n->name, "gradients", 9) ||
+           contains(n->op, "Grad") || contains(n->op, "BackpropFilter");
 }
 
 /* The input gradient of a 2-D or 3-D convolution. */
@@ -170,6 +172,13 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
             const struct dp_node *in = dp_graph_node(g, (size_t)n->inputs[k]);
             double sz = dp_node_tensor_size(in, 1);
             if (is_backward(in) && sz > best_sz) best = n->inputs[k], best_sz = sz;
+        }
+        /* Under mixed precision the update reads the gradient unscaled after the backward
+         * pass; it was made (and DDP reduces it) where the scaled gradient was. */
+        for (int hop = 0; hop < 2 && best >= 0; hop++) {
+            const struct dp_node *u = dp_graph_node(g, (size_t)best);
+            if (strncmp(u->name, "loss_scale/unscale/", 19) || u->n_inputs < 1) break;
+            best = u->inputs[0];
         }
         if (v >= 0 && best >= 0) need[best] += (double)dp_graph_node(g, (size_t)v)->params;
     }
@@ -420,6 +429,12 @@ enum dp_status sim_device_init(const struct dp_gpu *gpu, struct sim_device *d,
 
 /* --- the compute profile --- */
 
+double dp_sim_tensor_share(enum dp_gpu_gen gen, const struct dp_setting *s) {
+    /* TensorFlow >= 2.4, NVIDIA's TensorFlow 1.15 and PyTorch's NGC containers enable TF32 by
+     * default */
+    return s->precision == DP_PREC_MIXED ? 1.0 : gen >= DP_GEN_AMPERE ? 0.5 : 0.0;
+}
+
 /* One op's record before compression: kernel-busy and memory-busy time (ms), its share of the
  * launches, parameters needed or produced. */
 struct oprec {
@@ -511,11 +526,10 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
                     tf = o->flops / (d->fp32 * e_cuda * q);
                     /* cuDNN runs Winograd where it is faster than the direct kernel: its
                      * products at the Winograd speed-up, its transforms' traffic added */
-                    double tw = tf / k->winograd,
-                           mw = (bytes + o->wino_bytes * byte_scale) / mem_rate;
-                    if (o->wino && (tw > mw ? tw : mw) < (tf > bytes / mem_rate ? tf : bytes / mem_rate)) {
+                    double wb = bytes + o->wino_bytes * byte_scale, tw = tf / k->winograd;
+                    if (o->wino && fmax(tw, wb / mem_rate) < fmax(tf, bytes / mem_rate)) {
                         tf = tw;
-                        bytes += o->wino_bytes * byte_scale;
+                        bytes = wb;
                     }
                 }
             } else {
