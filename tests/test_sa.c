@@ -21,6 +21,19 @@
 #include "gnn/inspector_impl.h" /* dp_b64_floats: hostile sweep blobs */
 #include "test.h"
 
+/* text with its first `from` replaced by `to` (a new string), or NULL when from is not in it. */
+static char *replace_once(const char *text, const char *from, const char *to) {
+    const char *at = strstr(text, from);
+    if (!at) return NULL;
+    size_t head = (size_t)(at - text), fl = strlen(from), tl = strlen(to);
+    char *out = malloc(strlen(text) - fl + tl + 1);
+    if (!out) return NULL;
+    memcpy(out, text, head);
+    memcpy(out + head, to, tl);
+    strcpy(out + head + tl, at + fl);
+    return out;
+}
+
 static struct dp_gpu_catalog *cat;
 
 /* A sweep of one graph of 2 groups and 1 edge, its blobs left to fill (%s %s). */
@@ -104,21 +117,37 @@ static void test_setting_vector(void) {
     double c[DP_SA_CROSS_N];
     struct dp_profile p = {.batch = 32, .params = 1e6, .param_bytes = 4e6, .activation_bytes = 1e9};
     p.flops[DP_OPCLASS_MATMUL] = 1e12;
-    dp_sa_cross_vector(&p, &b, v100, false, c);
+    dp_sa_cross_vector(&p, &b, v100, 0, c);
     CHECK_NEAR(c[0], log(1e12 / (v100->fp32_tflops * 1e9)), 1e-9); /* fp32: the FP32 rate, ms */
     CHECK(!strcmp(dp_sa_cross_names[0], "matmul_rate_ms"));
     /* Mixed precision: the FP16 tensor rate; fp32 on Ampere: TF32, half of it (as simulated). */
     struct dp_setting m, t;
     CHECK(dp_setting_make("V100-PCIe-16GB", 8, 1, DP_NET_PCIE, 0, DP_PLACE_HOMO, DP_PREC_MIXED, &m, &err) == DP_OK);
-    dp_sa_cross_vector(&p, &m, v100, false, c);
+    dp_sa_cross_vector(&p, &m, v100, 0, c);
     CHECK_NEAR(c[0], log(1e12 / (v100->fp16_tflops * 1e9)), 1e-9);
     const struct dp_gpu *a100 = dp_gpu_find(cat, "A100-40GB-SXM");
     CHECK(a100 && a100->fp16_tflops > 0);
     if (a100 && dp_setting_make(a100->name, 2, 1, DP_NET_NVLINK, 0, DP_PLACE_HOMO, DP_PREC_FP32,
                                 &t, &err) == DP_OK) {
-        dp_sa_cross_vector(&p, &t, a100, false, c);
+        dp_sa_cross_vector(&p, &t, a100, 0, c);
         CHECK_NEAR(c[0], log(1e12 / (a100->fp16_tflops / 2 * 1e9)), 1e-9);
         CHECK(dp_sim_tensor_share(dp_gpu_generation(a100), &t) == 0.5);
+        /* The parameters over the link the simulator moves them on: the A100's own NVLink (half
+         * of its 600 GB/s each way), not NVLink 2's nominal 50; legacy files read the latter. */
+        CHECK_NEAR(dp_sim_link_gbps(a100, DP_NET_NVLINK), a100->nvlink_gbps / 2, 1e-12);
+        CHECK_NEAR(c[3], log(4e6 / (a100->nvlink_gbps / 2 * 1e6)), 1e-9);
+        CHECK(!strcmp(dp_sa_cross_names[3], "params_over_link_ms"));
+        dp_sa_cross_vector(&p, &t, a100, DP_SA_LEGACY_NETWORK_RATE, c);
+        CHECK_NEAR(c[3], log(4e6 / (dp_network_bandwidth_gbps(DP_NET_NVLINK) * 1e6)), 1e-9);
+        CHECK(!strcmp(dp_sa_cross_legacy_names[3], "params_over_network_ms"));
+    }
+    /* PCIe: its generation's x16 link (V100: 3.0, 15.75 GB/s; A100: 4.0, twice that); a NIC: the
+     * network's rate, whatever the GPU. */
+    CHECK_NEAR(dp_sim_link_gbps(v100, DP_NET_PCIE), 15.75, 1e-12);
+    if (a100) {
+        CHECK_NEAR(dp_sim_link_gbps(a100, DP_NET_PCIE), 31.5, 1e-12);
+        CHECK_NEAR(dp_sim_link_gbps(a100, DP_NET_10GBE), dp_network_bandwidth_gbps(DP_NET_10GBE),
+                   1e-12);
     }
     /* The bytes a run moves: an fp32 graph under mixed precision moves half of its per-op
      * bytes and activations (fp16), not its parameters or the optimizer's fp32 traffic; a graph
@@ -510,6 +539,53 @@ static void test_train_predict(const struct dp_sweep *sw) {
             CHECK(dp_sa_save(old, test_path("test_sa_legacy2.json"), body_path, &err) == DP_OK);
             char *again = test_slurp(test_path("test_sa_legacy2.json"), &tlen);
             CHECK(again && strstr(again, "\"matmul_ms\"") && !strstr(again, "matmul_rate_ms"));
+            free(again);
+        }
+        dp_sa_free(old);
+    }
+    free(doc);
+    /* A file from before the GPU's own link (its inputs "params_over_network_ms", ...) keeps
+     * the network's nominal rate: on an A100 over NVLink it predicts otherwise than the same
+     * head reading the A100's link, over 10GbE (a NIC either way) the same; saved again, it
+     * keeps the old names. */
+    doc = test_slurp(path, &tlen);
+    struct dp_setting ls[2];
+    const struct dp_gpu *lg[2] = {amp[0], amp[0]};
+    if (doc && amp[0] &&
+        dp_setting_make(amp[0]->name, 2, 1, DP_NET_NVLINK, 0, DP_PLACE_HOMO, DP_PREC_FP32, &ls[0], &err) == DP_OK &&
+        dp_setting_make(amp[0]->name, 4, 1, DP_NET_10GBE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &ls[1], &err) == DP_OK) {
+        for (int k = 3; k <= 5; k++) {
+            char from[64], to[64];
+            snprintf(from, sizeof from, "\"%s\"", dp_sa_cross_names[k]);
+            snprintf(to, sizeof to, "\"%s\"", dp_sa_cross_legacy_names[k]);
+            char *next = replace_once(doc, from, to);
+            CHECK(next != NULL);
+            if (next) {
+                free(doc);
+                doc = next;
+            }
+        }
+        CHECK(write_tmp("test_sa_legacy3.json", doc) != NULL);
+        struct dp_sa_inspector *old = NULL;
+        CHECK(dp_sa_load(test_path("test_sa_legacy3.json"), &old, &err) == DP_OK);
+        struct dp_sa_graph gn, go;
+        struct dp_sa_prediction pn[2], po[2];
+        if (old && dp_sa_graph_init(sa, g0->grouped, NULL, &g0->profile, &gn, &err) == DP_OK &&
+            dp_sa_graph_init(old, g0->grouped, NULL, &g0->profile, &go, &err) == DP_OK) {
+            CHECK(dp_sa_predict(sa, &gn, ls, lg, 2, pn, &err) == DP_OK);
+            CHECK(dp_sa_predict(old, &go, ls, lg, 2, po, &err) == DP_OK);
+            CHECK(pn[0].value[DP_SA_ITERATION] != po[0].value[DP_SA_ITERATION]);
+            CHECK_NEAR(pn[1].value[DP_SA_ITERATION], po[1].value[DP_SA_ITERATION],
+                       1e-5 * pn[1].value[DP_SA_ITERATION]);
+            dp_sa_graph_free(&gn);
+            dp_sa_graph_free(&go);
+            char body_copy[1024], out4[1024]; /* test_path's buffer is shared */
+            snprintf(body_copy, sizeof body_copy, "%s", test_path("test_sa_body.json"));
+            snprintf(out4, sizeof out4, "%s", test_path("test_sa_legacy4.json"));
+            CHECK(dp_sa_save(old, out4, body_copy, &err) == DP_OK);
+            char *again = test_slurp(test_path("test_sa_legacy4.json"), &tlen);
+            CHECK(again && strstr(again, "\"params_over_network_ms\"") &&
+                  strstr(again, "\"allreduce_traffic_ms\"") && !strstr(again, "link_traffic"));
             free(again);
         }
         dp_sa_free(old);
