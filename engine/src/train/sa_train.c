@@ -166,56 +166,6 @@ struct data {
     int          n_pairs;
 };
 
-/* ---- batch pairs ---- */
-
-struct pair_key {
-    const struct dp_sweep_graph *g;
-    const char                  *setting;
-    int                          row;
-};
-
-static int cmp_pair_key(const void *a, const void *b) {
-    const struct pair_key *x = a, *y = b;
-    int c = strcmp(x->g->model, y->g->model);
-    if (!c) c = strcmp(x->g->optimizer, y->g->optimizer);
-    if (!c) c = (x->g->precision > y->g->precision) - (x->g->precision < y->g->precision);
-    if (!c) c = strcmp(x->setting, y->setting);
-    if (!c) c = (x->g->batch > y->g->batch) - (x->g->batch < y->g->batch);
-    return c ? c : (x->row > y->row) - (x->row < y->row);
-}
-
-/* The pairs of training rows (kept-row indices idx[0..n)) of one graph (model, optimizer,
- * precision) on one setting at consecutive batch sizes, into *out (2 per pair, owned). */
-static enum dp_status batch_pairs(const struct dp_sweep *sw, const int *rows, const int *idx,
-                                  int n, int **out, int *n_out, struct dp_error *err) {
-    struct pair_key *k = malloc(((size_t)n + 1) * sizeof *k);
-    int *p = malloc(((size_t)n + 1) * 2 * sizeof *p), np = 0;
-    if (!k || !p) {
-        free(k);
-        free(p);
-        return dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
-    }
-    for (int i = 0; i < n; i++) {
-        const struct dp_sweep_row *r = &sw->rows[rows[idx[i]]];
-        k[i] = (struct pair_key){&sw->graphs[r->graph], r->setting.id, idx[i]};
-    }
-    qsort(k, (size_t)n, sizeof *k, cmp_pair_key);
-    for (int i = 0; i + 1 < n; i++) {
-        const struct dp_sweep_graph *a = k[i].g, *b = k[i + 1].g;
-        if (a->batch < b->batch && a->precision == b->precision &&
-            !strcmp(k[i].setting, k[i + 1].setting) && !strcmp(a->model, b->model) &&
-            !strcmp(a->optimizer, b->optimizer)) {
-            p[2 * np] = k[i].row;
-            p[2 * np + 1] = k[i + 1].row;
-            np++;
-        }
-    }
-    free(k);
-    *out = p;
-    *n_out = np;
-    return DP_OK;
-}
-
 /* Member m's (m < 0: the ensemble's) mean squared error over rows idx[0..n) and the targets
  * present (a NaN target is missing); NaN when none. x and y: scratch of 1024 rows. */
 static double rows_loss(const struct dp_sa_inspector *sa, int m, const struct data *d,
@@ -570,7 +520,7 @@ enum dp_status dp_sa_train(const struct dp_sweep *sw, const struct dp_gpu_catalo
         dp_profile_vector(&sw->graphs[g].profile, raw + E);
         for (int k = 0; k < dims; k++) gx[(size_t)g * dims + k] = (float)((raw[k] - mean[k]) / sd[k]);
     }
-    if (o->pair_weight > 0 && (st = batch_pairs(sw, rows, sets[0], ns[0], &pairs, &n_pairs, err)))
+    if (o->pair_weight > 0 && (st = dp_sweep_batch_pairs(sw, rows, sets[0], ns[0], &pairs, &n_pairs, err)))
         goto fail;
     struct data d = {x, t, nin, sets[0], sets[1], ns[0], ns[1], pairs, n_pairs};
     /* The standardised targets weigh every output alike, so an output whose labels spread over
