@@ -32,14 +32,15 @@
 # Every label is SIMULATED (notes/calibration.md), not measured.
 # Environment: JOBS (sweep threads, 2), RECIPE (driple-c), EPOCHS / PATIENCE / TEPOCHS (empty: the
 # recipe's), BASE (the base setting, V100-P1w2ho-PCIe), SEED (1), GEN (generated architectures,
-# 4000), SA_ZOO_BATCHES (4), QUOTA (generated graphs per list setting, 60), NRANDOM (random
-# settings per graph, 8), SA_MEMBERS (5), SA_HOLD_MEMBERS (3), SA_EPOCHS (120), SA_PATIENCE (15),
+# 3000), SA_ZOO_BATCHES (4), QUOTA (generated graphs per list setting, 60), NRANDOM (random
+# settings per graph, 12), SA_MEMBERS (5), SA_HOLD_MEMBERS (3), SA_EPOCHS (120), SA_PATIENCE (15),
 # SA_GPUS / SA_NETS (held out), HOLDOUT (1), ONLY (space-separated setting ids to transfer to;
 # default all); DS, LOG, OUT, NOTES (paths); NOTES_ONLY=1 rewrites notes/assets.md from the logs
 # of the last run. With GEN 5000, NRANDOM 6 and SA_EPOCHS 150 the run took 53 minutes on the
 # project's 2-core machine while other work ran (load 3-7; notes/accuracy.md, experiments I);
 # more settings per graph for about as many rows, and 120 epochs, keep it under the hour
-# (experiments J; each step's time in notes/assets.md).
+# (experiments J; each step's time in notes/assets.md). Fewer graphs on more settings each
+# predict unseen GPUs better for as many rows (experiments J and N): GEN 3000 x NRANDOM 12.
 set -eu
 BIN=${1:-build/driple}
 JOBS=${JOBS:-2}
@@ -49,10 +50,10 @@ PATIENCE=${PATIENCE:-}
 TEPOCHS=${TEPOCHS:-}
 BASE=${BASE:-V100-P1w2ho-PCIe}
 SEED=${SEED:-1}
-GEN=${GEN:-4000}
+GEN=${GEN:-3000}
 SA_ZOO_BATCHES=${SA_ZOO_BATCHES:-4}
 QUOTA=${QUOTA:-60}
-NRANDOM=${NRANDOM:-8}
+NRANDOM=${NRANDOM:-12}
 SA_MEMBERS=${SA_MEMBERS:-5}
 SA_HOLD_MEMBERS=${SA_HOLD_MEMBERS:-3}
 SA_EPOCHS=${SA_EPOCHS:-120}

@@ -368,7 +368,8 @@ static void small_train_opts(struct dp_sa_train_opts *o) {
 }
 
 /* The trainer's loss: the reported loss is the plain MSE whatever the weights; an output of
- * weight 0 leaves its last-layer parameters where they were while the others move. */
+ * weight 0 leaves its last-layer parameters where they were while the others move; one pair
+ * (the batch-pair term) moves only its predicted iteration difference toward its targets'. */
 static void test_loss(void) {
     struct dp_sa_inspector *sa = NULL;
     struct dp_error err = {0};
@@ -385,14 +386,14 @@ static void test_loss(void) {
     for (int i = 0; i < B * DP_SA_N_OUT; i++) tg[i] = (i % 3 == 0) ? NAN : 3.0f + (float)(i % 5);
     struct dp_sa_loss loss = {.huber = 0.1};
     for (int o = 0; o < DP_SA_N_OUT; o++) loss.weight[o] = o == 1 ? 0 : 2;
-    struct dp_sa_trainer *plain = NULL, *robust = NULL;
+    struct dp_sa_trainer *plain = NULL, *robust = NULL, *pair = NULL;
     float lp = -1, lr = -2;
     CHECK(dp_sa_trainer_init(sa, 0, 0.01f, 0, NULL, &plain, &err) == DP_OK);
     CHECK(dp_sa_trainer_init(sa, 0, 0.01f, 0, &loss, &robust, &err) == DP_OK);
     if (plain && robust) {
-        CHECK(dp_sa_trainer_step(plain, x, tg, B, false, &lp, &err) == DP_OK);
+        CHECK(dp_sa_trainer_step(plain, x, tg, B, 0, false, &lp, &err) == DP_OK);
         memcpy(before, dp_sa_member(sa, 0), nw * sizeof *before);
-        CHECK(dp_sa_trainer_step(robust, x, tg, B, true, &lr, &err) == DP_OK);
+        CHECK(dp_sa_trainer_step(robust, x, tg, B, 0, true, &lr, &err) == DP_OK);
         CHECK(lp > 0 && fabsf(lp - lr) < 1e-6f * lp);
         const float *w = dp_sa_member(sa, 0);
         size_t w3 = (size_t)nin * h1 + h1 + (size_t)h1 * h2 + h2, b3 = w3 + (size_t)h2 * DP_SA_N_OUT;
@@ -403,8 +404,30 @@ static void test_loss(void) {
         }
         CHECK(still && moved);
     }
+    struct dp_sa_loss pl = {.huber = 0.1, .pair[DP_SA_ITERATION] = 1};
+    float y[2 * DP_SA_N_OUT], *yi = y + DP_SA_ITERATION;
+    for (int i = 0; i < nin; i++) x[nin + i] = -x[i];
+    for (int i = 0; i < 2 * DP_SA_N_OUT; i++) tg[i] = i == DP_SA_N_OUT + DP_SA_ITERATION;
+    dp_sa_head(sa, 0, x, 2, y, NULL);
+    float gap0 = fabsf(yi[DP_SA_N_OUT] - yi[0] - 1);
+    memcpy(before, dp_sa_member(sa, 0), nw * sizeof *before);
+    CHECK(dp_sa_trainer_init(sa, 0, 0.01f, 0, &pl, &pair, &err) == DP_OK);
+    for (int k = 0; pair && k < 30; k++)
+        CHECK(dp_sa_trainer_step(pair, x, tg, 2, 1, true, &lr, &err) == DP_OK);
+    dp_sa_head(sa, 0, x, 2, y, NULL);
+    CHECK(lr == 0 && gap0 > 0.1f && fabsf(yi[DP_SA_N_OUT] - yi[0] - 1) < 0.5f * gap0);
+    const float *w = dp_sa_member(sa, 0);
+    size_t w3 = (size_t)nin * h1 + h1 + (size_t)h1 * h2 + h2, b3 = w3 + (size_t)h2 * DP_SA_N_OUT;
+    bool still = true;
+    for (int o = 0; o < DP_SA_N_OUT; o++)
+        for (int j = -1; j < h2; j++) { /* j -1: the bias */
+            size_t k = j < 0 ? b3 + o : w3 + (size_t)j * DP_SA_N_OUT + o;
+            still = still && (w[k] == before[k] || (j >= 0 && o == DP_SA_ITERATION));
+        }
+    CHECK(still);
     dp_sa_trainer_free(plain);
     dp_sa_trainer_free(robust);
+    dp_sa_trainer_free(pair);
 done:
     free(x);
     free(before);

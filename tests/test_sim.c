@@ -5,15 +5,17 @@
  * with a reason, all-reduce moves 2(N-1)/N x the gradients per worker (and 2(M-1)/M per NIC
  * across machines), PyTorch's bucketed all-reduce overlaps the backward pass, no link carries
  * more than its line rate, and the device follows the catalog (K80 dies, estimated tensor
- * rates, TF32, NVLink); the activation-memory liveness sweep gives the hand-computed peak on the
- * MLP and on a tiny graph that exercises aliases, in-place ops and batch-norm statistics,
- * whatever the order its nodes were added in, and breaks a cycle. */
+ * rates, TF32, NVLink), Winograd's gain falls with the channels (its transforms' traffic), a
+ * forward transposed convolution is forward work; the activation-memory liveness sweep gives
+ * the hand-computed peak on the MLP and on a tiny graph that exercises aliases, in-place ops
+ * and batch-norm statistics, whatever the order its nodes were added in, and breaks a cycle. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "dp/settings.h"
 #include "dp/sim.h"
+#include "sim/sim_impl.h"
 #include "test.h"
 
 static const char *GPU_DEV = "/job:worker/replica:0/task:0/device:GPU:0";
@@ -464,6 +466,80 @@ static void test_conv3d(void) {
     dp_graph_free(g);
 }
 
+/* One forward 3x3 stride-1 convolution of cin to cout channels at hw x hw, fp32 on a V100, with
+ * Winograd's speed-up w: its simulated compute time. */
+static double conv3x3_ms(int64_t cin, int64_t cout, int64_t hw, double w) {
+    struct dp_graph *g = dp_graph_init("conv3x3_test");
+    dp_graph_set_batch(g, 32, "test");
+    int64_t dx[4] = {DP_DIM_BATCH, hw, hw, cin}, df[4] = {3, 3, cin, cout},
+            dy[4] = {DP_DIM_BATCH, hw, hw, cout};
+    int x = add(g, "IteratorGetNext", "IteratorGetNext", "/job:worker/task:0/device:CPU:0", 4,
+                dx, NULL, 0);
+    int f = add(g, "conv/kernel", "VariableV2", PS_DEV, 4, df, NULL, 0);
+    dp_graph_set_cost(g, f, -1, -1, 9 * cin * cout);
+    int r = add(g, "conv/kernel/read", "Identity", GPU_DEV, 4, df, &f, 1);
+    int in[2] = {x, r};
+    add(g, "conv/Conv2D", "Conv2D", GPU_DEV, 4, dy, in, 2);
+    struct dp_gpu gpu = v100();
+    strcpy(gpu.architecture, "Volta (GV100)");
+    struct dp_sim_constants k;
+    dp_sim_constants_default(&k);
+    k.winograd = w;
+    struct dp_sim_opts o;
+    dp_sim_opts_default(&o);
+    o.min_run_ms = 1;
+    o.iterations = 2;
+    o.throughput_only = true;
+    o.constants = &k;
+    struct dp_setting s = ar_setting(gpu.name, 1, DP_NET_PCIE, 1, DP_FW_PYTORCH);
+    struct dp_sim_result res;
+    struct dp_error err = {0};
+    double ms = dp_simulate(g, &s, &gpu, &o, &res, &err) == DP_OK ? res.compute_ms : NAN;
+    dp_sim_result_free(&res);
+    dp_graph_free(g);
+    return ms;
+}
+
+/* cuDNN's Winograd writes and reads back its transformed tiles: a 3x3 convolution of many
+ * channels gains most of the speed-up, one of few channels is bound by that traffic and gains
+ * little; neither runs slower than the direct kernel (cuDNN would not pick Winograd then). */
+static void test_winograd_traffic(void) {
+    double wide1 = conv3x3_ms(256, 256, 28, 1), wide4 = conv3x3_ms(256, 256, 28, 4);
+    double thin1 = conv3x3_ms(8, 8, 224, 1), thin4 = conv3x3_ms(8, 8, 224, 4);
+    CHECK(wide1 / wide4 > 2.5);
+    CHECK(thin1 / thin4 < 1.5);
+    CHECK(thin4 <= thin1 && wide4 <= wide1);
+}
+
+/* A forward transposed convolution (ONNX's ConvTranspose: a Conv2DBackpropInput outside the
+ * gradients scope) is forward work; the same op under "gradients/" is backward. */
+static void test_conv_transpose_phase(void) {
+    struct dp_graph *g = dp_graph_init("deconv_test");
+    dp_graph_set_batch(g, 8, "test");
+    int64_t dx[4] = {DP_DIM_BATCH, 16, 16, 64}, df[4] = {3, 3, 32, 64},
+            dy[4] = {DP_DIM_BATCH, 32, 32, 32}, ds[1] = {4};
+    int x = add(g, "IteratorGetNext", "IteratorGetNext", "/job:worker/task:0/device:CPU:0", 4,
+                dx, NULL, 0);
+    int f = add(g, "up/kernel", "VariableV2", PS_DEV, 4, df, NULL, 0);
+    dp_graph_set_cost(g, f, -1, -1, 9 * 32 * 64);
+    int r = add(g, "up/kernel/read", "Identity", GPU_DEV, 4, df, &f, 1);
+    int sz = add(g, "up/output_shape", "Const", GPU_DEV, 1, ds, NULL, 0);
+    int in[3] = {sz, r, x};
+    int y = add(g, "up/conv2d_transpose", "Conv2DBackpropInput", GPU_DEV, 4, dy, in, 3);
+    int gin[3] = {sz, r, y};
+    add(g, "gradients/up/conv2d_transpose_grad/Conv2DBackpropInput", "Conv2DBackpropInput",
+        GPU_DEV, 4, dy, gin, 3);
+    struct dp_sim_workload *w = NULL;
+    struct dp_error err = {0};
+    CHECK(dp_sim_workload_init(g, 8, &w, &err) == DP_OK);
+    if (w) {
+        CHECK(w->n_ops == 2 && w->n_fw == 1);
+        CHECK(!w->ops[0].back && w->ops[1].back);
+    }
+    dp_sim_workload_free(w);
+    dp_graph_free(g);
+}
+
 /* Absurd inputs fail with a reason instead of exhausting memory or overflowing the sample count
  * (which used to give all-zero labels and a 0 % utilisation as if they were the answer). */
 static void test_absurd(struct dp_graph *g) {
@@ -592,5 +668,7 @@ int main(void) {
     dp_graph_free(g);
     test_liveness_rules();
     test_conv3d();
+    test_winograd_traffic();
+    test_conv_transpose_phase();
     TEST_MAIN_END();
 }

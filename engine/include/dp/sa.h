@@ -205,10 +205,14 @@ enum dp_status dp_sa_set_ood(struct dp_sa_inspector *sa, const float *points, in
 double dp_sa_ood_distance(const struct dp_sa_inspector *sa, const float *graph_part);
 
 /* The loss a trainer descends, per target in target units (standardised log1p): weight[o] x
- * Huber(error) (quadratic within +-huber, linear beyond; huber 0: the squared error). */
+ * Huber(error) (quadratic within +-huber, linear beyond; huber 0: the squared error); plus, over
+ * the pairs of a step (dp_sa_trainer_step), pair[o] x the mean squared error of the difference
+ * between a pair's two predictions against their targets' difference (one graph at two batch
+ * sizes on one setting: how the output moves with the batch). */
 struct dp_sa_loss {
     double weight[DP_SA_N_OUT];
     double huber;
+    double pair[DP_SA_N_OUT];
 };
 /* Adam on one member's parameters; loss NULL: the squared error, every output weight 1. */
 struct dp_sa_trainer;
@@ -217,11 +221,14 @@ enum dp_status dp_sa_trainer_init(struct dp_sa_inspector *sa, int member, float 
                                   struct dp_sa_trainer **out, struct dp_error *err);
 void dp_sa_trainer_free(struct dp_sa_trainer *t);
 /* The trainer's loss over B rows x DP_SA_N_OUT targets t (target units), its gradient, then
- * (when step) one Adam step; *loss: the plain MSE before the step. A NaN target is missing (a
- * measured sample without that label): it adds no loss and no gradient, and the means are over
- * the targets present (0 when none). DP_ERR_NOMEM only. */
+ * (when step) one Adam step; *loss: the plain MSE of the first B - 2 n_pairs rows before the
+ * step. A NaN target is missing (a measured sample without that label): it adds no loss and no
+ * gradient, and the means are over the targets present (0 when none). The last 2 n_pairs rows
+ * are pairs (row B - 2 n_pairs + 2p, the next): only the loss's pair term reads them.
+ * DP_ERR_NOMEM only. */
 enum dp_status dp_sa_trainer_step(struct dp_sa_trainer *t, const float *x, const float *tg,
-                                  int B, bool step, float *loss, struct dp_error *err);
+                                  int B, int n_pairs, bool step, float *loss,
+                                  struct dp_error *err);
 /* Member m's parameters (dp_sa_member_size floats), writable: the trainer keeps the best. */
 size_t dp_sa_member_size(const struct dp_sa_inspector *sa);
 float *dp_sa_member(struct dp_sa_inspector *sa, int m);

@@ -15,11 +15,13 @@
 
 static bool contains(const char *s, const char *sub) { return s && strstr(s, sub) != NULL; }
 
-/* Gradient ops: TF puts them under a "gradients" name scope; their types end in Grad or name a
- * backprop. */
+/* Gradient ops: in the graph's backward phase (TF's "gradients" name scope, dp_node_phase; a
+ * second gradients() call's "gradients_1"), or of a type only a gradient has (ReluGrad, a
+ * filter gradient). A forward transposed convolution is a Conv2DBackpropInput outside that
+ * scope: forward work, though its type names a backprop. */
 static bool is_backward(const struct dp_node *n) {
-    return !strncmp(n->name, "gradients", 9) || contains(n->name, "/gradients") ||
-           contains(n->op, "Grad") || contains(n->op, "Backprop");
+    return dp_node_phase(n) == DP_PHASE_BACKWARD || !strncmp(n->name, "gradients", 9) ||
+           contains(n->op, "Grad") || contains(n->op, "BackpropFilter");
 }
 
 /* The input gradient of a 2-D or 3-D convolution. */
@@ -109,6 +111,20 @@ static unsigned char fuse_role(const char *op, enum dp_op_class cls) {
     return FUSE_NONE;
 }
 
+/* cuDNN's non-fused Winograd F(4x4, 3x3) writes each 6x6 input tile's transform (36 values for
+ * every 16 outputs: 2.25 x the tensor) and the products' (2.25 x the output) to memory and reads
+ * them back: 4.5 x the bytes of the convolution's two activation-sized tensors (input and
+ * output; for the filter gradient, input and output gradient), beside the filter. */
+static double wino_traffic(const struct dp_graph *g, const struct dp_node *n, double bytes) {
+    const struct dp_node *filt = conv_filter(g, n);
+    double fb = 0;
+    if (filt) {
+        int es = dp_dtype_size(filt->dtype);
+        fb = dp_node_tensor_size(filt, 1) * (es ? es : 4);
+    }
+    return bytes > fb ? 4.5 * (bytes - fb) : 0;
+}
+
 static int cmp_desc(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x < y) - (x > y);
@@ -157,6 +173,13 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
             double sz = dp_node_tensor_size(in, 1);
             if (is_backward(in) && sz > best_sz) best = n->inputs[k], best_sz = sz;
         }
+        /* Under mixed precision the update reads the gradient unscaled after the backward
+         * pass; it was made (and DDP reduces it) where the scaled gradient was. */
+        for (int hop = 0; hop < 2 && best >= 0; hop++) {
+            const struct dp_node *u = dp_graph_node(g, (size_t)best);
+            if (strncmp(u->name, "loss_scale/unscale/", 19) || u->n_inputs < 1) break;
+            best = u->inputs[0];
+        }
         if (v >= 0 && best >= 0) need[best] += (double)dp_graph_node(g, (size_t)v)->params;
     }
     double need_total = 0, flops_total = 0;
@@ -191,6 +214,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
             double red;
             gemm_shape(g, n, batch, &o->m, &o->n, &red, &o->chan, &o->width);
             o->wino = dp_op_winograd_eligible(g, n);
+            if (o->wino) o->wino_bytes = wino_traffic(g, n, o->bytes);
             o->tc = red >= 8 && o->width >= 8;
         }
         if (o->back) {
@@ -405,6 +429,12 @@ enum dp_status sim_device_init(const struct dp_gpu *gpu, struct sim_device *d,
 
 /* --- the compute profile --- */
 
+double dp_sim_tensor_share(enum dp_gpu_gen gen, const struct dp_setting *s) {
+    /* TensorFlow >= 2.4, NVIDIA's TensorFlow 1.15 and PyTorch's NGC containers enable TF32 by
+     * default */
+    return s->precision == DP_PREC_MIXED ? 1.0 : gen >= DP_GEN_AMPERE ? 0.5 : 0.0;
+}
+
 /* One op's record before compression: kernel-busy and memory-busy time (ms), its share of the
  * launches, parameters needed or produced. */
 struct oprec {
@@ -490,9 +520,18 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
             double bytes = o->bytes * byte_scale, launches = o->launches, tf = 0;
             if (o->mm) {
                 double q = wave_efficiency(o->m, o->n, d->sms);
-                if (tc > 0 && o->tc)
+                if (tc > 0 && o->tc) {
                     tf = o->flops / (tc * e_tensor * q * tensor_alignment(o->chan, o->width, fp16));
-                else tf = o->flops / ((o->wino ? k->winograd : 1) * d->fp32 * e_cuda * q);
+                } else {
+                    tf = o->flops / (d->fp32 * e_cuda * q);
+                    /* cuDNN runs Winograd where it is faster than the direct kernel: its
+                     * products at the Winograd speed-up, its transforms' traffic added */
+                    double wb = bytes + o->wino_bytes * byte_scale, tw = tf / k->winograd;
+                    if (o->wino && fmax(tw, wb / mem_rate) < fmax(tf, bytes / mem_rate)) {
+                        tf = tw;
+                        bytes = wb;
+                    }
+                }
             } else {
                 bytes -= fuse * o->fused * byte_scale;
                 if (bytes < 0) bytes = 0;

@@ -30,6 +30,8 @@ struct sim_op {
     double chan, width;  /* conv/matmul: the channels (a matmul: the elements) each product
                             reduces over, and its output's last dimension */
     double pneed;        /* forward: parameters first read here; backward: gradients made here */
+    double wino_bytes;   /* a Winograd-eligible convolution: the traffic of its transformed
+                            tensors when cuDNN runs it that way (wino_traffic) */
     unsigned char mm;    /* a convolution or matmul */
     unsigned char back;  /* in the backward pass */
     unsigned char wino;  /* a 3x3 stride-1 convolution (cuDNN's Winograd on CUDA cores) */

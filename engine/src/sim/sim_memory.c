@@ -282,12 +282,6 @@ static double base_bytes(const struct dp_sim_workload *w, const struct dp_settin
     return k->context_gb * 1e9 + weights + grads + slots;
 }
 
-double dp_sim_tensor_share(enum dp_gpu_gen gen, const struct dp_setting *s) {
-    /* TensorFlow >= 2.4, NVIDIA's TensorFlow 1.15 and PyTorch's NGC containers enable TF32 by
-     * default */
-    return s->precision == DP_PREC_MIXED ? 1.0 : gen >= DP_GEN_AMPERE ? 0.5 : 0.0;
-}
-
 double dp_sim_byte_scale(bool graph_f16, const struct dp_setting *s) {
     return s->precision == DP_PREC_MIXED && !graph_f16 ? 0.5 : 1.0;
 }
