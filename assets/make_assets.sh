@@ -11,10 +11,14 @@
 #     jobs that do not fit a GPU's memory are kept out;
 #  2. a per-setting dataset for every list setting, its rows of the list sweep (driple dataset
 #     extract, the sweep read once);
-#  3. a base inspector trained from scratch on one setting (driple train --recipe driple-c,
-#     notes/accuracy.md), on a random 60/20/20 split;
+#  3. two inspectors trained from scratch on one setting at once (driple train --recipe
+#     driple-c, notes/accuracy.md), on a random 60/20/20 split: the per-setting base, which also
+#     reads each group's FLOPs, bytes and parameter bytes (--cost-features: the datasets are
+#     extracted with them; notes/accuracy.md experiments K, V), and without them the body of the
+#     setting-aware inspector (inspectors/setting-aware-body.json: the cost features do not carry
+#     to unseen families);
 #  4. in two lanes at once (the machine's two cores; each step one process):
-#     lane 1: the setting-aware inspector (driple train --sweep: the base's body, an ensemble of
+#     lane 1: the setting-aware inspector (driple train --sweep: that body, an ensemble of
 #       SA_MEMBERS heads reading the graph's profile and the setting; shipped as
 #       inspectors/setting-aware.json) on a random split of the sweep's graphs, then again
 #       holding out whole GPUs (SA_GPUS; not shipped, SA_HOLD_MEMBERS heads);
@@ -28,14 +32,15 @@
 # Every label is SIMULATED (notes/calibration.md), not measured.
 # Environment: JOBS (sweep threads, 2), RECIPE (driple-c), EPOCHS / PATIENCE / TEPOCHS (empty: the
 # recipe's), BASE (the base setting, V100-P1w2ho-PCIe), SEED (1), GEN (generated architectures,
-# 4000), SA_ZOO_BATCHES (4), QUOTA (generated graphs per list setting, 60), NRANDOM (random
-# settings per graph, 8), SA_MEMBERS (5), SA_HOLD_MEMBERS (3), SA_EPOCHS (120), SA_PATIENCE (15),
+# 3000), SA_ZOO_BATCHES (4), QUOTA (generated graphs per list setting, 60), NRANDOM (random
+# settings per graph, 12), SA_MEMBERS (5), SA_HOLD_MEMBERS (3), SA_EPOCHS (120), SA_PATIENCE (15),
 # SA_GPUS / SA_NETS (held out), HOLDOUT (1), ONLY (space-separated setting ids to transfer to;
 # default all); DS, LOG, OUT, NOTES (paths); NOTES_ONLY=1 rewrites notes/assets.md from the logs
 # of the last run. With GEN 5000, NRANDOM 6 and SA_EPOCHS 150 the run took 53 minutes on the
 # project's 2-core machine while other work ran (load 3-7; notes/accuracy.md, experiments I);
 # more settings per graph for about as many rows, and 120 epochs, keep it under the hour
-# (experiments J; each step's time in notes/assets.md).
+# (experiments J; each step's time in notes/assets.md). Fewer graphs on more settings each
+# predict unseen GPUs better for as many rows (experiments J and N): GEN 3000 x NRANDOM 12.
 set -eu
 BIN=${1:-build/driple}
 JOBS=${JOBS:-2}
@@ -45,10 +50,10 @@ PATIENCE=${PATIENCE:-}
 TEPOCHS=${TEPOCHS:-}
 BASE=${BASE:-V100-P1w2ho-PCIe}
 SEED=${SEED:-1}
-GEN=${GEN:-4000}
+GEN=${GEN:-3000}
 SA_ZOO_BATCHES=${SA_ZOO_BATCHES:-4}
 QUOTA=${QUOTA:-60}
-NRANDOM=${NRANDOM:-8}
+NRANDOM=${NRANDOM:-12}
 SA_MEMBERS=${SA_MEMBERS:-5}
 SA_HOLD_MEMBERS=${SA_HOLD_MEMBERS:-3}
 SA_EPOCHS=${SA_EPOCHS:-120}
@@ -101,15 +106,19 @@ timed sweep_sa "$BIN" dataset sweep --settings "$SETTINGS" --out "$DS/sweep.json
 echo "make_assets: 2/5 the per-setting datasets -> $DS" >&2
 # shellcheck disable=SC2086
 all=$(printf '%s\n' $BASE $ids | awk '!seen[$0]++' | paste -sd, -)
-timed extract "$BIN" dataset extract "$DS/list.json" --setting "$all" --dir "$DS" >"$LOG/extract.txt"
+timed extract "$BIN" dataset extract "$DS/list.json" --setting "$all" --dir "$DS" --cost-features \
+    >"$LOG/extract.txt"
 sed -n 's/^.*: \([0-9]*\) samples of \([^ ]*\) from.*/{"id": "\2", "samples": \1}/p' \
     "$LOG/extract.txt" | paste -sd, - | sed 's/^/{"settings": [/; s/$/]}/' >"$LOG/datasets.json"
-# base DIR LOGPREFIX SPLIT: the base inspector from scratch.
+# base DIR LOGPREFIX SPLIT [body]: the per-setting base from scratch with the cost features
+# (DIR/$BASE.json), or (body) without them the setting-aware inspector's body.
 base() {
-    echo "make_assets: base inspector $BASE from scratch (recipe $RECIPE, $3 split)" >&2
+    b_name=$BASE b_opt=--cost-features
+    [ "${4:-}" = body ] && b_name=setting-aware-body b_opt=
+    echo "make_assets: $b_name from scratch on $BASE (recipe $RECIPE, $3 split)" >&2
     # shellcheck disable=SC2086
-    "$BIN" train --dataset "$DS/$BASE.json" -o "$1/$BASE.json" --recipe "$RECIPE" --split "$3" \
-        --seed "$SEED" $TOPT --json >"$2train_$BASE.json"
+    "$BIN" train --dataset "$DS/$BASE.json" -o "$1/$b_name.json" --recipe "$RECIPE" --split "$3" \
+        --seed "$SEED" $TOPT $b_opt --json >"$2train_$b_name.json"
 }
 # transfers DIR LOGPREFIX SPLIT: every other list setting from DIR's base.
 transfers() {
@@ -130,12 +139,19 @@ sa() {
     shift 3
     echo "make_assets: the setting-aware inspector ($sa_name) -> $sa_file" >&2
     # shellcheck disable=SC2086
-    "$BIN" train --sweep "$DS/sweep.json" --body "$OUT/$BASE.json" -o "$sa_file" \
+    "$BIN" train --sweep "$DS/sweep.json" --body "$OUT/setting-aware-body.json" -o "$sa_file" \
         --members "$sa_members" $SAOPT "$@" >"$LOG/sa_$sa_name.json" 2>"$LOG/sa_$sa_name.err"
     rm -f "$LOG/sa_$sa_name.err"
 }
-echo "make_assets: 3/5 the base inspector (random split) -> $OUT/$BASE.json" >&2
-timed base base "$OUT" "$LOG/" random
+echo "make_assets: 3/5 the base inspector and the setting-aware body (random split) -> $OUT" >&2
+timed base base "$OUT" "$LOG/" random &
+p1=$!
+timed sa_body base "$OUT" "$LOG/" random body &
+p2=$!
+rc=0
+wait "$p1" || rc=$?
+wait "$p2" || rc=$?
+[ "$rc" = 0 ] || { echo "make_assets: a base training failed (logs in $LOG)" >&2; exit "$rc"; }
 echo "make_assets: 4/5 two lanes: the setting-aware inspector; transfers and hold-outs" >&2
 mkdir -p "$LOG/holdout"
 lane1() {
@@ -235,6 +251,12 @@ def per_metric(title, rows, key, fmt):
         print("| %s | %s |" % (sid, " | ".join(f(x, fmt) for x in t)))
     print()
 
+def body_mape():
+    path = os.path.join(log, "train_setting-aware-body.json")
+    if not os.path.exists(path):
+        return None
+    return mean(((json.load(open(path)).get("scratch") or {}).get("test") or {}).get("mape") or [])
+
 def sa_section():
     runs = [(k, os.path.join(log, "sa_%s.json" % k)) for k in ("random", "families", "gpus", "networks")]
     runs = [(k, json.load(open(p))) for k, p in runs if os.path.exists(p)]
@@ -242,13 +264,16 @@ def sa_section():
         return
     print("### The setting-aware inspector\n")
     print("One inspector for every setting (`inspectors/setting-aware.json`, shipped: random split "
-          "of the sweep's graphs): the base's GNN body, and an ensemble of MLP heads reading the "
+          "of the sweep's graphs): the GNN body of %s trained without the cost features "
+          "(`inspectors/setting-aware-body.json`, test MAPE %s%% on that setting's random split), "
+          "and an ensemble of MLP heads reading the "
           "graph's profile and the setting, predicting the 12 metrics, the iteration time and the "
           "memory footprint with an 80%% interval (%s members). Trained again holding out whole "
           "model families, whole GPUs and whole networks (%s members each, not shipped). Test "
           "part of each split; "
           "`12 metrics` is the mean and the median of their MAPE; coverage is the share of test "
-          "labels inside the 80%% interval (median over the 14 outputs).\n" % (members, hold_members))
+          "labels inside the 80%% interval (median over the 14 outputs).\n"
+          % (base, f(body_mape(), "%.1f"), members, hold_members))
     print("| split | held out | rows (train/val/test) | seconds | 12 metrics MAPE mean / median | "
           "iteration_ms MAPE | memory_gb MAPE | coverage (median) |")
     print("|---|---|---|---|---|---|---|---|")
@@ -288,7 +313,8 @@ print("Generated by `assets/make_assets.sh` (recipe `%s`, seed %s). **Every labe
       "x optimizer x %s batch sizes and %s generated architectures x 2 batch sizes, in fp32 and "
       "mixed (%s graphs), each on %s random settings and on every list setting of its precision "
       "(every zoo graph, the first %s generated ones): %s rows (%s out of memory, left out). The "
-      "per-setting inspectors are trained on a random 60/20/20 split; the same base and transfers "
+      "per-setting inspectors (reading each group's FLOPs, bytes and parameter bytes beside the "
+      "paper's three features) are trained on a random 60/20/20 split; the same base and transfers "
       "are trained again on a split that holds out whole model families (`--split models`: every "
       "size variant of a held-out architecture is held out with it; generated architectures "
       "always train) to measure how they predict an architecture they never saw (not shipped). "
@@ -299,11 +325,12 @@ print("Generated by `assets/make_assets.sh` (recipe `%s`, seed %s). **Every labe
 def t(k):
     return times.get(k, "-")
 print("Wall times on this machine (2 cores), in seconds: list sweep %s, setting-aware sweep %s, "
-      "datasets %s, base (%s, from scratch) %s; then two lanes at once: the setting-aware "
+      "datasets %s, base (%s, from scratch) %s and the setting-aware body %s at once; then two "
+      "lanes at once: the setting-aware "
       "inspector %s and holding out GPUs %s; %d transfers %s, the setting-aware inspector "
       "holding out families %s and networks %s, the base and transfers holding out model "
       "families %s + %s. Whole run: %s s.\n"
-      % (t("sweep_list"), t("sweep_sa"), t("extract"), base, t("base"), t("sa_random"),
+      % (t("sweep_list"), t("sweep_sa"), t("extract"), base, t("base"), t("sa_body"), t("sa_random"),
          t("sa_gpus"), len(rows) - 1, t("transfers"), t("sa_families"), t("sa_networks"),
          t("holdout_base"), t("holdout_transfers"), t("total")))
 sa_section()

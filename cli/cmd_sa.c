@@ -20,15 +20,17 @@
     "driple train --sweep SWEEP.json --body BASE.json -o SA.json\n"                               \
     "       [--split random|families|gpus|networks] [--test-held a,b] [--val-held c,d]\n"         \
     "       [--members K] [--hidden1 N] [--hidden2 N] [--epochs N] [--patience N]\n"              \
-    "       [--minibatch N] [--lr X] [--weight-decay X] [--plain-loss] [--seed S]\n"              \
-    "       [--gpus-file FILE] [--json]\n"                                                         \
+    "       [--minibatch N] [--lr X] [--weight-decay X] [--plain-loss] [--pair-weight W]\n"       \
+    "       [--seed S] [--gpus-file FILE] [--json]\n"                                          \
     "  the setting-aware inspector: the body's GNN embedding (frozen; BASE.json is a per-setting\n"\
     "  inspector) and the graph's profile and the setting feed an ensemble of K MLP heads (5)\n"  \
     "  predicting the 12 metrics, iteration_ms and memory_gb. --split holds out random graphs,\n" \
     "  whole zoo families, or the rows of the GPUs / networks of --test-held (validated on\n"     \
     "  --val-held). The loss weighs each output by its labels' spread (log units) with a\n"    \
-    "  Huber threshold; --plain-loss: the squared error of every output alike. Labels are\n"     \
-    "  those of the sweep (simulated)."
+    "  Huber threshold; --plain-loss: the squared error of every output alike. --pair-weight\n"  \
+    "  (0.3; 0: none) adds the error of how the iteration time moves between batch sizes of one\n"\
+    "  graph on one setting, so a larger batch is not predicted slower per sample where the\n"    \
+    "  simulator is faster. Labels are those of the sweep (simulated)."
 
 static void on_epoch(int member, const struct dp_train_progress *p, void *ud) {
     (void)ud;
@@ -83,6 +85,7 @@ int cmd_train_sa(int argc, char **argv) {
     cli_int(&c, "--members", 1, DP_SA_MAX_MEMBERS, &members);
     cli_int(&c, "--hidden1", 1, 4096, &h1);
     cli_int(&c, "--hidden2", 1, 4096, &h2);
+    cli_double(&c, "--pair-weight", 0, 1000, &o.pair_weight);
     optim_options(&c, &o.epochs, &o.patience, &o.batch, &o.seed, &o.lr, &o.weight_decay);
     int rc = 0;
     if (c.bad || !cli_check_unused(&c)) {

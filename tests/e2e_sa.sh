@@ -30,7 +30,8 @@ contains "$TMP/out" '"split": "random"'
 contains "$TMP/out" '"coverage"'
 contains "$TMP/sa.json" '"format":"driple-sa-inspector/1"'
 ok "$DRIPLE" train --sweep "$TMP/sw.json" --body "$TMP/base.json" -o "$TMP/sa_gpus.json" \
-    --members 1 --hidden1 8 --hidden2 8 --epochs 2 --split networks --test-held PCIe --plain-loss
+    --members 1 --hidden1 8 --hidden2 8 --epochs 2 --split networks --test-held PCIe --plain-loss \
+    --pair-weight 0
 contains "$TMP/out" "networks split holding out PCIe"
 
 # Any catalog GPU and cluster, no inspector trained for it: predicted, with the interval.
@@ -158,6 +159,8 @@ fails 1 "no row of setting T4-P1w9ho-10GbE" "$DRIPLE" dataset extract "$TMP/sw.j
 fails 1 "not a setting id" "$DRIPLE" dataset extract "$TMP/sw.json" --setting V100-P1w2ho-PCIe,nonsense --dir "$TMP/dsdir"
 fails 2 "--split: 'models'" "$DRIPLE" train --sweep "$TMP/sw.json" --body "$TMP/base.json" -o "$TMP/x.json" --split models
 fails 2 "missing --body" "$DRIPLE" train --sweep "$TMP/sw.json" -o "$TMP/x.json"
+fails 2 "--pair-weight '-1'" "$DRIPLE" train --sweep "$TMP/sw.json" --body "$TMP/base.json" \
+    -o "$TMP/x.json" --pair-weight -1
 fails 1 "needs the names to test on" "$DRIPLE" train --sweep "$TMP/sw.json" --body "$TMP/base.json" -o "$TMP/x.json" --split gpus
 printf '{"format":"driple-sa-inspector/1"}' >"$TMP/bad_sa.json"
 fails 1 "bad_sa.json" "$DRIPLE" predict "$TMP/r18.json" --gpu T4 --workers 2 --ps 1 --network PCIe --setting-aware "$TMP/bad_sa.json"

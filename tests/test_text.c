@@ -114,9 +114,46 @@ static void test_elide(void) {
     CHECK(text_elide(buf, sizeof buf, "abcdef", 1, true) && !strcmp(buf, "~"));
 }
 
+/* Names that differ in a middle part only: the part where they differ stays. */
+static void test_elide_keep(void) {
+    char buf[256], plain[3][64], kept[3][64];
+    const char *ops[] = {"resnet50/block3/unit1/shortcut/kernel/Initializer/truncated_normal/shape",
+                         "resnet50/block3/unit1/conv1/kernel/Initializer/truncated_normal/shape",
+                         "resnet50/block3/unit1/conv2/kernel/Initializer/truncated_normal/shape"};
+    size_t keep = strlen("resnet50/block3/unit1/"); /* where they first differ */
+    for (int i = 0; i < 3; i++) {
+        CHECK(text_elide(plain[i], sizeof plain[i], ops[i], 35, false));
+        CHECK(text_elide_keep(kept[i], sizeof kept[i], ops[i], keep, 35, false));
+        CHECK(text_cols(kept[i]) <= 35 && strstr(kept[i], "truncated_normal/shape"));
+    }
+    CHECK(!strcmp(plain[0], plain[1]) && !strcmp(plain[1], plain[2])); /* alike elided plainly */
+    CHECK(strcmp(kept[0], kept[1]) && strcmp(kept[1], kept[2]) && strcmp(kept[0], kept[2]));
+    /* the head given up for more of the tail */
+    CHECK(!strcmp(kept[1], "\xe2\x80\xa6/conv1/\xe2\x80\xa6/truncated_normal/shape"));
+    /* wider: the head stays too */
+    CHECK(text_elide_keep(buf, sizeof buf, ops[1], keep, 42, false) &&
+          !strcmp(buf, "resnet50/\xe2\x80\xa6/conv1/\xe2\x80\xa6/truncated_normal/shape"));
+    /* the part right after the head joins it; a tail reaching the part needs no second "~" */
+    CHECK(text_elide_keep(buf, sizeof buf, "net/blockA/x/yy/zzzzzzzz", 4, 21, true) &&
+          !strcmp(buf, "net/blockA/~/zzzzzzzz"));
+    CHECK(text_elide_keep(buf, sizeof buf, "net/a/blockA/yy/zz", 6, 16, true) &&
+          !strcmp(buf, "~/blockA/yy/zz"));
+    /* fits, keep out of range, in the first or the last part: as text_elide */
+    CHECK(!text_elide_keep(buf, sizeof buf, "conv1/Conv2D", 0, 40, false) &&
+          !strcmp(buf, "conv1/Conv2D"));
+    text_elide(plain[0], sizeof plain[0], ops[0], 30, false);
+    CHECK(text_elide_keep(buf, sizeof buf, ops[0], 999, 30, false) && !strcmp(buf, plain[0]));
+    CHECK(text_elide_keep(buf, sizeof buf, ops[0], 2, 30, false) && !strcmp(buf, plain[0]));
+    CHECK(text_elide_keep(buf, sizeof buf, ops[0], strlen(ops[0]) - 1, 30, false) &&
+          !strcmp(buf, plain[0]));
+    /* the part cannot fit: as text_elide */
+    CHECK(text_elide_keep(buf, sizeof buf, ops[0], keep, 12, false) && text_cols(buf) <= 12);
+}
+
 int main(void) {
     test_cols();
     test_wrap();
     test_elide();
+    test_elide_keep();
     TEST_MAIN_END();
 }

@@ -466,6 +466,20 @@ static void test_cost_features(void) {
     CHECK(a->n_feat == DP_N_FEATURES_MAX && r.epochs_run == 3);
     CHECK(a->feat_mean[3] > 20 && a->feat_std[3] > 0 && a->feat_std[5] > 0);
     CHECK(r.last_train_loss < r.first_train_loss);
+    /* A transfer from it needs them too: a dataset without them is refused, naming the fix. */
+    struct dp_dataset plain;
+    make_ds(&plain, 10, 5, 0);
+    struct dp_train_opts to;
+    small_opts(&to);
+    to.mode = DP_TRAIN_HEAD;
+    to.target = DP_TARGET_BASE;
+    to.epochs = 1;
+    struct dp_inspector *tr = NULL;
+    CHECK(dp_transfer(insp, &plain, &to, &tr, NULL, &err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "transfer: sample 0");
+    CHECK_CONTAINS(err.msg, "--cost-features");
+    CHECK(tr == NULL);
+    dp_dataset_free(&plain);
     const char *path = test_path("train_cost.json");
     CHECK(dp_inspector_save(insp, path, NULL, NULL, &err) == DP_OK);
     CHECK(dp_inspector_load(path, &back, &err) == DP_OK);

@@ -108,3 +108,32 @@ bool text_elide(char *dst, size_t n, const char *s, int width, bool ascii) {
     join(dst, n, s, text_bytes(s, hcols), ell, tail);
     return true;
 }
+
+bool text_elide_keep(char *dst, size_t n, const char *s, size_t keep, int width, bool ascii) {
+    if (!n) return false;
+    if (!s || keep >= strlen(s) || text_cols(s) <= width) return text_elide(dst, n, s, width, ascii);
+    const char *first = strchr(s, '/'), *mid = s + keep;
+    while (mid > s && mid[-1] != '/') mid--; /* the part holding byte keep */
+    const char *mid_end = strchr(mid, '/');
+    /* the first or the last part: text_elide keeps it */
+    if (!first || mid <= first || !mid_end) return text_elide(dst, n, s, width, ascii);
+    const char *ell = ascii ? "~" : "\xe2\x80\xa6";
+    /* head "…" "/part" "/…" tail, the head given up where that keeps more of the tail; a part
+     * right after the head joins it, and a tail that reaches the part needs no second "…" */
+    bool adjacent = mid == first + 1;
+    int hcols = (int)(first - s) + 1, pcols = text_cols(mid) - text_cols(mid_end) + 1;
+    const char *with_head = NULL, *alone = NULL;
+    for (const char *p = s + strlen(s) - 1; p >= mid_end; p--) {
+        if (*p != '/') continue;
+        int tcols = text_cols(p) + (p > mid_end ? 2 : 0); /* "/…" before a tail beyond the part */
+        if (hcols + (adjacent ? pcols - 1 : 1 + pcols) + tcols <= width) with_head = p;
+        if (!adjacent && 1 + pcols + tcols <= width) alone = p;
+    }
+    if (!with_head && !alone) return text_elide(dst, n, s, width, ascii);
+    bool head = with_head && (!alone || alone >= with_head);
+    const char *tail = head ? with_head : alone;
+    snprintf(dst, n, "%.*s%s%.*s%s%s%s", head ? (int)(adjacent ? mid - s : first - s + 1) : 0, s,
+             head && adjacent ? "" : ell, (int)(mid_end - mid) + (adjacent ? 0 : 1),
+             adjacent ? mid : mid - 1, tail > mid_end ? "/" : "", tail > mid_end ? ell : "", tail);
+    return true;
+}

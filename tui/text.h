@@ -30,5 +30,10 @@ int text_wrap(const char *s, int width, int indent, struct text_line *lines, int
  * ("resnet50/…/unit1/conv3/BatchNorm"), else the end of the last part. Returns true when s
  * had to be elided. */
 bool text_elide(char *dst, size_t n, const char *s, int width, bool ascii);
+/* As text_elide, but the '/'-separated part of s holding byte `keep` stays too (where s differs
+ * from a name it would otherwise be elided alike): "resnet50/…/conv1/…/truncated_normal/shape",
+ * the head given up where that keeps more of the tail. Falls back to text_elide when keep is out
+ * of s, in its first or last part, or when the part cannot fit. */
+bool text_elide_keep(char *dst, size_t n, const char *s, size_t keep, int width, bool ascii);
 
 #endif

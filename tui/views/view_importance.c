@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,11 +489,17 @@ static void list_line(WINDOW *w, const struct importance_canvas *cv, int *line, 
 #endif
     ;
 
+/* The row of the list's line number `line` in the pane, or -1 when scrolled out of view (the
+ * first `fixed` lines stay; the rest move up by `skip`). */
+static int list_row(const struct importance_canvas *cv, int line, int skip, int fixed) {
+    int k = line >= fixed ? line - skip : line;
+    return k < fixed || k >= cv->list_h ? -1 : k;
+}
+
 static void list_line(WINDOW *w, const struct importance_canvas *cv, int *line, int skip,
                       int fixed, chtype attr, const char *fmt, ...) {
-    int k = (*line)++;
-    if (k >= fixed) k -= skip;
-    if (k < fixed || k >= cv->list_h) return;
+    int k = list_row(cv, (*line)++, skip, fixed);
+    if (k < 0) return;
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
@@ -509,12 +516,35 @@ static void list_line(WINDOW *w, const struct importance_canvas *cv, int *line, 
     wattroff(w, attr);
 }
 
-/* An op's line of the list: its share, then its name and type. At list_hscroll 0 the name is
- * elided in the middle (the distinguishing tail stays: eight ops of one block differ only
- * there); scrolled, the line shows whole from that column. */
+/* Where op j's name first differs from another op of group gr whose name is elided alike at
+ * `room` columns (ResNet's shortcut, conv1 and conv2 kernels' initialisers differ in a middle
+ * part only), so that part stays; SIZE_MAX when no other op's name looks the same. */
+static size_t op_keep(const struct importance_view *v, const struct dp_explain_group *gr, int j,
+                      int room) {
+    const char *name = dp_graph_node(v->graph, (size_t)gr->ops[j])->name;
+    char mine[300], other[300];
+    if (!text_elide(mine, sizeof mine, name, room, g_ascii)) return SIZE_MAX;
+    for (int k = 0; k < gr->n_ops; k++) {
+        const char *o = dp_graph_node(v->graph, (size_t)gr->ops[k])->name;
+        if (k == j || !strcmp(o, name)) continue;
+        text_elide(other, sizeof other, o, room, g_ascii);
+        if (strcmp(mine, other)) continue;
+        size_t d = 0;
+        while (name[d] == o[d]) d++;
+        return d;
+    }
+    return SIZE_MAX;
+}
+
+/* An op's line of the list (op j of group gr): its share, then its name and type. At
+ * list_hscroll 0 the name is elided in the middle (the distinguishing tail stays: eight ops of
+ * one block differ only there; so does a middle part where another op would look the same);
+ * scrolled, the line shows whole from that column. */
 static void op_line(WINDOW *w, const struct importance_view *v, const struct importance_canvas *cv,
-                    int *line, int skip, int fixed, double share, const char *name,
-                    const char *op) {
+                    int *line, int skip, int fixed, const struct dp_explain_group *gr, int j) {
+    const struct dp_node *nd = dp_graph_node(v->graph, (size_t)gr->ops[j]);
+    const char *name = nd->name, *op = nd->op;
+    double share = gr->op_share[j];
     char full[512], fitted[300];
     int pre = 8; /* " 100.0% " */
     /* the op's type beside its name where the pane has room (the op types are listed above) */
@@ -527,7 +557,12 @@ static void op_line(WINDOW *w, const struct importance_view *v, const struct imp
                   g_ascii ? "<" : "\xe2\x80\xb9", full + text_bytes(full, h));
         return;
     }
-    text_elide(fitted, sizeof fitted, name, room > 8 ? room : 8, g_ascii);
+    if (list_row(cv, *line, skip, fixed) < 0) { /* out of view: no names to compare */
+        (*line)++;
+        return;
+    }
+    room = room > 8 ? room : 8;
+    text_elide_keep(fitted, sizeof fitted, name, op_keep(v, gr, j, room), room, g_ascii);
     list_line(w, cv, line, skip, fixed, 0, " %5.1f%% %s%s%s%s", 100.0 * share, fitted,
               typed ? " (" : "", typed ? op : "", typed ? ")" : "");
 }
@@ -563,10 +598,8 @@ static void draw_list(WINDOW *w, const struct importance_view *v, const struct i
                           100.0 * gr->types[t].importance, gr->types[t].n_ops, gr->types[t].op);
             if (gr->n_ops > 0 && v->graph)
                 list_line(w, cv, &line, skip, fixed, A_BOLD, "ops (share of group)");
-            for (int j = 0; j < gr->n_ops && v->graph; j++) {
-                const struct dp_node *nd = dp_graph_node(v->graph, (size_t)gr->ops[j]);
-                op_line(w, v, cv, &line, skip, fixed, gr->op_share[j], nd->name, nd->op);
-            }
+            for (int j = 0; j < gr->n_ops && v->graph; j++)
+                op_line(w, v, cv, &line, skip, fixed, gr, j);
         }
         if (v->g->member_start && (!e || e->groups[i].n_ops == 0)) {
             list_line(w, cv, &line, skip, fixed, A_BOLD, "members");

@@ -29,16 +29,22 @@ void dp_sa_setting_vector(const struct dp_setting *s, const struct dp_gpu *g,
 
 /* Physical ratios of profile to setting, each log(ms) (or log of a share): the matrix FLOPs at
  * the GPU's matrix rate for the precision (the simulator's: tensor cores under mixed precision,
- * TF32 for fp32 on Ampere and later; fp32_matmul: fp32 products at the FP32 rate, as inspectors
- * trained before TF32 read it, their input "matmul_ms"), the memory-bound bytes at its
- * bandwidth, all FLOPs
- * at the FP32 rate, the parameter bytes over the network, the PS NIC's traffic (parameters x
- * workers / PS), all-reduce's traffic per worker (2 (N-1)/N x parameters), and activations
- * plus four copies of the parameters over the GPU's memory. */
+ * TF32 for fp32 on Ampere and later), the memory-bound bytes at its bandwidth, all FLOPs at the
+ * FP32 rate, the parameter bytes over the link a worker's transfers cross first (the
+ * simulator's: the GPU's own NVLink or PCIe inside a machine, else the NIC: dp_sim_link_gbps),
+ * the PS NIC's traffic (parameters x workers / PS) and all-reduce's traffic per worker (2 (N-1)/N
+ * x parameters) over the same link, and activations plus four copies of the parameters over
+ * the GPU's memory. `legacy` (DP_SA_LEGACY_* bits) gives the inputs as inspectors trained before
+ * a change read them: FP32_MATMUL, fp32 products at the FP32 rate (before TF32; their input
+ * "matmul_ms"); NETWORK_RATE, the transfers at the network's nominal rate, one NVLink or PCIe
+ * figure for every GPU (their inputs "params_over_network_ms", ...). */
 #define DP_SA_CROSS_N 7
+enum { DP_SA_LEGACY_FP32_MATMUL = 1u, DP_SA_LEGACY_NETWORK_RATE = 2u };
 extern const char *const dp_sa_cross_names[DP_SA_CROSS_N];
+/* The names DP_SA_LEGACY_NETWORK_RATE's inputs had: NULL where a name did not change. */
+extern const char *const dp_sa_cross_legacy_names[DP_SA_CROSS_N];
 void dp_sa_cross_vector(const struct dp_profile *p, const struct dp_setting *s,
-                        const struct dp_gpu *g, bool fp32_matmul, double v[DP_SA_CROSS_N]);
+                        const struct dp_gpu *g, unsigned legacy, double v[DP_SA_CROSS_N]);
 
 /* The profile as a run on setting s moves it (the head reads this one): a graph in fp32 (p->f16
  * false) under mixed precision moves half of its per-op bytes and activations
@@ -205,10 +211,14 @@ enum dp_status dp_sa_set_ood(struct dp_sa_inspector *sa, const float *points, in
 double dp_sa_ood_distance(const struct dp_sa_inspector *sa, const float *graph_part);
 
 /* The loss a trainer descends, per target in target units (standardised log1p): weight[o] x
- * Huber(error) (quadratic within +-huber, linear beyond; huber 0: the squared error). */
+ * Huber(error) (quadratic within +-huber, linear beyond; huber 0: the squared error); plus, over
+ * the pairs of a step (dp_sa_trainer_step), pair[o] x the mean squared error of the difference
+ * between a pair's two predictions against their targets' difference (one graph at two batch
+ * sizes on one setting: how the output moves with the batch). */
 struct dp_sa_loss {
     double weight[DP_SA_N_OUT];
     double huber;
+    double pair[DP_SA_N_OUT];
 };
 /* Adam on one member's parameters; loss NULL: the squared error, every output weight 1. */
 struct dp_sa_trainer;
@@ -217,11 +227,14 @@ enum dp_status dp_sa_trainer_init(struct dp_sa_inspector *sa, int member, float 
                                   struct dp_sa_trainer **out, struct dp_error *err);
 void dp_sa_trainer_free(struct dp_sa_trainer *t);
 /* The trainer's loss over B rows x DP_SA_N_OUT targets t (target units), its gradient, then
- * (when step) one Adam step; *loss: the plain MSE before the step. A NaN target is missing (a
- * measured sample without that label): it adds no loss and no gradient, and the means are over
- * the targets present (0 when none). DP_ERR_NOMEM only. */
+ * (when step) one Adam step; *loss: the plain MSE of the first B - 2 n_pairs rows before the
+ * step. A NaN target is missing (a measured sample without that label): it adds no loss and no
+ * gradient, and the means are over the targets present (0 when none). The last 2 n_pairs rows
+ * are pairs (row B - 2 n_pairs + 2p, the next): only the loss's pair term reads them.
+ * DP_ERR_NOMEM only. */
 enum dp_status dp_sa_trainer_step(struct dp_sa_trainer *t, const float *x, const float *tg,
-                                  int B, bool step, float *loss, struct dp_error *err);
+                                  int B, int n_pairs, bool step, float *loss,
+                                  struct dp_error *err);
 /* Member m's parameters (dp_sa_member_size floats), writable: the trainer keeps the best. */
 size_t dp_sa_member_size(const struct dp_sa_inspector *sa);
 float *dp_sa_member(struct dp_sa_inspector *sa, int m);

@@ -179,6 +179,10 @@ struct dp_sa_train_opts {
                                         (log units) over the mean spread, Huber beyond 0.1
                                         deviation (notes/accuracy.md, experiments J); true: the
                                         squared error of every output alike */
+    double             pair_weight;  /* the loss's batch-pair term on the iteration time
+                                        (dp_sa_loss.pair; 0.3, 0: none), over the pairs of
+                                        training rows of one graph (model, optimizer,
+                                        precision) on one setting at consecutive batch sizes */
     const char        *test_held, *val_held; /* GPUS / NETWORKS: comma lists of names */
     double             val_frac, test_frac;  /* RANDOM / FAMILIES: 0.2, 0.2 */
     uint64_t           seed;         /* 1 */

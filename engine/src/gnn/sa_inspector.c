@@ -141,7 +141,7 @@ void dp_sa_raw_input(const struct dp_sa_inspector *sa, const float *emb,
     dp_sa_profile_at(p, s, &at);
     dp_profile_vector(&at, x);
     dp_sa_setting_vector(s, g, x + DP_PROFILE_N);
-    dp_sa_cross_vector(&at, s, g, sa->fp32_matmul, x + DP_PROFILE_N + DP_SA_SETTING_N);
+    dp_sa_cross_vector(&at, s, g, sa->legacy, x + DP_PROFILE_N + DP_SA_SETTING_N);
 }
 
 void dp_sa_set_norm(struct dp_sa_inspector *sa, const double *in_mean, const double *in_std,
@@ -416,7 +416,8 @@ static void silu_backward(float *da, const float *z, size_t n) {
 }
 
 enum dp_status dp_sa_trainer_step(struct dp_sa_trainer *t, const float *x, const float *tg,
-                                  int B, bool step, float *loss, struct dp_error *err) {
+                                  int B, int n_pairs, bool step, float *loss,
+                                  struct dp_error *err) {
     struct dp_sa_inspector *sa = t->sa;
     int h1 = H1(sa), h2 = H2(sa), nin = sa->n_in;
     if (B > t->cap) {
@@ -430,15 +431,27 @@ enum dp_status dp_sa_trainer_step(struct dp_sa_trainer *t, const float *x, const
     float *y = d2 + (size_t)B * h2, *dy = y + (size_t)B * NO;
     forward(sa, t->member, x, B, y, a1, a2, z1, z2);
     double l = 0;
-    size_t present = 0;
-    for (size_t i = 0; i < (size_t)B * NO; i++) present += isfinite(tg[i]) != 0;
+    size_t present = 0, n_rows = (size_t)B - 2 * (size_t)n_pairs;
+    for (size_t i = 0; i < n_rows * NO; i++) present += isfinite(tg[i]) != 0;
     float scale = present ? 2.0f / (float)present : 0;
     float hub = (float)t->loss.huber;
-    for (size_t i = 0; i < (size_t)B * NO; i++) {
+    for (size_t i = 0; i < n_rows * NO; i++) {
         float d = isfinite(tg[i]) ? y[i] - tg[i] : 0, g = d;
         l += (double)d * d;
         if (hub > 0 && fabsf(d) > hub) g = d > 0 ? hub : -hub;
         dy[i] = scale * (float)t->loss.weight[i % NO] * g;
+    }
+    /* The pairs: the error of the predicted difference, on both rows. */
+    for (int p = 0; p < n_pairs; p++) {
+        size_t a = (n_rows + 2 * (size_t)p) * NO, b = a + NO;
+        for (int o = 0; o < NO; o++) {
+            float e = 0;
+            if (t->loss.pair[o] > 0 && isfinite(tg[a + o]) && isfinite(tg[b + o]))
+                e = (y[b + o] - y[a + o]) - (tg[b + o] - tg[a + o]);
+            float g = 2.0f * (float)t->loss.pair[o] * e / (float)n_pairs;
+            dy[b + o] = g;
+            dy[a + o] = -g;
+        }
     }
     *loss = present ? (float)(l / (double)present) : 0;
     if (!step) return DP_OK;

@@ -4,7 +4,7 @@
  * model at a time: build its training graphs, coarsen each once, and per batch compute the
  * grouped graph and profile and simulate its rows; the model's graphs are freed before the next.
  * The result does not depend on the thread count. Also the extraction of one setting's rows as a
- * per-setting dataset. */
+ * per-setting dataset, and the pairs of its rows at two batch sizes (the setting-aware loss). */
 #include "dp/sweep.h"
 
 #include <math.h>
@@ -18,6 +18,7 @@
 #include "dp/sim.h"
 #include "dp/zoo.h"
 #include "dp/zoo_gen.h"
+#include "train_impl.h"
 
 #define MAX_THREADS 64
 
@@ -541,4 +542,52 @@ enum dp_status dp_sweep_dataset(const struct dp_sweep *sw, const struct dp_setti
     free(keep);
     if (st) dp_dataset_free(ds);
     return st;
+}
+
+/* ---- pairs of rows at two batch sizes (the setting-aware loss's pair term) ---- */
+
+struct pair_key {
+    const struct dp_sweep_graph *g;
+    const char                  *setting;
+    int                          row;
+};
+
+static int cmp_pair_key(const void *a, const void *b) {
+    const struct pair_key *x = a, *y = b;
+    int c = strcmp(x->g->model, y->g->model);
+    if (!c) c = strcmp(x->g->optimizer, y->g->optimizer);
+    if (!c) c = (x->g->precision > y->g->precision) - (x->g->precision < y->g->precision);
+    if (!c) c = strcmp(x->setting, y->setting);
+    if (!c) c = (x->g->batch > y->g->batch) - (x->g->batch < y->g->batch);
+    return c ? c : (x->row > y->row) - (x->row < y->row);
+}
+
+enum dp_status dp_sweep_batch_pairs(const struct dp_sweep *sw, const int *rows, const int *idx,
+                                  int n, int **out, int *n_out, struct dp_error *err) {
+    struct pair_key *k = malloc(((size_t)n + 1) * sizeof *k);
+    int *p = malloc(((size_t)n + 1) * 2 * sizeof *p), np = 0;
+    if (!k || !p) {
+        free(k);
+        free(p);
+        return dp_error_set(err, DP_ERR_NOMEM, "train: out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        const struct dp_sweep_row *r = &sw->rows[rows[idx[i]]];
+        k[i] = (struct pair_key){&sw->graphs[r->graph], r->setting.id, idx[i]};
+    }
+    qsort(k, (size_t)n, sizeof *k, cmp_pair_key);
+    for (int i = 0; i + 1 < n; i++) {
+        const struct dp_sweep_graph *a = k[i].g, *b = k[i + 1].g;
+        if (a->batch < b->batch && a->precision == b->precision &&
+            !strcmp(k[i].setting, k[i + 1].setting) && !strcmp(a->model, b->model) &&
+            !strcmp(a->optimizer, b->optimizer)) {
+            p[2 * np] = k[i].row;
+            p[2 * np + 1] = k[i + 1].row;
+            np++;
+        }
+    }
+    free(k);
+    *out = p;
+    *n_out = np;
+    return DP_OK;
 }

@@ -548,6 +548,20 @@ static enum dp_status finish_eval(struct dp_inspector *insp, const struct dp_dat
     return DP_OK;
 }
 
+/* A network reading n_feat features needs the cost features in every sample: DP_ERR_INVALID
+ * naming the first sample without them and the option that adds them. */
+static enum dp_status need_cost(const struct dp_dataset *ds, int n_feat, const char *who,
+                                struct dp_error *err) {
+    if (n_feat > DP_N_FEATURES)
+        for (int i = 0; i < ds->n_samples; i++)
+            if (ds->samples[i].grouped && !ds->samples[i].grouped->cost)
+                return dp_error_set(err, DP_ERR_INVALID,
+                                    "%s: sample %d (%s) has no cost features (flops, bytes, "
+                                    "param_bytes): build the dataset with --cost-features", who, i,
+                                    ds->samples[i].model ? ds->samples[i].model : "?");
+    return DP_OK;
+}
+
 enum dp_status dp_train(const struct dp_dataset *ds, const struct dp_train_opts *o,
                         struct dp_inspector **out, struct dp_train_result *res_out,
                         struct dp_error *err) {
@@ -562,14 +576,9 @@ enum dp_status dp_train(const struct dp_dataset *ds, const struct dp_train_opts 
     if (o->n_feat != DP_N_FEATURES && o->n_feat != DP_N_FEATURES_MAX)
         return dp_error_set(err, DP_ERR_INVALID, "train: n_feat %d (expected %d or %d)", o->n_feat,
                             DP_N_FEATURES, DP_N_FEATURES_MAX);
-    if (o->n_feat > DP_N_FEATURES)
-        for (int i = 0; i < ds->n_samples; i++)
-            if (ds->samples[i].grouped && !ds->samples[i].grouped->cost)
-                return dp_error_set(err, DP_ERR_INVALID,
-                                    "train: sample %d (%s) has no cost features (flops, bytes, "
-                                    "param_bytes): build the dataset with --cost-features", i,
-                                    ds->samples[i].model ? ds->samples[i].model : "?");
-    enum dp_status st = dp_split_make(ds, o->split, o->val_frac, o->test_frac, o->seed, &res.split, err);
+    enum dp_status st = need_cost(ds, o->n_feat, "train", err);
+    if (st) return st;
+    st = dp_split_make(ds, o->split, o->val_frac, o->test_frac, o->seed, &res.split, err);
     if (st) return st;
     struct dp_arch a;
     dp_arch_default(&a);
@@ -669,7 +678,10 @@ enum dp_status dp_transfer(const struct dp_inspector *base, const struct dp_data
     if (o->target < 0 || o->target >= DP_TARGET_COUNT)
         return dp_error_set(err, DP_ERR_INVALID, "transfer: unknown target kind %d", (int)o->target);
     enum dp_target kind = o->target == DP_TARGET_BASE ? dp_target_of(base) : o->target;
-    enum dp_status st = dp_split_make(ds, o->split, o->val_frac, o->test_frac, o->seed, &res.split, err);
+    enum dp_status st =
+        need_cost(ds, dp_model_arch(dp_inspector_model(base))->n_feat, "transfer", err);
+    if (st) return st;
+    st = dp_split_make(ds, o->split, o->val_frac, o->test_frac, o->seed, &res.split, err);
     if (st) return st;
     struct dp_model *m = dp_model_clone(dp_inspector_model(base));
     if (!m) { st = dp_error_set(err, DP_ERR_NOMEM, "transfer: out of memory"); goto fail; }
