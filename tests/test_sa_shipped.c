@@ -3,7 +3,7 @@
  * iteration time and memory predicted, values inside their 80% interval and their physical
  * range; the same, bit for bit, from one batched call, dp_session_predict_many); over a sweep of all-reduce clusters on fast networks, more workers are never slower
  * per sample where the simulator says faster, and over batch sizes a larger batch never gives
- * a lower throughput where the simulator's rises by 7% or more (test_batch); the predicted
+ * a lower throughput where the simulator's rises (test_batch); the predicted
  * iteration time stays near the simulator's on these sweeps. Every label here is SIMULATED. */
 #include <math.h>
 #include <stdbool.h>
@@ -173,12 +173,10 @@ static void test_workers(struct dp_session *ss, const char *graph) {
     CHECK(bad == 0);
 }
 
-/* A larger batch: never a lower predicted throughput where the simulator's rises by 7% or
- * more; where it rises by less (a saturated GPU), the prediction may dip, by at most 7% (the
- * strict target of issue 12 is not reached there: the dips are counted and printed; the
- * inspector rebuilt 2026-12-02 05:45 dips 5.2% and 6.4% on VGG-16, A100-P1w2ho-NVLink, batch
- * 128 -> 256 -> 512, where the simulator gains 2.5% and 0.9%; notes/accuracy.md, experiments
- * J). */
+/* A larger batch: never a lower predicted throughput where the simulator's rises (issue 12's
+ * target; the inspector of 2026-12-02 05:45 dipped on 3 of these 49 doublings, by up to 6.4%,
+ * where the simulator gained under 7%: the loss's batch-pair term, notes/accuracy.md
+ * experiments N, took them away). */
 static int batch_pairs, batch_dips;
 static void test_batch(struct dp_session *ss, const char *graph) {
     static const char *const ids[] = {"V100-P1w2ho-PCIe", "A100-P1w2ho-NVLink",
@@ -199,7 +197,7 @@ static void test_batch(struct dp_session *ss, const char *graph) {
                 pairs++;
                 batch_pairs++;
                 batch_dips += p < prev_p;
-                if (p < prev_p && (m >= 1.07 * prev_s || p < 0.93 * prev_p)) {
+                if (p < prev_p) {
                     bad++;
                     fprintf(stderr, "%s %s: batch %lld -> %lld: simulated %.1f -> %.1f "
                             "samples/s, predicted %.1f -> %.1f\n", graph, ids[k],
@@ -225,8 +223,7 @@ int main(void) {
         dp_session_free(ss);
     }
     printf("setting-aware (shipped): batch doubled where the simulator's throughput rises: %d "
-           "pairs, %d predicted lower (each where it rises by under 7%%, by under 7%%)\n",
-           batch_pairs, batch_dips);
+           "pairs, %d predicted lower\n", batch_pairs, batch_dips);
     /* The predicted iteration time against the simulator's over every case above. */
     CHECK(n_errs > 100);
     if (n_errs) {
