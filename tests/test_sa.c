@@ -1,6 +1,6 @@
 /* test_sa.c: the whole-graph profile (by hand on a tiny graph), sweeps (a small one built, saved,
  * read back, one setting's rows extracted; malformed files refused naming the place), and the
- * setting-aware inspector: it trains on a sweep under every split, saves and loads to the same
+ * setting-aware inspector (its inputs: test_sa_inputs.c): it trains on a sweep under every split, saves and loads to the same
  * predictions, predicts any catalog GPU with an interval around the value, clamps what leaves
  * its physical range and says so, flags a graph unlike its training graphs, refuses bad
  * files (wrong body, corrupt weights) naming the place, and fine-tunes for one setting from a
@@ -21,6 +21,64 @@
 #include "gnn/inspector_impl.h" /* dp_b64_floats: hostile sweep blobs */
 #include "test.h"
 
+/* text with its first `from` replaced by `to` (a new string), or NULL when from is not in it. */
+static char *replace_once(const char *text, const char *from, const char *to) {
+    const char *at = strstr(text, from);
+    if (!at) return NULL;
+    size_t head = (size_t)(at - text), fl = strlen(from), tl = strlen(to);
+    char *out = malloc(strlen(text) - fl + tl + 1);
+    if (!out) return NULL;
+    memcpy(out, text, head);
+    memcpy(out + head, to, tl);
+    strcpy(out + head + tl, at + fl);
+    return out;
+}
+
+/* A copy of the inspector file `path` with inputs renamed (from[k] to to[k]) predicts g0 on s[0]
+ * otherwise than sa, on s[1] the same; saved again, it keeps the names `to`. */
+static void check_legacy(const struct dp_sa_inspector *sa, const struct dp_sweep_graph *g0,
+                         const char *path, const char *const *from, const char *const *to, int n,
+                         const struct dp_setting *s, const struct dp_gpu *const *gp) {
+    struct dp_error err = {0};
+    size_t len = 0;
+    char *doc = test_slurp(path, &len), q[64], r[64], body[1024], out[1024];
+    for (int k = 0; k < n && doc; k++) {
+        snprintf(q, sizeof q, "\"%s\"", from[k]);
+        snprintf(r, sizeof r, "\"%s\"", to[k]);
+        char *next = replace_once(doc, q, r);
+        CHECK(next != NULL);
+        free(doc);
+        doc = next;
+    }
+    struct dp_sa_inspector *old = NULL;
+    CHECK(doc && write_tmp("test_sa_legacy.json", doc) != NULL);
+    CHECK(dp_sa_load(test_path("test_sa_legacy.json"), &old, &err) == DP_OK);
+    struct dp_sa_graph gn, go;
+    struct dp_sa_prediction pn[2], po[2];
+    if (old && dp_sa_graph_init(sa, g0->grouped, NULL, &g0->profile, &gn, &err) == DP_OK &&
+        dp_sa_graph_init(old, g0->grouped, NULL, &g0->profile, &go, &err) == DP_OK) {
+        CHECK(dp_sa_predict(sa, &gn, s, gp, 2, pn, &err) == DP_OK);
+        CHECK(dp_sa_predict(old, &go, s, gp, 2, po, &err) == DP_OK);
+        CHECK(pn[0].value[DP_SA_ITERATION] != po[0].value[DP_SA_ITERATION]);
+        CHECK_NEAR(pn[1].value[DP_SA_ITERATION], po[1].value[DP_SA_ITERATION],
+                   1e-5 * pn[1].value[DP_SA_ITERATION]);
+        dp_sa_graph_free(&gn);
+        dp_sa_graph_free(&go);
+        snprintf(body, sizeof body, "%s", test_path("test_sa_body.json")); /* one shared buffer */
+        snprintf(out, sizeof out, "%s", test_path("test_sa_legacy2.json"));
+        CHECK(dp_sa_save(old, out, body, &err) == DP_OK);
+        char *again = test_slurp(out, &len);
+        for (int k = 0; k < n; k++) {
+            snprintf(q, sizeof q, "\"%s\"", from[k]);
+            snprintf(r, sizeof r, "\"%s\"", to[k]);
+            CHECK(again && strstr(again, r) && !strstr(again, q));
+        }
+        free(again);
+    }
+    dp_sa_free(old);
+    free(doc);
+}
+
 static struct dp_gpu_catalog *cat;
 
 /* A sweep of one graph of 2 groups and 1 edge, its blobs left to fill (%s %s). */
@@ -34,109 +92,6 @@ static struct dp_gpu_catalog *cat;
     "\"winograd_flops\":0,\"params\":1,\"param_bytes\":4,\"activation_bytes\":8," \
     "\"ops\":3,\"kernels\":2,\"variables\":1},\"grouped\":{\"n_groups\":2," \
     "\"n_edges\":1,\"features\":\"%s\",\"edges\":\"%s\"}}],\"rows\":[]}"
-
-/* x [B, 3] . w [3, 4] -> Relu: the FLOPs and bytes by hand. */
-static void test_profile(void) {
-    struct dp_graph *g = dp_graph_init("tiny");
-    struct dp_error err = {0};
-    int64_t xd[2] = {DP_DIM_BATCH, 3}, wd[2] = {3, 4}, yd[2] = {DP_DIM_BATCH, 4};
-    int x, w, y, r;
-    CHECK(dp_graph_add_node(g, "x", "Placeholder", "/device:GPU:0", 2, xd, DP_DTYPE_F32, &x, &err) == DP_OK);
-    CHECK(dp_graph_add_node(g, "w", "VariableV2", "/device:GPU:0", 2, wd, DP_DTYPE_F32, &w, &err) == DP_OK);
-    dp_graph_set_cost(g, w, 0, 0, 12);
-    CHECK(dp_graph_add_node(g, "y", "MatMul", "/device:GPU:0", 2, yd, DP_DTYPE_F32, &y, &err) == DP_OK);
-    CHECK(dp_graph_add_node(g, "r", "Relu", "/device:GPU:0", 2, yd, DP_DTYPE_F32, &r, &err) == DP_OK);
-    CHECK(dp_graph_add_input(g, y, x, false, &err) == DP_OK);
-    CHECK(dp_graph_add_input(g, y, w, false, &err) == DP_OK);
-    CHECK(dp_graph_add_input(g, r, y, false, &err) == DP_OK);
-    struct dp_profile p;
-    CHECK(dp_profile_graph(g, 8, &p, &err) == DP_OK);
-    CHECK(p.batch == 8);
-    CHECK_NEAR(p.flops[DP_OPCLASS_MATMUL], 2.0 * 8 * 3 * 4, 1e-9); /* 2 x |A| x N */
-    CHECK(p.flops[DP_OPCLASS_ELEMWISE] > 0 && p.bytes[DP_OPCLASS_ELEMWISE] > 0);
-    CHECK_NEAR(p.params, 12, 0);
-    CHECK_NEAR(p.param_bytes, 48, 0);
-    CHECK(p.n_variables == 1 && p.n_ops == 4 && p.n_kernels >= 2);
-    CHECK(p.activation_bytes > 0);
-    double v[DP_PROFILE_N];
-    dp_profile_vector(&p, v);
-    CHECK_NEAR(v[0], log1p(8), 1e-12);
-    CHECK(!strcmp(dp_profile_names[0], "batch") && !strcmp(dp_profile_names[DP_PROFILE_N - 1], "flops"));
-    for (int k = 0; k < DP_PROFILE_N; k++) CHECK(isfinite(v[k]) && v[k] >= 0);
-    /* The FLOPs scale with the batch. */
-    struct dp_profile q;
-    CHECK(dp_profile_graph(g, 16, &q, &err) == DP_OK);
-    CHECK_NEAR(q.flops[DP_OPCLASS_MATMUL], 2 * p.flops[DP_OPCLASS_MATMUL], 1e-9);
-    CHECK(!p.f16 && !dp_graph_f16(g));
-    /* An fp16 op on the GPU: a mixed-precision graph, as the simulator takes it (an op in fp16
-     * on no GPU does not count, as the simulator runs only the GPU's ops when some are placed). */
-    int h;
-    CHECK(dp_graph_add_node(g, "h", "Cast", "/device:CPU:0", 2, yd, DP_DTYPE_F16, &h, &err) == DP_OK);
-    CHECK(!dp_graph_f16(g));
-    CHECK(dp_graph_add_node(g, "h2", "Cast", "/device:GPU:0", 2, yd, DP_DTYPE_F16, &h, &err) == DP_OK);
-    CHECK(dp_graph_add_input(g, h, r, false, &err) == DP_OK);
-    CHECK(dp_profile_graph(g, 8, &q, &err) == DP_OK);
-    CHECK(q.f16 && dp_graph_f16(g));
-    dp_graph_free(g);
-}
-
-/* The setting as numbers: a worker count or GPU change moves the vector; an unknown tensor rate
- * reads as the FP32 rate and says so. */
-static void test_setting_vector(void) {
-    struct dp_setting a, b;
-    struct dp_error err = {0};
-    CHECK(dp_setting_make("V100-PCIe-16GB", 2, 1, DP_NET_PCIE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &a, &err) == DP_OK);
-    CHECK(dp_setting_make("V100-PCIe-16GB", 8, 1, DP_NET_PCIE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &b, &err) == DP_OK);
-    double va[DP_SA_SETTING_N], vb[DP_SA_SETTING_N];
-    const struct dp_gpu *v100 = dp_gpu_find(cat, "V100-PCIe-16GB");
-    dp_sa_setting_vector(&a, v100, va);
-    dp_sa_setting_vector(&b, v100, vb);
-    CHECK_NEAR(va[7], log(2), 1e-12);
-    CHECK_NEAR(vb[7], log(8), 1e-12);
-    CHECK_NEAR(va[0], log(v100->fp32_tflops), 1e-12);
-    CHECK(va[18] == 0); /* V100's tensor rate is known */
-    const struct dp_gpu *k80 = dp_gpu_find(cat, "K80");
-    if (k80) { /* two devices per board: per-device figures; no tensor cores */
-        dp_sa_setting_vector(&a, k80, va);
-        CHECK_NEAR(va[0], log(k80->fp32_tflops / 2), 1e-12);
-        CHECK(va[1] == va[0] && va[18] == 1);
-    }
-    double c[DP_SA_CROSS_N];
-    struct dp_profile p = {.batch = 32, .params = 1e6, .param_bytes = 4e6, .activation_bytes = 1e9};
-    p.flops[DP_OPCLASS_MATMUL] = 1e12;
-    dp_sa_cross_vector(&p, &b, v100, false, c);
-    CHECK_NEAR(c[0], log(1e12 / (v100->fp32_tflops * 1e9)), 1e-9); /* fp32: the FP32 rate, ms */
-    CHECK(!strcmp(dp_sa_cross_names[0], "matmul_rate_ms"));
-    /* Mixed precision: the FP16 tensor rate; fp32 on Ampere: TF32, half of it (as simulated). */
-    struct dp_setting m, t;
-    CHECK(dp_setting_make("V100-PCIe-16GB", 8, 1, DP_NET_PCIE, 0, DP_PLACE_HOMO, DP_PREC_MIXED, &m, &err) == DP_OK);
-    dp_sa_cross_vector(&p, &m, v100, false, c);
-    CHECK_NEAR(c[0], log(1e12 / (v100->fp16_tflops * 1e9)), 1e-9);
-    const struct dp_gpu *a100 = dp_gpu_find(cat, "A100-40GB-SXM");
-    CHECK(a100 && a100->fp16_tflops > 0);
-    if (a100 && dp_setting_make(a100->name, 2, 1, DP_NET_NVLINK, 0, DP_PLACE_HOMO, DP_PREC_FP32,
-                                &t, &err) == DP_OK) {
-        dp_sa_cross_vector(&p, &t, a100, false, c);
-        CHECK_NEAR(c[0], log(1e12 / (a100->fp16_tflops / 2 * 1e9)), 1e-9);
-        CHECK(dp_sim_tensor_share(dp_gpu_generation(a100), &t) == 0.5);
-    }
-    /* The bytes a run moves: an fp32 graph under mixed precision moves half of its per-op
-     * bytes and activations (fp16), not its parameters or the optimizer's fp32 traffic; a graph
-     * already in fp16, or an fp32 run, all of them. */
-    p.bytes[DP_OPCLASS_ELEMWISE] = 8e6;
-    p.bytes[DP_OPCLASS_OPTIMIZER] = 6e6;
-    struct dp_profile at;
-    dp_sa_profile_at(&p, &m, &at);
-    CHECK_NEAR(at.bytes[DP_OPCLASS_ELEMWISE], 4e6, 0);
-    CHECK_NEAR(at.activation_bytes, 0.5e9, 0);
-    CHECK(at.bytes[DP_OPCLASS_OPTIMIZER] == 6e6 && at.param_bytes == 4e6 &&
-          at.flops[DP_OPCLASS_MATMUL] == 1e12);
-    dp_sa_profile_at(&p, &b, &at);
-    CHECK(at.bytes[DP_OPCLASS_ELEMWISE] == 8e6 && at.activation_bytes == 1e9);
-    p.f16 = true;
-    dp_sa_profile_at(&p, &m, &at);
-    CHECK(at.bytes[DP_OPCLASS_ELEMWISE] == 8e6 && at.activation_bytes == 1e9);
-}
 
 static struct dp_inspector *small_body(uint64_t seed) {
     struct dp_arch a;
@@ -504,40 +459,23 @@ static void test_train_predict(const struct dp_sweep *sw) {
         dp_sa_graph_free(&gb);
         dp_sa_free(back);
     }
-    /* A file from before TF32 (its input "matmul_ms") keeps reading fp32 products at the FP32
-     * rate: on an Ampere GPU in fp32 it predicts otherwise than the same head reading TF32, on a
-     * V100 the same; saved again, it still says "matmul_ms". */
-    size_t tlen = 0;
-    char *doc = test_slurp(path, &tlen), *name = doc ? strstr(doc, "\"matmul_rate_ms\"") : NULL;
-    CHECK(name != NULL);
+    /* Files from before TF32 (input "matmul_ms": fp32 products at the FP32 rate) and from before
+     * the GPU's own link ("params_over_network_ms", ...: the network's nominal rate) read their
+     * inputs as they did: otherwise than the same head on an Ampere GPU in fp32 / an A100 over
+     * NVLink, the same on a V100 / over 10GbE (a NIC either way); saved again, they keep their
+     * names. */
     const struct dp_gpu *amp[2] = {dp_gpu_find(cat, "A100-40GB-SXM"), dp_gpu_find(cat, "V100-SXM2-16GB")};
-    struct dp_setting as[2];
-    if (name && amp[0] && amp[1] &&
+    const struct dp_gpu *lg[2] = {amp[0], amp[0]};
+    struct dp_setting as[2], ls[2];
+    if (amp[0] && amp[1] &&
         dp_setting_make(amp[0]->name, 4, 1, DP_NET_10GBE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &as[0], &err) == DP_OK &&
-        dp_setting_make(amp[1]->name, 4, 1, DP_NET_10GBE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &as[1], &err) == DP_OK) {
-        memmove(name + 7, name + 12, strlen(name + 12) + 1); /* "matmul_ms" */
-        CHECK(write_tmp("test_sa_legacy.json", doc) != NULL);
-        struct dp_sa_inspector *old = NULL;
-        CHECK(dp_sa_load(test_path("test_sa_legacy.json"), &old, &err) == DP_OK);
-        struct dp_sa_graph gn, go;
-        struct dp_sa_prediction pn[2], po[2];
-        if (old && dp_sa_graph_init(sa, g0->grouped, NULL, &g0->profile, &gn, &err) == DP_OK &&
-            dp_sa_graph_init(old, g0->grouped, NULL, &g0->profile, &go, &err) == DP_OK) {
-            CHECK(dp_sa_predict(sa, &gn, as, amp, 2, pn, &err) == DP_OK);
-            CHECK(dp_sa_predict(old, &go, as, amp, 2, po, &err) == DP_OK);
-            CHECK(pn[0].value[DP_SA_ITERATION] != po[0].value[DP_SA_ITERATION]);
-            CHECK_NEAR(pn[1].value[DP_SA_ITERATION], po[1].value[DP_SA_ITERATION],
-                       1e-5 * pn[1].value[DP_SA_ITERATION]);
-            dp_sa_graph_free(&gn);
-            dp_sa_graph_free(&go);
-            CHECK(dp_sa_save(old, test_path("test_sa_legacy2.json"), body_path, &err) == DP_OK);
-            char *again = test_slurp(test_path("test_sa_legacy2.json"), &tlen);
-            CHECK(again && strstr(again, "\"matmul_ms\"") && !strstr(again, "matmul_rate_ms"));
-            free(again);
-        }
-        dp_sa_free(old);
+        dp_setting_make(amp[1]->name, 4, 1, DP_NET_10GBE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &as[1], &err) == DP_OK &&
+        dp_setting_make(amp[0]->name, 2, 1, DP_NET_NVLINK, 0, DP_PLACE_HOMO, DP_PREC_FP32, &ls[0], &err) == DP_OK) {
+        const char *mm_new[1] = {"matmul_rate_ms"}, *mm_old[1] = {"matmul_ms"};
+        check_legacy(sa, g0, path, mm_new, mm_old, 1, as, amp);
+        ls[1] = as[0];
+        check_legacy(sa, g0, path, dp_sa_cross_names + 3, dp_sa_cross_legacy_names + 3, 3, ls, lg);
     }
-    free(doc);
     /* Clamping: an output pushed past its range reads its bound and says so. */
     double q[DP_SA_N_OUT], s0[DP_SA_N_OUT];
     dp_sa_calibration(sa, q, s0);
@@ -783,8 +721,6 @@ int main(void) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
-    test_profile();
-    test_setting_vector();
     test_loss();
     struct dp_sweep sw;
     memset(&sw, 0, sizeof sw);

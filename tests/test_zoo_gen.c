@@ -54,7 +54,7 @@ static bool same_graph(const struct dp_graph *a, const struct dp_graph *b) {
 static void test_corpus(void) {
     int kinds[DP_GEN_KIND_COUNT] = {0}, blocks[DP_GEN_BLOCK_COUNT] = {0}, variants[4] = {0};
     int se = 0, gru = 0, lstm = 0, rnn_cls = 0, lm = 0, mlm = 0, cls = 0, pre = 0, post = 0;
-    int folded = 0;
+    int folded = 0, flat = 0;
     int n_bad = 0, n_mismatch = 0;
     const int n = 240;
     for (int i = 0; i < n; i++) {
@@ -62,6 +62,9 @@ static void test_corpus(void) {
         dp_gen_sample(1, i, -1, &a);
         kinds[a.kind]++;
         folded += a.kind == DP_GEN_CNN && a.u.cnn.folded;
+        flat += a.kind == DP_GEN_CNN && a.u.cnn.flat_pool > 0;
+        if (a.kind == DP_GEN_CNN && a.u.cnn.flat_pool > 0) /* VGG's input to its fc6 at most */
+            CHECK(a.u.cnn.flat_side >= 1 && a.u.cnn.flat_side <= 7 && a.u.cnn.head_width >= 1024);
         if (a.kind == DP_GEN_CNN)
             for (int s = 0; s < a.u.cnn.n_stages; s++) {
                 blocks[a.u.cnn.stage[s].block]++;
@@ -112,6 +115,7 @@ static void test_corpus(void) {
     CHECK(se > 0 && gru > 0 && lstm > 0 && rnn_cls > 0 && lm > 0 && mlm > 0 && cls > 0);
     CHECK(pre > 0 && post > 0);
     CHECK(folded > 0.1 * kinds[DP_GEN_CNN] && folded < 0.35 * kinds[DP_GEN_CNN]); /* 20% */
+    CHECK(flat > 0.1 * kinds[DP_GEN_CNN] && flat < 0.35 * kinds[DP_GEN_CNN]);     /* 20% */
 }
 
 /* Forcing a kind gives that kind, and the description drawn for it is that of the corpus where
@@ -218,6 +222,18 @@ static void test_hand_counts(void) {
     g = build(&a, NULL);
     CHECK(g && valid(g) && dp_graph_param_count(g, true) == cnn - 16 - 32 - 32 - 32);
     dp_graph_free(g);
+    /* AlexNet's and VGG's classifier: the 16 x 16 map of 32 channels average-pooled 4 x 4 to
+     * 4 x 4, flattened (512), fc 64, fc 64, 10 classes in place of the global pooling's fc. */
+    c->folded = false;
+    c->flat_pool = 4;
+    c->flat_side = 4;
+    c->head_width = 64;
+    CHECK(dp_gen_params(&a) == cnn - 330 + (512 * 64 + 64) + (64 * 64 + 64) + (64 * 10 + 10));
+    g = build(&a, NULL);
+    CHECK(g && valid(g) && dp_graph_param_count(g, true) == dp_gen_params(&a));
+    dp_graph_free(g);
+    c->flat_pool = c->flat_side = c->head_width = 0;
+    c->folded = true;
     /* Every block kind folded: valid, no batch norm left, the closed form's count. */
     for (int k = 0; k < DP_GEN_BLOCK_COUNT; k++) {
         c->stage[0] = (struct dp_gen_stage){.block = (enum dp_gen_block)k, .depth = 2,

@@ -29,16 +29,22 @@ void dp_sa_setting_vector(const struct dp_setting *s, const struct dp_gpu *g,
 
 /* Physical ratios of profile to setting, each log(ms) (or log of a share): the matrix FLOPs at
  * the GPU's matrix rate for the precision (the simulator's: tensor cores under mixed precision,
- * TF32 for fp32 on Ampere and later; fp32_matmul: fp32 products at the FP32 rate, as inspectors
- * trained before TF32 read it, their input "matmul_ms"), the memory-bound bytes at its
- * bandwidth, all FLOPs
- * at the FP32 rate, the parameter bytes over the network, the PS NIC's traffic (parameters x
- * workers / PS), all-reduce's traffic per worker (2 (N-1)/N x parameters), and activations
- * plus four copies of the parameters over the GPU's memory. */
+ * TF32 for fp32 on Ampere and later), the memory-bound bytes at its bandwidth, all FLOPs at the
+ * FP32 rate, the parameter bytes over the link a worker's transfers cross first (the
+ * simulator's: the GPU's own NVLink or PCIe inside a machine, else the NIC: dp_sim_link_gbps),
+ * the PS NIC's traffic (parameters x workers / PS) and all-reduce's traffic per worker (2 (N-1)/N
+ * x parameters) over the same link, and activations plus four copies of the parameters over
+ * the GPU's memory. `legacy` (DP_SA_LEGACY_* bits) gives the inputs as inspectors trained before
+ * a change read them: FP32_MATMUL, fp32 products at the FP32 rate (before TF32; their input
+ * "matmul_ms"); NETWORK_RATE, the transfers at the network's nominal rate, one NVLink or PCIe
+ * figure for every GPU (their inputs "params_over_network_ms", ...). */
 #define DP_SA_CROSS_N 7
+enum { DP_SA_LEGACY_FP32_MATMUL = 1u, DP_SA_LEGACY_NETWORK_RATE = 2u };
 extern const char *const dp_sa_cross_names[DP_SA_CROSS_N];
+/* The names DP_SA_LEGACY_NETWORK_RATE's inputs had: NULL where a name did not change. */
+extern const char *const dp_sa_cross_legacy_names[DP_SA_CROSS_N];
 void dp_sa_cross_vector(const struct dp_profile *p, const struct dp_setting *s,
-                        const struct dp_gpu *g, bool fp32_matmul, double v[DP_SA_CROSS_N]);
+                        const struct dp_gpu *g, unsigned legacy, double v[DP_SA_CROSS_N]);
 
 /* The profile as a run on setting s moves it (the head reads this one): a graph in fp32 (p->f16
  * false) under mixed precision moves half of its per-op bytes and activations

@@ -153,6 +153,11 @@ enum dp_status dp_sim_activation_bytes(const struct dp_graph *g, int64_t batch, 
  * setting s: 1 under mixed precision, 0.5 for fp32 on Ampere and later (TF32), 0 otherwise
  * (the FP32 CUDA cores). gen: dp_gpu_generation. */
 double dp_sim_tensor_share(enum dp_gpu_gen gen, const struct dp_setting *s);
+/* One direction of the link, GB/s, that a worker of GPU g moves its transfers over first on
+ * network n: NVLink: half of the GPU's NVLink figure (both directions); PCIe (and NVLink on a
+ * GPU without it): a x16 link of its PCIe generation (3.0 when unknown); any other network: its
+ * NIC rate (dp_network_bandwidth_gbps). */
+double dp_sim_link_gbps(const struct dp_gpu *g, enum dp_network n);
 /* The share of a graph's bytes (per-op traffic, activations) that a run on setting s moves: 0.5
  * for a graph in fp32 (graph_f16 false: dp_graph_f16) run under mixed precision, whose
  * activations are fp16; 1 otherwise. */

@@ -62,12 +62,18 @@ struct dp_gen_cnn {
     int     n_stages;
     struct dp_gen_stage stage[DP_GEN_MAX_STAGES];
     enum dp_gen_act act;
-    int     head_width;         /* > 0: a hidden dense layer (with act) before the classifier */
+    int     head_width;         /* > 0: a hidden dense layer (with act) before the classifier
+                                   (two of them with flat_pool) */
     double  dropout;            /* before the classifier; 0 = none */
     int     classes;
     bool    folded;             /* no batch norm: a bias on every convolution instead, as an
                                    eval-mode export folds it (DenseNet's pre-activation BN
                                    and SE are left out / kept as they are) */
+    int     flat_pool;          /* > 0: AlexNet's and VGG's classifier: the last feature map
+                                   average-pooled flat_pool x flat_pool (VALID; 1: as it is) to
+                                   flat_side x flat_side, flattened, two hidden dense layers of
+                                   head_width; 0: global average pooling */
+    int     flat_side;
 };
 
 enum dp_gen_variant { DP_GEN_ENCODER, DP_GEN_DECODER, DP_GEN_ENCDEC, DP_GEN_VISION };

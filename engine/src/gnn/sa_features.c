@@ -18,8 +18,12 @@ const char *const dp_sa_setting_names[DP_SA_SETTING_N] = {
 };
 
 const char *const dp_sa_cross_names[DP_SA_CROSS_N] = {
-    "matmul_rate_ms", "memory_bound_ms", "all_flops_fp32_ms", "params_over_network_ms",
-    "ps_traffic_ms", "allreduce_traffic_ms", "memory_share",
+    "matmul_rate_ms", "memory_bound_ms", "all_flops_fp32_ms", "params_over_link_ms",
+    "ps_link_traffic_ms", "allreduce_link_traffic_ms", "memory_share",
+};
+
+const char *const dp_sa_cross_legacy_names[DP_SA_CROSS_N] = {
+    NULL, NULL, NULL, "params_over_network_ms", "ps_traffic_ms", "allreduce_traffic_ms", NULL,
 };
 
 /* Per CUDA device: a board of `devices` devices shares its figures. */
@@ -79,9 +83,13 @@ void dp_sa_profile_at(const struct dp_profile *p, const struct dp_setting *s,
 }
 
 void dp_sa_cross_vector(const struct dp_profile *p, const struct dp_setting *s,
-                        const struct dp_gpu *g, bool fp32_matmul, double v[DP_SA_CROSS_N]) {
+                        const struct dp_gpu *g, unsigned legacy, double v[DP_SA_CROSS_N]) {
     double fp32 = per_device(g, g->fp32_tflops), bw = per_device(g, g->bandwidth_gbps);
-    double mem = per_device(g, g->memory_gb), net = dp_network_bandwidth_gbps(s->network);
+    /* The simulator moves an NVLink setting's parameters at the GPU's own NVLink rate (an A100
+     * 6x the nominal NVLink 2 figure) and a PCIe one's at its PCIe generation's. */
+    double mem = per_device(g, g->memory_gb),
+           net = legacy & DP_SA_LEGACY_NETWORK_RATE ? dp_network_bandwidth_gbps(s->network)
+                                                    : dp_sim_link_gbps(g, s->network);
     double bound = 0, total = 0;
     for (int c = 0; c < DP_OPCLASS_COUNT; c++) {
         total += p->flops[c];
@@ -89,7 +97,8 @@ void dp_sa_cross_vector(const struct dp_profile *p, const struct dp_setting *s,
     }
     /* Each a time in ms (or a share), log-scaled; a floor keeps empty work finite. */
     double ms[DP_SA_CROSS_N] = {
-        p->flops[DP_OPCLASS_MATMUL] / (matmul_tflops(s, g, fp32_matmul) * 1e9),
+        p->flops[DP_OPCLASS_MATMUL] /
+            (matmul_tflops(s, g, legacy & DP_SA_LEGACY_FP32_MATMUL) * 1e9),
         bound / (bw * 1e6),
         total / (fp32 * 1e9),
         p->param_bytes / (net * 1e6),

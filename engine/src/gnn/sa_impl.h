@@ -11,8 +11,8 @@ struct dp_sa_inspector {
     struct dp_inspector *body;         /* owned */
     struct dp_sa_arch    arch;
     int                  n_emb, n_in;  /* n_in = n_emb + profile + setting + cross */
-    bool                 fp32_matmul;  /* a file whose input is "matmul_ms": no TF32 rate
-                                          (dp_sa_cross_vector) */
+    unsigned             legacy;       /* DP_SA_LEGACY_* bits: a file naming the older inputs
+                                          reads them as they were (dp_sa_cross_vector) */
     size_t               per_member;   /* floats per ensemble member */
     float               *w;            /* members x per_member: W1 (n_in x h1), b1, W2 (h1 x h2),
                                           b2, W3 (h2 x DP_SA_N_OUT), b3, row-major */

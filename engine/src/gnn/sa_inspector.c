@@ -141,7 +141,7 @@ void dp_sa_raw_input(const struct dp_sa_inspector *sa, const float *emb,
     dp_sa_profile_at(p, s, &at);
     dp_profile_vector(&at, x);
     dp_sa_setting_vector(s, g, x + DP_PROFILE_N);
-    dp_sa_cross_vector(&at, s, g, sa->fp32_matmul, x + DP_PROFILE_N + DP_SA_SETTING_N);
+    dp_sa_cross_vector(&at, s, g, sa->legacy, x + DP_PROFILE_N + DP_SA_SETTING_N);
 }
 
 void dp_sa_set_norm(struct dp_sa_inspector *sa, const double *in_mean, const double *in_std,

@@ -17,6 +17,8 @@
 #define SA_MAX_REF   100000
 /* The first physical ratio's name in files that read fp32 products at the FP32 rate */
 #define LEGACY_MATMUL "matmul_ms"
+/* The physical ratio whose name says which rate a file's transfers are at */
+#define LINK_INPUT 3
 
 static const struct dp_read_spec sa_spec = {"setting-aware inspector", SA_MAX_BYTES, true, NULL};
 
@@ -195,10 +197,15 @@ static enum dp_status from_json(const cJSON *root, const char *name,
         goto fail;
     }
     /* Files that name their first physical ratio "matmul_ms" read fp32 products at the FP32
-     * rate (before TF32 entered it). */
+     * rate (before TF32 entered it); those that name the transfers "params_over_network_ms",
+     * ... read them at the network's nominal rate (before the GPU's own link). */
     const cJSON *in_names = cJSON_GetObjectItemCaseSensitive(arch, "inputs");
     const cJSON *first = cJSON_GetArrayItem(in_names, DP_PROFILE_N + DP_SA_SETTING_N);
-    sa->fp32_matmul = cJSON_IsString(first) && !strcmp(first->valuestring, LEGACY_MATMUL);
+    const cJSON *link = cJSON_GetArrayItem(in_names, DP_PROFILE_N + DP_SA_SETTING_N + LINK_INPUT);
+    if (cJSON_IsString(first) && !strcmp(first->valuestring, LEGACY_MATMUL))
+        sa->legacy |= DP_SA_LEGACY_FP32_MATMUL;
+    if (cJSON_IsString(link) && !strcmp(link->valuestring, dp_sa_cross_legacy_names[LINK_INPUT]))
+        sa->legacy |= DP_SA_LEGACY_NETWORK_RATE;
     int64_t n_ref = 0;
     double thr = 0;
     if ((st = read_numbers(norm, "in_mean", sa->n_in, name, "$.normalisation", sa->in_mean,
@@ -314,11 +321,13 @@ enum dp_status dp_sa_save(const struct dp_sa_inspector *sa, const char *path,
         if (!dp_json_append(names, cJSON_CreateString(dp_profile_names[k]))) goto oom;
     for (int k = 0; k < DP_SA_SETTING_N; k++)
         if (!dp_json_append(names, cJSON_CreateString(dp_sa_setting_names[k]))) goto oom;
-    for (int k = 0; k < DP_SA_CROSS_N; k++)
-        if (!dp_json_append(names, cJSON_CreateString(k == 0 && sa->fp32_matmul
-                                                          ? LEGACY_MATMUL
-                                                          : dp_sa_cross_names[k])))
-            goto oom;
+    for (int k = 0; k < DP_SA_CROSS_N; k++) {
+        const char *in = k == 0 && (sa->legacy & DP_SA_LEGACY_FP32_MATMUL) ? LEGACY_MATMUL
+                         : dp_sa_cross_legacy_names[k] && (sa->legacy & DP_SA_LEGACY_NETWORK_RATE)
+                             ? dp_sa_cross_legacy_names[k]
+                             : dp_sa_cross_names[k];
+        if (!dp_json_append(names, cJSON_CreateString(in))) goto oom;
+    }
     if (!(outs = cJSON_AddArrayToObject(root, "outputs"))) goto oom;
     for (int o = 0; o < DP_SA_N_OUT; o++) {
         cJSON *x = cJSON_CreateObject();

@@ -369,6 +369,13 @@ static bool runs_at_base(enum dp_gpu_gen gen) {
 /* One direction of a x16 link, GB/s, per PCIe generation (3.0: 15.75; doubling since). */
 static double pcie_gbps(int gen) { return gen >= 3 ? 15.75 * pow(2.0, gen - 3) : 0; }
 
+double dp_sim_link_gbps(const struct dp_gpu *g, enum dp_network n) {
+    if (n == DP_NET_NVLINK && g->nvlink_gbps > 0) return g->nvlink_gbps / 2;
+    if (n == DP_NET_NVLINK || n == DP_NET_PCIE)
+        return g->pcie_gen >= 3 ? pcie_gbps(g->pcie_gen) : dp_network_bandwidth_gbps(DP_NET_PCIE);
+    return dp_network_bandwidth_gbps(n);
+}
+
 static void note(struct sim_device *d, const char *what) {
     size_t len = strlen(d->notes);
     snprintf(d->notes + len, sizeof d->notes - len, "%s%s", len ? "; " : "", what);
@@ -417,13 +424,9 @@ enum dp_status sim_device_init(const struct dp_gpu *gpu, struct sim_device *d,
     }
     if (d->gen == DP_GEN_UNKNOWN) note(d, "architecture generation unknown: no tensor cores");
     if (!d->sms) note(d, "SM count unknown: no wave quantisation");
-    d->nvlink = gpu->nvlink_gbps > 0 ? BYTES_PER_MS(gpu->nvlink_gbps / 2) : 0;
-    if (gpu->pcie_gen >= 3) {
-        d->pcie = BYTES_PER_MS(pcie_gbps(gpu->pcie_gen));
-    } else {
-        d->pcie = BYTES_PER_MS(dp_network_bandwidth_gbps(DP_NET_PCIE));
-        note(d, "PCIe generation unknown: PCIe 3.0 x16 assumed");
-    }
+    d->nvlink = gpu->nvlink_gbps > 0 ? BYTES_PER_MS(dp_sim_link_gbps(gpu, DP_NET_NVLINK)) : 0;
+    d->pcie = BYTES_PER_MS(dp_sim_link_gbps(gpu, DP_NET_PCIE));
+    if (gpu->pcie_gen < 3) note(d, "PCIe generation unknown: PCIe 3.0 x16 assumed");
     return DP_OK;
 }
 

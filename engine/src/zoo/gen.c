@@ -72,6 +72,8 @@ static enum dp_gen_block draw_block(uint64_t *s) {
     return DP_GEN_BOTTLENECK;
 }
 
+static int64_t cnn_body_params(const struct dp_gen_cnn *c, int64_t *out_ch);
+
 static void sample_cnn(uint64_t *s, struct dp_gen_cnn *c, int64_t *batch) {
     static const int inputs[] = {32, 64, 96, 128, 160, 192, 224, 224, 224, 256, 299};
     static const int stems[] = {16, 24, 32, 32, 48, 64, 64, 96};
@@ -136,6 +138,20 @@ static void sample_cnn(uint64_t *s, struct dp_gen_cnn *c, int64_t *batch) {
     static const int small[] = {64, 128, 256}, mid[] = {32, 64, 128}, large[] = {16, 32, 64};
     *batch = c->input <= 64 ? PICK(s, small) : c->input <= 160 ? PICK(s, mid) : PICK(s, large);
     c->folded = chance(s, 0.2); /* drawn last: the other draws stay those of earlier sessions */
+    /* AlexNet's and VGG's classifier (drawn after folded, for the same reason): the last map
+     * average-pooled to at most 7 x 7 and VGG's 25,088 inputs, flattened, two wide layers. Most
+     * of such a network's parameters sit there, few of its FLOPs: its transfers, not its
+     * compute, set a step's time on many clusters, which no global-pooling CNN shows. */
+    if (chance(s, 0.2)) {
+        static const int fc[] = {1024, 2048, 4096};
+        int64_t ch, p = 1;
+        cnn_body_params(c, &ch);
+        while (side / p > 1 && (side / p > 7 || (side / p) * (side / p) * ch > 25088)) p++;
+        c->flat_pool = (int)p;
+        c->flat_side = (int)(side / p);
+        c->head_width = PICK(s, fc);
+        c->dropout = 0.5;
+    }
 }
 
 /* A power-of-two batch that gives at most about `tokens` tokens per step (1 .. 512). */
@@ -327,7 +343,8 @@ static int64_t se_p(int64_t c) {
     return dense_p(c, r) + dense_p(r, c);
 }
 
-static int64_t cnn_params(const struct dp_gen_cnn *c) {
+/* The parameters of the stem and the stages; *out_ch: the last feature map's channels. */
+static int64_t cnn_body_params(const struct dp_gen_cnn *c, int64_t *out_ch) {
     /* per channel of a normalised layer: gamma and beta, or the folded bias (nb); of
      * DenseNet's stand-alone BN (bn): none when folded */
     int64_t nb = c->folded ? 1 : 2, bn = c->folded ? 0 : 2;
@@ -375,6 +392,17 @@ static int64_t cnn_params(const struct dp_gen_cnn *c) {
             default: break;
             }
         }
+    }
+    *out_ch = ch;
+    return n;
+}
+
+static int64_t cnn_params(const struct dp_gen_cnn *c) {
+    int64_t ch, n = cnn_body_params(c, &ch);
+    if (c->flat_pool > 0) {
+        int64_t h = c->head_width;
+        return n + dense_p((int64_t)c->flat_side * c->flat_side * ch, h) + dense_p(h, h) +
+               dense_p(h, c->classes);
     }
     if (c->head_width > 0) {
         n += dense_p(ch, c->head_width);
@@ -489,7 +517,10 @@ void dp_gen_describe(const struct dp_gen_arch *a, char *buf, size_t n) {
             if (st->se) put(&t, " se");
             put(&t, ";");
         }
-        if (c->head_width) put(&t, " fc %d;", c->head_width);
+        if (c->flat_pool)
+            put(&t, " flatten %dx%d, fc %d x2;", c->flat_side, c->flat_side, c->head_width);
+        else if (c->head_width)
+            put(&t, " fc %d;", c->head_width);
         put(&t, " %d classes%s", c->classes, c->folded ? ", BN folded" : "");
         break;
     }

@@ -1,6 +1,6 @@
 /* gen_cnn.c: generated CNNs: a stem, stages of one block kind each (plain, residual, bottleneck,
  * inverted residual, depthwise separable, grouped, dense; squeeze-excite optional), global
- * average pooling and a classifier. Conv + BN layers come from the zoo's builder, so the ops are
+ * average pooling (or AlexNet's and VGG's flattened map and two wide layers) and a classifier. Conv + BN layers come from the zoo's builder, so the ops are
  * those of the zoo's ResNets, MobileNets and DenseNets; a folded CNN has a bias where BN was (an
  * eval-mode export's graph). */
 #include <stdio.h>
@@ -167,8 +167,18 @@ int gen_cnn(struct zb *b, const struct dp_gen_cnn *c) {
         zb_pop(b);
     }
     zb_push(b, "logits");
-    x = zb_reduce(b, "Mean", x, zoo_spatial_mask(b), false);
+    if (c->flat_pool > 0) {
+        static const int64_t valid[4] = {0, 0, 0, 0};
+        if (c->flat_pool > 1) x = zb_pool(b, "AvgPool", x, c->flat_pool, c->flat_pool, valid);
+        x = zoo_flatten(b, x);
+    } else {
+        x = zb_reduce(b, "Mean", x, zoo_spatial_mask(b), false);
+    }
     zb_pop(b);
+    if (c->flat_pool > 0) {
+        x = gen_act(b, c->act, zb_dense(b, "hidden0", x, c->head_width, NULL));
+        if (c->dropout > 0) x = zb_dropout(b, x, c->dropout);
+    }
     if (c->head_width > 0) x = gen_act(b, c->act, zb_dense(b, "hidden", x, c->head_width, NULL));
     if (c->dropout > 0) x = zb_dropout(b, x, c->dropout);
     int y = zb_dense(b, "fc", x, c->classes, NULL);

@@ -14,19 +14,9 @@
 
 static const int64_t VALID[4] = {0, 0, 0, 0};
 
-static int flatten(struct zb *b, int x) {
-    int64_t n = 1;
-    for (int d = 1; d < zb_rank(b, x); d++) n *= zb_dim(b, x, d);
-    int64_t dims[2] = {DP_DIM_BATCH, n};
-    zb_push(b, "flatten");
-    int y = zb_reshape(b, x, 2, dims);
-    zb_pop(b);
-    return y;
-}
-
 /* Fully connected classifier of AlexNet and VGG: fc 4096 (dropout) fc 4096 (dropout) fc. */
 static int fc_head(struct zb *b, int x, int labels) {
-    x = flatten(b, x);
+    x = zoo_flatten(b, x);
     x = zb_dropout(b, zb_dense(b, "fc6", x, 4096, "Relu"), 0.5);
     x = zb_dropout(b, zb_dense(b, "fc7", x, 4096, "Relu"), 0.5);
     int y = zb_dense(b, "fc8", x, CLASSES, NULL);

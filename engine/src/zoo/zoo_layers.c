@@ -10,6 +10,16 @@ int zoo_image_input(struct zb *b, int64_t side, int *labels) {
 
 unsigned zoo_spatial_mask(const struct zb *b) { return zb_nchw(b) ? 0xcu : 0x6u; }
 
+int zoo_flatten(struct zb *b, int x) {
+    int64_t n = 1;
+    for (int d = 1; d < zb_rank(b, x); d++) n *= zb_dim(b, x, d);
+    int64_t dims[2] = {DP_DIM_BATCH, n};
+    zb_push(b, "flatten");
+    int y = zb_reshape(b, x, 2, dims);
+    zb_pop(b);
+    return y;
+}
+
 int zoo_gap_head(struct zb *b, int x, int labels, double dropout, int classes) {
     zb_push(b, "logits");
     x = zb_reduce(b, "Mean", x, zoo_spatial_mask(b), false);

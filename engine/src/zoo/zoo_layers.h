@@ -23,6 +23,8 @@ enum dp_status zoo_build_graph(const char *name, const struct dp_zoo_opts *o,
 int zoo_image_input(struct zb *b, int64_t side, int *labels);
 /* The mask of the spatial axes of 4-D activations in the builder's layout (for zb_reduce). */
 unsigned zoo_spatial_mask(const struct zb *b);
+/* x reshaped to [B, the product of its other dimensions] (AlexNet's and VGG's classifier input). */
+int zoo_flatten(struct zb *b, int x);
 /* Global average pooling (Mean over the spatial axes), dropout when > 0, a dense layer of
  * `classes` outputs ("fc") and the softmax cross-entropy loss against labels: the scalar loss. */
 int zoo_gap_head(struct zb *b, int x, int labels, double dropout, int classes);

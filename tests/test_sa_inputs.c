@@ -1,0 +1,148 @@
+/* test_sa_inputs.c: what the setting-aware inspector's head reads beside the embedding: the
+ * whole-graph profile (by hand on a tiny graph), the setting vector and the physical ratios
+ * (the matrix rate per precision, the link the simulator moves parameters on, the bytes a run
+ * moves under mixed precision). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp/coarsen.h"
+#include "dp/cost.h"
+#include "dp/graph.h"
+#include "dp/sa.h"
+#include "dp/sim.h"
+#include "test.h"
+
+static struct dp_gpu_catalog *cat;
+
+/* x [B, 3] . w [3, 4] -> Relu: the FLOPs and bytes by hand. */
+static void test_profile(void) {
+    struct dp_graph *g = dp_graph_init("tiny");
+    struct dp_error err = {0};
+    int64_t xd[2] = {DP_DIM_BATCH, 3}, wd[2] = {3, 4}, yd[2] = {DP_DIM_BATCH, 4};
+    int x, w, y, r;
+    CHECK(dp_graph_add_node(g, "x", "Placeholder", "/device:GPU:0", 2, xd, DP_DTYPE_F32, &x, &err) == DP_OK);
+    CHECK(dp_graph_add_node(g, "w", "VariableV2", "/device:GPU:0", 2, wd, DP_DTYPE_F32, &w, &err) == DP_OK);
+    dp_graph_set_cost(g, w, 0, 0, 12);
+    CHECK(dp_graph_add_node(g, "y", "MatMul", "/device:GPU:0", 2, yd, DP_DTYPE_F32, &y, &err) == DP_OK);
+    CHECK(dp_graph_add_node(g, "r", "Relu", "/device:GPU:0", 2, yd, DP_DTYPE_F32, &r, &err) == DP_OK);
+    CHECK(dp_graph_add_input(g, y, x, false, &err) == DP_OK);
+    CHECK(dp_graph_add_input(g, y, w, false, &err) == DP_OK);
+    CHECK(dp_graph_add_input(g, r, y, false, &err) == DP_OK);
+    struct dp_profile p;
+    CHECK(dp_profile_graph(g, 8, &p, &err) == DP_OK);
+    CHECK(p.batch == 8);
+    CHECK_NEAR(p.flops[DP_OPCLASS_MATMUL], 2.0 * 8 * 3 * 4, 1e-9); /* 2 x |A| x N */
+    CHECK(p.flops[DP_OPCLASS_ELEMWISE] > 0 && p.bytes[DP_OPCLASS_ELEMWISE] > 0);
+    CHECK_NEAR(p.params, 12, 0);
+    CHECK_NEAR(p.param_bytes, 48, 0);
+    CHECK(p.n_variables == 1 && p.n_ops == 4 && p.n_kernels >= 2);
+    CHECK(p.activation_bytes > 0);
+    double v[DP_PROFILE_N];
+    dp_profile_vector(&p, v);
+    CHECK_NEAR(v[0], log1p(8), 1e-12);
+    CHECK(!strcmp(dp_profile_names[0], "batch") && !strcmp(dp_profile_names[DP_PROFILE_N - 1], "flops"));
+    for (int k = 0; k < DP_PROFILE_N; k++) CHECK(isfinite(v[k]) && v[k] >= 0);
+    /* The FLOPs scale with the batch. */
+    struct dp_profile q;
+    CHECK(dp_profile_graph(g, 16, &q, &err) == DP_OK);
+    CHECK_NEAR(q.flops[DP_OPCLASS_MATMUL], 2 * p.flops[DP_OPCLASS_MATMUL], 1e-9);
+    CHECK(!p.f16 && !dp_graph_f16(g));
+    /* An fp16 op on the GPU: a mixed-precision graph, as the simulator takes it (an op in fp16
+     * on no GPU does not count, as the simulator runs only the GPU's ops when some are placed). */
+    int h;
+    CHECK(dp_graph_add_node(g, "h", "Cast", "/device:CPU:0", 2, yd, DP_DTYPE_F16, &h, &err) == DP_OK);
+    CHECK(!dp_graph_f16(g));
+    CHECK(dp_graph_add_node(g, "h2", "Cast", "/device:GPU:0", 2, yd, DP_DTYPE_F16, &h, &err) == DP_OK);
+    CHECK(dp_graph_add_input(g, h, r, false, &err) == DP_OK);
+    CHECK(dp_profile_graph(g, 8, &q, &err) == DP_OK);
+    CHECK(q.f16 && dp_graph_f16(g));
+    dp_graph_free(g);
+}
+
+/* The setting as numbers: a worker count or GPU change moves the vector; an unknown tensor rate
+ * reads as the FP32 rate and says so. */
+static void test_setting_vector(void) {
+    struct dp_setting a, b;
+    struct dp_error err = {0};
+    CHECK(dp_setting_make("V100-PCIe-16GB", 2, 1, DP_NET_PCIE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &a, &err) == DP_OK);
+    CHECK(dp_setting_make("V100-PCIe-16GB", 8, 1, DP_NET_PCIE, 0, DP_PLACE_HOMO, DP_PREC_FP32, &b, &err) == DP_OK);
+    double va[DP_SA_SETTING_N], vb[DP_SA_SETTING_N];
+    const struct dp_gpu *v100 = dp_gpu_find(cat, "V100-PCIe-16GB");
+    dp_sa_setting_vector(&a, v100, va);
+    dp_sa_setting_vector(&b, v100, vb);
+    CHECK_NEAR(va[7], log(2), 1e-12);
+    CHECK_NEAR(vb[7], log(8), 1e-12);
+    CHECK_NEAR(va[0], log(v100->fp32_tflops), 1e-12);
+    CHECK(va[18] == 0); /* V100's tensor rate is known */
+    const struct dp_gpu *k80 = dp_gpu_find(cat, "K80");
+    if (k80) { /* two devices per board: per-device figures; no tensor cores */
+        dp_sa_setting_vector(&a, k80, va);
+        CHECK_NEAR(va[0], log(k80->fp32_tflops / 2), 1e-12);
+        CHECK(va[1] == va[0] && va[18] == 1);
+    }
+    double c[DP_SA_CROSS_N];
+    struct dp_profile p = {.batch = 32, .params = 1e6, .param_bytes = 4e6, .activation_bytes = 1e9};
+    p.flops[DP_OPCLASS_MATMUL] = 1e12;
+    dp_sa_cross_vector(&p, &b, v100, 0, c);
+    CHECK_NEAR(c[0], log(1e12 / (v100->fp32_tflops * 1e9)), 1e-9); /* fp32: the FP32 rate, ms */
+    CHECK(!strcmp(dp_sa_cross_names[0], "matmul_rate_ms"));
+    /* Mixed precision: the FP16 tensor rate; fp32 on Ampere: TF32, half of it (as simulated). */
+    struct dp_setting m, t;
+    CHECK(dp_setting_make("V100-PCIe-16GB", 8, 1, DP_NET_PCIE, 0, DP_PLACE_HOMO, DP_PREC_MIXED, &m, &err) == DP_OK);
+    dp_sa_cross_vector(&p, &m, v100, 0, c);
+    CHECK_NEAR(c[0], log(1e12 / (v100->fp16_tflops * 1e9)), 1e-9);
+    const struct dp_gpu *a100 = dp_gpu_find(cat, "A100-40GB-SXM");
+    CHECK(a100 && a100->fp16_tflops > 0);
+    if (a100 && dp_setting_make(a100->name, 2, 1, DP_NET_NVLINK, 0, DP_PLACE_HOMO, DP_PREC_FP32,
+                                &t, &err) == DP_OK) {
+        dp_sa_cross_vector(&p, &t, a100, 0, c);
+        CHECK_NEAR(c[0], log(1e12 / (a100->fp16_tflops / 2 * 1e9)), 1e-9);
+        CHECK(dp_sim_tensor_share(dp_gpu_generation(a100), &t) == 0.5);
+        /* The parameters over the link the simulator moves them on: the A100's own NVLink (half
+         * of its 600 GB/s each way), not NVLink 2's nominal 50; legacy files read the latter. */
+        CHECK_NEAR(dp_sim_link_gbps(a100, DP_NET_NVLINK), a100->nvlink_gbps / 2, 1e-12);
+        CHECK_NEAR(c[3], log(4e6 / (a100->nvlink_gbps / 2 * 1e6)), 1e-9);
+        CHECK(!strcmp(dp_sa_cross_names[3], "params_over_link_ms"));
+        dp_sa_cross_vector(&p, &t, a100, DP_SA_LEGACY_NETWORK_RATE, c);
+        CHECK_NEAR(c[3], log(4e6 / (dp_network_bandwidth_gbps(DP_NET_NVLINK) * 1e6)), 1e-9);
+        CHECK(!strcmp(dp_sa_cross_legacy_names[3], "params_over_network_ms"));
+    }
+    /* PCIe: its generation's x16 link (V100: 3.0, 15.75 GB/s; A100: 4.0, twice that); a NIC: the
+     * network's rate, whatever the GPU. */
+    CHECK_NEAR(dp_sim_link_gbps(v100, DP_NET_PCIE), 15.75, 1e-12);
+    if (a100) {
+        CHECK_NEAR(dp_sim_link_gbps(a100, DP_NET_PCIE), 31.5, 1e-12);
+        CHECK_NEAR(dp_sim_link_gbps(a100, DP_NET_10GBE), dp_network_bandwidth_gbps(DP_NET_10GBE),
+                   1e-12);
+    }
+    /* The bytes a run moves: an fp32 graph under mixed precision moves half of its per-op
+     * bytes and activations (fp16), not its parameters or the optimizer's fp32 traffic; a graph
+     * already in fp16, or an fp32 run, all of them. */
+    p.bytes[DP_OPCLASS_ELEMWISE] = 8e6;
+    p.bytes[DP_OPCLASS_OPTIMIZER] = 6e6;
+    struct dp_profile at;
+    dp_sa_profile_at(&p, &m, &at);
+    CHECK_NEAR(at.bytes[DP_OPCLASS_ELEMWISE], 4e6, 0);
+    CHECK_NEAR(at.activation_bytes, 0.5e9, 0);
+    CHECK(at.bytes[DP_OPCLASS_OPTIMIZER] == 6e6 && at.param_bytes == 4e6 &&
+          at.flops[DP_OPCLASS_MATMUL] == 1e12);
+    dp_sa_profile_at(&p, &b, &at);
+    CHECK(at.bytes[DP_OPCLASS_ELEMWISE] == 8e6 && at.activation_bytes == 1e9);
+    p.f16 = true;
+    dp_sa_profile_at(&p, &m, &at);
+    CHECK(at.bytes[DP_OPCLASS_ELEMWISE] == 8e6 && at.activation_bytes == 1e9);
+}
+
+int main(void) {
+    struct dp_error err = {0};
+    if (dp_gpu_catalog_load_default(NULL, &cat, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    test_profile();
+    test_setting_vector();
+    dp_gpu_catalog_free(cat);
+    TEST_MAIN_END();
+}
