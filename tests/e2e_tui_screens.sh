@@ -49,7 +49,7 @@ boxes_apart() {
 canvas_off() {
     awk -v rows="$TUI_ROWS" '
         { line[NR] = $0 }
-        /^─+$/ { sep = NR }
+        /^(─)+$/ { sep = NR }
         END {
             for (i = 1; i <= NR; i++) {
                 if (i >= 5 && i <= rows - 2) {
