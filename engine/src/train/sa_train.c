@@ -196,12 +196,14 @@ static enum dp_status train_member(struct dp_sa_inspector *sa, int m, const stru
     int B = o->batch > 0 ? o->batch : 256, nin = d->nin;
     /* Pairs per step beside the B rows: an eighth of B, drawn with replacement (a quarter
      * validated alike and cost 40% more CPU per epoch; experiments N). */
-    int P = loss && loss->pair[DP_SA_ITERATION] > 0 && d->n_pairs > 0 ? (B / 8 > 1 ? B / 8 : 1) : 0;
+    bool paired = loss && loss->pair[DP_SA_ITERATION] > 0 && d->n_pairs > 0;
+    int P = paired ? (B / 8 > 1 ? B / 8 : 1) : 0;
     int rows_max = B + 2 * P;
     size_t psz = dp_sa_member_size(sa);
     int *order = malloc(((size_t)d->n_train + 1) * sizeof *order);
     float *xb = malloc((size_t)(rows_max > 1024 ? rows_max : 1024) * nin * sizeof *xb);
-    float *tb = malloc((size_t)rows_max * NO * sizeof *tb), *yv = malloc((size_t)1024 * NO * sizeof *yv);
+    float *tb = malloc((size_t)rows_max * NO * sizeof *tb);
+    float *yv = malloc((size_t)1024 * NO * sizeof *yv);
     float *best = malloc(psz * sizeof *best);
     struct dp_sa_trainer *tr = NULL;
     enum dp_status st = DP_OK;
@@ -520,7 +522,8 @@ enum dp_status dp_sa_train(const struct dp_sweep *sw, const struct dp_gpu_catalo
         dp_profile_vector(&sw->graphs[g].profile, raw + E);
         for (int k = 0; k < dims; k++) gx[(size_t)g * dims + k] = (float)((raw[k] - mean[k]) / sd[k]);
     }
-    if (o->pair_weight > 0 && (st = dp_sweep_batch_pairs(sw, rows, sets[0], ns[0], &pairs, &n_pairs, err)))
+    if (o->pair_weight > 0 &&
+        (st = dp_sweep_batch_pairs(sw, rows, sets[0], ns[0], &pairs, &n_pairs, err)))
         goto fail;
     struct data d = {x, t, nin, sets[0], sets[1], ns[0], ns[1], pairs, n_pairs};
     /* The standardised targets weigh every output alike, so an output whose labels spread over

@@ -563,7 +563,7 @@ static int cmp_pair_key(const void *a, const void *b) {
 }
 
 enum dp_status dp_sweep_batch_pairs(const struct dp_sweep *sw, const int *rows, const int *idx,
-                                  int n, int **out, int *n_out, struct dp_error *err) {
+                                    int n, int **out, int *n_out, struct dp_error *err) {
     struct pair_key *k = malloc(((size_t)n + 1) * sizeof *k);
     int *p = malloc(((size_t)n + 1) * 2 * sizeof *p), np = 0;
     if (!k || !p) {

@@ -1,8 +1,8 @@
 /* gen_cnn.c: generated CNNs: a stem, stages of one block kind each (plain, residual, bottleneck,
  * inverted residual, depthwise separable, grouped, dense; squeeze-excite optional), global
- * average pooling (or AlexNet's and VGG's flattened map and two wide layers) and a classifier. Conv + BN layers come from the zoo's builder, so the ops are
- * those of the zoo's ResNets, MobileNets and DenseNets; a folded CNN has a bias where BN was (an
- * eval-mode export's graph). */
+ * average pooling (or AlexNet's and VGG's flattened map and two wide layers) and a classifier.
+ * Conv + BN layers come from the zoo's builder, so the ops are those of the zoo's ResNets,
+ * MobileNets and DenseNets; a folded CNN has a bias where BN was (an eval-mode export's graph). */
 #include <stdio.h>
 
 #include "zoo/gen_impl.h"
