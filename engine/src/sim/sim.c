@@ -38,6 +38,7 @@ void dp_sim_constants_default(struct dp_sim_constants *c) {
     c->eff_cuda = 0.718;
     c->eff_tensor = 0.264;
     c->winograd = 3.98;
+    c->tc_unaligned = 0.25;
     c->eff_mem = 0.45;
     c->gap_us = 13.8;
     c->host_tf_us = 11.8;
