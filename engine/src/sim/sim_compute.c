@@ -527,6 +527,8 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
                 double cuda = d->fp32 * e_cuda * q;
                 if (tc > 0 && o->tc) {
                     double a = tensor_alignment(o->chan, o->width, fp16);
+                    /* cuDNN pads channels itself; cuBLAS pads nothing, and off the 16-byte
+                     * vectors its kernels load element by element (step 14) */
                     if (o->blas && a < 1) a = fmin(1.0, k->tc_unaligned * (fp16 ? 1 : 2));
                     tf = o->flops / fmax(tc * e_tensor * q * a, cuda);
                 } else {
