@@ -111,9 +111,11 @@ timed extract "$BIN" dataset extract "$DS/list.json" --setting "$all" --dir "$DS
 sed -n 's/^.*: \([0-9]*\) samples of \([^ ]*\) from.*/{"id": "\2", "samples": \1}/p' \
     "$LOG/extract.txt" | paste -sd, - | sed 's/^/{"settings": [/; s/$/]}/' >"$LOG/datasets.json"
 # base DIR LOGPREFIX SPLIT [body]: the per-setting base from scratch with the cost features
-# (DIR/$BASE.json), or (body) without them the setting-aware inspector's body.
+# (DIR/$BASE.json), the best of 3 initialisations on the split by validation MAPE (--restarts:
+# notes/accuracy.md experiments B), or (body) without them, one initialisation as before, the
+# setting-aware inspector's body.
 base() {
-    b_name=$BASE b_opt=--cost-features
+    b_name=$BASE b_opt="--cost-features --restarts 3"
     [ "${4:-}" = body ] && b_name=setting-aware-body b_opt=
     echo "make_assets: $b_name from scratch on $BASE (recipe $RECIPE, $3 split)" >&2
     # shellcheck disable=SC2086

@@ -75,7 +75,8 @@ static void report(const struct dp_calib *cb, const bool *use, bool logo, struct
 static void jw_constants(struct dp_jw *w, const char *key, const struct dp_sim_constants *k) {
     const struct { const char *key; double v; } c[] = {
         {"eff_cuda", k->eff_cuda},     {"eff_tensor", k->eff_tensor}, {"winograd", k->winograd},
-        {"eff_mem", k->eff_mem},       {"gap_us", k->gap_us},         {"host_tf_us", k->host_tf_us},
+        {"tc_unaligned", k->tc_unaligned}, {"eff_mem", k->eff_mem},   {"gap_us", k->gap_us},
+        {"host_tf_us", k->host_tf_us},
         {"host_pt_us", k->host_pt_us}, {"fuse_tf", k->fuse_tf},       {"fuse_pt", k->fuse_pt},
         {"net_eff", k->net_eff},       {"ps_host_gbps", k->ps_host_gbps},
         {"jitter", k->jitter},         {"context_gb", k->context_gb}};
@@ -89,10 +90,11 @@ static void jw_constants(struct dp_jw *w, const char *key, const struct dp_sim_c
 }
 
 static void text_constants(const char *what, const struct dp_sim_constants *k) {
-    printf("%s: eff_cuda %.3g, eff_tensor %.3g, winograd %.3g, eff_mem %.3g, gap %.3g us, "
-           "host TF %.3g us, PyTorch %.3g us, fuse TF %.3g, PyTorch %.3g, net_eff %.3g; "
-           "generation scales", what, k->eff_cuda, k->eff_tensor, k->winograd, k->eff_mem,
-           k->gap_us, k->host_tf_us, k->host_pt_us, k->fuse_tf, k->fuse_pt, k->net_eff);
+    printf("%s: eff_cuda %.3g, eff_tensor %.3g, winograd %.3g, tc_unaligned %.3g, eff_mem %.3g, "
+           "gap %.3g us, host TF %.3g us, PyTorch %.3g us, fuse TF %.3g, PyTorch %.3g, net_eff "
+           "%.3g; generation scales", what, k->eff_cuda, k->eff_tensor, k->winograd,
+           k->tc_unaligned, k->eff_mem, k->gap_us, k->host_tf_us, k->host_pt_us, k->fuse_tf,
+           k->fuse_pt, k->net_eff);
     for (int g = 1; g < DP_GEN_COUNT; g++)
         printf(" %s %.3g", dp_gpu_gen_name((enum dp_gpu_gen)g), k->gen_scale[g]);
     printf("\n");
@@ -112,6 +114,7 @@ static void jw_row(struct dp_jw *w, const struct dp_calib_row *r, bool logo) {
     dp_jw_str(w, "precision", dp_precision_name(r->setting.precision));
     dp_jw_str(w, "network", dp_network_name(r->setting.network));
     dp_jw_int(w, "gpus", r->gpus);
+    dp_jw_int(w, "replicas", r->replicas);
     dp_jw_int(w, "batch", r->batch);
     dp_jw_bool(w, "real_data", r->real_data);
     dp_jw_str(w, "optimizer", dp_optimizer_name(r->optimizer));

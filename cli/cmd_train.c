@@ -17,9 +17,11 @@ static const char *const usage_train =
     "       [--hidden 64] [--epochs N] [--patience P] [--seed 1] [--features raw|log]\n"
     "       [--target max|range|log] [--split random|models] [--minibatch 32] [--lr L]\n"
     "       [--lr-decay F --lr-plateau E] [--weight-decay 1e-6] [--rule half|n|log2|fixed]\n"
-    "       [--layers N] [--max-layers N] [--cost-features] [--json]\n"
+    "       [--layers N] [--max-layers N] [--cost-features] [--restarts 1] [--json]\n"
     "  --cost-features: the network also reads each group's FLOPs, bytes and parameter bytes\n"
     "    (a dataset built with `driple dataset build --cost-features`).\n"
+    "  --restarts K: train K initialisations on the one split (--seed) and keep the one with\n"
+    "    the lowest mean validation MAPE (1 to 16; the test part never chooses).\n"
     "  --recipe driple-c (default): log features, at most 2 layers, log-normalised targets,\n"
     "    lr 0.01 halved after each 10 epochs without progress, 300 epochs, patience 40\n"
     "    (notes/accuracy.md).\n"
@@ -43,13 +45,15 @@ int cmd_train(int argc, char **argv) {
     const char *layer = cli_value(&r.c, "--layer");
     const char *feat = cli_value(&r.c, "--features");
     const char *rule = cli_value(&r.c, "--rule");
-    int64_t n_layers = 0, max_layers = r.o.max_layers;
+    int64_t n_layers = 0, max_layers = r.o.max_layers, restarts = r.o.restarts;
     bool json = cli_flag(&r.c, "--json");
     if (cli_flag(&r.c, "--cost-features")) r.o.n_feat = DP_N_FEATURES_MAX;
     if (!out) out = cli_value(&r.c, "--out");
     if (!cli_int(&r.c, "--layers", 1, 100000, &n_layers) ||
-        !cli_int(&r.c, "--max-layers", 0, 100000, &max_layers))
+        !cli_int(&r.c, "--max-layers", 0, 100000, &max_layers) ||
+        !cli_int(&r.c, "--restarts", 1, DP_TRAIN_MAX_RESTARTS, &restarts))
         goto done;
+    r.o.restarts = (int)restarts;
     r.o.n_layers = (int)n_layers;
     r.o.max_layers = (int)max_layers;
     if (rule && !dp_layer_rule_parse(rule, &r.o.rule)) {
@@ -91,6 +95,19 @@ int cmd_train(int argc, char **argv) {
         dp_jw_str(w, "recipe", dp_recipe_name(r.recipe));
         dp_jw_str(w, "target", dp_target_name(o->target));
         dp_jw_str(w, "split", dp_split_name(o->split));
+        dp_jw_int(w, "kept_restart", r.res.kept + 1);
+        dp_jw_array(w, "restarts");
+        for (int k = 0; k < r.res.n_restarts; k++) {
+            const struct dp_train_restart *t = &r.res.restart[k];
+            dp_jw_object(w, NULL);
+            dp_jw_int(w, "init", k + 1);
+            dp_jw_int(w, "epochs", t->epochs_run);
+            dp_jw_int(w, "best_epoch", t->best_epoch);
+            dp_jw_num(w, "val_mape_mean", t->val_mape);
+            dp_jw_num(w, "test_mape_mean", t->test_mape);
+            dp_jw_end(w);
+        }
+        dp_jw_end(w);
         run_jw_result(w, "scratch", r.insp, &r.res);
         rc = cmd_json_emit(w);
         goto done;
@@ -102,6 +119,12 @@ int cmd_train(int argc, char **argv) {
            r.ds.setting[0] ? r.ds.setting : dataset, dp_split_name(o->split),
            r.res.split.n_train, r.res.split.n_val, r.res.split.n_test,
            dp_dataset_data_kind(&r.ds), r.res.epochs_run, r.res.best_epoch, r.res.seconds);
+    if (r.res.n_restarts > 1)
+        for (int k = 0; k < r.res.n_restarts; k++)
+            printf("init %d: %d epochs (best %d), mean MAPE val %.2f%% test %.2f%%%s\n", k + 1,
+                   r.res.restart[k].epochs_run,
+                   r.res.restart[k].best_epoch, r.res.restart[k].val_mape,
+                   r.res.restart[k].test_mape, k == r.res.kept ? " (kept: lowest val)" : "");
     run_print_eval(stdout, dp_inspector_provenance(r.insp));
     rc = 0;
 done:

@@ -59,13 +59,7 @@ void run_print_eval(FILE *f, const struct dp_provenance *p) {
             DP_MAPE_FLOOR);
 }
 
-double run_mean_finite(const double *v) {
-    double s = 0;
-    int n = 0;
-    for (int o = 0; o < DP_N_OUTPUTS; o++)
-        if (isfinite(v[o])) { s += v[o]; n++; }
-    return n ? s / n : NAN;
-}
+double run_mean_finite(const double *v) { return dp_mape_mean(v); }
 
 void run_jw_eval(struct dp_jw *w, const char *key, const struct dp_eval *e) {
     const char *names[3] = {"mape", "rmse", "r2"};

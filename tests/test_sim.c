@@ -5,8 +5,10 @@
  * with a reason, all-reduce moves 2(N-1)/N x the gradients per worker (and 2(M-1)/M per NIC
  * across machines), PyTorch's bucketed all-reduce overlaps the backward pass, no link carries
  * more than its line rate, and the device follows the catalog (K80 dies, estimated tensor
- * rates, TF32, NVLink), Winograd's gain falls with the channels (its transforms' traffic), a
- * forward transposed convolution is forward work; the activation-memory liveness sweep gives
+ * rates, TF32, NVLink), Winograd's gain falls with the channels (its transforms' traffic), an
+ * fp16 GEMM of a width that is no whole number of 16-byte vectors runs at tc_unaligned of the
+ * tensor-core rate (never below the CUDA cores'), a forward transposed convolution is forward
+ * work; the activation-memory liveness sweep gives
  * the hand-computed peak on the MLP and on a tiny graph that exercises aliases, in-place ops
  * and batch-norm statistics, whatever the order its nodes were added in, and breaks a cycle. */
 #include <math.h>
@@ -511,6 +513,57 @@ static void test_winograd_traffic(void) {
     CHECK(thin4 <= thin1 && wide4 <= wide1);
 }
 
+/* One forward matmul [B, 1024] x [1024, n] at batch 4096 on a V100, in precision prec, with
+ * tc_unaligned u: its simulated compute time. */
+static double matmul_ms(int64_t n, enum dp_precision prec, double u) {
+    struct dp_graph *g = dp_graph_init("matmul_test");
+    dp_graph_set_batch(g, 4096, "test");
+    int64_t dx[2] = {DP_DIM_BATCH, 1024}, dw[2] = {1024, n}, dy[2] = {DP_DIM_BATCH, n};
+    int x = add(g, "IteratorGetNext", "IteratorGetNext", "/job:worker/task:0/device:CPU:0", 2,
+                dx, NULL, 0);
+    int w = add(g, "dense/kernel", "VariableV2", PS_DEV, 2, dw, NULL, 0);
+    dp_graph_set_cost(g, w, -1, -1, 1024 * n);
+    int r = add(g, "dense/kernel/read", "Identity", GPU_DEV, 2, dw, &w, 1);
+    int in[2] = {x, r};
+    add(g, "dense/MatMul", "MatMul", GPU_DEV, 2, dy, in, 2);
+    struct dp_gpu gpu = v100();
+    strcpy(gpu.architecture, "Volta (GV100)");
+    struct dp_sim_constants k;
+    dp_sim_constants_default(&k);
+    k.tc_unaligned = u;
+    struct dp_sim_opts o;
+    dp_sim_opts_default(&o);
+    o.min_run_ms = 1;
+    o.iterations = 2;
+    o.throughput_only = true;
+    o.constants = &k;
+    struct dp_setting s = ar_setting(gpu.name, 1, DP_NET_PCIE, 1, DP_FW_PYTORCH);
+    s.precision = prec;
+    struct dp_sim_result res;
+    struct dp_error err = {0};
+    double ms = NAN;
+    if (dp_setting_finish(&s, &err) == DP_OK && dp_simulate(g, &s, &gpu, &o, &res, &err) == DP_OK) {
+        ms = res.compute_ms;
+        dp_sim_result_free(&res);
+    }
+    dp_graph_free(g);
+    return ms;
+}
+
+/* cuBLAS pads no dimension: an fp16 GEMM whose output width is not a whole number of 16-byte
+ * vectors (Transformer-XL's 267,735-word softmax) loads element by element and runs at
+ * tc_unaligned of the tensor-core rate, never slower than on the CUDA cores; one width further
+ * (a multiple of 8) it runs at the full rate. */
+static void test_unaligned_gemm(void) {
+    double aligned = matmul_ms(4096, DP_PREC_MIXED, 0.25);
+    double odd = matmul_ms(4095, DP_PREC_MIXED, 0.25), odd_full = matmul_ms(4095, DP_PREC_MIXED, 1);
+    double odd_cuda = matmul_ms(4095, DP_PREC_MIXED, 0.01), fp32 = matmul_ms(4095, DP_PREC_FP32, 1);
+    CHECK(odd > 2 * aligned);
+    CHECK_NEAR(odd_full / aligned, 1, 0.02);
+    CHECK(odd_cuda <= fp32 * 1.001);
+    CHECK(odd_cuda > odd);
+}
+
 /* A forward transposed convolution (ONNX's ConvTranspose: a Conv2DBackpropInput outside the
  * gradients scope) is forward work; the same op under "gradients/" is backward. */
 static void test_conv_transpose_phase(void) {
@@ -669,6 +722,7 @@ int main(void) {
     test_liveness_rules();
     test_conv3d();
     test_winograd_traffic();
+    test_unaligned_gemm();
     test_conv_transpose_phase();
     TEST_MAIN_END();
 }

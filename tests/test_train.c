@@ -2,8 +2,9 @@
  * features is learned (the loss drops by a large factor), splits are deterministic per seed, the
  * hold-out-models split never leaks a model nor a zoo family, the cancel flag keeps the best so far, a
  * head-mode transfer changes only the head's parameters, the target kinds (max, range, log)
- * round-trip and keep targets >= 0, MAPE leaves out labels below its floor, the recipes, and an
- * inspector that also reads the cost features (trains, saves, loads, predicts the same). */
+ * round-trip and keep targets >= 0, MAPE leaves out labels below its floor, the recipes, an
+ * inspector that also reads the cost features (trains, saves, loads, predicts the same), and
+ * restarts (the initialisation with the lowest validation MAPE kept, deterministically). */
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -272,6 +273,100 @@ static void test_cancel(void) {
     dp_dataset_free(&ds);
 }
 
+static bool same_params(const struct dp_inspector *a, const struct dp_inspector *b) {
+    const struct dp_model *ma = dp_inspector_model(a), *mb = dp_inspector_model(b);
+    if (dp_model_n_params(ma) != dp_model_n_params(mb)) return false;
+    for (int i = 0; i < dp_model_n_params(ma); i++) {
+        struct dp_param p, q;
+        dp_model_param(ma, i, &p);
+        dp_model_param(mb, i, &q);
+        if (p.size != q.size || memcmp(p.data, q.data, p.size * sizeof(float))) return false;
+    }
+    return true;
+}
+
+/* Restarts: K initialisations on one split, the lowest mean validation MAPE kept; restart 0 is
+ * the single run, the same seed gives the same choice, bad counts are refused. */
+static void test_restarts(void) {
+    struct dp_dataset ds;
+    struct dp_error err = {0};
+    make_ds(&ds, 60, 6, 0);
+    struct dp_train_opts o;
+    small_opts(&o);
+    o.epochs = 8;
+    o.seed = 4; /* here the second initialisation wins: the kept one is not the first */
+    CHECK(o.restarts == 1);
+    struct dp_inspector *one = NULL, *three = NULL, *again = NULL, *bad = NULL;
+    struct dp_train_result r1, r3, ra;
+    CHECK(dp_train(&ds, &o, &one, &r1, &err) == DP_OK);
+    if (!one) { fprintf(stderr, "%s\n", err.msg); dp_dataset_free(&ds); return; }
+    CHECK(r1.n_restarts == 1 && r1.kept == 0 && r1.restart[0].seed == o.seed);
+    CHECK(r1.restart[0].val_mape == dp_mape_mean(dp_inspector_provenance(one)->val.mape));
+    o.restarts = 3;
+    CHECK(dp_train(&ds, &o, &three, &r3, &err) == DP_OK);
+    CHECK(dp_train(&ds, &o, &again, &ra, &err) == DP_OK);
+    if (three && again) {
+        CHECK(r3.n_restarts == 3);
+        CHECK(r3.split.n_val == r1.split.n_val &&
+              !memcmp(r3.split.val, r1.split.val, (size_t)r1.split.n_val * sizeof(int)) &&
+              !memcmp(r3.split.test, r1.split.test, (size_t)r1.split.n_test * sizeof(int)));
+        /* Initialisation 1 is the single run; the others start elsewhere. */
+        CHECK(r3.restart[0].seed == o.seed && r3.restart[0].val_mape == r1.restart[0].val_mape);
+        CHECK(r3.restart[0].test_mape == r1.restart[0].test_mape);
+        CHECK(r3.restart[1].seed != o.seed && r3.restart[2].seed != r3.restart[1].seed);
+        CHECK(r3.restart[1].seed == dp_train_restart_seed(o.seed, 1));
+        CHECK(r3.restart[1].val_mape != r3.restart[0].val_mape ||
+              r3.restart[2].val_mape != r3.restart[0].val_mape);
+        for (int k = 0; k < 3; k++) {
+            printf("restarts: init %d val %.3f%% test %.3f%%%s\n", k + 1, r3.restart[k].val_mape,
+                   r3.restart[k].test_mape, k == r3.kept ? " (kept)" : "");
+            CHECK(r3.restart[r3.kept].val_mape <= r3.restart[k].val_mape);
+        }
+        const struct dp_provenance *p = dp_inspector_provenance(three);
+        CHECK(dp_mape_mean(p->val.mape) == r3.restart[r3.kept].val_mape);
+        CHECK(r3.epochs_run == r3.restart[r3.kept].epochs_run && p->epochs == r3.epochs_run);
+        CHECK(r3.kept == 1 && !same_params(three, one));
+        CHECK(ra.kept == r3.kept && same_params(three, again));
+    }
+    if (three) dp_train_result_free(&r3);
+    if (again) dp_train_result_free(&ra);
+    /* Ctrl-C during the first initialisation keeps it and tries no other. */
+    batches_seen = 0;
+    cancel_flag = 0;
+    o.cancel = &cancel_flag;
+    o.progress = on_progress;
+    struct dp_inspector *cut = NULL;
+    struct dp_train_result rc;
+    CHECK(dp_train(&ds, &o, &cut, &rc, &err) == DP_OK);
+    if (cut) {
+        CHECK(rc.cancelled && rc.n_restarts == 1 && rc.epochs_run == 1);
+        dp_train_result_free(&rc);
+    }
+    dp_inspector_free(cut);
+    o.cancel = NULL;
+    o.progress = NULL;
+    /* Refused: no count, too many, nothing to choose by, a transfer. */
+    o.restarts = 0;
+    CHECK(dp_train(&ds, &o, &bad, NULL, &err) == DP_ERR_INVALID && !bad);
+    CHECK_CONTAINS(err.msg, "restarts 0 (expected 1 to 16)");
+    o.restarts = DP_TRAIN_MAX_RESTARTS + 1;
+    CHECK(dp_train(&ds, &o, &bad, NULL, &err) == DP_ERR_INVALID && !bad);
+    CHECK_CONTAINS(err.msg, "restarts 17");
+    o.restarts = 2;
+    o.val_frac = 0;
+    CHECK(dp_train(&ds, &o, &bad, NULL, &err) == DP_ERR_INVALID && !bad);
+    CHECK_CONTAINS(err.msg, "dataset 'A-setting': 2 restarts need a validation part");
+    o.val_frac = 0.2;
+    o.mode = DP_TRAIN_HEAD;
+    CHECK(dp_transfer(one, &ds, &o, &bad, NULL, &err) == DP_ERR_INVALID && !bad);
+    CHECK_CONTAINS(err.msg, "transfer: 2 restarts");
+    dp_train_result_free(&r1);
+    dp_inspector_free(again);
+    dp_inspector_free(three);
+    dp_inspector_free(one);
+    dp_dataset_free(&ds);
+}
+
 static void test_transfer(void) {
     struct dp_dataset a, b;
     struct dp_error err = {0};
@@ -524,6 +619,7 @@ static void test_recipes(void) {
     CHECK(c.lr_decay == 0.5 && c.lr_plateau == 10 && c.epochs == 300 && c.patience == 40);
     CHECK(c.batch == 32 && c.adam.lr == 0.01f && c.split == DP_SPLIT_RANDOM);
     CHECK(p.n_feat == DP_N_FEATURES && c.n_feat == DP_N_FEATURES);
+    CHECK(p.restarts == 1 && c.restarts == 1);
     CHECK(dp_recipe_parse("driple-c", &r) && r == DP_RECIPE_DRIPLE_C);
     CHECK(dp_recipe_parse("paper", &r) && r == DP_RECIPE_PAPER);
     CHECK(!dp_recipe_parse("fast", &r));
@@ -541,6 +637,7 @@ int main(void) {
     test_split_generated();
     test_learns();
     test_cancel();
+    test_restarts();
     test_transfer();
     test_targets();
     test_mape_floor();

@@ -179,11 +179,12 @@ static void test_params(void) {
         /* The published runs' models: TF-slim's inception_v4 (1001 classes: 42.68M); Hugging
          * Face's BertForQuestionAnswering (bert-base/large-uncased: 108,893,186 and
          * 334,094,338); DeepLearningExamples' GNMT v2 (4+4 layers of 1024, vocabulary 32,320,
-         * two LSTM biases as PyTorch keeps them) and Transformer-XL base (wt103_base.yaml:
-         * vocabulary 267,735, tied adaptive softmax), counted by hand from their modules. */
+         * two LSTM biases as PyTorch keeps them), counted by hand from their modules, and
+         * Transformer-XL base as the published runs' logs print it (#params 191,948,759:
+         * vocabulary 267,735, one softmax tied to the embedding, adaptive=False). */
         {"inception4", 42.68e6, 0.003, true}, {"bert_base_squad", 108.893186e6, 1e-6, true},
         {"bert_large_squad", 334.094338e6, 1e-6, true}, {"gnmt", 160.671297e6, 1e-6, true},
-        {"transformer_xl_base", 191.950298e6, 1e-6, true},
+        {"transformer_xl_base", 191.948759e6, 1e-9, true},
     };
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
         struct dp_graph *g = build(known[k].name, DP_OPT_SGD, DP_PREC_FP32, 8, 0);

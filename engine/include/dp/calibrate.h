@@ -24,6 +24,8 @@ struct dp_calib_row {
     char    unit[24];      /* "images/sec", "sequences/sec", "tokens/sec" */
     bool    real_data;     /* real input data (the simulator models no input pipeline) */
     int     gpus;          /* workers, one machine */
+    int     replicas;      /* independent one-GPU runs the figure sums (no gradient exchanged:
+                              simulated as one GPU, times this); 1: one data-parallel job */
     int     batch;         /* per GPU */
     double  tokens;        /* tokens per sample for tokens/sec rows, else 0 */
     enum dp_optimizer optimizer; /* the zoo graph's */
@@ -45,7 +47,8 @@ struct dp_calib;
  * batch_size_per_gpu, throughput, unit, notes) and prepares every row: the
  * catalog GPU (dp_gpu_find), the setting (parameter_server: one PS on the host CPU over PCIe;
  * replicated, allreduce and single: all-reduce over NVLink where the row or the GPU's SXM form
- * says so, else PCIe; fp16 or mixed: mixed precision), the zoo graph (tf_cnn_benchmarks' SGD,
+ * says so, else PCIe; Lambda's Transformer-XL runs: one independent run per GPU, see replicas;
+ * fp16 or mixed: mixed precision), the zoo graph (tf_cnn_benchmarks' SGD,
  * DeepLearningExamples' momentum for images and Adam for sequences) and its workload at the
  * row's batch. cat is borrowed and must outlive the result. New set owned by the caller
  * (dp_calib_free); on failure "<file>:<line>: <what>" (an unknown GPU or model, a bad cell, a

@@ -29,6 +29,10 @@ struct dp_sim_constants {
     double winograd;     /* speed-up of 3x3 stride-1 convolutions on CUDA cores (cuDNN's
                             Winograd kernels, F(2x2, 3x3) to F(4x4, 3x3): 2.25 to 4) over
                             their direct FLOP count */
+    double tc_unaligned; /* share of the tensor-core rate an fp16 cuBLAS GEMM reaches when a
+                            dimension is not a whole number of 16-byte vectors: its kernel
+                            loads element by element (TF32's 4-byte elements: twice the
+                            share); never below the CUDA cores' rate */
     double eff_mem;      /* fraction of memory bandwidth memory-bound kernels reach */
     double gap_us;       /* GPU time between two kernels (launch latency, tail) */
     double host_tf_us;   /* host time to dispatch one op: TensorFlow's graph executor */

@@ -99,6 +99,9 @@ struct dp_train_opts {
     int                 patience;   /* epochs without a better validation loss before stopping, 20 */
     int                 batch;      /* graphs per step, 32 */
     uint64_t            seed;       /* split, initialisation and shuffling, 1 */
+    int                 restarts;   /* from scratch: initialisations trained on the one split
+                                       (1..DP_TRAIN_MAX_RESTARTS, 1); the one with the lowest
+                                       mean validation MAPE is kept (dp_train) */
     enum dp_split_kind  split;
     double              val_frac, test_frac; /* 0.2, 0.2 */
     struct dp_adam_opts adam;       /* dp_adam_default */
@@ -120,6 +123,17 @@ void dp_train_opts_default(struct dp_train_opts *o);
 /* The defaults of a recipe (callbacks, cancel flag and seed are reset too). */
 void dp_train_opts_recipe(struct dp_train_opts *o, enum dp_recipe r);
 
+/* The most initialisations dp_train tries (dp_train_opts.restarts). */
+#define DP_TRAIN_MAX_RESTARTS 16
+
+/* One initialisation of dp_train: its seed (dp_train_restart_seed), epochs, and the mean MAPE
+ * over the outputs on the validation part (what selects) and on the test part (reported only). */
+struct dp_train_restart {
+    uint64_t seed;
+    int      epochs_run, best_epoch;
+    double   val_mape, test_mape;
+};
+
 struct dp_train_result {
     int    epochs_run, best_epoch;
     double first_train_loss, last_train_loss, best_val_loss;
@@ -127,21 +141,38 @@ struct dp_train_result {
     double embed_seconds;        /* transfer, head mode: the one-off embedding pass */
     bool   cancelled;
     struct dp_split split;       /* owned: free with dp_split_free (dp_train_result_free) */
+    int    n_restarts, kept;     /* dp_train: initialisations trained, the 0-based one kept */
+    struct dp_train_restart restart[DP_TRAIN_MAX_RESTARTS];
 };
 void dp_train_result_free(struct dp_train_result *r);
+
+/* The mean of the finite values of mape[0..DP_N_OUTPUTS) (NaN when none is): how an
+ * inspector's errors read as one figure. */
+double dp_mape_mean(const double *mape);
+
+/* The seed of initialisation r (0-based) of dp_train on a split seeded with `seed`: the seed
+ * itself for r = 0 (one restart trains as before restarts existed), a fixed stride from it
+ * otherwise. */
+uint64_t dp_train_restart_seed(uint64_t seed, int r);
 
 /* Trains a new inspector from scratch on ds. Output transforms follow o->target (fitted on the
  * training labels; DP_TARGET_BASE is invalid here); the
  * provenance (origin "scratch", data kind, split, epochs, seconds, sizes, val/test errors) is
- * filled. *out is owned by the caller. res may be NULL. DP_ERR_CANCELLED is never returned: a
- * cancelled run returns DP_OK with res->cancelled. */
+ * filled. With o->restarts K > 1, K networks train on the same split (o->seed), initialisation
+ * and batch order seeded with dp_train_restart_seed(o->seed, r); the one with the lowest mean
+ * validation MAPE (dp_mape_mean; the first on a tie) is kept, the test part never selects.
+ * res->restart lists each; res's epochs and losses are the kept one's, its seconds all of them.
+ * DP_ERR_INVALID for K outside 1..DP_TRAIN_MAX_RESTARTS. *out is owned by the caller. res may be
+ * NULL. DP_ERR_CANCELLED is never returned: a cancelled run returns DP_OK with res->cancelled
+ * (the best initialisation so far, the interrupted one's best epoch included). */
 enum dp_status dp_train(const struct dp_dataset *ds, const struct dp_train_opts *o,
                         struct dp_inspector **out, struct dp_train_result *res,
                         struct dp_error *err);
 /* Transfers base to ds's setting (o->mode DP_TRAIN_HEAD: only the MLP head learns, on embeddings
  * computed once; DP_TRAIN_HEAD_LAST: the head plus the middle layer and GRU). Output transforms
  * follow o->target, fitted on the new training labels; provenance origin "transfer", base_id =
- * base's setting. layer/hidden/n_feat/feat of o are ignored (the base's are kept). */
+ * base's setting. layer/hidden/n_feat/feat of o are ignored (the base's are kept); restarts
+ * above 1 are refused (DP_ERR_INVALID: a transfer starts from the base's parameters). */
 enum dp_status dp_transfer(const struct dp_inspector *base, const struct dp_dataset *ds,
                            const struct dp_train_opts *o, struct dp_inspector **out,
                            struct dp_train_result *res, struct dp_error *err);

@@ -49,6 +49,11 @@ static const char *zoo_name(const char *model) {
     return !strcmp(model, "transformerxlbase") ? "transformer_xl_base" : model;
 }
 
+/* Lambda's Transformer-XL benchmark starts DeepLearningExamples' train.py once per GPU without
+ * --multi_gpu ddp (its logs print multi_gpu=None), so every process trains its own copy and
+ * exchanges no gradient; the published tokens/s is the sum of the processes' own. */
+static bool runs_unsynced(const char *model) { return !strcmp(model, "transformerxlbase"); }
+
 void dp_calib_free(struct dp_calib *c) {
     if (!c) return;
     for (int i = 0; i < c->n_work; i++) dp_sim_workload_free(c->work[i].w);
@@ -88,7 +93,7 @@ static enum dp_status row_setting(struct dp_calib_row *r, const struct dp_gpu *g
     struct dp_setting *s = &r->setting;
     memset(s, 0, sizeof *s);
     snprintf(s->gpu, sizeof s->gpu, "%s", g->name);
-    s->workers = r->gpus;
+    s->workers = r->replicas > 1 ? 1 : r->gpus;
     s->machines = 1;
     s->framework = strstr(f[col[C_FRAMEWORK]], "pytorch") ? DP_FW_PYTORCH : DP_FW_TENSORFLOW;
     const char *prec = f[col[C_PRECISION]];
@@ -243,6 +248,7 @@ static enum dp_status read_table(struct dp_calib *c, const char *file, struct dp
             break;
         }
         r->gpus = (int)gpus;
+        r->replicas = runs_unsynced(r->model) ? r->gpus : 1;
         r->batch = (int)batch;
         const struct dp_gpu *g = dp_gpu_find(c->cat, r->gpu);
         const struct dp_zoo_info *zi = dp_zoo_find(r->zoo);

@@ -86,7 +86,7 @@ static enum dp_status predict_keys(struct dp_calib *c, const struct dp_sim_const
 
 /* A row's prediction in its table's unit, from its key's samples/s. */
 static double row_value(const struct dp_calib *c, const struct dp_calib_row *r) {
-    double v = c->keys[r->key].throughput;
+    double v = c->keys[r->key].throughput * r->replicas;
     return r->tokens > 0 ? v * r->tokens : v;
 }
 
@@ -123,6 +123,7 @@ static const struct axis_def base_axes[] = {
     {offsetof(struct dp_sim_constants, eff_cuda), 0.1, 1.0, false},
     {offsetof(struct dp_sim_constants, eff_tensor), 0.05, 1.0, false},
     {offsetof(struct dp_sim_constants, winograd), 1.0, 4.0, false},
+    {offsetof(struct dp_sim_constants, tc_unaligned), 0.05, 1.0, true},
     {offsetof(struct dp_sim_constants, eff_mem), 0.2, 1.0, false},
     {offsetof(struct dp_sim_constants, gap_us), 0.5, 30.0, true},
     {offsetof(struct dp_sim_constants, host_tf_us), 1.0, 100.0, true},

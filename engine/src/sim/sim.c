@@ -30,21 +30,22 @@ void dp_sim_constants_default(struct dp_sim_constants *c) {
      * geometric mean. e_cuda and e_tensor are capped at the peak, so a scale times its
      * efficiency above 1 means that generation's kernels reach the peak. */
     static const double gen[DP_GEN_COUNT] = {
-        [DP_GEN_UNKNOWN] = 1.59, [DP_GEN_KEPLER] = 0.724, [DP_GEN_MAXWELL] = 0.724,
-        [DP_GEN_PASCAL] = 0.851, [DP_GEN_VOLTA] = 2.01,   [DP_GEN_TURING] = 1.21,
-        [DP_GEN_AMPERE] = 2.26,  [DP_GEN_ADA] = 2.96,     [DP_GEN_HOPPER] = 2.56,
-        [DP_GEN_BLACKWELL] = 2.56};
+        [DP_GEN_UNKNOWN] = 1.57, [DP_GEN_KEPLER] = 0.724, [DP_GEN_MAXWELL] = 0.724,
+        [DP_GEN_PASCAL] = 0.851, [DP_GEN_VOLTA] = 1.90,   [DP_GEN_TURING] = 1.21,
+        [DP_GEN_AMPERE] = 2.34,  [DP_GEN_ADA] = 2.96,     [DP_GEN_HOPPER] = 2.34,
+        [DP_GEN_BLACKWELL] = 2.34};
     for (int g = 0; g < DP_GEN_COUNT; g++) c->gen_scale[g] = gen[g];
     c->eff_cuda = 0.718;
     c->eff_tensor = 0.264;
     c->winograd = 3.98;
+    c->tc_unaligned = 0.25;
     c->eff_mem = 0.45;
-    c->gap_us = 13.8;
-    c->host_tf_us = 11.8;
-    c->host_pt_us = 24.4;
+    c->gap_us = 12.1;
+    c->host_tf_us = 14.6;
+    c->host_pt_us = 16.4;
     c->fuse_tf = 1.0;
     c->fuse_pt = 1.0;
-    c->net_eff = 0.362;
+    c->net_eff = 0.300;
     c->ps_host_gbps = 20.0;
     c->jitter = 0.03;
     c->context_gb = 0.4;

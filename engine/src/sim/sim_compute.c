@@ -216,6 +216,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
             o->wino = dp_op_winograd_eligible(g, n);
             if (o->wino) o->wino_bytes = wino_traffic(g, n, o->bytes);
             o->tc = red >= 8 && o->width >= 8;
+            o->blas = !conv_filter(g, n);
         }
         if (o->back) {
             o->pneed = need[i];
@@ -523,10 +524,15 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
             double bytes = o->bytes * byte_scale, launches = o->launches, tf = 0;
             if (o->mm) {
                 double q = wave_efficiency(o->m, o->n, d->sms);
+                double cuda = d->fp32 * e_cuda * q;
                 if (tc > 0 && o->tc) {
-                    tf = o->flops / (tc * e_tensor * q * tensor_alignment(o->chan, o->width, fp16));
+                    double a = tensor_alignment(o->chan, o->width, fp16);
+                    /* cuDNN pads channels itself; cuBLAS pads nothing, and off the 16-byte
+                     * vectors its kernels load element by element (step 14) */
+                    if (o->blas && a < 1) a = fmin(1.0, k->tc_unaligned * (fp16 ? 1 : 2));
+                    tf = o->flops / fmax(tc * e_tensor * q * a, cuda);
                 } else {
-                    tf = o->flops / (d->fp32 * e_cuda * q);
+                    tf = o->flops / cuda;
                     /* cuDNN runs Winograd where it is faster than the direct kernel: its
                      * products at the Winograd speed-up, its transforms' traffic added */
                     double wb = bytes + o->wino_bytes * byte_scale, tw = tf / k->winograd;

@@ -36,6 +36,7 @@ struct sim_op {
     unsigned char back;  /* in the backward pass */
     unsigned char wino;  /* a 3x3 stride-1 convolution (cuDNN's Winograd on CUDA cores) */
     unsigned char tc;    /* tensor cores can run it (reduction and output widths >= 8) */
+    unsigned char blas;  /* a matmul (cuBLAS, which pads no dimension; a convolution: cuDNN) */
 };
 
 struct dp_sim_workload {

@@ -84,6 +84,7 @@ void dp_train_opts_default(struct dp_train_opts *o) {
     o->patience = 20;
     o->batch = 32;
     o->seed = 1;
+    o->restarts = 1;
     o->split = DP_SPLIT_RANDOM;
     o->val_frac = 0.2;
     o->test_frac = 0.2;
@@ -314,6 +315,7 @@ struct loop {
     const float            *emb;       /* head mode: ds->n_samples x E, else NULL */
     int                     E;
     double                  t0;
+    uint64_t                seed;      /* the batch order's */
 };
 
 /* MSE of the model on samples idx (scaled targets), from embeddings in head mode. */
@@ -372,7 +374,7 @@ static enum dp_status run_loop(const struct loop *L, struct dp_train_result *res
     if ((st = dp_trainer_init(L->m, L->mode, &o->adam, &tr, err))) goto done;
     if (!(best = dp_model_clone(L->m))) { st = dp_error_set(err, DP_ERR_NOMEM, "train: out of memory"); goto done; }
     memcpy(order, sp->train, (size_t)sp->n_train * sizeof *order);
-    uint64_t rng = o->seed ^ UINT64_C(0x5DEECE66D);
+    uint64_t rng = L->seed ^ UINT64_C(0x5DEECE66D);
     int n_batches = (sp->n_train + B - 1) / B, bad = 0;
     float lr = o->adam.lr;
     res->best_val_loss = INFINITY;
@@ -562,24 +564,78 @@ static enum dp_status need_cost(const struct dp_dataset *ds, int n_feat, const c
     return DP_OK;
 }
 
+double dp_mape_mean(const double *mape) {
+    double s = 0;
+    int n = 0;
+    for (int o = 0; o < DP_N_OUTPUTS; o++)
+        if (isfinite(mape[o])) { s += mape[o]; n++; }
+    return n ? s / n : NAN;
+}
+
+uint64_t dp_train_restart_seed(uint64_t seed, int r) {
+    return seed + (uint64_t)r * UINT64_C(0x9E3779B97F4A7C15); /* 2^64 / golden ratio */
+}
+
+/* Initialisation r (0-based) of dp_train: a network of architecture a seeded with
+ * dp_train_restart_seed(o->seed, r), trained on sp and evaluated on its validation and test
+ * parts (the provenance's val and test). res gets the loop's figures, not the split. */
+static enum dp_status train_one(const struct dp_dataset *ds, const struct dp_train_opts *o,
+                                const struct dp_arch *a, const struct dp_split *sp, int r,
+                                double t0, struct dp_inspector **out, struct dp_train_result *res,
+                                struct dp_error *err) {
+    struct dp_model *m = NULL;
+    struct dp_inspector *insp = NULL;
+    float *targets = NULL;
+    uint64_t seed = dp_train_restart_seed(o->seed, r);
+    enum dp_status st = dp_model_init(a, seed, &m, err);
+    if (st) goto done;
+    st = dp_inspector_init(m, &insp, err);
+    m = NULL;
+    if (st) goto done;
+    if ((st = make_targets(insp, ds, sp, o->target, &targets, err))) goto done;
+    if ((st = dp_inspector_set_setting(insp, ds->setting))) {
+        st = dp_error_set(err, st, "train: setting id '%s' too long", ds->setting);
+        goto done;
+    }
+    struct loop L = {dp_inspector_model_mut(insp), ds, sp, o, DP_TRAIN_FULL, targets, NULL, 0, t0,
+                     seed};
+    if ((st = run_loop(&L, res, err))) goto done;
+    st = finish_eval(insp, ds, sp, NULL, 0, err);
+done:
+    free(targets);
+    dp_model_free(m);
+    if (st) dp_inspector_free(insp);
+    else *out = insp;
+    return st;
+}
+
+/* Whether validation MAPE v beats the kept one's: a finite figure beats NaN. */
+static bool better(double v, double kept) { return isfinite(v) && !(v >= kept); }
+
 enum dp_status dp_train(const struct dp_dataset *ds, const struct dp_train_opts *o,
                         struct dp_inspector **out, struct dp_train_result *res_out,
                         struct dp_error *err) {
     struct dp_train_result res;
     memset(&res, 0, sizeof res);
-    struct dp_inspector *insp = NULL;
-    struct dp_model *m = NULL;
-    float *targets = NULL;
+    struct dp_inspector *insp = NULL, *cand = NULL;
     double t0 = now_s();
     if (o->target < 0 || o->target >= DP_TARGET_BASE)
         return dp_error_set(err, DP_ERR_INVALID, "train: target must be max, range or log");
     if (o->n_feat != DP_N_FEATURES && o->n_feat != DP_N_FEATURES_MAX)
         return dp_error_set(err, DP_ERR_INVALID, "train: n_feat %d (expected %d or %d)", o->n_feat,
                             DP_N_FEATURES, DP_N_FEATURES_MAX);
+    if (o->restarts < 1 || o->restarts > DP_TRAIN_MAX_RESTARTS)
+        return dp_error_set(err, DP_ERR_INVALID, "train: restarts %d (expected 1 to %d)",
+                            o->restarts, DP_TRAIN_MAX_RESTARTS);
     enum dp_status st = need_cost(ds, o->n_feat, "train", err);
     if (st) return st;
     st = dp_split_make(ds, o->split, o->val_frac, o->test_frac, o->seed, &res.split, err);
     if (st) return st;
+    if (o->restarts > 1 && res.split.n_val < 1) {
+        st = dp_error_set(err, DP_ERR_INVALID, "dataset '%s': %d restarts need a validation part "
+                          "to choose by, the split has none", ds->setting, o->restarts);
+        goto fail;
+    }
     struct dp_arch a;
     dp_arch_default(&a);
     a.layer = o->layer;
@@ -608,28 +664,39 @@ enum dp_status dp_train(const struct dp_dataset *ds, const struct dp_train_opts 
             a.feat_std[f] = var > 1e-12 ? sqrt(var) : 1.0;
         }
     }
-    if ((st = dp_model_init(&a, o->seed, &m, err))) goto fail;
-    st = dp_inspector_init(m, &insp, err);
-    m = NULL;
-    if (st) goto fail;
-    if ((st = make_targets(insp, ds, &res.split, o->target, &targets, err))) goto fail;
-    if ((st = dp_inspector_set_setting(insp, ds->setting))) {
-        st = dp_error_set(err, st, "train: setting id '%s' too long", ds->setting);
-        goto fail;
+    for (int r = 0; r < o->restarts; r++) {
+        struct dp_train_result one;
+        memset(&one, 0, sizeof one);
+        if ((st = train_one(ds, o, &a, &res.split, r, t0, &cand, &one, err))) goto fail;
+        const struct dp_provenance *p = dp_inspector_provenance(cand);
+        res.restart[r] = (struct dp_train_restart){dp_train_restart_seed(o->seed, r),
+                                                   one.epochs_run, one.best_epoch,
+                                                   dp_mape_mean(p->val.mape),
+                                                   dp_mape_mean(p->test.mape)};
+        res.n_restarts = r + 1;
+        if (!insp || better(res.restart[r].val_mape, res.restart[res.kept].val_mape)) {
+            dp_inspector_free(insp);
+            insp = cand;
+            res.kept = r;
+            res.epochs_run = one.epochs_run;
+            res.best_epoch = one.best_epoch;
+            res.first_train_loss = one.first_train_loss;
+            res.last_train_loss = one.last_train_loss;
+            res.best_val_loss = one.best_val_loss;
+        } else {
+            dp_inspector_free(cand);
+        }
+        cand = NULL;
+        if (one.cancelled) { res.cancelled = true; break; }
     }
-    struct loop L = {dp_inspector_model_mut(insp), ds, &res.split, o, DP_TRAIN_FULL, targets, NULL, 0, t0};
-    if ((st = run_loop(&L, &res, err))) goto fail;
     res.seconds = now_s() - t0;
     fill_provenance(insp, ds, o, &res, "scratch", "full");
-    if ((st = finish_eval(insp, ds, &res.split, NULL, 0, err))) goto fail;
-    free(targets);
     *out = insp;
     if (res_out) *res_out = res;
     else dp_train_result_free(&res);
     return DP_OK;
 fail:
-    free(targets);
-    dp_model_free(m);
+    dp_inspector_free(cand);
     dp_inspector_free(insp);
     dp_train_result_free(&res);
     return st;
@@ -675,6 +742,9 @@ enum dp_status dp_transfer(const struct dp_inspector *base, const struct dp_data
     double t0 = now_s();
     if (o->mode != DP_TRAIN_HEAD && o->mode != DP_TRAIN_HEAD_LAST)
         return dp_error_set(err, DP_ERR_INVALID, "transfer: mode must be head or head+last");
+    if (o->restarts > 1)
+        return dp_error_set(err, DP_ERR_INVALID, "transfer: %d restarts: a transfer starts from "
+                            "the base's parameters, it has no initialisation to vary", o->restarts);
     if (o->target < 0 || o->target >= DP_TARGET_COUNT)
         return dp_error_set(err, DP_ERR_INVALID, "transfer: unknown target kind %d", (int)o->target);
     enum dp_target kind = o->target == DP_TARGET_BASE ? dp_target_of(base) : o->target;
@@ -702,7 +772,8 @@ enum dp_status dp_transfer(const struct dp_inspector *base, const struct dp_data
         if ((st = embed_all(dp_inspector_model(insp), ds, emb, E, err))) goto fail;
         res.embed_seconds = now_s() - te;
     }
-    struct loop L = {dp_inspector_model_mut(insp), ds, &res.split, o, o->mode, targets, emb, E, t0};
+    struct loop L = {dp_inspector_model_mut(insp), ds, &res.split, o, o->mode, targets, emb, E, t0,
+                     o->seed};
     if ((st = run_loop(&L, &res, err))) goto fail;
     res.seconds = now_s() - t0;
     fill_provenance(insp, ds, o, &res, "transfer", o->mode == DP_TRAIN_HEAD ? "head" : "head+last");

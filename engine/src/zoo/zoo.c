@@ -100,7 +100,7 @@ static const struct entry models[] = {
     {{"gnmt", "gnmt", "GNMT v2 (DeepLearningExamples: 4+4 LSTM layers of 1024, attention, "
       "160.7M params)", "sequence", 128, 25, 1, 512, 2}, zoo_gnmt},
     {{"transformer_xl_base", "transformer_xl", "Transformer-XL base (WikiText-103: 16 layers, "
-      "d=512, memory 192, adaptive softmax, 192M params)", "sequence", 16, 192, 1, 320, 1},
+      "d=512, memory 192, full softmax, 192M params)", "sequence", 16, 192, 1, 320, 1},
      zoo_transformer_xl_base},
 };
 
