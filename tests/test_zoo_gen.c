@@ -52,8 +52,9 @@ static bool same_graph(const struct dp_graph *a, const struct dp_graph *b) {
 /* The corpus of seed 1: valid graphs whose parameters equal the closed form, covering the
  * space (every kind, block kind, variant and option of the description). */
 static void test_corpus(void) {
-    int kinds[DP_GEN_KIND_COUNT] = {0}, blocks[DP_GEN_BLOCK_COUNT] = {0}, variants[4] = {0};
+    int kinds[DP_GEN_KIND_COUNT] = {0}, blocks[DP_GEN_BLOCK_COUNT] = {0}, variants[5] = {0};
     int se = 0, gru = 0, lstm = 0, rnn_cls = 0, lm = 0, mlm = 0, cls = 0, pre = 0, post = 0;
+    int shifted = 0;
     int folded = 0, flat = 0;
     int n_bad = 0, n_mismatch = 0;
     const int n = 240;
@@ -76,6 +77,12 @@ static void test_corpus(void) {
             cls += a.u.tf.variant == DP_GEN_ENCODER && a.u.tf.classes;
             pre += a.u.tf.pre_norm;
             post += !a.u.tf.pre_norm;
+            /* Swin-like: whole windows on every stage's map, the last one window */
+            if (a.u.tf.variant == DP_GEN_SWIN) {
+                const struct dp_gen_transformer *t = &a.u.tf;
+                CHECK(t->seq == ((int64_t)t->window * t->patch << (t->stages - 1)));
+                shifted += t->seq / t->patch > t->window;
+            }
         }
         if (a.kind == DP_GEN_RNN) {
             gru += a.u.rnn.gru;
@@ -111,7 +118,8 @@ static void test_corpus(void) {
         if (!blocks[k]) fprintf(stderr, "no %s stage\n", dp_gen_block_name((enum dp_gen_block)k));
         CHECK(blocks[k] > 0);
     }
-    for (int v = 0; v < 4; v++) CHECK(variants[v] > 0);
+    for (int v = 0; v < 5; v++) CHECK(variants[v] > 0);
+    CHECK(shifted > 0);
     CHECK(se > 0 && gru > 0 && lstm > 0 && rnn_cls > 0 && lm > 0 && mlm > 0 && cls > 0);
     CHECK(pre > 0 && post > 0);
     CHECK(folded > 0.1 * kinds[DP_GEN_CNN] && folded < 0.35 * kinds[DP_GEN_CNN]); /* 20% */
@@ -196,6 +204,26 @@ static void test_hand_counts(void) {
     CHECK(dp_gen_params(&a) == bert);
     g = build(&a, NULL);
     CHECK(g && dp_graph_param_count(g, true) == bert);
+    dp_graph_free(g);
+
+    /* Swin-T as torchvision builds it: 28,288,354 parameters (its model card), which the corpus's
+     * ONNX export of swin_t also holds; the graph has the export's gathers (q, k, v of every
+     * block and the bias table) and their UnsortedSegmentSum gradients. */
+    a.u.tf = (struct dp_gen_transformer){.variant = DP_GEN_SWIN, .d_model = 96, .heads = 3,
+                                         .inner = 384, .seq = 224, .patch = 4, .window = 7,
+                                         .stages = 4, .stage_layers = {2, 2, 6, 2},
+                                         .enc_layers = 12, .pre_norm = true, .gelu = true,
+                                         .fused_qkv = true, .classes = 1000};
+    CHECK(dp_gen_params(&a) == 28288354);
+    a.batch = 32;
+    g = build(&a, NULL);
+    CHECK(g && valid(g) && dp_graph_param_count(g, true) == 28288354);
+    int gathers = 0, segment_sums = 0;
+    for (size_t i = 0; g && i < dp_graph_n_nodes(g); i++) {
+        gathers += !strcmp(dp_graph_node(g, i)->op, "GatherV2");
+        segment_sums += !strcmp(dp_graph_node(g, i)->op, "UnsortedSegmentSum");
+    }
+    CHECK(gathers == 12 * 4 && segment_sums == 12 * 4);
     dp_graph_free(g);
 
     a.kind = DP_GEN_CNN;

@@ -1,8 +1,8 @@
 /* zoo_gen.h: a seeded generator of training graphs that covers the space of architectures, not
  * just the zoo's 11 families: CNNs (random stages, widths, kernels, strides and block kinds:
  * plain, residual, bottleneck, inverted residual, depthwise separable, grouped, dense, with or
- * without squeeze-excite), transformers (encoder, decoder, encoder-decoder, vision), recurrent
- * models (LSTM, GRU), MLPs and MLP-Mixers. An architecture is a small description drawn from a
+ * without squeeze-excite), transformers (encoder, decoder, encoder-decoder, vision, Swin-like
+ * window attention), recurrent models (LSTM, GRU), MLPs and MLP-Mixers. An architecture is a small description drawn from a
  * seed and an index (the same pair gives the same architecture on any machine); it is built
  * through the zoo's training-graph builder (gradients, optimizer, costs) like a zoo model. Its
  * name, "gen-<kind>-s<seed>-<index>", is enough to draw it again. Synthetic, never exported. */
@@ -76,11 +76,12 @@ struct dp_gen_cnn {
     int     flat_side;
 };
 
-enum dp_gen_variant { DP_GEN_ENCODER, DP_GEN_DECODER, DP_GEN_ENCDEC, DP_GEN_VISION };
+enum dp_gen_variant { DP_GEN_ENCODER, DP_GEN_DECODER, DP_GEN_ENCDEC, DP_GEN_VISION, DP_GEN_SWIN };
 
 struct dp_gen_transformer {
     enum dp_gen_variant variant; /* BERT-like, GPT-like (causal, tied LM head), translation
-                                    (sinusoidal positions, cross-attention), ViT-like */
+                                    (sinusoidal positions, cross-attention), ViT-like,
+                                    Swin-like (window attention, hierarchical stages) */
     int     enc_layers, dec_layers;
     int     d_model, heads, inner; /* inner: the feed-forward width */
     int64_t seq;                /* tokens; vision: the image side */
@@ -91,6 +92,14 @@ struct dp_gen_transformer {
     bool    fused_qkv;          /* one projection to 3d (GPT-2's c_attn) */
     int     classes;            /* encoder, vision: > 0 a classifier (encoder: on the first
                                    token, tanh pooler); encoder 0: a tied masked-LM head */
+    /* Swin-like, as torchvision's Swin v1 exports it: d_model, heads and inner are the first
+     * stage's (each later stage merges 2 x 2 patches and doubles all three); pre-norm, GELU;
+     * attention over window x window tokens, shifted by half a window in every second block
+     * (a roll, and a mask on the scores); q, k and v gathered from one projection and the
+     * relative-position bias gathered from its table (enc_layers: the blocks in all). */
+    int     window;
+    int     stages;
+    int     stage_layers[DP_GEN_MAX_STAGES];
 };
 
 struct dp_gen_rnn {

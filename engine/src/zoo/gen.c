@@ -19,7 +19,8 @@ static const char *const kind_names[DP_GEN_KIND_COUNT] = {"cnn", "transformer", 
 static const char *const block_names[DP_GEN_BLOCK_COUNT] = {
     "plain", "residual", "bottleneck", "inverted", "separable", "grouped", "dense"};
 static const char *const act_names[DP_GEN_ACT_COUNT] = {"relu", "relu6", "swish"};
-static const char *const variant_names[] = {"encoder", "decoder", "encoder-decoder", "vision"};
+static const char *const variant_names[] = {"encoder", "decoder", "encoder-decoder", "vision",
+                                            "swin"};
 
 const char *dp_gen_kind_name(enum dp_gen_kind k) {
     return (unsigned)k < DP_GEN_KIND_COUNT ? kind_names[k] : "?";
@@ -162,6 +163,37 @@ static int64_t token_batch(uint64_t *s, int64_t seq) {
     return b;
 }
 
+/* A Swin-like encoder (torchvision's Swin-T/S/B and smaller): the image side is the window
+ * times the patch times 2^(stages - 1), so every stage's map holds whole windows and the last
+ * one window (as Swin-T's 7 x 7 at 224 px); pairs of blocks, the second-last stage the deep
+ * one; 16- or 32-wide heads. */
+static void sample_swin(uint64_t *s, struct dp_gen_transformer *t, int64_t *batch) {
+    static const int windows[] = {4, 7, 7, 8, 12}, widths[] = {48, 64, 96, 96, 128, 192};
+    static const int ratios[] = {2, 4, 4}, classes[] = {10, 100, 1000, 1000};
+    static const int small[] = {64, 128, 256}, mid[] = {16, 32, 64, 128}, large[] = {8, 16, 32};
+    t->variant = DP_GEN_SWIN;
+    t->window = PICK(s, windows);
+    t->stages = in_range(s, 2, 4);
+    t->patch = chance(s, 0.75) ? 4 : 2;
+    while (t->stages > 2 && ((int64_t)t->window * t->patch << (t->stages - 1)) > 512) t->stages--;
+    t->seq = (int64_t)t->window * t->patch << (t->stages - 1);
+    t->d_model = PICK(s, widths);
+    t->heads = t->d_model / (t->d_model % 32 ? 16 : 32);
+    t->inner = t->d_model * PICK(s, ratios);
+    t->enc_layers = 0;
+    for (int i = 0; i < DP_GEN_MAX_STAGES; i++) {
+        bool deep = t->stages > 2 && i == t->stages - 2;
+        int pairs = i >= t->stages ? 0 : deep ? log_range(s, 1, 9, 1) : in_range(s, 1, 2);
+        t->stage_layers[i] = 2 * pairs;
+        t->enc_layers += t->stage_layers[i];
+    }
+    t->dec_layers = 0;
+    t->vocab = 0;
+    t->pre_norm = t->gelu = t->fused_qkv = true;
+    t->classes = PICK(s, classes);
+    *batch = t->seq <= 64 ? PICK(s, small) : t->seq <= 256 ? PICK(s, mid) : PICK(s, large);
+}
+
 static void sample_transformer(uint64_t *s, struct dp_gen_transformer *t, int64_t *batch) {
     static const int head_dims[] = {32, 64, 64, 128}, n_heads[] = {2, 4, 6, 8, 12, 16};
     static const int ratios[] = {2, 3, 4, 4}, vocabs[] = {8000, 16000, 30522, 32000, 50257};
@@ -200,7 +232,7 @@ static void sample_transformer(uint64_t *s, struct dp_gen_transformer *t, int64_
         t->seq = PICK(s, ed_seq);
         t->pre_norm = chance(s, 0.6);
         break;
-    case DP_GEN_VISION:
+    default: /* vision (a Swin-like one is drawn after, by sample_swin) */
         t->enc_layers = log_range(s, 1, 24, 1);
         t->seq = PICK(s, sides);
         t->pre_norm = chance(s, 0.8);
@@ -218,6 +250,9 @@ static void sample_transformer(uint64_t *s, struct dp_gen_transformer *t, int64_
     int64_t tokens = t->variant == DP_GEN_VISION ? (t->seq / t->patch) * (t->seq / t->patch)
                                                  : t->seq;
     *batch = token_batch(s, tokens);
+    /* Swin-like for a fifth of transformers, drawn last: the other draws stay those of earlier
+     * sessions (the transformers drawn Swin-like are replaced). */
+    if (chance(s, 0.2)) sample_swin(s, t, batch);
 }
 
 static void sample_rnn(uint64_t *s, struct dp_gen_rnn *r, int64_t *batch) {
@@ -418,7 +453,25 @@ static int64_t tf_layer(int64_t d, int64_t inner, bool cross) {
     return attn * (cross ? 2 : 1) + dense_p(d, inner) + dense_p(inner, d) + 2 * d * (cross ? 3 : 2);
 }
 
+/* Swin-like: patch embedding (conv with bias, LayerNorm); per block two LayerNorms, the qkv and
+ * output projections, the relative-position bias table ((2w - 1)^2 x heads) and the MLP; per
+ * merge a LayerNorm of 4c and a 4c x 2c map without bias; the final LayerNorm and classifier. */
+static int64_t swin_params(const struct dp_gen_transformer *t) {
+    int64_t c = t->d_model, h = t->heads, inner = t->inner, w = t->window;
+    int64_t n = conv_nb(3, c, t->patch, 1) + 2 * c;
+    for (int st = 0; st < t->stages; st++) {
+        if (st) {
+            n += 2 * 4 * c + 4 * c * 2 * c;
+            c *= 2, h *= 2, inner *= 2;
+        }
+        n += t->stage_layers[st] * (4 * c + dense_p(c, 3 * c) + (2 * w - 1) * (2 * w - 1) * h +
+                                    dense_p(c, c) + dense_p(c, inner) + dense_p(inner, c));
+    }
+    return n + 2 * c + dense_p(c, t->classes);
+}
+
 static int64_t tf_params(const struct dp_gen_transformer *t) {
+    if (t->variant == DP_GEN_SWIN) return swin_params(t);
     int64_t d = t->d_model, n = 0, final_ln = t->pre_norm ? 2 * d : 0;
     n += t->enc_layers * tf_layer(d, t->inner, false) + (t->enc_layers ? final_ln : 0);
     n += t->dec_layers * tf_layer(d, t->inner, t->variant == DP_GEN_ENCDEC) +
@@ -431,7 +484,7 @@ static int64_t tf_params(const struct dp_gen_transformer *t) {
         break;
     case DP_GEN_DECODER: n += (int64_t)t->vocab * d + t->seq * d; break;
     case DP_GEN_ENCDEC: n += 2 * (int64_t)t->vocab * d + t->vocab; break;
-    case DP_GEN_VISION: {
+    default: { /* vision */
         int64_t p = t->patch, tokens = (t->seq / p) * (t->seq / p);
         n += conv_nb(3, d, p, 1) + tokens * d + dense_p(d, t->classes);
         break;
@@ -527,6 +580,14 @@ void dp_gen_describe(const struct dp_gen_arch *a, char *buf, size_t n) {
     case DP_GEN_TRANSFORMER: {
         const struct dp_gen_transformer *f = &a->u.tf;
         put(&t, "transformer %s: ", variant_names[f->variant]);
+        if (f->variant == DP_GEN_SWIN) {
+            put(&t, "%lldpx patches %d, window %d, layers", (long long)f->seq, f->patch,
+                f->window);
+            for (int i = 0; i < f->stages; i++) put(&t, "%s%d", i ? "-" : " ", f->stage_layers[i]);
+            put(&t, ", d %d, %d heads, ffn %d (doubling per stage), %d classes", f->d_model,
+                f->heads, f->inner, f->classes);
+            break;
+        }
         if (f->enc_layers) put(&t, "%d enc ", f->enc_layers);
         if (f->dec_layers) put(&t, "%d dec ", f->dec_layers);
         put(&t, "layers, d %d, %d heads, ffn %d (%s), %s-norm%s, ", f->d_model, f->heads, f->inner,

@@ -1,7 +1,8 @@
 /* gen_seq.c: generated token and patch models: transformers (BERT-like encoders, GPT-like
- * decoders, encoder-decoders, ViT-like vision encoders), LSTM/GRU models (language models and
- * classifiers), MLPs and MLP-Mixers. Attention, feed-forward, embeddings and recurrent layers are
- * the zoo's (zoo_layers.h), so a generated BERT-like encoder has the ops of the zoo's BERT. */
+ * decoders, encoder-decoders, ViT-like vision encoders, Swin-like hierarchical window-attention
+ * encoders), LSTM/GRU models (language models and classifiers), MLPs and MLP-Mixers. Attention,
+ * feed-forward, embeddings and recurrent layers are the zoo's (zoo_layers.h), so a generated
+ * BERT-like encoder has the ops of the zoo's BERT. */
 #include "zoo/gen_impl.h"
 
 #define DROP 0.1
@@ -79,6 +80,107 @@ static int token_mean_head(struct zb *b, int x, int classes, int labels) {
     return zb_xent_loss(b, zb_dense(b, "head", x, classes, NULL), labels, false);
 }
 
+/* torch.roll of x [B, side, side, c] along both spatial axes so that position `start` comes
+ * first, as an export writes it: two slices and a concatenation per axis. */
+static int roll(struct zb *b, int x, int64_t side, int64_t start) {
+    for (int axis = 1; axis <= 2; axis++) {
+        int parts[2] = {zb_slice(b, x, axis, start, side - start), zb_slice(b, x, axis, 0, start)};
+        x = zb_concat(b, parts, 2, axis);
+    }
+    return x;
+}
+
+/* Window attention over x [B, side, side, c] as torchvision's shifted_window_attention exports
+ * it: the windows of w x w tokens as a batch of B x windows (shifted by `shift` first, and the
+ * scores across the shift's seams masked), q, k and v gathered from one projection, the
+ * relative-position bias gathered from its table by a constant index. The gathers' gradients
+ * (UnsortedSegmentSum) and the partition's copies are what no other generated model has. */
+static int window_attention(struct zb *b, int x, int64_t side, int64_t c, int64_t heads,
+                            int64_t w, int64_t shift) {
+    int64_t nw = (side / w) * (side / w), n = w * w, bw = ZB_DIM_BATCH_TIMES(nw);
+    static const int part[6] = {0, 1, 3, 2, 4, 5}, qkv_perm[5] = {2, 0, 3, 1, 4};
+    static const int hnn[3] = {2, 0, 1}, merge[4] = {0, 2, 1, 3};
+    int64_t pd[6] = {DP_DIM_BATCH, side / w, w, side / w, w, c}, wd[3] = {bw, n, c};
+    int64_t qd[5] = {bw, n, 3, heads, c / heads}, hd[4] = {bw, heads, n, c / heads};
+    int64_t td[2] = {(2 * w - 1) * (2 * w - 1), heads}, nn = n * n, rd[3] = {n, n, heads};
+    int64_t bd[4] = {1, heads, n, n}, sd[5] = {DP_DIM_BATCH, nw, heads, n, n};
+    int64_t md[5] = {1, nw, 1, n, n}, sc[4] = {bw, heads, n, n};
+    int64_t ud[6] = {DP_DIM_BATCH, side / w, side / w, w, w, c};
+    int64_t xd[4] = {DP_DIM_BATCH, side, side, c};
+    zb_push(b, "attn");
+    if (shift) x = roll(b, x, side, shift);
+    x = zb_reshape(b, zb_transpose(b, zb_reshape(b, x, 6, pd), part), 3, wd);
+    int qkv = zb_transpose(b, zb_reshape(b, zb_dense(b, "qkv", x, 3 * (int)c, NULL), 5, qd),
+                           qkv_perm);
+    int qkv_k[3];
+    for (int k = 0; k < 3; k++) {
+        int idx = zb_const(b, "index", 0, NULL, DP_DTYPE_I32);
+        qkv_k[k] = zb_copy(b, "GatherV2", qkv, &idx, 1, 4, hd);
+    }
+    int q = zb_binary(b, "Mul", qkv_k[0], zb_const(b, "scale", 0, NULL, zb_compute_dtype(b)));
+    int s = zb_matmul(b, q, qkv_k[1], false, true);
+    int table = zb_variable(b, "relative_position_bias_table", 2, td, "normal", true);
+    int rel = zb_gather(b, table, zb_const(b, "relative_position_index", 1, &nn, DP_DTYPE_I32));
+    rel = zb_reshape(b, zb_transpose(b, zb_reshape(b, rel, 3, rd), hnn), 4, bd);
+    s = zb_binary(b, "AddV2", s, rel);
+    if (shift) {
+        int mask = zb_const(b, "attn_mask", 5, md, zb_compute_dtype(b));
+        s = zb_reshape(b, zb_binary(b, "AddV2", zb_reshape(b, s, 5, sd), mask), 4, sc);
+    }
+    int o = zb_matmul(b, zb_softmax(b, s), qkv_k[2], false, false);
+    o = zb_dense(b, "proj", zb_reshape(b, zb_transpose(b, o, merge), 3, wd), (int)c, NULL);
+    x = zb_reshape(b, zb_transpose(b, zb_reshape(b, o, 6, ud), part), 4, xd);
+    if (shift) x = roll(b, x, side, side - shift);
+    zb_pop(b);
+    return x;
+}
+
+/* Patch merging: the four 2 x 2 interleaved quarters of x [B, side, side, c] (strided slices),
+ * concatenated, LayerNorm, a linear map to 2c without bias. */
+static int patch_merge(struct zb *b, int x, int64_t side, int64_t c) {
+    int64_t hd[4] = {DP_DIM_BATCH, side / 2, side / 2, c}, rd[2] = {4 * c, 2 * c};
+    int q[4];
+    zb_push(b, "downsample");
+    for (int k = 0; k < 4; k++) q[k] = zb_copy(b, "StridedSlice", x, NULL, 0, 4, hd);
+    x = zb_layer_norm(b, "norm", zb_concat(b, q, 4, 3));
+    x = zb_matmul(b, x, zb_variable(b, "reduction", 2, rd, "normal", true), false, false);
+    zb_pop(b);
+    return x;
+}
+
+/* A Swin-like classifier: patch embedding, stages of window-attention blocks (every second one
+ * shifted while the map is wider than a window) with patch merging between them, LayerNorm,
+ * the mean over positions, a classifier. */
+static int swin(struct zb *b, const struct dp_gen_transformer *t) {
+    static const int to_nhwc[4] = {0, 2, 3, 1};
+    int labels;
+    int64_t side = t->seq / t->patch, c = t->d_model, heads = t->heads, w = t->window;
+    int inner = t->inner;
+    int x = zoo_image_input(b, t->seq, &labels);
+    x = zb_conv_layer(b, "patch_embed", x, (int)c, t->patch, t->patch, false, false, NULL);
+    if (zb_nchw(b)) x = zb_transpose(b, x, to_nhwc);
+    x = zb_layer_norm(b, "patch_norm", x);
+    for (int st = 0; st < t->stages; st++) {
+        zb_push(b, "stage_%d", st);
+        if (st) {
+            x = patch_merge(b, x, side, c);
+            side /= 2, c *= 2, heads *= 2, inner *= 2;
+        }
+        for (int l = 0; l < t->stage_layers[st]; l++) {
+            zb_push(b, "block_%d", l);
+            int64_t shift = l % 2 && w < side ? w / 2 : 0;
+            int y = window_attention(b, zb_layer_norm(b, "norm1", x), side, c, heads, w, shift);
+            x = zb_binary(b, "AddV2", x, y);
+            y = zoo_ffn(b, "mlp", zb_layer_norm(b, "norm2", x), inner, true, 0);
+            x = zb_binary(b, "AddV2", x, y);
+            zb_pop(b);
+        }
+        zb_pop(b);
+    }
+    x = zb_reduce(b, "Mean", zb_layer_norm(b, "norm", x), 0x6u, false);
+    return zb_xent_loss(b, zb_dense(b, "head", x, t->classes, NULL), labels, false);
+}
+
 int gen_transformer(struct zb *b, const struct dp_gen_transformer *t) {
     int64_t d = t->d_model, wd[2] = {t->vocab, d};
     int labels, x, loss;
@@ -129,6 +231,7 @@ int gen_transformer(struct zb *b, const struct dp_gen_transformer *t) {
         loss = zb_xent_loss(b, tied_logits(b, y, tgt_emb, t->vocab, true), labels, true);
         break;
     }
+    case DP_GEN_SWIN: loss = swin(b, t); break;
     default: { /* vision */
         x = patches(b, zoo_image_input(b, t->seq, &labels), t->seq, t->patch, (int)d);
         int64_t n = t->seq / t->patch, pd[2] = {n * n, d};
