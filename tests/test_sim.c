@@ -468,6 +468,31 @@ static void test_conv3d(void) {
     dp_graph_free(g);
 }
 
+/* The compute time of graph g (consumed: freed here) on one V100 (Volta) worker under PyTorch
+ * over PCIe, in precision prec, with constants k; NAN when the run fails. */
+static double v100_compute_ms(struct dp_graph *g, const struct dp_sim_constants *k,
+                              enum dp_precision prec) {
+    struct dp_gpu gpu = v100();
+    strcpy(gpu.architecture, "Volta (GV100)");
+    struct dp_sim_opts o;
+    dp_sim_opts_default(&o);
+    o.min_run_ms = 1;
+    o.iterations = 2;
+    o.throughput_only = true;
+    o.constants = k;
+    struct dp_setting s = ar_setting(gpu.name, 1, DP_NET_PCIE, 1, DP_FW_PYTORCH);
+    s.precision = prec;
+    struct dp_sim_result res;
+    struct dp_error err = {0};
+    double ms = NAN;
+    if (dp_setting_finish(&s, &err) == DP_OK && dp_simulate(g, &s, &gpu, &o, &res, &err) == DP_OK) {
+        ms = res.compute_ms;
+        dp_sim_result_free(&res);
+    }
+    dp_graph_free(g);
+    return ms;
+}
+
 /* One forward 3x3 stride-1 convolution of cin to cout channels at hw x hw, fp32 on a V100, with
  * Winograd's speed-up w: its simulated compute time. */
 static double conv3x3_ms(int64_t cin, int64_t cout, int64_t hw, double w) {
@@ -482,24 +507,10 @@ static double conv3x3_ms(int64_t cin, int64_t cout, int64_t hw, double w) {
     int r = add(g, "conv/kernel/read", "Identity", GPU_DEV, 4, df, &f, 1);
     int in[2] = {x, r};
     add(g, "conv/Conv2D", "Conv2D", GPU_DEV, 4, dy, in, 2);
-    struct dp_gpu gpu = v100();
-    strcpy(gpu.architecture, "Volta (GV100)");
     struct dp_sim_constants k;
     dp_sim_constants_default(&k);
     k.winograd = w;
-    struct dp_sim_opts o;
-    dp_sim_opts_default(&o);
-    o.min_run_ms = 1;
-    o.iterations = 2;
-    o.throughput_only = true;
-    o.constants = &k;
-    struct dp_setting s = ar_setting(gpu.name, 1, DP_NET_PCIE, 1, DP_FW_PYTORCH);
-    struct dp_sim_result res;
-    struct dp_error err = {0};
-    double ms = dp_simulate(g, &s, &gpu, &o, &res, &err) == DP_OK ? res.compute_ms : NAN;
-    dp_sim_result_free(&res);
-    dp_graph_free(g);
-    return ms;
+    return v100_compute_ms(g, &k, DP_PREC_FP32);
 }
 
 /* cuDNN's Winograd writes and reads back its transformed tiles: a 3x3 convolution of many
@@ -526,28 +537,10 @@ static double matmul_ms(int64_t n, enum dp_precision prec, double u) {
     int r = add(g, "dense/kernel/read", "Identity", GPU_DEV, 2, dw, &w, 1);
     int in[2] = {x, r};
     add(g, "dense/MatMul", "MatMul", GPU_DEV, 2, dy, in, 2);
-    struct dp_gpu gpu = v100();
-    strcpy(gpu.architecture, "Volta (GV100)");
     struct dp_sim_constants k;
     dp_sim_constants_default(&k);
     k.tc_unaligned = u;
-    struct dp_sim_opts o;
-    dp_sim_opts_default(&o);
-    o.min_run_ms = 1;
-    o.iterations = 2;
-    o.throughput_only = true;
-    o.constants = &k;
-    struct dp_setting s = ar_setting(gpu.name, 1, DP_NET_PCIE, 1, DP_FW_PYTORCH);
-    s.precision = prec;
-    struct dp_sim_result res;
-    struct dp_error err = {0};
-    double ms = NAN;
-    if (dp_setting_finish(&s, &err) == DP_OK && dp_simulate(g, &s, &gpu, &o, &res, &err) == DP_OK) {
-        ms = res.compute_ms;
-        dp_sim_result_free(&res);
-    }
-    dp_graph_free(g);
-    return ms;
+    return v100_compute_ms(g, &k, prec);
 }
 
 /* cuBLAS pads no dimension: an fp16 GEMM whose output width is not a whole number of 16-byte

@@ -2,10 +2,11 @@
  * just the zoo's 11 families: CNNs (random stages, widths, kernels, strides and block kinds:
  * plain, residual, bottleneck, inverted residual, depthwise separable, grouped, dense, with or
  * without squeeze-excite), transformers (encoder, decoder, encoder-decoder, vision, Swin-like
- * window attention), recurrent models (LSTM, GRU), MLPs and MLP-Mixers. An architecture is a small description drawn from a
- * seed and an index (the same pair gives the same architecture on any machine); it is built
- * through the zoo's training-graph builder (gradients, optimizer, costs) like a zoo model. Its
- * name, "gen-<kind>-s<seed>-<index>", is enough to draw it again. Synthetic, never exported. */
+ * window attention), recurrent models (LSTM, GRU), MLPs and MLP-Mixers. An architecture is a
+ * small description drawn from a seed and an index (the same pair gives the same architecture on
+ * any machine); it is built through the zoo's training-graph builder (gradients, optimizer,
+ * costs) like a zoo model. Its name, "gen-<kind>-s<seed>-<index>", is enough to draw it again.
+ * Synthetic, never exported. */
 #ifndef DP_ZOO_GEN_H
 #define DP_ZOO_GEN_H
 
