@@ -108,9 +108,9 @@ for size in 80x24 200x50; do
     expect "marked GPUs only"
     key c
     expect "Compare every setting"
-    if grep -q "marked" "$TMP/screen"; then fail "$size: the marked filter leaked into every setting"; else pass; fi
-    if [ "$(grep -cE ' [A-Za-z0-9]+-(P[0-9]+w[0-9]+h[oe]|AR[0-9]+)-' "$TMP/screen")" -ge $((TUI_ROWS - 8)) ]; then pass
+    if wait_re ' [A-Za-z0-9]+-(P[0-9]+w[0-9]+h[oe]|AR[0-9]+)-' 15 $((TUI_ROWS - 8)); then pass
     else fail "$size: every setting: too few rows"; cat "$TMP/screen" >&2; fi
+    if grep -q "marked" "$TMP/screen"; then fail "$size: the marked filter leaked into every setting"; else pass; fi
     key c c M
     expect "every GPU"
     # out-of-memory rows: marked, then hidden (batch 1024 does not fit most GPUs)
@@ -284,7 +284,7 @@ for size in 80x24 200x50; do
     expect "setting-aware" 30
     expect "80% interval"
     shot "setting-aware"
-    if [ "$(grep -c '±' "$TMP/screen")" -ge 6 ]; then pass; else fail "$size: setting-aware: too few intervals"; cat "$TMP/screen" >&2; fi
+    if wait_re '±' 15 6; then pass; else fail "$size: setting-aware: too few intervals"; cat "$TMP/screen" >&2; fi
     key 2
     expect "Compare every GPU"
     expect_re " SA +[0-9.]+±"

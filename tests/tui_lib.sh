@@ -28,12 +28,13 @@ wait_for() {
     done
     return 1
 }
-# wait_re REGEX [SECONDS]: the same with an extended regular expression.
+# wait_re REGEX [SECONDS [LINES]]: the same with an extended regular expression, matched by at
+# least LINES lines (1): a frame is captured whole only once the terminal has drawn all of it.
 wait_re() {
     i=0; n=$(( ${2:-15} * 10 ))
     while [ $i -lt $n ]; do
         tm capture-pane -p -t e2e >"$TMP/screen" 2>/dev/null
-        grep -Eq -- "$1" "$TMP/screen" && return 0
+        [ "$(grep -cE -- "$1" "$TMP/screen")" -ge "${3:-1}" ] && return 0
         sleep 0.1; i=$((i + 1))
     done
     return 1
