@@ -493,24 +493,36 @@ static double v100_compute_ms(struct dp_graph *g, const struct dp_sim_constants 
     return ms;
 }
 
+/* The compute time on a V100 (v100_compute_ms) of a graph of one op, "<scope>/<op>" of type op:
+ * input [dx] times its weights [dw] (params elements, read through an Identity) gives [dy], at
+ * batch B (dims of DP_DIM_BATCH). */
+static double weighted_op_ms(const char *scope, const char *op, int rank, const int64_t *dx,
+                             const int64_t *dw, const int64_t *dy, int64_t B, int64_t params,
+                             const struct dp_sim_constants *k, enum dp_precision prec) {
+    char name[64];
+    struct dp_graph *g = dp_graph_init("one_op_test");
+    dp_graph_set_batch(g, B, "test");
+    int x = add(g, "IteratorGetNext", "IteratorGetNext", "/job:worker/task:0/device:CPU:0", rank,
+                dx, NULL, 0);
+    snprintf(name, sizeof name, "%s/kernel", scope);
+    int w = add(g, name, "VariableV2", PS_DEV, rank, dw, NULL, 0);
+    dp_graph_set_cost(g, w, -1, -1, params);
+    snprintf(name, sizeof name, "%s/kernel/read", scope);
+    int in[2] = {x, add(g, name, "Identity", GPU_DEV, rank, dw, &w, 1)};
+    snprintf(name, sizeof name, "%s/%s", scope, op);
+    add(g, name, op, GPU_DEV, rank, dy, in, 2);
+    return v100_compute_ms(g, k, prec);
+}
+
 /* One forward 3x3 stride-1 convolution of cin to cout channels at hw x hw, fp32 on a V100, with
  * Winograd's speed-up w: its simulated compute time. */
 static double conv3x3_ms(int64_t cin, int64_t cout, int64_t hw, double w) {
-    struct dp_graph *g = dp_graph_init("conv3x3_test");
-    dp_graph_set_batch(g, 32, "test");
     int64_t dx[4] = {DP_DIM_BATCH, hw, hw, cin}, df[4] = {3, 3, cin, cout},
             dy[4] = {DP_DIM_BATCH, hw, hw, cout};
-    int x = add(g, "IteratorGetNext", "IteratorGetNext", "/job:worker/task:0/device:CPU:0", 4,
-                dx, NULL, 0);
-    int f = add(g, "conv/kernel", "VariableV2", PS_DEV, 4, df, NULL, 0);
-    dp_graph_set_cost(g, f, -1, -1, 9 * cin * cout);
-    int r = add(g, "conv/kernel/read", "Identity", GPU_DEV, 4, df, &f, 1);
-    int in[2] = {x, r};
-    add(g, "conv/Conv2D", "Conv2D", GPU_DEV, 4, dy, in, 2);
     struct dp_sim_constants k;
     dp_sim_constants_default(&k);
     k.winograd = w;
-    return v100_compute_ms(g, &k, DP_PREC_FP32);
+    return weighted_op_ms("conv", "Conv2D", 4, dx, df, dy, 32, 9 * cin * cout, &k, DP_PREC_FP32);
 }
 
 /* cuDNN's Winograd writes and reads back its transformed tiles: a 3x3 convolution of many
@@ -527,20 +539,11 @@ static void test_winograd_traffic(void) {
 /* One forward matmul [B, 1024] x [1024, n] at batch 4096 on a V100, in precision prec, with
  * tc_unaligned u: its simulated compute time. */
 static double matmul_ms(int64_t n, enum dp_precision prec, double u) {
-    struct dp_graph *g = dp_graph_init("matmul_test");
-    dp_graph_set_batch(g, 4096, "test");
     int64_t dx[2] = {DP_DIM_BATCH, 1024}, dw[2] = {1024, n}, dy[2] = {DP_DIM_BATCH, n};
-    int x = add(g, "IteratorGetNext", "IteratorGetNext", "/job:worker/task:0/device:CPU:0", 2,
-                dx, NULL, 0);
-    int w = add(g, "dense/kernel", "VariableV2", PS_DEV, 2, dw, NULL, 0);
-    dp_graph_set_cost(g, w, -1, -1, 1024 * n);
-    int r = add(g, "dense/kernel/read", "Identity", GPU_DEV, 2, dw, &w, 1);
-    int in[2] = {x, r};
-    add(g, "dense/MatMul", "MatMul", GPU_DEV, 2, dy, in, 2);
     struct dp_sim_constants k;
     dp_sim_constants_default(&k);
     k.tc_unaligned = u;
-    return v100_compute_ms(g, &k, prec);
+    return weighted_op_ms("dense", "MatMul", 2, dx, dw, dy, 4096, 1024 * n, &k, prec);
 }
 
 /* cuBLAS pads no dimension: an fp16 GEMM whose output width is not a whole number of 16-byte
