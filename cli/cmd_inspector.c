@@ -184,7 +184,7 @@ static int sa_eval(const char *path, const char *dataset, const char *gpus_file,
         dp_jw_str(w, "setting", e.held);
         dp_jw_int(w, "n_samples", e.n_rows);
         run_jw_sa_outputs(w, &e);
-        dp_jw_num(w, "mape_mean", run_mean_finite(e.mape));
+        dp_jw_num(w, "mape_mean", dp_mape_mean(e.mape));
         rc = cmd_json_emit(w);
         goto done;
     }
@@ -195,7 +195,7 @@ static int sa_eval(const char *path, const char *dataset, const char *gpus_file,
         printf("%-22s %9.3g %8.3f %12.1f\n", dp_sa_output_name(k), e.mape[k], e.r2[k],
                e.coverage[k]);
     printf("12 metrics mean MAPE %.3g%% (labels >= %g: ms, %%, MB/s); a label a sample lacks is "
-           "left out\n", run_mean_finite(e.mape), DP_MAPE_FLOOR);
+           "left out\n", dp_mape_mean(e.mape), DP_MAPE_FLOOR);
 done:
     dp_sa_free(sa);
     dp_dataset_free(&ds);
@@ -249,7 +249,7 @@ static int inspector_eval(struct cli *c) {
         dp_jw_int(w, "n_samples", n);
         dp_jw_fixed(w, "seconds", secs, 6);
         dp_jw_num(w, "mape_floor", DP_MAPE_FLOOR);
-        dp_jw_num(w, "mape_mean", run_mean_finite(p.test.mape));
+        dp_jw_num(w, "mape_mean", dp_mape_mean(p.test.mape));
         run_jw_eval(w, "eval", &p.test);
         rc = cmd_json_emit(w);
         goto done;
@@ -261,7 +261,7 @@ static int inspector_eval(struct cli *c) {
         printf("%-22s %9.3g %11.4g %8.3f\n", dp_outputs[o].name, p.test.mape[o], p.test.rmse[o],
                p.test.r2[o]);
     printf("mean MAPE %.3g%% (MAPE over labels >= %g: ms, %%, MB/s; R2 = 1 - SSE / SS about "
-           "the mean, nan for constant labels)\n", run_mean_finite(p.test.mape), DP_MAPE_FLOOR);
+           "the mean, nan for constant labels)\n", dp_mape_mean(p.test.mape), DP_MAPE_FLOOR);
     rc = 0;
 done:
     free(idx);

@@ -138,7 +138,7 @@ int cmd_train_sa(int argc, char **argv) {
         dp_jw_int(w, "n_val", p->n_val);
         dp_jw_int(w, "n_test", p->n_test);
         run_jw_sa_outputs(w, e);
-        dp_jw_num(w, "test_mape_mean", run_mean_finite(e->mape));
+        dp_jw_num(w, "test_mape_mean", dp_mape_mean(e->mape));
         dp_jw_num(w, "test_mape_median", median_of(e->mape, DP_N_OUTPUTS));
         dp_jw_num(w, "coverage_median", median_of(e->coverage, DP_SA_N_OUT));
         rc = cmd_json_emit(w);
@@ -152,7 +152,7 @@ int cmd_train_sa(int argc, char **argv) {
                    e->coverage[k]);
         printf("12 metrics: mean MAPE %.1f%%, median %.1f%%; iteration %.1f%%; memory %.1f%%; "
                "median coverage of the 80%% interval %.1f%%\n",
-               run_mean_finite(e->mape), median_of(e->mape, DP_N_OUTPUTS),
+               dp_mape_mean(e->mape), median_of(e->mape, DP_N_OUTPUTS),
                e->mape[DP_SA_ITERATION], e->mape[DP_SA_MEMORY],
                median_of(e->coverage, DP_SA_N_OUT));
     }
@@ -185,7 +185,7 @@ static void print_eval_pair(const struct dp_sa_eval *b, const struct dp_sa_eval 
         printf("%-22s %12.1f %12.1f %14.1f %14.1f\n", dp_sa_output_name(k), b->mape[k], a->mape[k],
                b->coverage[k], a->coverage[k]);
     printf("12 metrics mean MAPE %.1f%% -> %.1f%%; iteration %.1f%% -> %.1f%%; memory %.1f%% -> "
-           "%.1f%%\n", run_mean_finite(b->mape), run_mean_finite(a->mape), b->mape[DP_SA_ITERATION],
+           "%.1f%%\n", dp_mape_mean(b->mape), dp_mape_mean(a->mape), b->mape[DP_SA_ITERATION],
            a->mape[DP_SA_ITERATION], b->mape[DP_SA_MEMORY], a->mape[DP_SA_MEMORY]);
 }
 
@@ -193,7 +193,7 @@ static void jw_sa_eval(struct dp_jw *w, const char *key, const struct dp_sa_eval
     dp_jw_object(w, key);
     dp_jw_int(w, "n", e->n_rows);
     run_jw_sa_outputs(w, e);
-    dp_jw_num(w, "mape_mean", run_mean_finite(e->mape));
+    dp_jw_num(w, "mape_mean", dp_mape_mean(e->mape));
     dp_jw_end(w);
 }
 

@@ -108,8 +108,8 @@ int cmd_transfer(int argc, char **argv) {
     if (scratch)
         printf("\nfrom scratch on the same split: %.3f s, %d epochs, mean test MAPE %.3g%% "
                "(transfer: %.3g%%); transfer is %.1fx faster\n", sres.seconds, sres.epochs_run,
-               run_mean_finite(dp_inspector_provenance(scratch)->test.mape),
-               run_mean_finite(dp_inspector_provenance(r.insp)->test.mape),
+               dp_mape_mean(dp_inspector_provenance(scratch)->test.mape),
+               dp_mape_mean(dp_inspector_provenance(r.insp)->test.mape),
                res->seconds > 0 ? sres.seconds / res->seconds : NAN);
     rc = 0;
 done:

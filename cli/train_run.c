@@ -59,8 +59,6 @@ void run_print_eval(FILE *f, const struct dp_provenance *p) {
             DP_MAPE_FLOOR);
 }
 
-double run_mean_finite(const double *v) { return dp_mape_mean(v); }
-
 void run_jw_eval(struct dp_jw *w, const char *key, const struct dp_eval *e) {
     const char *names[3] = {"mape", "rmse", "r2"};
     const double *vals[3] = {e->mape, e->rmse, e->r2};
@@ -90,7 +88,7 @@ void run_jw_result(struct dp_jw *w, const char *label, const struct dp_inspector
     dp_jw_int(w, "n_train", r->split.n_train);
     dp_jw_int(w, "n_val", r->split.n_val);
     dp_jw_int(w, "n_test", r->split.n_test);
-    dp_jw_num(w, "test_mape_mean", run_mean_finite(p->test.mape));
+    dp_jw_num(w, "test_mape_mean", dp_mape_mean(p->test.mape));
     run_jw_eval(w, "val", &p->val);
     run_jw_eval(w, "test", &p->test);
     dp_jw_end(w);

@@ -57,8 +57,6 @@ const char *run_cancelled_note(const struct dp_train_result *res);
 
 /* The validation and test errors of p as a table. */
 void run_print_eval(FILE *f, const struct dp_provenance *p);
-/* The mean of the finite values of v (DP_N_OUTPUTS of them); NaN when none is. */
-double run_mean_finite(const double *v);
 /* e as JSON member key: {"mape": [12], "rmse": [12], "r2": [12]}. */
 void run_jw_eval(struct dp_jw *w, const char *key, const struct dp_eval *e);
 /* A setting-aware evaluation as "outputs": [{name, mape, r2, coverage}] of its 14 outputs. */
