@@ -22,6 +22,12 @@ for r in d["rows"]:
     assert r["memory_gb"] <= r["gpu_memory_gb"], r
     # Lambda's Transformer-XL runs: one independent run per GPU (no gradient exchanged)
     assert r["replicas"] == (r["gpus"] if r["model"] == "transformerxlbase" else 1), r
+# Lambda's 2020 RTX 2080 Ti BERT-large "FP16" rows on 2 to 8 GPUs ran on one GPU in fp32 (their
+# logs) and are simulated so; no other row is
+ran = [r for r in d["rows"] if r["ran_fp32"]]
+assert len(ran) == 6, len(ran)
+assert all(r["model"] == "bert_large_squad" and r["catalog"] == "RTX2080Ti" and r["gpus"] == 1
+           and r["precision"] == "fp32" and r["batch"] == 2 for r in ran), ran
 # README's figures (notes/calibration.md): all rows and leave-one-GPU-out
 a, l = d["all"], d["logo"]
 limits = [("all median", a["median_abs_error_pct"], 10.5),

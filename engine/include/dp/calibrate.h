@@ -23,7 +23,9 @@ struct dp_calib_row {
     char    catalog[DP_NAME_MAX];
     char    unit[24];      /* "images/sec", "sequences/sec", "tokens/sec" */
     bool    real_data;     /* real input data (the simulator models no input pipeline) */
-    int     gpus;          /* workers, one machine */
+    int     gpus;          /* workers, one machine: as the run was made (see ran_fp32) */
+    bool    ran_fp32;      /* a row whose log shows one GPU in fp32 where the table says several
+                              in mixed precision (calib_load.c, ran_one_gpu_fp32) */
     int     replicas;      /* independent one-GPU runs the figure sums (no gradient exchanged:
                               simulated as one GPU, times this); 1: one data-parallel job */
     int     batch;         /* per GPU */
@@ -48,7 +50,8 @@ struct dp_calib;
  * catalog GPU (dp_gpu_find), the setting (parameter_server: one PS on the host CPU over PCIe;
  * replicated, allreduce and single: all-reduce over NVLink where the row or the GPU's SXM form
  * says so, else PCIe; Lambda's Transformer-XL runs: one independent run per GPU, see replicas;
- * fp16 or mixed: mixed precision), the zoo graph (tf_cnn_benchmarks' SGD,
+ * fp16 or mixed: mixed precision; rows whose runs' logs show one GPU in fp32: so, see
+ * ran_fp32), the zoo graph (tf_cnn_benchmarks' SGD,
  * DeepLearningExamples' momentum for images and Adam for sequences) and its workload at the
  * row's batch. cat is borrowed and must outlive the result. New set owned by the caller
  * (dp_calib_free); on failure "<file>:<line>: <what>" (an unknown GPU or model, a bad cell, a

@@ -54,6 +54,19 @@ static const char *zoo_name(const char *model) {
  * exchanges no gradient; the published tokens/s is the sum of the processes' own. */
 static bool runs_unsynced(const char *model) { return !strcmp(model, "transformerxlbase"); }
 
+/* Lambda's 2020 RTX 2080 Ti BERT-large "FP16" runs on 2, 4 and 8 GPUs did not run as their
+ * summary rows say. Their configurations (scripts/config/config_pytorch_{2,4,8}x2080Ti*_trt*.sh
+ * at lambdal/deeplearning-benchmark f0896d6c) pass run_squad.sh's arguments one place off: the
+ * GPU count where the precision goes, 1 where the GPU count goes. So every one of those runs
+ * was one GPU in fp32 (their logs print "n_gpu: 1, distributed training: False, 16-bits
+ * training: False"), and the published figure is that one GPU's sequences/s at batch 2
+ * (run_squad.sh: tqdm's it/s x its GPU count, 1, x the batch). Such a row is simulated as the
+ * run was made. */
+static bool ran_one_gpu_fp32(const struct dp_calib_row *r, const char *source, const char *prec) {
+    return r->gpus > 1 && !strcmp(r->model, "bert_large_squad") && !strcmp(r->gpu, "RTX2080Ti") &&
+           strstr(prec, "16") && strstr(source, "lambdal/deeplearning-benchmark@f0896d6c");
+}
+
 void dp_calib_free(struct dp_calib *c) {
     if (!c) return;
     for (int i = 0; i < c->n_work; i++) dp_sim_workload_free(c->work[i].w);
@@ -82,10 +95,11 @@ static bool grow(void **v, int *cap, int n, size_t size) {
 
 /* The column of each needed header name, or -1. */
 enum { C_MODEL, C_FRAMEWORK, C_GPU, C_NUM_GPUS, C_UPDATE, C_NETWORK, C_PRECISION, C_BATCH,
-       C_THROUGHPUT, C_UNIT, C_NOTES, C_COUNT };
-static const char *const col_names[C_COUNT] = {
+       C_THROUGHPUT, C_UNIT, C_NOTES, C_COUNT, C_SOURCE = C_COUNT, C_ALL };
+/* The first C_COUNT are required; the source column is optional. */
+static const char *const col_names[C_ALL] = {
     "model", "framework", "gpu", "num_gpus", "variable_update", "network", "precision",
-    "batch_size_per_gpu", "throughput", "unit", "notes"};
+    "batch_size_per_gpu", "throughput", "unit", "notes", "source_url_or_repo_path"};
 
 /* Builds row r's setting from its table cells. */
 static enum dp_status row_setting(struct dp_calib_row *r, const struct dp_gpu *g, char **f,
@@ -97,7 +111,8 @@ static enum dp_status row_setting(struct dp_calib_row *r, const struct dp_gpu *g
     s->machines = 1;
     s->framework = strstr(f[col[C_FRAMEWORK]], "pytorch") ? DP_FW_PYTORCH : DP_FW_TENSORFLOW;
     const char *prec = f[col[C_PRECISION]];
-    s->precision = strstr(prec, "16") || strstr(prec, "mixed") ? DP_PREC_MIXED : DP_PREC_FP32;
+    s->precision = (strstr(prec, "16") || strstr(prec, "mixed")) && !r->ran_fp32 ? DP_PREC_MIXED
+                                                                                  : DP_PREC_FP32;
     if (!strcmp(f[col[C_UPDATE]], "parameter_server")) {
         /* tf_cnn_benchmarks' parameter server inside one machine: the host CPU over PCIe */
         s->sync = DP_SYNC_PS;
@@ -180,14 +195,14 @@ static enum dp_status read_table(struct dp_calib *c, const char *file, struct dp
     if (st) return st;
     FILE *f = len ? fmemopen(text, len, "r") : NULL;
     char *line = malloc(LINE_MAX_LEN);
-    int lineno = 0, col[C_COUNT];
+    int lineno = 0, col[C_ALL];
     if ((len && !f) || !line) {
         if (f) fclose(f);
         free(line);
         free(text);
         return dp_error_set(err, DP_ERR_NOMEM, "%s: out of memory", path);
     }
-    for (int i = 0; i < C_COUNT; i++) col[i] = -1;
+    for (int i = 0; i < C_ALL; i++) col[i] = -1;
     while (f && fgets(line, LINE_MAX_LEN, f)) {
         lineno++;
         if (!strchr(line, '\n') && !feof(f)) {
@@ -198,7 +213,7 @@ static enum dp_status read_table(struct dp_calib *c, const char *file, struct dp
         char *fld[32];
         int nf = split_csv(line, fld, 32);
         if (lineno == 1) {
-            for (int i = 0; i < C_COUNT; i++)
+            for (int i = 0; i < C_ALL; i++)
                 for (int j = 0; j < nf; j++)
                     if (!strcmp(fld[j], col_names[i])) col[i] = j;
             for (int i = 0; i < C_COUNT && !st; i++)
@@ -211,7 +226,7 @@ static enum dp_status read_table(struct dp_calib *c, const char *file, struct dp
         }
         if (nf < 1 || !*fld[0]) continue;
         int need = 0;
-        for (int i = 0; i < C_COUNT; i++)
+        for (int i = 0; i < C_ALL; i++)
             if (col[i] >= need) need = col[i] + 1;
         if (nf < need) {
             st = dp_error_set(err, DP_ERR_INVALID, "%s:%d: %d fields, expected %d", path, lineno,
@@ -248,6 +263,11 @@ static enum dp_status read_table(struct dp_calib *c, const char *file, struct dp
             break;
         }
         r->gpus = (int)gpus;
+        if (ran_one_gpu_fp32(r, col[C_SOURCE] >= 0 ? fld[col[C_SOURCE]] : "",
+                             fld[col[C_PRECISION]])) {
+            r->ran_fp32 = true;
+            r->gpus = 1;
+        }
         r->replicas = runs_unsynced(r->model) ? r->gpus : 1;
         r->batch = (int)batch;
         const struct dp_gpu *g = dp_gpu_find(c->cat, r->gpu);
