@@ -180,7 +180,7 @@ static void test_burst_finite(void) {
             }
     CHECK(n > 10 * cat->n_gpus);
     CHECK(!strcmp(dp_sa_burst_names[1], "sample_ms") &&
-          !strcmp(dp_sa_burst_names[DP_SA_BURST_N - 1], "update_samples"));
+          !strcmp(dp_sa_burst_names[DP_SA_BURST_N - 1], "memory_busy_share"));
 }
 
 /* One V100 PCIe worker with one PS, TensorFlow fp32, a pure matrix workload: the compute at
@@ -211,6 +211,8 @@ static void test_burst_by_hand(void) {
     CHECK_NEAR(v[6], log((bw - pull) / 1 / sample), 1e-9);
     CHECK_NEAR(v[7], log(2), 1e-12);
     CHECK_NEAR(v[8], log(apply / sample), 1e-9);
+    CHECK_NEAR(v[9], log(compute / sample), 1e-9);
+    CHECK_NEAR(v[10], log(1e-3), 1e-12); /* no memory-bound bytes: the floor */
 }
 
 /* Monotone as the simulator is: a slower network makes the PS transfers and the all-reduce

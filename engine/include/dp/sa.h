@@ -54,9 +54,10 @@ void dp_sa_cross_vector(const struct dp_profile *p, const struct dp_setting *s,
  * over the forward compute, the synchronisation (push, or all buckets' collectives) over the
  * backward compute, the same in samples, the gap between two transfer pieces (push pieces,
  * DDP buckets) in samples, 1 + the pieces, and the update the network waits on (the PS apply,
- * or the GPU's update after the last bucket) in samples. Inspectors trained before these read
- * none of them (DP_SA_LEGACY_NO_BURST). */
-#define DP_SA_BURST_N 9
+ * or the GPU's update after the last bucket) in samples, the compute (forward and backward) in
+ * samples and its memory-bound share. Inspectors trained before these read none of them
+ * (DP_SA_LEGACY_NO_BURST). */
+#define DP_SA_BURST_N 11
 extern const char *const dp_sa_burst_names[DP_SA_BURST_N];
 void dp_sa_burst_vector(const struct dp_profile *p, const struct dp_setting *s,
                         const struct dp_gpu *g, double v[DP_SA_BURST_N]);

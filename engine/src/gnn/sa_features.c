@@ -117,7 +117,7 @@ void dp_sa_cross_vector(const struct dp_profile *p, const struct dp_setting *s,
 const char *const dp_sa_burst_names[DP_SA_BURST_N] = {
     "iteration_est_ms", "sample_ms",       "gpu_gap_samples", "pull_over_forward",
     "sync_over_backward", "net_active_samples", "net_gap_samples", "sync_pieces",
-    "update_samples",
+    "update_samples",   "compute_samples", "memory_busy_share",
 };
 
 /* A rate (GB/s or TFLOPS) when known, else the fallback. */
@@ -230,6 +230,8 @@ void dp_sa_burst_vector(const struct dp_profile *p, const struct dp_setting *s,
         net_gap / sample,
         1 + pieces,
         upd_idle / sample,
+        compute / sample,
+        (p->bytes[DP_OPCLASS_MATMUL] + bound) / mem_rate / compute,
     };
     /* Log-scaled; a floor keeps an absent gap or transfer finite. */
     for (int i = 0; i < DP_SA_BURST_N; i++) v[i] = log(x[i] > 1e-3 && isfinite(x[i]) ? x[i] : 1e-3);
