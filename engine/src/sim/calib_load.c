@@ -68,12 +68,12 @@ static bool ran_one_gpu_fp32(const struct dp_calib_row *r, const char *source, c
 }
 
 /* Lambda's tf_cnn_benchmarks runs that used XLA auto-clustering (TF_XLA_FLAGS=
- * --tf_xla_auto_jit): a row names its raw log directory (logs/<dir> in its source or notes,
- * LambdaColdStorage/lambda-tensorflow-benchmark at e086e0e7), and every log under a directory
- * named *_XLA* prints TensorFlow's mark_for_compilation_pass warning, which only an XLA run
- * prints; so does every log of 7502-A100-PCIE-40GB.logs, though its name does not say so.
- * The other directories' logs (Quadro RTX 6000, GTX 1080 Ti, V100-SXM3, the V100-SXM2 run
- * without _XLA) never print it. */
+ * --tf_xla_auto_jit=2): a row names its raw log directory (logs/<dir> in its source or notes,
+ * LambdaColdStorage/lambda-tensorflow-benchmark at e086e0e7), and every log of the *_XLA*
+ * directories the rows cite prints TensorFlow's mark_for_compilation_pass warning, which only
+ * an XLA run prints; so does every log of 7502-A100-PCIE-40GB.logs, though its name does not
+ * say so. The other directories' logs (Quadro RTX 6000, GTX 1080 Ti, V100-SXM3, the V100-SXM2
+ * run without _XLA) never print it. */
 static bool ran_xla(const char *text) {
     for (const char *p = text; (p = strstr(p, "logs/")); p += 5) {
         size_t n = strcspn(p + 5, "/ ;,)\"");
