@@ -1,7 +1,8 @@
 /* test_sa_inputs.c: what the setting-aware inspector's head reads beside the embedding: the
  * whole-graph profile (by hand on a tiny graph), the setting vector and the physical ratios
  * (the matrix rate per precision, the link the simulator moves parameters on, the bytes a run
- * moves under mixed precision). */
+ * moves under mixed precision) and the burst structure (finite over the catalog, by hand on one
+ * case, monotone where the simulator is). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,128 @@ static void test_setting_vector(void) {
     CHECK(at.bytes[DP_OPCLASS_ELEMWISE] == 8e6 && at.activation_bytes == 1e9);
 }
 
+/* A setting, all-reduce (with PyTorch when asked) where `ar`, else a TensorFlow PS one. */
+static int make(const char *gpu, int workers, int ps, enum dp_network net, int machines,
+                enum dp_placement pl, enum dp_precision prec, bool ar, bool pt,
+                struct dp_setting *s) {
+    struct dp_error err = {0};
+    if (dp_setting_make(gpu, workers, ar ? 1 : ps, net, machines, pl, prec, s, &err)) return 0;
+    if (!ar && !pt) return 1;
+    if (ar) s->sync = DP_SYNC_ALLREDUCE;
+    if (pt) s->framework = DP_FW_PYTORCH;
+    return dp_setting_finish(s, &err) == DP_OK;
+}
+
+/* Every catalog GPU on PS and all-reduce clusters of every network (NVLink where it has it),
+ * both precisions: every burst input finite, the sample interval within 1-100 ms. */
+static void test_burst_finite(void) {
+    struct dp_profile p = {.batch = 64, .params = 25e6, .param_bytes = 1e8, .n_kernels = 300,
+                           .n_variables = 160, .activation_bytes = 3e9};
+    p.flops[DP_OPCLASS_MATMUL] = 2e12;
+    p.winograd_flops = 1e12;
+    p.bytes[DP_OPCLASS_MATMUL] = 2e9;
+    p.bytes[DP_OPCLASS_ELEMWISE] = 6e9;
+    p.bytes[DP_OPCLASS_OPTIMIZER] = 8e8;
+    struct dp_profile empty = {.batch = 1};
+    int n = 0;
+    for (int i = 0; i < cat->n_gpus; i++)
+        for (int net = 0; net < DP_NET_COUNT; net++)
+            for (int c = 0; c < 4; c++) {
+                const struct dp_gpu *g = &cat->gpus[i];
+                struct dp_setting s;
+                if (net == DP_NET_NVLINK && !(g->nvlink_gbps > 0)) continue;
+                bool intra = dp_network_intra((enum dp_network)net);
+                if (!make(g->name, 8, c == 1 ? 1 : 2, (enum dp_network)net, intra ? 1 : 4,
+                          c == 1 && !intra ? DP_PLACE_HETERO : DP_PLACE_HOMO,
+                          c & 1 ? DP_PREC_MIXED : DP_PREC_FP32, c >= 2, c == 3, &s))
+                    continue;
+                double v[DP_SA_BURST_N], e[DP_SA_BURST_N];
+                dp_sa_burst_vector(&p, &s, g, v);
+                dp_sa_burst_vector(&empty, &s, g, e);
+                for (int k = 0; k < DP_SA_BURST_N; k++) CHECK(isfinite(v[k]) && isfinite(e[k]));
+                CHECK(v[1] >= -1e-12 && v[1] <= log(100) + 1e-12);
+                n++;
+            }
+    CHECK(n > 10 * cat->n_gpus);
+    CHECK(!strcmp(dp_sa_burst_names[1], "sample_ms") &&
+          !strcmp(dp_sa_burst_names[DP_SA_BURST_N - 1], "memory_busy_share"));
+}
+
+/* One V100 PCIe worker with one PS, TensorFlow fp32, a pure matrix workload: the compute at
+ * the CUDA cores' rate (Volta's generation scale takes them to the peak), the pull and push at
+ * 30% of PCIe 3.0 x16, the PS host's apply, by hand. */
+static void test_burst_by_hand(void) {
+    const struct dp_gpu *v100 = dp_gpu_find(cat, "V100-PCIe-16GB");
+    struct dp_setting s;
+    CHECK(v100 && make(v100->name, 1, 1, DP_NET_PCIE, 1, DP_PLACE_HOMO, DP_PREC_FP32, false,
+                       false, &s));
+    if (!v100) return;
+    struct dp_profile p = {.batch = 32, .params = 1e6, .param_bytes = 4e6, .n_variables = 1};
+    p.flops[DP_OPCLASS_MATMUL] = 1e12;
+    p.bytes[DP_OPCLASS_OPTIMIZER] = 2e7;
+    double v[DP_SA_BURST_N];
+    dp_sa_burst_vector(&p, &s, v100, v);
+    double lat = dp_network_latency_us(DP_NET_PCIE) / 1000;
+    double compute = 1e12 / (v100->fp32_tflops * 1e9);
+    double fw = compute / 3, bw = compute - fw;
+    double pull = 4e6 / (15.75 * 1e6 * 0.3) + 2 * lat, apply = 2e7 / 20e6;
+    double iter = fw + bw + apply + 2 * lat, sample = fmax(1, fmin(100, iter / 50));
+    CHECK_NEAR(v[0], log(iter), 1e-9);
+    CHECK_NEAR(v[1], log(sample), 1e-9);
+    CHECK_NEAR(v[2], log((iter - compute) / sample), 1e-9);
+    CHECK_NEAR(v[3], log(pull / fw), 1e-9);
+    CHECK_NEAR(v[4], log(pull / bw), 1e-9);
+    CHECK_NEAR(v[5], log(pull / sample), 1e-9);
+    CHECK_NEAR(v[6], log((bw - pull) / 1 / sample), 1e-9);
+    CHECK_NEAR(v[7], log(2), 1e-12);
+    CHECK_NEAR(v[8], log(apply / sample), 1e-9);
+    CHECK_NEAR(v[9], log(compute / sample), 1e-9);
+    CHECK_NEAR(v[10], log(1e-3), 1e-12); /* no memory-bound bytes: the floor */
+}
+
+/* Monotone as the simulator is: a slower network makes the PS transfers and the all-reduce
+ * longer against the compute; more workers per PS, more; more parameters, more DDP buckets. */
+static void test_burst_monotone(void) {
+    const enum dp_network nets[] = {DP_NET_100GBE, DP_NET_40GBE, DP_NET_10GBE, DP_NET_1GBE};
+    struct dp_profile p = {.batch = 32, .params = 6e7, .param_bytes = 2.4e8, .n_kernels = 200,
+                           .n_variables = 100};
+    p.flops[DP_OPCLASS_MATMUL] = 5e12;
+    p.bytes[DP_OPCLASS_ELEMWISE] = 4e9;
+    for (int ar = 0; ar < 2; ar++) {
+        double prev[DP_SA_BURST_N] = {0};
+        for (int k = 0; k < 4; k++) {
+            struct dp_setting s;
+            double v[DP_SA_BURST_N];
+            CHECK(make("A100-80GB-SXM", 8, 2, nets[k], 4, DP_PLACE_HOMO, DP_PREC_FP32, ar, ar,
+                       &s));
+            dp_sa_burst_vector(&p, &s, dp_gpu_find(cat, "A100-80GB-SXM"), v);
+            if (k) {
+                CHECK(v[0] >= prev[0] && v[4] > prev[4]); /* iteration, sync / backward */
+                CHECK(v[1] >= prev[1]);                   /* the sample interval */
+                if (!ar) CHECK(v[3] > prev[3]);           /* the pull against the forward */
+            }
+            memcpy(prev, v, sizeof v);
+        }
+    }
+    double few[DP_SA_BURST_N], many[DP_SA_BURST_N];
+    struct dp_setting a, b;
+    CHECK(make("V100-PCIe-16GB", 2, 1, DP_NET_10GBE, 2, DP_PLACE_HOMO, DP_PREC_FP32, false, false,
+               &a));
+    CHECK(make("V100-PCIe-16GB", 8, 1, DP_NET_10GBE, 2, DP_PLACE_HOMO, DP_PREC_FP32, false, false,
+               &b));
+    const struct dp_gpu *v100 = dp_gpu_find(cat, "V100-PCIe-16GB");
+    dp_sa_burst_vector(&p, &a, v100, few);
+    dp_sa_burst_vector(&p, &b, v100, many);
+    CHECK(many[4] > few[4] && many[0] > few[0]);
+    CHECK(make("V100-PCIe-16GB", 8, 0, DP_NET_10GBE, 2, DP_PLACE_HOMO, DP_PREC_FP32, true, true,
+               &a));
+    dp_sa_burst_vector(&p, &a, v100, few);
+    p.params *= 4;
+    dp_sa_burst_vector(&p, &a, v100, many);
+    CHECK(many[7] > few[7]);                        /* more 25 MB buckets */
+    CHECK_NEAR(few[7], log(1 + 1 + ceil((6e7 * 4 - 1048576) / (25.0 * 1048576))), 1e-12);
+}
+
 int main(void) {
     struct dp_error err = {0};
     if (dp_gpu_catalog_load_default(NULL, &cat, &err)) {
@@ -143,6 +266,9 @@ int main(void) {
     }
     test_profile();
     test_setting_vector();
+    test_burst_finite();
+    test_burst_by_hand();
+    test_burst_monotone();
     dp_gpu_catalog_free(cat);
     TEST_MAIN_END();
 }

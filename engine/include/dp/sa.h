@@ -39,12 +39,28 @@ void dp_sa_setting_vector(const struct dp_setting *s, const struct dp_gpu *g,
  * "matmul_ms"); NETWORK_RATE, the transfers at the network's nominal rate, one NVLink or PCIe
  * figure for every GPU (their inputs "params_over_network_ms", ...). */
 #define DP_SA_CROSS_N 7
-enum { DP_SA_LEGACY_FP32_MATMUL = 1u, DP_SA_LEGACY_NETWORK_RATE = 2u };
+enum { DP_SA_LEGACY_FP32_MATMUL = 1u, DP_SA_LEGACY_NETWORK_RATE = 2u, DP_SA_LEGACY_NO_BURST = 4u };
 extern const char *const dp_sa_cross_names[DP_SA_CROSS_N];
 /* The names DP_SA_LEGACY_NETWORK_RATE's inputs had: NULL where a name did not change. */
 extern const char *const dp_sa_cross_legacy_names[DP_SA_CROSS_N];
 void dp_sa_cross_vector(const struct dp_profile *p, const struct dp_setting *s,
                         const struct dp_gpu *g, unsigned legacy, double v[DP_SA_CROSS_N]);
+
+/* The burst structure of an iteration as the simulator's traces would show it (sim.c,
+ * sim_trace.c), in closed form from the profile and the setting, each log-scaled (floor 1e-3):
+ * a physical iteration estimate (ms: compute from the simulator's efficiencies, then the PS
+ * pull and push or the all-reduce buckets, the update), the sample interval it gives
+ * (iteration / 50, within 1-100 ms), the GPU's idle time per iteration in samples, the PS pull
+ * over the forward compute, the synchronisation (push, or all buckets' collectives) over the
+ * backward compute, the same in samples, the gap between two transfer pieces (push pieces,
+ * DDP buckets) in samples, 1 + the pieces, and the update the network waits on (the PS apply,
+ * or the GPU's update after the last bucket) in samples, the compute (forward and backward) in
+ * samples and its memory-bound share. Inspectors trained before these read none of them
+ * (DP_SA_LEGACY_NO_BURST). */
+#define DP_SA_BURST_N 11
+extern const char *const dp_sa_burst_names[DP_SA_BURST_N];
+void dp_sa_burst_vector(const struct dp_profile *p, const struct dp_setting *s,
+                        const struct dp_gpu *g, double v[DP_SA_BURST_N]);
 
 /* The profile as a run on setting s moves it (the head reads this one): a graph in fp32 (p->f16
  * false) under mixed precision moves half of its per-op bytes and activations

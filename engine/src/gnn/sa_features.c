@@ -3,7 +3,8 @@
  * network, sync, precision, framework) and a few physical ratios of the graph's profile to the
  * setting's rates, which let the head extrapolate to a GPU or network it never saw: time in ms of
  * the matrix work at the GPU's rate, of the memory-bound traffic at its bandwidth, of the
- * parameters over the network, and the memory footprint's share of the GPU's memory. */
+ * parameters over the network, and the memory footprint's share of the GPU's memory; and the
+ * burst structure a trace of the setting would show (dp_sa_burst_vector). */
 #include "dp/sa.h"
 
 #include <math.h>
@@ -107,4 +108,131 @@ void dp_sa_cross_vector(const struct dp_profile *p, const struct dp_setting *s,
         (p->activation_bytes + 4.0 * p->param_bytes) / (mem * 1e9),
     };
     for (int k = 0; k < DP_SA_CROSS_N; k++) v[k] = log(ms[k] > 1e-6 && isfinite(ms[k]) ? ms[k] : 1e-6);
+}
+
+/* A phase's chunks in the simulator (sim_impl.h's SIM_CHUNKS): under PS the gradients of at
+ * most this many pieces join the push queue. */
+#define SIM_PIECES 64
+
+const char *const dp_sa_burst_names[DP_SA_BURST_N] = {
+    "iteration_est_ms", "sample_ms",       "gpu_gap_samples", "pull_over_forward",
+    "sync_over_backward", "net_active_samples", "net_gap_samples", "sync_pieces",
+    "update_samples",   "compute_samples", "memory_busy_share",
+};
+
+/* A rate (GB/s or TFLOPS) when known, else the fallback. */
+static double known_or(double v, double fallback) { return v > 0 && isfinite(v) ? v : fallback; }
+
+/* NCCL's all-reduce time (ms) of `bytes` as the simulator takes it (sim_network.c): a ring
+ * inside a machine of g GPUs at `intra` bytes/ms, then one over m machines' NICs at `nic`. */
+static double ring_ms(double bytes, int g, int m, double intra, double nic, double lat_intra,
+                      double lat_nic) {
+    double t = 0;
+    if (bytes <= 0) return 0;
+    if (g > 1) t += 2.0 * (g - 1) / g * bytes / intra + 2.0 * (g - 1) * lat_intra;
+    if (m > 1) t += 2.0 * (m - 1) / m * bytes / nic + 2.0 * (m - 1) * lat_nic;
+    return t;
+}
+
+void dp_sa_burst_vector(const struct dp_profile *p, const struct dp_setting *s,
+                        const struct dp_gpu *g, double v[DP_SA_BURST_N]) {
+    struct dp_sim_constants k;
+    dp_sim_constants_default(&k);
+    enum dp_gpu_gen gen = dp_gpu_generation(g);
+    bool pt = s->framework == DP_FW_PYTORCH, ar = s->sync == DP_SYNC_ALLREDUCE;
+    int W = s->workers, M = s->machines > 0 ? s->machines : 1;
+    /* The compute of one worker's step, as sim_compute.c takes it in sum: products at the
+     * tensor-core rate when it runs them (else the CUDA cores, Winograd's share faster), the
+     * rest of the traffic at the bandwidth, a gap per launch or the host's dispatch if slower. */
+    double fp32 = known_or(per_device(g, g->fp32_tflops), 10) * 1e9;
+    double tensor = per_device(g, g->fp16_tflops);
+    double share = s->precision == DP_PREC_MIXED ? 1.0 : dp_sim_tensor_share(gen, s);
+    double tc = share > 0 && tensor > 0 && isfinite(tensor) ? share * tensor * 1e9 : 0;
+    double mem_rate = known_or(per_device(g, g->bandwidth_gbps), 500) * 1e6 * k.eff_mem;
+    double gs = k.gen_scale[gen];
+    double cuda = fp32 * fmin(1.0, k.eff_cuda * gs);
+    double mm = p->flops[DP_OPCLASS_MATMUL], wino = fmin(p->winograd_flops, mm);
+    double mm_ms = tc > 0 ? mm / fmax(tc * fmin(1.0, k.eff_tensor * gs), cuda)
+                          : (mm - wino) / cuda + wino / (cuda * k.winograd);
+    double bound = 0;
+    for (int c = 0; c < DP_OPCLASS_COUNT; c++)
+        if (c != DP_OPCLASS_OPTIMIZER && c != DP_OPCLASS_MATMUL) bound += p->bytes[c];
+    double kern = fmax(mm_ms, p->bytes[DP_OPCLASS_MATMUL] / mem_rate) + bound / mem_rate;
+    double host = (pt ? k.host_pt_us : k.host_tf_us) / 1000, gap = k.gap_us / 1000;
+    double compute = fmax(kern + p->n_kernels * gap, p->n_kernels * host);
+    double fw = compute / 3, bw = compute - fw; /* backward: about twice the forward work */
+    /* The update on the GPU (all-reduce) or the PS: the gradient, weights and slots read and
+     * written (the optimizer ops' traffic), one launch per variable (PyTorch: per 64). */
+    double upd_bytes = p->bytes[DP_OPCLASS_OPTIMIZER] > 0 ? p->bytes[DP_OPCLASS_OPTIMIZER]
+                                                          : 12.0 * p->params;
+    double launches = pt ? ceil(p->n_variables / 64) : p->n_variables;
+    double update = fmax(upd_bytes / mem_rate + launches * gap, launches * host);
+    double lat = dp_network_latency_us(s->network) / 1000;
+    double nic = dp_network_bandwidth_gbps(s->network) * 1e6 * k.net_eff;
+    double nvl = known_or(g->nvlink_gbps, 0) / 2 * 1e6 * k.net_eff;
+    double pcie = dp_sim_link_gbps(g, DP_NET_PCIE) * 1e6 * k.net_eff;
+    double iter, pull = 0, sync, gpu_busy = compute, net_gap, pieces, upd_idle;
+    if (ar) {
+        /* PyTorch DDP fills 25 MB buckets (the first 1 MB) as the backward pass makes the
+         * gradients, each reduced once full; TensorFlow reduces them all after it. */
+        double grad = p->params * (s->precision == DP_PREC_MIXED && !pt ? 2.0 : 4.0);
+        int per = (W + M - 1) / M, mach = (W + per - 1) / per;
+        bool nvring = nvl > 0 && s->network != DP_NET_PCIE &&
+                      (g->form_factor == DP_FORM_SXM || per <= 2);
+        double intra = nvring ? nvl : pcie;
+        double li = dp_network_latency_us(nvring ? DP_NET_NVLINK : DP_NET_PCIE) / 1000;
+        double first = pt ? fmin(grad, 1048576.0) : grad, rest = grad - first;
+        double nrest = rest > 0 ? ceil(rest / (25.0 * 1048576)) : 0;
+        pieces = W > 1 ? 1 + nrest : 0;
+        double last = nrest > 0 ? ring_ms(rest / nrest, per, mach, intra, nic, li, lat)
+                                : ring_ms(first, per, mach, intra, nic, li, lat);
+        sync = W > 1 ? ring_ms(first, per, mach, intra, nic, li, lat) +
+                           nrest * ring_ms(nrest > 0 ? rest / nrest : 0, per, mach, intra, nic,
+                                           li, lat)
+                     : 0;
+        double tail = pt ? last : sync;
+        iter = fw + fmax(bw + (W > 1 ? tail : 0), sync) + update + (W > 1 ? 2 * lat : 0);
+        gpu_busy += update;
+        net_gap = pieces > 0 ? (bw - sync) / pieces : 0;
+        upd_idle = update;
+    } else {
+        /* Pull and push: the bytes of every shard over the worker's link, its machine's NIC
+         * (from a PS on another machine) and the PS host (sim_network.c's resources). */
+        double B = p->params * 4.0, ps = s->ps > 0 ? s->ps : 1;
+        if (s->network == DP_NET_NVLINK) {
+            pull = fmax(B * (W - 1.0) / W, B * (W - 1.0) / ps) / known_or(nvl, pcie);
+        } else {
+            bool het = s->placement == DP_PLACE_HETERO && M >= 2;
+            int pm = het ? (s->ps < M - 1 ? s->ps : M - 1) : M;
+            double wpm = ceil((double)W / (het ? M - pm : M)), ppm = ceil(ps / pm);
+            double remote = dp_network_intra(s->network) ? 0 : het ? 1 : (M - 1.0) / M;
+            pull = fmax(B / pcie, fmax(wpm * B * remote / nic, W * B * ppm / ps * remote / nic));
+            pull = fmax(pull, W * B * ppm / ps / (k.ps_host_gbps * 1e6));
+        }
+        pull += 2 * lat;
+        sync = pull; /* the push crosses the same resources the other way */
+        /* The PS applies the gradients (on the GPUs holding the shards under NVLink). */
+        double apply = s->network == DP_NET_NVLINK ? upd_bytes / ps / mem_rate
+                                                   : upd_bytes / ps / (k.ps_host_gbps * 1e6);
+        iter = fmax(pull, fw) + fmax(bw, sync) + apply + 2 * lat;
+        pieces = fmin(SIM_PIECES, fmax(1, p->n_variables));
+        net_gap = (bw - sync) / pieces;
+        upd_idle = apply;
+    }
+    double sample = fmin(100, fmax(1, iter / 50));
+    double x[DP_SA_BURST_N] = {
+        iter,
+        sample,
+        (iter - gpu_busy) / sample,
+        pull / fw,
+        sync / bw,
+        sync / sample,
+        net_gap / sample,
+        1 + pieces,
+        upd_idle / sample,
+        compute / sample,
+        (p->bytes[DP_OPCLASS_MATMUL] + bound) / mem_rate / compute,
+    };
+    /* Log-scaled; a floor keeps an absent gap or transfer finite. */
+    for (int i = 0; i < DP_SA_BURST_N; i++) v[i] = log(x[i] > 1e-3 && isfinite(x[i]) ? x[i] : 1e-3);
 }
