@@ -116,6 +116,7 @@ static void jw_row(struct dp_jw *w, const struct dp_calib_row *r, bool logo) {
     dp_jw_int(w, "gpus", r->gpus);
     dp_jw_int(w, "replicas", r->replicas);
     dp_jw_bool(w, "ran_fp32", r->ran_fp32);
+    dp_jw_bool(w, "xla", r->xla);
     dp_jw_int(w, "batch", r->batch);
     dp_jw_bool(w, "real_data", r->real_data);
     dp_jw_str(w, "optimizer", dp_optimizer_name(r->optimizer));

@@ -21,11 +21,13 @@
     "driple simulate GRAPH (--setting ID [--settings FILE] | --gpu NAME " CMD_CLUSTER_USAGE    \
     ")\n       [--batch N] [--exported-batch N] [--seq N | --input N] [--optimizer O] [--seed S] " \
     "[--iterations N] [--sample-ms MS]\n       [--threshold FRAC] [--trace OUT.csv] "          \
-    "[--gpus FILE] [--json]\n"                                                                \
+    "[--gpus FILE] [--xla] [--json]\n"                                                        \
     "  GRAPH: a graph file (driple-graph/1, .pbtxt, .onnx) or zoo:MODEL (driple zoo list;\n" \
     "  --seq/--input and --optimizer sgd|momentum|adam build it)\n"                          \
     "  networks: PCIe NVLink 1GbE 10GbE 25GbE 40GbE 100GbE IB-EDR IB-HDR (all-reduce: the "  \
     "network between machines; inside one NCCL uses NVLink or PCIe as the GPU has them)\n"   \
+    "  --xla: TensorFlow with XLA auto-clustering (TF_XLA_FLAGS=--tf_xla_auto_jit=2): batch "    \
+    "norms fuse with their element-wise neighbours; refused for PyTorch\n"                   \
     "  throughput = batch x workers / iteration (samples/s); every figure is simulated"
 struct named_num {
     const char *key;
@@ -70,7 +72,7 @@ static int load_graph(const char *spec, struct dp_zoo_opts *zo, bool zoo_given,
 int cmd_simulate(int argc, char **argv) {
     struct cli c;
     if (!cli_init(&c, argc, argv, "simulate")) return 1;
-    bool json = cli_flag(&c, "--json");
+    bool json = cli_flag(&c, "--json"), xla = cli_flag(&c, "--xla");
     const char *setting_id = cli_value(&c, "--setting");
     const char *settings_path = cli_value(&c, "--settings");
     const char *trace_out = cli_value(&c, "--trace");
@@ -144,6 +146,12 @@ int cmd_simulate(int argc, char **argv) {
     } else if ((rc = cmd_cluster_setting(&cl, cat, "simulate", SIM_USAGE, &s))) {
         goto done;
     }
+    if (xla && s.framework == DP_FW_PYTORCH) {
+        rc = cli_usage("simulate", SIM_USAGE, "--xla is TensorFlow's XLA auto-clustering; "
+                       "setting %s runs PyTorch", s.id);
+        goto done;
+    }
+    s.xla = xla;
     const struct dp_gpu *gpu = dp_gpu_find(cat, s.gpu);
     if (!gpu) {
         fprintf(stderr, "driple: %s: no GPU \"%s\" in the catalog\n", cat->path, s.gpu);
@@ -209,6 +217,7 @@ int cmd_simulate(int argc, char **argv) {
         dp_jw_str(w, "network", dp_network_name(s.network));
         dp_jw_str(w, "precision", dp_precision_name(s.precision));
         dp_jw_str(w, "framework", dp_framework_name(s.framework));
+        dp_jw_bool(w, "xla", s.xla);
         dp_jw_int(w, "batch", r.batch);
         dp_jw_int(w, "seed", seed);
         dp_jw_int(w, "iterations", r.n_iterations);
@@ -239,14 +248,15 @@ int cmd_simulate(int argc, char **argv) {
         printf("SIMULATED (not measured): %s on %s, batch %lld per worker, seed %lld\n",
                dp_graph_name(g), s.id, (long long)r.batch, (long long)seed);
         if (s.sync == DP_SYNC_ALLREDUCE)
-            printf("  GPU %s, %d worker(s), all-reduce, %s, %d machine(s), %s, %s\n", s.gpu,
+            printf("  GPU %s, %d worker(s), all-reduce, %s, %d machine(s), %s, %s%s\n", s.gpu,
                    s.workers, dp_network_name(s.network), s.machines,
-                   dp_precision_name(s.precision), dp_framework_name(s.framework));
+                   dp_precision_name(s.precision), dp_framework_name(s.framework),
+                   s.xla ? " with XLA" : "");
         else
-            printf("  GPU %s, %d worker(s), %d PS, %s placement, %s, %d machine(s), %s, %s\n",
+            printf("  GPU %s, %d worker(s), %d PS, %s placement, %s, %d machine(s), %s, %s%s\n",
                    s.gpu, s.workers, s.ps, dp_placement_name(s.placement),
                    dp_network_name(s.network), s.machines, dp_precision_name(s.precision),
-                   dp_framework_name(s.framework));
+                   dp_framework_name(s.framework), s.xla ? " with XLA" : "");
         if (s.sync == DP_SYNC_ALLREDUCE)
             printf("  iteration     %.2f ms (compute %.2f, all-reduce %.2f%s, update %.2f, wait "
                    "%.2f)\n", r.iteration_ms, r.compute_ms, r.allreduce_ms,

@@ -28,6 +28,15 @@ ran = [r for r in d["rows"] if r["ran_fp32"]]
 assert len(ran) == 6, len(ran)
 assert all(r["model"] == "bert_large_squad" and r["catalog"] == "RTX2080Ti" and r["gpus"] == 1
            and r["precision"] == "fp32" and r["batch"] == 2 for r in ran), ran
+# Lambda's TensorFlow runs with XLA auto-clustering (their log directories: *_XLA* and
+# 7502-A100-PCIE-40GB, whose every log prints XLA's mark_for_compilation_pass warning) are
+# simulated with it: RTX 2080 Ti 84 rows, A100 PCIe 40 GB 48, RTX 3080 24, V100-SXM2 2; no other
+xla = {}
+for r in d["rows"]:
+    if r["xla"]:
+        assert r["framework"] == "tensorflow", r
+        xla[r["catalog"]] = xla.get(r["catalog"], 0) + 1
+assert xla == {"RTX2080Ti": 84, "A100-PCIe-40GB": 48, "RTX3080": 24, "V100-SXM2-16GB": 2}, xla
 # README's figures (notes/calibration.md): all rows and leave-one-GPU-out
 a, l = d["all"], d["logo"]
 limits = [("all median", a["median_abs_error_pct"], 10.5),
@@ -55,7 +64,7 @@ for r in d["rows"]:
     args = (f'zoo:{r["zoo"]}|--gpu|{r["gpu"]}|--workers|{workers}|{ps.replace(" ", "|")}'
             f'|--network|{r["network"]}|--framework|{r["framework"]}'
             f'|--precision|{r["precision"]}|--batch|{r["batch"]}|--optimizer|{r["optimizer"]}'
-            '|--json')
+            + ('|--xla' if r["xla"] else '') + '|--json')
     if args in seen: continue
     seen[args] = r["predicted"] / r["replicas"] / (r["tokens_per_sample"] or 1)
     if (len(seen) - 1) % 7 == 0 or r["model"] not in models or r["catalog"] not in gpus:

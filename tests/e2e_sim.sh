@@ -85,6 +85,23 @@ contains "$TMP/dp.csv" 'V100,resnet50'
 ok "$DRIPLE" trace extract "$TMP/smi.csv" --threshold 0.95
 contains "$TMP/out" 'threshold 0.95'
 
+# --xla (TensorFlow's XLA auto-clustering): ResNet-50's batch norms fuse with their Relus, so
+# its step is faster; VGG16 has no batch norm and runs as without it; PyTorch refuses it
+XA="--gpu RTX2080Ti --workers 1 --sync allreduce --network PCIe --precision mixed --batch 64 --json"
+for m in resnet50 vgg16; do
+    "$DRIPLE" simulate zoo:$m $XA >"$TMP/$m.json"
+    "$DRIPLE" simulate zoo:$m $XA --xla >"$TMP/$m-xla.json"
+done
+python3 - "$TMP" <<'EOF' && pass || fail "simulate --xla: ResNet-50 not faster or VGG16 moved"
+import json, sys
+t = {f: json.load(open("%s/%s.json" % (sys.argv[1], f)))
+     for f in ("resnet50", "resnet50-xla", "vgg16", "vgg16-xla")}
+assert t["resnet50-xla"]["xla"] and not t["resnet50"]["xla"]
+assert t["resnet50-xla"]["throughput"] > 1.03 * t["resnet50"]["throughput"], t
+assert t["vgg16-xla"]["throughput"] == t["vgg16"]["throughput"], t
+EOF
+fails 2 "--xla is TensorFlow's" "$DRIPLE" simulate zoo:resnet50 $XA --framework pytorch --xla
+
 # bad input: file and line, usage errors exit 2
 printf 'timestamp, utilization.gpu [%%]\n2024/01/31 12:00:00.000, 12 %%\n2024/01/31 12:00:00.100, x %%\n' >"$TMP/bad.csv"
 fails 1 "bad.csv:3" "$DRIPLE" trace extract "$TMP/bad.csv"

@@ -468,10 +468,10 @@ static void test_conv3d(void) {
     dp_graph_free(g);
 }
 
-/* The compute time of graph g (consumed: freed here) on one V100 (Volta) worker under PyTorch
- * over PCIe, in precision prec, with constants k; NAN when the run fails. */
-static double v100_compute_ms(struct dp_graph *g, const struct dp_sim_constants *k,
-                              enum dp_precision prec) {
+/* The compute time of graph g (consumed: freed here) on one V100 (Volta) worker over PCIe under
+ * framework fw (XLA: xla), in precision prec, with constants k; NAN when the run fails. */
+static double v100_setting_ms(struct dp_graph *g, const struct dp_sim_constants *k,
+                              enum dp_precision prec, enum dp_framework fw, bool xla) {
     struct dp_gpu gpu = v100();
     strcpy(gpu.architecture, "Volta (GV100)");
     struct dp_sim_opts o;
@@ -480,8 +480,9 @@ static double v100_compute_ms(struct dp_graph *g, const struct dp_sim_constants 
     o.iterations = 2;
     o.throughput_only = true;
     o.constants = k;
-    struct dp_setting s = ar_setting(gpu.name, 1, DP_NET_PCIE, 1, DP_FW_PYTORCH);
+    struct dp_setting s = ar_setting(gpu.name, 1, DP_NET_PCIE, 1, fw);
     s.precision = prec;
+    s.xla = xla;
     struct dp_sim_result res;
     struct dp_error err = {0};
     double ms = NAN;
@@ -491,6 +492,12 @@ static double v100_compute_ms(struct dp_graph *g, const struct dp_sim_constants 
     }
     dp_graph_free(g);
     return ms;
+}
+
+/* v100_setting_ms under PyTorch. */
+static double v100_compute_ms(struct dp_graph *g, const struct dp_sim_constants *k,
+                              enum dp_precision prec) {
+    return v100_setting_ms(g, k, prec, DP_FW_PYTORCH, false);
 }
 
 /* The compute time on a V100 (v100_compute_ms) of a graph of one op, "<scope>/<op>" of type op:
@@ -700,6 +707,42 @@ static void test_liveness_rules(void) {
     dp_graph_free(g);
 }
 
+/* x[B,100] -> norm -> Relu -> Sum, the norm's statistics read by a per-channel Identity (its
+ * moving average): norm "FusedBatchNormV3" or an element-wise op. */
+static struct dp_graph *norm_relu(const char *norm) {
+    struct dp_graph *g = dp_graph_init("norm_relu");
+    dp_graph_set_batch(g, 1000, "test");
+    int64_t dx[2] = {DP_DIM_BATCH, 100}, dc[1] = {100}, ds[1] = {1};
+    int x = add(g, "IteratorGetNext", "IteratorGetNext", "/job:worker/task:0/device:CPU:0", 2,
+                dx, NULL, 0);
+    int bn = add(g, "bn/norm", norm, GPU_DEV, 2, dx, &x, 1);
+    add(g, "bn/moving_mean", "Identity", GPU_DEV, 1, dc, &bn, 1);
+    int relu = add(g, "relu", "Relu", GPU_DEV, 2, dx, &bn, 1);
+    add(g, "loss", "Sum", GPU_DEV, 1, ds, &relu, 1);
+    return g;
+}
+
+/* XLA auto-clustering expands a batch norm into a reduction and element-wise ops that fuse with
+ * the Relu that reads it: the norm's output (B x 100 x 4 bytes) is neither written nor read
+ * back, 2 x its bytes less over the memory bandwidth at eff_mem (gaps and host dispatch at 0:
+ * the traffic alone); reading its statistics (the moving average) does not keep the output.
+ * Without a batch norm XLA changes nothing here, and PyTorch ignores the switch. */
+static void test_xla(void) {
+    struct dp_sim_constants k;
+    dp_sim_constants_default(&k);
+    k.gap_us = k.host_tf_us = k.host_pt_us = k.jitter = 0;
+    enum dp_precision fp32 = DP_PREC_FP32;
+    double plain = v100_setting_ms(norm_relu("FusedBatchNormV3"), &k, fp32, DP_FW_TENSORFLOW, 0);
+    double xla = v100_setting_ms(norm_relu("FusedBatchNormV3"), &k, fp32, DP_FW_TENSORFLOW, 1);
+    CHECK_NEAR(plain - xla, 2 * 1000 * 100 * 4.0 / (900e6 * k.eff_mem), 1e-9);
+    CHECK(xla > 0);
+    double sig = v100_setting_ms(norm_relu("Sigmoid"), &k, fp32, DP_FW_TENSORFLOW, 0);
+    CHECK_NEAR(v100_setting_ms(norm_relu("Sigmoid"), &k, fp32, DP_FW_TENSORFLOW, 1), sig, 1e-12);
+    double pt = v100_setting_ms(norm_relu("FusedBatchNormV3"), &k, fp32, DP_FW_PYTORCH, 0);
+    CHECK_NEAR(v100_setting_ms(norm_relu("FusedBatchNormV3"), &k, fp32, DP_FW_PYTORCH, 1), pt,
+               1e-12);
+}
+
 int main(void) {
     struct dp_graph *g = mlp(4096);
     CHECK(g && dp_graph_n_nodes(g) == 16);
@@ -720,5 +763,6 @@ int main(void) {
     test_winograd_traffic();
     test_unaligned_gemm();
     test_conv_transpose_phase();
+    test_xla();
     TEST_MAIN_END();
 }

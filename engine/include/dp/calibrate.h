@@ -26,6 +26,8 @@ struct dp_calib_row {
     int     gpus;          /* workers, one machine: as the run was made (see ran_fp32) */
     bool    ran_fp32;      /* a row whose log shows one GPU in fp32 where the table says several
                               in mixed precision (calib_load.c, ran_one_gpu_fp32) */
+    bool    xla;           /* a TensorFlow run with XLA auto-clustering, as its logs show
+                              (calib_load.c, ran_xla): simulated with setting.xla */
     int     replicas;      /* independent one-GPU runs the figure sums (no gradient exchanged:
                               simulated as one GPU, times this); 1: one data-parallel job */
     int     batch;         /* per GPU */
@@ -51,11 +53,11 @@ struct dp_calib;
  * replicated, allreduce and single: all-reduce over NVLink where the row or the GPU's SXM form
  * says so, else PCIe; Lambda's Transformer-XL runs: one independent run per GPU, see replicas;
  * fp16 or mixed: mixed precision; rows whose runs' logs show one GPU in fp32: so, see
- * ran_fp32), the zoo graph (tf_cnn_benchmarks' SGD,
- * DeepLearningExamples' momentum for images and Adam for sequences) and its workload at the
- * row's batch. cat is borrowed and must outlive the result. New set owned by the caller
- * (dp_calib_free); on failure "<file>:<line>: <what>" (an unknown GPU or model, a bad cell, a
- * table without the columns) and *out untouched. */
+ * ran_fp32; rows whose logs show XLA auto-clustering: setting.xla, see xla), the zoo graph
+ * (tf_cnn_benchmarks' SGD, DeepLearningExamples' momentum for images and Adam for sequences)
+ * and its workload at the row's batch. cat is borrowed and must outlive the result. New set
+ * owned by the caller (dp_calib_free); on failure "<file>:<line>: <what>" (an unknown GPU or
+ * model, a bad cell, a table without the columns) and *out untouched. */
 enum dp_status dp_calib_load(const char *const *paths, int n_paths,
                              const struct dp_gpu_catalog *cat, struct dp_calib **out,
                              struct dp_error *err);

@@ -18,8 +18,8 @@ struct calib_work {
 
 struct calib_key {
     int                  work;
-    int                  prof;       /* keys of one workload, GPU, precision and framework share
-                                        their compute profiles */
+    int                  prof;       /* keys of one workload, GPU, precision, framework and XLA
+                                        switch share their compute profiles */
     const struct dp_gpu *gpu;
     struct dp_setting    setting;
     double               throughput; /* samples/s, the last prediction */

@@ -67,6 +67,24 @@ static bool ran_one_gpu_fp32(const struct dp_calib_row *r, const char *source, c
            strstr(prec, "16") && strstr(source, "lambdal/deeplearning-benchmark@f0896d6c");
 }
 
+/* Lambda's tf_cnn_benchmarks runs that used XLA auto-clustering (TF_XLA_FLAGS=
+ * --tf_xla_auto_jit=2): a row names its raw log directory (logs/<dir> in its source or notes,
+ * LambdaColdStorage/lambda-tensorflow-benchmark at e086e0e7), and every log of the *_XLA*
+ * directories the rows cite prints TensorFlow's mark_for_compilation_pass warning, which only
+ * an XLA run prints; so does every log of 7502-A100-PCIE-40GB.logs, though its name does not
+ * say so. The other directories' logs (Quadro RTX 6000, GTX 1080 Ti, V100-SXM3, the V100-SXM2
+ * run without _XLA) never print it. */
+static bool ran_xla(const char *text) {
+    for (const char *p = text; (p = strstr(p, "logs/")); p += 5) {
+        size_t n = strcspn(p + 5, "/ ;,)\"");
+        const char *x = p + 5;
+        for (const char *q = x; q + 4 <= x + n; q++)
+            if (!strncmp(q, "_XLA", 4) && (q[4] == '_' || q[4] == '.')) return true;
+        if (n == 24 && !strncmp(x, "7502-A100-PCIE-40GB.logs", n)) return true;
+    }
+    return false;
+}
+
 void dp_calib_free(struct dp_calib *c) {
     if (!c) return;
     for (int i = 0; i < c->n_work; i++) dp_sim_workload_free(c->work[i].w);
@@ -110,6 +128,7 @@ static enum dp_status row_setting(struct dp_calib_row *r, const struct dp_gpu *g
     s->workers = r->replicas > 1 ? 1 : r->gpus;
     s->machines = 1;
     s->framework = strstr(f[col[C_FRAMEWORK]], "pytorch") ? DP_FW_PYTORCH : DP_FW_TENSORFLOW;
+    s->xla = r->xla;
     const char *prec = f[col[C_PRECISION]];
     s->precision = (strstr(prec, "16") || strstr(prec, "mixed")) && !r->ran_fp32 ? DP_PREC_MIXED
                                                                                   : DP_PREC_FP32;
@@ -162,7 +181,7 @@ static int key_of(struct dp_calib *c, int work, const struct dp_gpu *gpu,
                   const struct dp_setting *s, struct dp_error *err) {
     for (int i = 0; i < c->n_keys; i++)
         if (c->keys[i].work == work && c->keys[i].gpu == gpu &&
-            dp_setting_same_cluster(&c->keys[i].setting, s))
+            dp_setting_same_cluster(&c->keys[i].setting, s) && c->keys[i].setting.xla == s->xla)
             return i;
     if (!grow((void **)&c->keys, &c->cap_keys, c->n_keys, sizeof *c->keys)) {
         dp_error_set(err, DP_ERR_NOMEM, "out of memory");
@@ -177,7 +196,7 @@ static int key_of(struct dp_calib *c, int work, const struct dp_gpu *gpu,
     for (int i = 0; i < c->n_keys && k->prof < 0; i++) {
         const struct calib_key *o = &c->keys[i];
         if (o->work == work && o->gpu == gpu && o->setting.precision == s->precision &&
-            o->setting.framework == s->framework)
+            o->setting.framework == s->framework && o->setting.xla == s->xla)
             k->prof = o->prof;
     }
     if (k->prof < 0) k->prof = c->n_prof++;
@@ -269,6 +288,9 @@ static enum dp_status read_table(struct dp_calib *c, const char *file, struct dp
             r->gpus = 1;
         }
         r->replicas = runs_unsynced(r->model) ? r->gpus : 1;
+        r->xla = !strstr(fld[col[C_FRAMEWORK]], "pytorch") &&
+                 (ran_xla(fld[col[C_NOTES]]) ||
+                  (col[C_SOURCE] >= 0 && ran_xla(fld[col[C_SOURCE]])));
         r->batch = (int)batch;
         const struct dp_gpu *g = dp_gpu_find(c->cat, r->gpu);
         const struct dp_zoo_info *zi = dp_zoo_find(r->zoo);

@@ -97,10 +97,16 @@ static int var_of(const struct dp_graph *g, int idx) {
  * producer and fuse into their consumer; a row reduction (a layer norm's mean, a softmax
  * gradient's sum, a bias gradient) takes in its element-wise producer but ends the kernel
  * (its output is smaller than its input). Pooling, batch and local response norms are cuDNN's
- * own kernels and fuse with nothing. */
+ * own kernels and fuse with nothing, except the forward batch norm under XLA: its GPU backend
+ * expands it into a reduction and element-wise ops (BatchNormExpander; cuDNN's batch norm only
+ * under --xla_gpu_use_cudnn_batchnorm, off by default), and the element-wise part fuses with
+ * its reader (a Relu): the normalised tensor is neither written nor read back. The gradient's
+ * expansion reads its inputs twice (its reductions, then dx), so the Relu gradient fused into
+ * it saves one tensor pass where the rule below would count two: it stays a kernel. */
 enum { FUSE_NONE, FUSE_CHAIN, FUSE_SINK };
-static unsigned char fuse_role(const char *op, enum dp_op_class cls) {
-    if (cls == DP_OPCLASS_ELEMWISE || !strcmp(op, "Softmax") || !strcmp(op, "LogSoftmax"))
+static unsigned char fuse_role(const char *op, enum dp_op_class cls, bool xla) {
+    if (cls == DP_OPCLASS_ELEMWISE || !strcmp(op, "Softmax") || !strcmp(op, "LogSoftmax") ||
+        (xla && !strncmp(op, "FusedBatchNorm", 14) && !strstr(op, "Grad")))
         return FUSE_CHAIN;
     if (cls != DP_OPCLASS_REDUCE) return FUSE_NONE;
     static const char *const sinks[] = {"Mean", "Sum", "Max", "Min", "Prod", "BiasAddGrad",
@@ -109,6 +115,54 @@ static unsigned char fuse_role(const char *op, enum dp_op_class cls) {
     for (size_t k = 0; k < sizeof sinks / sizeof sinks[0]; k++)
         if (!strcmp(op, sinks[k])) return FUSE_SINK;
     return FUSE_NONE;
+}
+
+/* Fusion: an element-wise op (or a softmax) whose readers are all element-wise ops,
+ * softmaxes or row reductions runs inside their kernels; the tensor between them is
+ * neither written nor read. With several readers (a training graph's forward output that
+ * its gradient ops read again) the producer is recomputed in each reader's kernel, as
+ * XLA duplicates cheap element-wise producers into their consumers and PyTorch's fused
+ * layers (apex, TorchScript's bias-GELU, fused dropout) recompute in the backward pass:
+ * its kernel and its output go, and each reader reads the producer's inputs instead,
+ * so r readers save (1 + r) x the output's bytes less (r - 1) x the inputs' bytes
+ * (2 x the output for one reader); a producer that would cost more that way stays.
+ * role: per worker op, its fuse_role; worker_idx: per node, its worker op or -1; readers:
+ * per node, its readers; fusing: scratch, per node. Fills the ops' fused and absorbed, or
+ * under xla their fused_xla and absorbed_xla. */
+static void fuse_ops(const struct dp_graph *g, struct dp_sim_workload *w, int64_t batch,
+                     const unsigned char *role, const int *worker_idx, const int *readers,
+                     int *fusing, bool xla) {
+    size_t nn = dp_graph_n_nodes(g);
+    memset(fusing, 0, nn * sizeof *fusing);
+    for (size_t i = 0; i < nn; i++) {
+        const struct dp_node *n = dp_graph_node(g, i);
+        int wi = worker_idx[i];
+        if (wi < 0 || !role[wi]) continue;
+        bool hb = sim_has_batch_dim(n);
+        for (int k = 0; k < n->n_inputs; k++)
+            if (!sim_reads_stats_only(dp_graph_node(g, (size_t)n->inputs[k]), n, hb))
+                fusing[n->inputs[k]]++;
+    }
+    for (size_t i = 0; i < nn; i++) {
+        const struct dp_node *n = dp_graph_node(g, i);
+        int wi = worker_idx[i];
+        if (wi < 0 || !role[wi]) continue;
+        bool hb = sim_has_batch_dim(n);
+        for (int k = 0; k < n->n_inputs; k++) {
+            int src = n->inputs[k], ws = worker_idx[src], r = readers[src];
+            if (ws < 0 || role[ws] != FUSE_CHAIN || fusing[src] != r ||
+                sim_reads_stats_only(dp_graph_node(g, (size_t)src), n, hb))
+                continue;
+            const struct dp_node *sn = dp_graph_node(g, (size_t)src);
+            int es = dp_dtype_size(sn->dtype);
+            double osz = dp_node_tensor_size(sn, batch) * (es ? es : 4);
+            double in = w->ops[ws].bytes > osz ? w->ops[ws].bytes - osz : 0;
+            double saved = (1 + r) * osz - (r - 1) * in;
+            if (saved <= 0) continue;
+            *(xla ? &w->ops[ws].absorbed_xla : &w->ops[ws].absorbed) = 1;
+            *(xla ? &w->ops[wi].fused_xla : &w->ops[wi].fused) += saved / r;
+        }
+    }
 }
 
 /* cuDNN's non-fused Winograd F(4x4, 3x3) writes each 6x6 input tile's transform (36 values for
@@ -138,7 +192,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
     double *need = NULL;      /* per node: parameters a forward op reads first / a grad op makes */
     unsigned char *claimed = NULL; /* per variable: a forward op already needs it */
     int *readers = NULL, *worker_idx = NULL;
-    unsigned char *elem = NULL; /* per worker op: its fuse_role */
+    unsigned char *elem = NULL, *elem_xla = NULL; /* per worker op: its fuse_role, and XLA's */
     int *fusing = NULL;         /* per node: readers that are fusable worker ops */
     if (!w) goto fail;
     snprintf(w->name, sizeof w->name, "%s", dp_graph_name(g));
@@ -151,7 +205,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
         !(need = calloc(nn + 1, sizeof *need)) || !(claimed = calloc(nn + 1, 1)) ||
         !(readers = calloc(nn + 1, sizeof *readers)) ||
         !(worker_idx = malloc((nn + 1) * sizeof *worker_idx)) || !(elem = calloc(nn + 1, 1)) ||
-        !(fusing = calloc(nn + 1, sizeof *fusing)))
+        !(elem_xla = calloc(nn + 1, 1)) || !(fusing = calloc(nn + 1, sizeof *fusing)))
         goto fail;
     /* Which ops run on the worker GPU: those placed on a GPU; when the graph names no device
      * at all, every op with a kernel. */
@@ -159,7 +213,10 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
     for (size_t i = 0; i < nn; i++) {
         const struct dp_node *n = dp_graph_node(g, i);
         if (dp_node_on_gpu(n)) any_gpu = true;
-        for (int k = 0; k < n->n_inputs; k++) readers[n->inputs[k]]++;
+        bool hb = sim_has_batch_dim(n);
+        for (int k = 0; k < n->n_inputs; k++) /* a batch norm's statistics are not its output */
+            if (!sim_reads_stats_only(dp_graph_node(g, (size_t)n->inputs[k]), n, hb))
+                readers[n->inputs[k]]++;
     }
     /* Which parameters each op needs (forward, first reader) or produces (the gradient fed to
      * an Apply op: its largest backward input). */
@@ -209,7 +266,8 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
         o->mm = cls == DP_OPCLASS_MATMUL;
         o->launches = 1;
         o->back = is_backward(n);
-        elem[w->n_ops] = fuse_role(n->op, cls);
+        elem[w->n_ops] = fuse_role(n->op, cls, false);
+        elem_xla[w->n_ops] = fuse_role(n->op, cls, true);
         if (o->mm) {
             double red;
             gemm_shape(g, n, batch, &o->m, &o->n, &red, &o->chan, &o->width);
@@ -237,38 +295,8 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
                           dp_graph_name(g));
         goto fail;
     }
-    /* Fusion: an element-wise op (or a softmax) whose readers are all element-wise ops,
-     * softmaxes or row reductions runs inside their kernels; the tensor between them is
-     * neither written nor read. With several readers (a training graph's forward output that
-     * its gradient ops read again) the producer is recomputed in each reader's kernel, as
-     * XLA duplicates cheap element-wise producers into their consumers and PyTorch's fused
-     * layers (apex, TorchScript's bias-GELU, fused dropout) recompute in the backward pass:
-     * its kernel and its output go, and each reader reads the producer's inputs instead,
-     * so r readers save (1 + r) x the output's bytes less (r - 1) x the inputs' bytes
-     * (2 x the output for one reader); a producer that would cost more that way stays. */
-    for (size_t i = 0; i < nn; i++) {
-        const struct dp_node *n = dp_graph_node(g, i);
-        int wi = worker_idx[i];
-        if (wi < 0 || !elem[wi]) continue;
-        for (int k = 0; k < n->n_inputs; k++) fusing[n->inputs[k]]++;
-    }
-    for (size_t i = 0; i < nn; i++) {
-        const struct dp_node *n = dp_graph_node(g, i);
-        int wi = worker_idx[i];
-        if (wi < 0 || !elem[wi]) continue;
-        for (int k = 0; k < n->n_inputs; k++) {
-            int src = n->inputs[k], ws = worker_idx[src], r = readers[src];
-            if (ws < 0 || elem[ws] != FUSE_CHAIN || fusing[src] != r) continue;
-            const struct dp_node *sn = dp_graph_node(g, (size_t)src);
-            int es = dp_dtype_size(sn->dtype);
-            double osz = dp_node_tensor_size(sn, batch) * (es ? es : 4);
-            double in = w->ops[ws].bytes > osz ? w->ops[ws].bytes - osz : 0;
-            double saved = (1 + r) * osz - (r - 1) * in;
-            if (saved <= 0) continue;
-            w->ops[ws].absorbed = 1;
-            w->ops[wi].fused += saved / r;
-        }
-    }
+    fuse_ops(g, w, batch, elem, worker_idx, readers, fusing, false);
+    fuse_ops(g, w, batch, elem_xla, worker_idx, readers, fusing, true);
     /* Variables no forward op was seen reading are needed from the start. */
     for (int i = 0; i < w->n_ops; i++)
         if (!w->ops[i].back) {
@@ -291,6 +319,8 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
                 last->fused += o->fused;
                 last->launches += 1;
                 last->absorbed += o->absorbed;
+                last->fused_xla += o->fused_xla;
+                last->absorbed_xla += o->absorbed_xla;
                 last->pneed += o->pneed;
                 continue;
             }
@@ -311,6 +341,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
     free(readers);
     free(worker_idx);
     free(elem);
+    free(elem_xla);
     free(fusing);
     *out = w;
     return DP_OK;
@@ -322,6 +353,7 @@ fail:
     free(readers);
     free(worker_idx);
     free(elem);
+    free(elem_xla);
     free(fusing);
     dp_sim_workload_free(w);
     return st;
@@ -511,6 +543,9 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
     bool fp16 = s->precision == DP_PREC_MIXED; /* tensor-core operands: fp16, else TF32 */
     double byte_scale = dp_sim_byte_scale(w->graph_f16, s);
     double fuse = pt ? k->fuse_pt : k->fuse_tf;
+    /* XLA auto-clustering (TensorFlow only): its fusions take in batch norms too (fuse_role),
+     * so fewer kernels run and launch */
+    bool xla = s->xla && !pt;
     double host = (pt ? k->host_pt_us : k->host_tf_us) / 1000, gap = k->gap_us / 1000;
     /* The generation's scale, never past the peak. */
     double mem_rate = d->bw * k->eff_mem, gs = k->gen_scale[d->gen];
@@ -542,9 +577,9 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
                     }
                 }
             } else {
-                bytes -= fuse * o->fused * byte_scale;
+                bytes -= fuse * (xla ? o->fused_xla : o->fused) * byte_scale;
                 if (bytes < 0) bytes = 0;
-                launches -= fuse * o->absorbed;
+                launches -= fuse * (xla ? o->absorbed_xla : o->absorbed);
             }
             double tm = bytes / mem_rate, kern = tf > tm ? tf : tm;
             rec[n++] = (struct oprec){kern, tm < kern ? tm : kern, launches, o->pneed};

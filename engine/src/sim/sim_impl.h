@@ -26,6 +26,8 @@ struct sim_op {
     double launches;     /* kernels: 1, or a run's ops */
     double absorbed;     /* of a run's ops, those a fused kernel takes in (an element-wise op
                             or softmax whose readers all fuse) */
+    double fused_xla, absorbed_xla; /* the same under XLA, whose fusions take in batch norms
+                                       too (fuse_role) */
     double m, n;         /* conv/matmul as a GEMM, rows x columns (wave quantisation) */
     double chan, width;  /* conv/matmul: the channels (a matmul: the elements) each product
                             reduces over, and its output's last dimension */
@@ -184,6 +186,14 @@ enum dp_status sim_sample_worker(const struct iter_state *st, int w, double dt, 
                                  struct dp_trace *tr, double *busy_total, struct dp_error *err);
 
 /* --- memory --- */
+/* A read of node src by node dst that does not read src's (first) output: a fused batch norm's
+ * gradient and its moving-average update read its per-channel statistics (outputs 1 to 4,
+ * which the graph does not size), not the normalised tensor. dst_has_batch:
+ * sim_has_batch_dim(dst). */
+bool sim_reads_stats_only(const struct dp_node *src, const struct dp_node *dst,
+                          bool dst_has_batch);
+/* Whether n's shape has the batch dimension. */
+bool sim_has_batch_dim(const struct dp_node *n);
 /* dp_sim_activation_bytes with the element-wise ops of the forward pass whose forward readers
  * are all element-wise fused into their consumers' kernels: not kept, recomputed for the
  * backward pass from the fused kernel's inputs, which stay alive instead. */

@@ -16,16 +16,13 @@ static bool contains(const char *s, const char *sub) { return s && strstr(s, sub
  * autotuner never picks an algorithm that needs more. */
 #define SIM_WORKSPACE_CAP 4294967296.0
 
-/* A read of node src by node dst that does not keep src's (first) output alive: a fused batch
- * norm's gradient and its moving-average update read its per-channel statistics (outputs 1 to
- * 4, which the graph does not size), not the normalised tensor. */
-static bool reads_stats_only(const struct dp_node *src, const struct dp_node *dst,
-                             bool dst_has_batch) {
+bool sim_reads_stats_only(const struct dp_node *src, const struct dp_node *dst,
+                          bool dst_has_batch) {
     if (strncmp(src->op, "FusedBatchNorm", 14) || contains(src->op, "Grad")) return false;
     return contains(dst->op, "FusedBatchNormGrad") || !dst_has_batch;
 }
 
-static bool has_batch_dim(const struct dp_node *n) {
+bool sim_has_batch_dim(const struct dp_node *n) {
     for (int d = 0; d < n->n_dims; d++)
         if (n->dims[d] == DP_DIM_BATCH) return true;
     return false;
@@ -138,7 +135,7 @@ static enum dp_status sweep(const struct dp_graph *g, int64_t batch, bool fused,
     for (int i = 0; i < n; i++) {
         const struct dp_node *d = dp_graph_node(g, (size_t)i);
         int es = dp_dtype_size(d->dtype);
-        if (has_batch_dim(d)) size[i] = dp_node_tensor_size(d, batch) * (es ? es : 4);
+        if (sim_has_batch_dim(d)) size[i] = dp_node_tensor_size(d, batch) * (es ? es : 4);
         last[i] = -1;
         buf[i] = -1;
         head[i] = -1;
@@ -146,10 +143,10 @@ static enum dp_status sweep(const struct dp_graph *g, int64_t batch, bool fused,
     for (int i = 0; i < n; i++) {
         const struct dp_node *d = dp_graph_node(g, (size_t)i);
         if (dp_node_phase(d) == DP_PHASE_INIT) continue;
-        bool hb = has_batch_dim(d);
+        bool hb = sim_has_batch_dim(d);
         for (int k = 0; k < d->n_inputs; k++) {
             int src = d->inputs[k];
-            if (reads_stats_only(dp_graph_node(g, (size_t)src), d, hb)) continue;
+            if (sim_reads_stats_only(dp_graph_node(g, (size_t)src), d, hb)) continue;
             if (pos[i] > last[src]) last[src] = pos[i];
         }
     }
