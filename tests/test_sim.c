@@ -290,6 +290,30 @@ static void test_allreduce_traffic(struct dp_graph *g) {
     dp_sim_result_free(&r);
 }
 
+/* dp_sim_allreduce_ms by hand: a ring of 8 over the A100's NVLink (half its figure each way),
+ * then 16 workers on two machines (the ring inside, then the NICs' over 100GbE), at the
+ * constants' achieved share of each link; one worker exchanges nothing, and a GPU whose speeds
+ * are unknown still has its links. */
+static void test_allreduce_closed_form(void) {
+    struct dp_gpu gpu;
+    if (!catalog_gpu("A100-40GB-SXM", &gpu)) return;
+    struct dp_sim_constants k;
+    dp_sim_constants_default(&k);
+    double B = 1e8, nvl = gpu.nvlink_gbps / 2 * 1e6 * k.net_eff;
+    double lat_nvl = dp_network_latency_us(DP_NET_NVLINK) / 1000;
+    struct dp_setting s = ar_setting(gpu.name, 8, DP_NET_NVLINK, 1, DP_FW_PYTORCH);
+    double ring = 2.0 * 7 / 8 * B / nvl + 2.0 * 7 * lat_nvl;
+    CHECK_NEAR(dp_sim_allreduce_ms(&s, &gpu, &k, B), ring, 1e-12 * ring);
+    s = ar_setting(gpu.name, 16, DP_NET_100GBE, 0, DP_FW_PYTORCH);
+    double nic = dp_network_bandwidth_gbps(DP_NET_100GBE) * 1e6 * k.net_eff;
+    double two = ring + 2.0 * 1 / 2 * B / nic + 2.0 * dp_network_latency_us(DP_NET_100GBE) / 1000;
+    CHECK_NEAR(dp_sim_allreduce_ms(&s, &gpu, &k, B), two, 1e-12 * two);
+    gpu.fp32_tflops = gpu.bandwidth_gbps = NAN;
+    CHECK_NEAR(dp_sim_allreduce_ms(&s, &gpu, &k, B), two, 1e-12 * two);
+    s = ar_setting(gpu.name, 1, DP_NET_NVLINK, 1, DP_FW_PYTORCH);
+    CHECK(dp_sim_allreduce_ms(&s, &gpu, &k, B) == 0);
+}
+
 /* PyTorch DDP overlaps bucketed all-reduce with the backward pass; TensorFlow's replicated mode
  * reduces after it: on a slow link the same job takes longer under TensorFlow's schedule
  * (compute alike: the host overheads set equal). */
@@ -753,6 +777,7 @@ int main(void) {
     test_errors(g);
     test_absurd(g);
     test_allreduce_traffic(g);
+    test_allreduce_closed_form();
     test_allreduce_overlap(g);
     test_line_rate(g);
     test_devices(g);

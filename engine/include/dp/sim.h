@@ -162,6 +162,12 @@ double dp_sim_tensor_share(enum dp_gpu_gen gen, const struct dp_setting *s);
  * GPU without it): a x16 link of its PCIe generation (3.0 when unknown); any other network: its
  * NIC rate (dp_network_bandwidth_gbps). */
 double dp_sim_link_gbps(const struct dp_gpu *g, enum dp_network n);
+/* The time (ms) NCCL's all-reduce of `bytes` per worker takes on setting s with GPU g and
+ * constants k, as the simulator takes it (a ring inside a machine over NVLink or PCIe, across
+ * machines a ring over the NICs, at k's achieved share of each link); 0 with one worker or no
+ * bytes. Needs only g's link figures, none of its speeds; machines < 1 read as 1. */
+double dp_sim_allreduce_ms(const struct dp_setting *s, const struct dp_gpu *g,
+                           const struct dp_sim_constants *k, double bytes);
 /* The share of a graph's bytes (per-op traffic, activations) that a run on setting s moves: 0.5
  * for a graph in fp32 (graph_f16 false: dp_graph_f16) run under mixed precision, whose
  * activations are fp16; 1 otherwise. */

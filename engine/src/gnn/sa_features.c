@@ -123,17 +123,6 @@ const char *const dp_sa_burst_names[DP_SA_BURST_N] = {
 /* A rate (GB/s or TFLOPS) when known, else the fallback. */
 static double known_or(double v, double fallback) { return v > 0 && isfinite(v) ? v : fallback; }
 
-/* NCCL's all-reduce time (ms) of `bytes` as the simulator takes it (sim_network.c): a ring
- * inside a machine of g GPUs at `intra` bytes/ms, then one over m machines' NICs at `nic`. */
-static double ring_ms(double bytes, int g, int m, double intra, double nic, double lat_intra,
-                      double lat_nic) {
-    double t = 0;
-    if (bytes <= 0) return 0;
-    if (g > 1) t += 2.0 * (g - 1) / g * bytes / intra + 2.0 * (g - 1) * lat_intra;
-    if (m > 1) t += 2.0 * (m - 1) / m * bytes / nic + 2.0 * (m - 1) * lat_nic;
-    return t;
-}
-
 void dp_sa_burst_vector(const struct dp_profile *p, const struct dp_setting *s,
                         const struct dp_gpu *g, double v[DP_SA_BURST_N]) {
     struct dp_sim_constants k;
@@ -176,20 +165,13 @@ void dp_sa_burst_vector(const struct dp_profile *p, const struct dp_setting *s,
         /* PyTorch DDP fills 25 MB buckets (the first 1 MB) as the backward pass makes the
          * gradients, each reduced once full; TensorFlow reduces them all after it. */
         double grad = p->params * (s->precision == DP_PREC_MIXED && !pt ? 2.0 : 4.0);
-        int per = (W + M - 1) / M, mach = (W + per - 1) / per;
-        bool nvring = nvl > 0 && s->network != DP_NET_PCIE &&
-                      (g->form_factor == DP_FORM_SXM || per <= 2);
-        double intra = nvring ? nvl : pcie;
-        double li = dp_network_latency_us(nvring ? DP_NET_NVLINK : DP_NET_PCIE) / 1000;
         double first = pt ? fmin(grad, 1048576.0) : grad, rest = grad - first;
         double nrest = rest > 0 ? ceil(rest / (25.0 * 1048576)) : 0;
+        double ring_first = dp_sim_allreduce_ms(s, g, &k, first),
+               ring_piece = nrest > 0 ? dp_sim_allreduce_ms(s, g, &k, rest / nrest) : 0;
         pieces = W > 1 ? 1 + nrest : 0;
-        double last = nrest > 0 ? ring_ms(rest / nrest, per, mach, intra, nic, li, lat)
-                                : ring_ms(first, per, mach, intra, nic, li, lat);
-        sync = W > 1 ? ring_ms(first, per, mach, intra, nic, li, lat) +
-                           nrest * ring_ms(nrest > 0 ? rest / nrest : 0, per, mach, intra, nic,
-                                           li, lat)
-                     : 0;
+        double last = nrest > 0 ? ring_piece : ring_first;
+        sync = W > 1 ? ring_first + nrest * ring_piece : 0;
         double tail = pt ? last : sync;
         iter = fw + fmax(bw + (W > 1 ? tail : 0), sync) + update + (W > 1 ? 2 * lat : 0);
         gpu_busy += update;

@@ -414,6 +414,12 @@ static void note(struct sim_device *d, const char *what) {
     snprintf(d->notes + len, sizeof d->notes - len, "%s%s", len ? "; " : "", what);
 }
 
+void sim_device_links(const struct dp_gpu *gpu, struct sim_device *d) {
+    d->nvlink = gpu->nvlink_gbps > 0 ? BYTES_PER_MS(dp_sim_link_gbps(gpu, DP_NET_NVLINK)) : 0;
+    d->pcie = BYTES_PER_MS(dp_sim_link_gbps(gpu, DP_NET_PCIE));
+    d->form = gpu->form_factor;
+}
+
 enum dp_status sim_device_init(const struct dp_gpu *gpu, struct sim_device *d,
                                struct dp_error *err) {
     memset(d, 0, sizeof *d);
@@ -440,7 +446,6 @@ enum dp_status sim_device_init(const struct dp_gpu *gpu, struct sim_device *d,
     d->bw = BYTES_PER_MS(gpu->bandwidth_gbps) * per;
     d->memory_gb = gpu->memory_gb * per;
     d->sms = gpu->sm_count > 0 ? (int)(gpu->sm_count * per) : 0;
-    d->form = gpu->form_factor;
     if (gpu->devices > 1) {
         snprintf(buf, sizeof buf, "one of the board's %d devices: 1/%d of its figures",
                  gpu->devices, gpu->devices);
@@ -457,8 +462,7 @@ enum dp_status sim_device_init(const struct dp_gpu *gpu, struct sim_device *d,
     }
     if (d->gen == DP_GEN_UNKNOWN) note(d, "architecture generation unknown: no tensor cores");
     if (!d->sms) note(d, "SM count unknown: no wave quantisation");
-    d->nvlink = gpu->nvlink_gbps > 0 ? BYTES_PER_MS(dp_sim_link_gbps(gpu, DP_NET_NVLINK)) : 0;
-    d->pcie = BYTES_PER_MS(dp_sim_link_gbps(gpu, DP_NET_PCIE));
+    sim_device_links(gpu, d);
     if (gpu->pcie_gen < 3) note(d, "PCIe generation unknown: PCIe 3.0 x16 assumed");
     return DP_OK;
 }

@@ -74,6 +74,8 @@ struct sim_device {
 /* The device of gpu (DP_ERR_INVALID naming what the simulator needs and the catalog lacks). */
 enum dp_status sim_device_init(const struct dp_gpu *gpu, struct sim_device *d,
                                struct dp_error *err);
+/* Only d's links and form factor, which need no speed figure (sim_device_init sets them too). */
+void sim_device_links(const struct dp_gpu *gpu, struct sim_device *d);
 
 /* --- compute: per-op times compressed into phases --- */
 #define SIM_CHUNKS 64

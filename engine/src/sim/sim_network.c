@@ -155,3 +155,15 @@ double sim_allreduce_ms(const struct sim_allreduce *a, double bytes, double *int
     }
     return t;
 }
+
+double dp_sim_allreduce_ms(const struct dp_setting *s, const struct dp_gpu *g,
+                           const struct dp_sim_constants *k, double bytes) {
+    struct dp_setting one = *s;
+    struct sim_device d = {0};
+    struct sim_allreduce a;
+    double intra, nic;
+    if (one.machines < 1) one.machines = 1;
+    sim_device_links(g, &d);
+    sim_allreduce_init(&one, &d, k, &a);
+    return sim_allreduce_ms(&a, bytes, &intra, &nic);
+}
