@@ -21,19 +21,20 @@
 #     lane 1: the setting-aware inspector (driple train --sweep: that body, an ensemble of
 #       SA_MEMBERS heads reading the graph's profile and the setting; shipped as
 #       inspectors/setting-aware.json) on a random split of the sweep's graphs, then again
-#       holding out whole GPUs (SA_GPUS; not shipped, SA_HOLD_MEMBERS heads);
+#       holding out whole GPUs (SA_GPUS; not shipped, SA_HOLD_MEMBERS heads: as many as the
+#       shipped one has, so the hold-outs measure its ensemble), then the base and transfers on
+#       a split that holds out whole model families;
 #     lane 2: a transferred inspector for every other list setting (driple transfer: the base's
 #       GNN body is kept, only the head learns; the file stores what differs and names the base),
 #       the setting-aware inspector holding out whole model families and whole networks
-#       (SA_NETS), then the same base and transfers on a split that holds out whole model
-#       families (hold-outs: HOLDOUT=1, the default; not shipped);
+#       (SA_NETS) (hold-outs: HOLDOUT=1, the default; not shipped);
 #  5. notes/assets.md: errors per metric and setting, the setting-aware inspector's per output
 #     and per hold-out (MAPE, R^2, coverage of its 80% interval), and the time each step took.
 # Every label is SIMULATED (notes/calibration.md), not measured.
 # Environment: JOBS (sweep threads, 2), RECIPE (driple-c), EPOCHS / PATIENCE / TEPOCHS (empty: the
 # recipe's), BASE (the base setting, V100-P1w2ho-PCIe), SEED (1), GEN (generated architectures,
 # 3000), SA_ZOO_BATCHES (4), QUOTA (generated graphs per list setting, 60), NRANDOM (random
-# settings per graph, 12), SA_MEMBERS (5), SA_HOLD_MEMBERS (3), SA_EPOCHS (120), SA_PATIENCE (15),
+# settings per graph, 12), SA_MEMBERS (5), SA_HOLD_MEMBERS (5), SA_EPOCHS (120), SA_PATIENCE (15),
 # SA_GPUS / SA_NETS (held out), HOLDOUT (1), ONLY (space-separated setting ids to transfer to;
 # default all); DS, LOG, OUT, NOTES (paths); NOTES_ONLY=1 rewrites notes/assets.md from the logs
 # of the last run. With GEN 5000, NRANDOM 6 and SA_EPOCHS 150 the run took 53 minutes on the
@@ -55,7 +56,7 @@ SA_ZOO_BATCHES=${SA_ZOO_BATCHES:-4}
 QUOTA=${QUOTA:-60}
 NRANDOM=${NRANDOM:-12}
 SA_MEMBERS=${SA_MEMBERS:-5}
-SA_HOLD_MEMBERS=${SA_HOLD_MEMBERS:-3}
+SA_HOLD_MEMBERS=${SA_HOLD_MEMBERS:-5}
 SA_EPOCHS=${SA_EPOCHS:-120}
 SA_PATIENCE=${SA_PATIENCE:-15}
 SA_GPUS=${SA_GPUS:-A100-40GB-SXM,T4,RTX3090,H200,V100-SXM2-32GB,L4}
@@ -161,6 +162,8 @@ lane1() {
     [ "$HOLDOUT" = 1 ] || return 0
     timed sa_gpus sa gpus "$LOG/holdout/sa_gpus.json" "$SA_HOLD_MEMBERS" --split gpus \
         --test-held "$SA_GPUS" --val-held "$SA_VAL_GPUS"
+    timed holdout_base base "$LOG/holdout" "$LOG/holdout/" models
+    timed holdout_transfers transfers "$LOG/holdout" "$LOG/holdout/" models
 }
 lane2() {
     timed transfers transfers "$OUT" "$LOG/" random
@@ -169,8 +172,6 @@ lane2() {
         --split families
     timed sa_networks sa networks "$LOG/holdout/sa_networks.json" "$SA_HOLD_MEMBERS" \
         --split networks --test-held "$SA_NETS" --val-held "$SA_VAL_NETS"
-    timed holdout_base base "$LOG/holdout" "$LOG/holdout/" models
-    timed holdout_transfers transfers "$LOG/holdout" "$LOG/holdout/" models
 }
 # Each lane in a subshell (set -e stops it at its first failure); a lane's failure fails the run
 # once both have stopped, so no step is left running.
@@ -329,12 +330,12 @@ def t(k):
 print("Wall times on this machine (2 cores), in seconds: list sweep %s, setting-aware sweep %s, "
       "datasets %s, base (%s, from scratch) %s and the setting-aware body %s at once; then two "
       "lanes at once: the setting-aware "
-      "inspector %s and holding out GPUs %s; %d transfers %s, the setting-aware inspector "
-      "holding out families %s and networks %s, the base and transfers holding out model "
-      "families %s + %s. Whole run: %s s.\n"
+      "inspector %s, holding out GPUs %s, the base and transfers holding out model families "
+      "%s + %s; %d transfers %s, the setting-aware inspector holding out families %s and "
+      "networks %s. Whole run: %s s.\n"
       % (t("sweep_list"), t("sweep_sa"), t("extract"), base, t("base"), t("sa_body"), t("sa_random"),
-         t("sa_gpus"), len(rows) - 1, t("transfers"), t("sa_families"), t("sa_networks"),
-         t("holdout_base"), t("holdout_transfers"), t("total")))
+         t("sa_gpus"), t("holdout_base"), t("holdout_transfers"), len(rows) - 1, t("transfers"),
+         t("sa_families"), t("sa_networks"), t("total")))
 sa_section()
 print("Metrics (per output, on the test part): MAPE = mean |pred - label| / |label| over labels "
       ">= 1 (ms, %, MB/s; smaller ones are immaterial and would dominate), in %; R^2 = 1 - "
