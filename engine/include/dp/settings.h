@@ -153,9 +153,10 @@ struct dp_setting {
     enum dp_framework framework;
     bool              xla;                 /* TensorFlow with XLA auto-clustering
                                               (TF_XLA_FLAGS=--tf_xla_auto_jit): the simulator
-                                              fuses more and dispatches clusters, not ops;
-                                              ignored under PyTorch. Not part of the id or of
-                                              settings files (driple simulate --xla,
+                                              also fuses a forward batch norm with its
+                                              element-wise readers (less traffic, fewer
+                                              kernels); ignored under PyTorch. Not part of the
+                                              id or of settings files (driple simulate --xla,
                                               calibrate's XLA rows); false by default */
     char              inspector[512];      /* resolved path ("" = none); see dp_settings_load */
 };
