@@ -162,6 +162,13 @@ double dp_sim_tensor_share(enum dp_gpu_gen gen, const struct dp_setting *s);
  * GPU without it): a x16 link of its PCIe generation (3.0 when unknown); any other network: its
  * NIC rate (dp_network_bandwidth_gbps). */
 double dp_sim_link_gbps(const struct dp_gpu *g, enum dp_network n);
+/* PyTorch DDP's gradient buckets as the simulator fills them: 25 MB (bucket_cap_mb), the first
+ * one 1 MB. */
+#define DP_SIM_DDP_BUCKET_BYTES       (25.0 * 1048576)
+#define DP_SIM_DDP_FIRST_BUCKET_BYTES 1048576.0
+/* The most chunks the simulator compresses a compute phase into: under PS, the most pieces
+ * whose gradients join the push queue. */
+#define DP_SIM_CHUNKS 64
 /* The time (ms) NCCL's all-reduce of `bytes` per worker takes on setting s with GPU g and
  * constants k, as the simulator takes it (a ring inside a machine over NVLink or PCIe, across
  * machines a ring over the NICs, at k's achieved share of each link); 0 with one worker or no

@@ -110,10 +110,6 @@ void dp_sa_cross_vector(const struct dp_profile *p, const struct dp_setting *s,
     for (int k = 0; k < DP_SA_CROSS_N; k++) v[k] = log(ms[k] > 1e-6 && isfinite(ms[k]) ? ms[k] : 1e-6);
 }
 
-/* A phase's chunks in the simulator (sim_impl.h's SIM_CHUNKS): under PS the gradients of at
- * most this many pieces join the push queue. */
-#define SIM_PIECES 64
-
 const char *const dp_sa_burst_names[DP_SA_BURST_N] = {
     "iteration_est_ms", "sample_ms",       "gpu_gap_samples", "pull_over_forward",
     "sync_over_backward", "net_active_samples", "net_gap_samples", "sync_pieces",
@@ -165,8 +161,8 @@ void dp_sa_burst_vector(const struct dp_profile *p, const struct dp_setting *s,
         /* PyTorch DDP fills 25 MB buckets (the first 1 MB) as the backward pass makes the
          * gradients, each reduced once full; TensorFlow reduces them all after it. */
         double grad = p->params * (s->precision == DP_PREC_MIXED && !pt ? 2.0 : 4.0);
-        double first = pt ? fmin(grad, 1048576.0) : grad, rest = grad - first;
-        double nrest = rest > 0 ? ceil(rest / (25.0 * 1048576)) : 0;
+        double first = pt ? fmin(grad, DP_SIM_DDP_FIRST_BUCKET_BYTES) : grad, rest = grad - first;
+        double nrest = rest > 0 ? ceil(rest / DP_SIM_DDP_BUCKET_BYTES) : 0;
         double ring_first = dp_sim_allreduce_ms(s, g, &k, first),
                ring_piece = nrest > 0 ? dp_sim_allreduce_ms(s, g, &k, rest / nrest) : 0;
         pieces = W > 1 ? 1 + nrest : 0;
@@ -197,7 +193,7 @@ void dp_sa_burst_vector(const struct dp_profile *p, const struct dp_setting *s,
         double apply = s->network == DP_NET_NVLINK ? upd_bytes / ps / mem_rate
                                                    : upd_bytes / ps / (k.ps_host_gbps * 1e6);
         iter = fmax(pull, fw) + fmax(bw, sync) + apply + 2 * lat;
-        pieces = fmin(SIM_PIECES, fmax(1, p->n_variables));
+        pieces = fmin(DP_SIM_CHUNKS, fmax(1, p->n_variables));
         net_gap = (bw - sync) / pieces;
         upd_idle = apply;
     }

@@ -17,10 +17,6 @@
  * sampling. Only absurd inputs (a sample interval far below the iteration time, a batch of
  * millions) reach it; they fail instead of exhausting memory or overflowing the count. */
 #define SIM_MAX_SAMPLES 1e7
-/* PyTorch DDP's gradient buckets: 25 MB (bucket_cap_mb), the first one 1 MB. */
-#define DDP_BUCKET_BYTES       (25.0 * 1048576)
-#define DDP_FIRST_BUCKET_BYTES 1048576.0
-
 void dp_sim_constants_default(struct dp_sim_constants *c) {
     /* Fitted by `driple calibrate --fit` over the 834 rows of ../shared/calibration
      * (notes/calibration.md); ps_host_gbps, jitter and context_gb are typical figures, not
@@ -101,7 +97,7 @@ static void make_buckets(const struct dp_setting *s, const struct sim_allreduce 
     st->n_buckets = 0;
     *ar_total = 0;
     if (s->workers < 2 || !st->bw.n || grad_bytes <= 0) return;
-    double fill = 0, cap = DDP_FIRST_BUCKET_BYTES, intra, nic;
+    double fill = 0, cap = DP_SIM_DDP_FIRST_BUCKET_BYTES, intra, nic;
     for (int c = 0; c < st->bw.n; c++) {
         fill += grad_bytes * st->bw.c[c].frac;
         bool last = c == st->bw.n - 1;
@@ -114,7 +110,7 @@ static void make_buckets(const struct dp_setting *s, const struct sim_allreduce 
         st->bucket_nic[b] = nic;
         *ar_total += st->bucket_ms[b];
         fill = 0;
-        cap = DDP_BUCKET_BYTES;
+        cap = DP_SIM_DDP_BUCKET_BYTES;
     }
 }
 

@@ -78,7 +78,7 @@ enum dp_status sim_device_init(const struct dp_gpu *gpu, struct sim_device *d,
 void sim_device_links(const struct dp_gpu *gpu, struct sim_device *d);
 
 /* --- compute: per-op times compressed into phases --- */
-#define SIM_CHUNKS 64
+#define SIM_CHUNKS DP_SIM_CHUNKS
 struct chunk {
     double t, k, m; /* slot, kernel-busy and memory-busy time (ms) */
     double frac;    /* forward: cumulative share of the pulled bytes needed by the end of the
