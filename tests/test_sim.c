@@ -381,9 +381,10 @@ static void test_line_rate(struct dp_graph *g) {
 }
 
 /* The device as the catalog describes it: a K80 worker is one of the board's two GPUs, at the
- * base clock and Kepler's issue rate (Pascal and later keep their boost figures); a GPU
- * without a tensor figure gets an estimate the result names; fp32 on Ampere runs on TF32
- * tensor cores (faster than the FP32 CUDA cores could); NVLink on a GPU without it is refused. */
+ * base clock, Kepler's issue rate and ECC's share of the bandwidth (Pascal and later keep their
+ * boost and bandwidth figures); a GPU without a tensor figure gets an estimate the result
+ * names; fp32 on Ampere runs on TF32 tensor cores (faster than the FP32 CUDA cores could);
+ * NVLink on a GPU without it is refused. */
 static void test_devices(struct dp_graph *g) {
     struct dp_gpu k80, ti, a100;
     struct dp_error err = {0};
@@ -401,8 +402,13 @@ static void test_devices(struct dp_graph *g) {
     CHECK_CONTAINS(r.notes, "one of the board's 2 devices");
     CHECK_CONTAINS(r.notes, "Kepler runs at its base clock: 5.6 of the boost 8.74 TFLOPS");
     CHECK_CONTAINS(r.notes, "Kepler issues to 74% of its FP32 lanes");
+    CHECK_CONTAINS(r.notes, "Kepler runs with ECC on GDDR5: 80% of its memory bandwidth");
     double k80_ms = r.compute_ms;
     dp_sim_result_free(&r);
+    /* ECC on GDDR5 takes a fifth of a Kepler die's 240 GB/s (HBM2's, Pascal on, is free) */
+    struct sim_device dev;
+    CHECK(sim_device_init(&k80, &dev, &err) == DP_OK);
+    CHECK_NEAR(dev.bw, BYTES_PER_MS(240.0) * 0.8, 1e-6 * dev.bw);
     /* the boost figure alone: faster; the same base figure on a Pascal GPU is not used */
     struct dp_gpu boost = k80;
     boost.fp32_base_tflops = NAN;
@@ -414,7 +420,8 @@ static void test_devices(struct dp_graph *g) {
     strcpy(pascal.architecture, "Pascal (GP100)");
     pascal.fp32_base_tflops = 5.6;
     CHECK(dp_simulate(g, &s, &pascal, &o, &r, &err) == DP_OK);
-    CHECK(!strstr(r.notes, "base clock") && !strstr(r.notes, "issues to"));
+    CHECK(!strstr(r.notes, "base clock") && !strstr(r.notes, "issues to") &&
+          !strstr(r.notes, "ECC"));
     dp_sim_result_free(&r);
     s = ar_setting(ti.name, 1, DP_NET_PCIE, 1, DP_FW_PYTORCH);
     s.precision = DP_PREC_MIXED;

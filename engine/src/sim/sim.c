@@ -26,7 +26,7 @@ void dp_sim_constants_default(struct dp_sim_constants *c) {
      * geometric mean. e_cuda and e_tensor are capped at the peak, so a scale times its
      * efficiency above 1 means that generation's kernels reach the peak. */
     static const double gen[DP_GEN_COUNT] = {
-        [DP_GEN_UNKNOWN] = 1.57, [DP_GEN_KEPLER] = 0.724, [DP_GEN_MAXWELL] = 0.724,
+        [DP_GEN_UNKNOWN] = 1.59, [DP_GEN_KEPLER] = 0.807, [DP_GEN_MAXWELL] = 0.807,
         [DP_GEN_PASCAL] = 0.851, [DP_GEN_VOLTA] = 1.90,   [DP_GEN_TURING] = 1.21,
         [DP_GEN_AMPERE] = 2.34,  [DP_GEN_ADA] = 2.96,     [DP_GEN_HOPPER] = 2.34,
         [DP_GEN_BLACKWELL] = 2.34};

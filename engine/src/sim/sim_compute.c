@@ -399,6 +399,16 @@ static bool runs_at_base(enum dp_gpu_gen gen) {
     return gen == DP_GEN_KEPLER || gen == DP_GEN_MAXWELL;
 }
 
+/* The share of its memory bandwidth a generation's boards keep. Kepler and Maxwell data-centre
+ * GPUs (Tesla) carry GDDR5 with ECC on by default, and on GDDR memory fetching the ECC bits with
+ * every transaction costs about 20% of the effective bandwidth (CUDA C++ Best Practices Guide,
+ * 9.2.1 "Theoretical Bandwidth Calculation"). HBM2 and later (P100 onwards) have dedicated ECC
+ * resources and pay nothing; the later GDDR boards (GeForce, Quadro, the GDDR Teslas) are not
+ * told apart by generation, so they keep their figure. */
+static double ecc_bandwidth_share(enum dp_gpu_gen gen) {
+    return gen == DP_GEN_KEPLER || gen == DP_GEN_MAXWELL ? 0.8 : 1.0;
+}
+
 /* One direction of a x16 link, GB/s, per PCIe generation (3.0: 15.75; doubling since). */
 static double pcie_gbps(int gen) { return gen >= 3 ? 15.75 * pow(2.0, gen - 3) : 0; }
 
@@ -443,7 +453,12 @@ enum dp_status sim_device_init(const struct dp_gpu *gpu, struct sim_device *d,
                  issue_share(d->gen) * 100);
         note(d, buf);
     }
-    d->bw = BYTES_PER_MS(gpu->bandwidth_gbps) * per;
+    d->bw = BYTES_PER_MS(gpu->bandwidth_gbps) * per * ecc_bandwidth_share(d->gen);
+    if (ecc_bandwidth_share(d->gen) < 1) {
+        snprintf(buf, sizeof buf, "%s runs with ECC on GDDR5: %.0f%% of its memory bandwidth",
+                 dp_gpu_gen_name(d->gen), ecc_bandwidth_share(d->gen) * 100);
+        note(d, buf);
+    }
     d->memory_gb = gpu->memory_gb * per;
     d->sms = gpu->sm_count > 0 ? (int)(gpu->sm_count * per) : 0;
     if (gpu->devices > 1) {
