@@ -37,12 +37,13 @@ for r in d["rows"]:
         assert r["framework"] == "tensorflow", r
         xla[r["catalog"]] = xla.get(r["catalog"], 0) + 1
 assert xla == {"RTX2080Ti": 84, "A100-PCIe-40GB": 48, "RTX3080": 24, "V100-SXM2-16GB": 2}, xla
-# README's figures (notes/calibration.md): all rows and leave-one-GPU-out
+# README's figures (notes/calibration.md): all rows, and leave-one-GPU-out within the issue's
+# targets (10.60% / 29.59% after step 17)
 a, l = d["all"], d["logo"]
 limits = [("all median", a["median_abs_error_pct"], 10.5),
           ("all p90", a["p90_abs_error_pct"], 32.5),
-          ("LOGO median", l["median_abs_error_pct"], 12.5),
-          ("LOGO p90", l["p90_abs_error_pct"], 32.5)]
+          ("LOGO median", l["median_abs_error_pct"], 12.0),
+          ("LOGO p90", l["p90_abs_error_pct"], 30.0)]
 bad = [(k, v, m) for k, v, m in limits if not v <= m]
 assert not bad, bad
 assert d["one_gpu"]["all"]["n"] + d["multi_gpu"]["all"]["n"] == 834
