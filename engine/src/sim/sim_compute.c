@@ -194,7 +194,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
     int *readers = NULL, *worker_idx = NULL;
     unsigned char *elem = NULL, *elem_xla = NULL; /* per worker op: its fuse_role, and XLA's */
     int *fusing = NULL;         /* per node: readers that are fusable worker ops */
-    if (!w) goto fail;
+    if (!w) goto done;
     snprintf(w->name, sizeof w->name, "%s", dp_graph_name(g));
     if (batch <= 0) batch = dp_graph_batch(g);
     if (batch <= 0) batch = 32;
@@ -206,7 +206,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
         !(readers = calloc(nn + 1, sizeof *readers)) ||
         !(worker_idx = malloc((nn + 1) * sizeof *worker_idx)) || !(elem = calloc(nn + 1, 1)) ||
         !(elem_xla = calloc(nn + 1, 1)) || !(fusing = calloc(nn + 1, sizeof *fusing)))
-        goto fail;
+        goto done;
     /* Which ops run on the worker GPU: those placed on a GPU; when the graph names no device
      * at all, every op with a kernel. */
     bool any_gpu = false;
@@ -293,7 +293,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
     if (!w->n_ops) {
         st = dp_error_set(err, DP_ERR_INVALID, "graph %s has no GPU op to simulate",
                           dp_graph_name(g));
-        goto fail;
+        goto done;
     }
     fuse_ops(g, w, batch, elem, worker_idx, readers, fusing, false);
     fuse_ops(g, w, batch, elem_xla, worker_idx, readers, fusing, true);
@@ -307,7 +307,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
     w->gflops = flops_total / 1e9;
     /* Forward records first, each phase in graph order, consecutive memory-bound ops merged. */
     struct sim_op *sorted = malloc((size_t)w->n_ops * sizeof *sorted);
-    if (!sorted) goto fail;
+    if (!sorted) goto done;
     int k = 0;
     for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; i < w->n_ops; i++) {
@@ -335,17 +335,10 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
     w->n_ops = k;
     if ((st = dp_sim_activation_bytes(g, batch, &w->act_bytes, err)) ||
         (st = sim_activation_fused(g, batch, &w->act_fused, err)))
-        goto fail;
-    free(need);
-    free(claimed);
-    free(readers);
-    free(worker_idx);
-    free(elem);
-    free(elem_xla);
-    free(fusing);
+        goto done;
     *out = w;
-    return DP_OK;
-fail:
+    w = NULL;
+done:
     if (st == DP_ERR_NOMEM)
         dp_error_set(err, DP_ERR_NOMEM, "out of memory preparing %s", dp_graph_name(g));
     free(need);
