@@ -174,6 +174,9 @@ static void test_sweep(struct dp_sweep *sw) {
         CHECK(!strcmp(back.rows[7].setting.id, sw->rows[7].setting.id));
         CHECK_NEAR(back.rows[7].iteration_ms, sw->rows[7].iteration_ms, 1e-9 * sw->rows[7].iteration_ms);
         CHECK_NEAR(back.graphs[3].profile.activation_bytes, sw->graphs[3].profile.activation_bytes, 1);
+        CHECK(sw->graphs[3].profile.bw_grad_mid > 0);
+        CHECK_NEAR(back.graphs[3].profile.bw_grad_mid, sw->graphs[3].profile.bw_grad_mid, 1e-12);
+        CHECK_NEAR(back.graphs[3].profile.fw_param_mid, sw->graphs[3].profile.fw_param_mid, 1e-12);
         /* The builder's graphs are in fp16 under mixed precision, and read back so. */
         bool f16 = true;
         for (int i = 0; i < sw->n_graphs; i++)
@@ -271,6 +274,7 @@ static void test_sweep(struct dp_sweep *sw) {
         CHECK(dp_sweep_parse(doc, strlen(doc), "ok.json", cat, &bad, &err) == DP_OK);
         CHECK(bad.n_graphs == 1 && bad.graphs[0].grouped->n_edges == 1);
         CHECK(bad.n_graphs == 1 && !bad.graphs[0].profile.f16); /* no "f16", fp32: false */
+        CHECK(bad.n_graphs == 1 && bad.graphs[0].profile.bw_grad_mid == 0); /* nor shares: 0 */
         dp_sweep_free(&bad);
         /* "f16" given: read; not a boolean: refused naming the place. */
         char *at = strstr(doc, "\"variables\":1}");
@@ -284,6 +288,24 @@ static void test_sweep(struct dp_sweep *sw) {
             snprintf(edited, sizeof edited, "%.*s,\"f16\":3%s", head, doc, doc + head);
             CHECK(dp_sweep_parse(edited, strlen(edited), "f16.json", cat, &bad, &err) == DP_ERR_INVALID);
             CHECK_CONTAINS(err.msg, "f16.json:$.graphs[0].profile.f16");
+            /* The placement shares given: read; outside 0-1 (the fused bytes below 0) or not a
+             * number: refused naming the place. */
+            snprintf(edited, sizeof edited, "%.*s,\"bw_grad_mid\":0.25%s", head, doc, doc + head);
+            CHECK(dp_sweep_parse(edited, strlen(edited), "at.json", cat, &bad, &err) == DP_OK);
+            CHECK(bad.n_graphs == 1 && bad.graphs[0].profile.bw_grad_mid == 0.25);
+            dp_sweep_free(&bad);
+            const char *wrong[] = {",\"bw_grad_mid\":1.5", ",\"fw_param_head\":-0.1",
+                                   ",\"bw_grad_tail\":\"x\"", ",\"fused_bytes\":-1"};
+            const char *where[] = {"at.json:$.graphs[0].profile.bw_grad_mid",
+                                   "at.json:$.graphs[0].profile.fw_param_head",
+                                   "at.json:$.graphs[0].profile.bw_grad_tail",
+                                   "at.json:$.graphs[0].profile.fused_bytes"};
+            for (int k = 0; k < 4; k++) {
+                snprintf(edited, sizeof edited, "%.*s%s%s", head, doc, wrong[k], doc + head);
+                CHECK(dp_sweep_parse(edited, strlen(edited), "at.json", cat, &bad, &err) ==
+                      DP_ERR_INVALID);
+                CHECK_CONTAINS(err.msg, where[k]);
+            }
         }
     }
     free(fb);

@@ -1,8 +1,8 @@
 /* test_sa_inputs.c: what the setting-aware inspector's head reads beside the embedding: the
  * whole-graph profile (by hand on a tiny graph), the setting vector and the physical ratios
  * (the matrix rate per precision, the link the simulator moves parameters on, the bytes a run
- * moves under mixed precision) and the burst structure (finite over the catalog, by hand on one
- * case, monotone where the simulator is). */
+ * moves under mixed precision), the burst structure and where the parameters fall among the
+ * compute (finite over the catalog, by hand on one case, monotone where the simulator is). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +59,71 @@ static void test_profile(void) {
     CHECK(dp_graph_add_input(g, h, r, false, &err) == DP_OK);
     CHECK(dp_profile_graph(g, 8, &q, &err) == DP_OK);
     CHECK(q.f16 && dp_graph_f16(g));
+    dp_graph_free(g);
+}
+
+/* Where the parameters fall, by the rule: two layers, the second holding almost all of them;
+ * its gradient made first in the backward pass. Each share is of a phase's work, every op's
+ * FLOPs at 10 TFLOPS or bytes at 400 GB/s, the larger. */
+static void test_profile_placement(void) {
+    struct dp_graph *g = dp_graph_init("two");
+    struct dp_error err = {0};
+    const char *gpu = "/device:GPU:0";
+    int64_t xd[2] = {DP_DIM_BATCH, 3}, w1d[2] = {3, 4}, hd[2] = {DP_DIM_BATCH, 4},
+            w2d[2] = {4, 1000}, yd[2] = {DP_DIM_BATCH, 1000};
+    int x, w1, w2, y1, r, y2, g2, g1, u1, u2;
+    CHECK(dp_graph_add_node(g, "x", "Placeholder", gpu, 2, xd, DP_DTYPE_F32, &x, &err) == DP_OK);
+    CHECK(dp_graph_add_node(g, "w1", "VariableV2", gpu, 2, w1d, DP_DTYPE_F32, &w1, &err) == DP_OK);
+    CHECK(dp_graph_add_node(g, "w2", "VariableV2", gpu, 2, w2d, DP_DTYPE_F32, &w2, &err) == DP_OK);
+    dp_graph_set_cost(g, w1, 0, 0, 12);
+    dp_graph_set_cost(g, w2, 0, 0, 4000);
+    CHECK(dp_graph_add_node(g, "y1", "MatMul", gpu, 2, hd, DP_DTYPE_F32, &y1, &err) == DP_OK);
+    CHECK(dp_graph_add_node(g, "r", "Relu", gpu, 2, hd, DP_DTYPE_F32, &r, &err) == DP_OK);
+    CHECK(dp_graph_add_node(g, "y2", "MatMul", gpu, 2, yd, DP_DTYPE_F32, &y2, &err) == DP_OK);
+    CHECK(dp_graph_add_node(g, "gradients/y2", "MatMul", gpu, 2, w2d, DP_DTYPE_F32, &g2, &err) == DP_OK);
+    CHECK(dp_graph_add_node(g, "gradients/y1", "MatMul", gpu, 2, w1d, DP_DTYPE_F32, &g1, &err) == DP_OK);
+    CHECK(dp_graph_add_node(g, "u2", "ApplyGradientDescent", gpu, 2, w2d, DP_DTYPE_F32, &u2, &err) == DP_OK);
+    CHECK(dp_graph_add_node(g, "u1", "ApplyGradientDescent", gpu, 2, w1d, DP_DTYPE_F32, &u1, &err) == DP_OK);
+    const int edges[][2] = {{y1, x}, {y1, w1}, {r, y1}, {y2, r}, {y2, w2}, {g2, r}, {g2, y2},
+                            {g1, x}, {g1, r},  {u2, w2}, {u2, g2}, {u1, w1}, {u1, g1}};
+    for (size_t k = 0; k < sizeof edges / sizeof edges[0]; k++)
+        CHECK(dp_graph_add_input(g, edges[k][0], edges[k][1], false, &err) == DP_OK);
+    struct dp_profile p;
+    CHECK(dp_profile_graph(g, 8, &p, &err) == DP_OK);
+    double wk[4], f, b;
+    const int ops[4] = {y1, r, y2, g2};
+    for (int k = 0; k < 4; k++) {
+        dp_cost_node(g, (size_t)ops[k], 8, &f, &b);
+        wk[k] = fmax(f / 1e13, b / 4e11);
+    }
+    dp_cost_node(g, (size_t)g1, 8, &f, &b);
+    double wg1 = fmax(f / 1e13, b / 4e11), W = wk[0] + wk[1] + wk[2], B = wk[3] + wg1;
+    /* Forward: half the parameters are first read by y2, after y1 and r; the first 1/64 of the
+     * work reads w1 and, when y2 starts within it, w2. */
+    CHECK_NEAR(p.fw_param_mid, (wk[0] + wk[1]) / W, 1e-12);
+    CHECK_NEAR(p.fw_param_head, (12 + (wk[0] + wk[1] < W / 64 ? 4000 : 0)) / 4012.0, 1e-12);
+    /* Backward: w2's gradient (most of them) is made when its op ends; the last 1/64 of the
+     * work makes w1's, and w2's if its op ends within it. */
+    CHECK_NEAR(p.bw_grad_mid, wk[3] / B, 1e-12);
+    CHECK_NEAR(p.bw_grad_tail, (12 + (wk[3] > B * 63 / 64 ? 4000 : 0)) / 4012.0, 1e-12);
+    CHECK(p.fw_param_mid > 0 && p.fw_param_mid < 1 && p.bw_grad_mid > 0 && p.bw_grad_mid < 1);
+    /* Fusion: r has readers that do not fuse (products); nothing saved. */
+    CHECK(p.fused_bytes == 0 && p.fused_kernels == 0);
+    /* No parameters: every share 0. Two chained element-wise ops: the first runs inside the
+     * second, its output [8, 3] in fp32 neither written nor read (2 x 96 bytes). */
+    struct dp_graph *e = dp_graph_init("none");
+    int a, c, d;
+    CHECK(dp_graph_add_node(e, "a", "Placeholder", gpu, 2, xd, DP_DTYPE_F32, &a, &err) == DP_OK);
+    CHECK(dp_graph_add_node(e, "c", "Relu", gpu, 2, xd, DP_DTYPE_F32, &c, &err) == DP_OK);
+    CHECK(dp_graph_add_node(e, "d", "Relu", gpu, 2, xd, DP_DTYPE_F32, &d, &err) == DP_OK);
+    CHECK(dp_graph_add_input(e, c, a, false, &err) == DP_OK);
+    CHECK(dp_graph_add_input(e, d, c, false, &err) == DP_OK);
+    CHECK(dp_profile_graph(e, 8, &p, &err) == DP_OK);
+    CHECK(p.fw_param_mid == 0 && p.fw_param_head == 0 && p.bw_grad_mid == 0 &&
+          p.bw_grad_tail == 0);
+    CHECK_NEAR(p.fused_bytes, 2 * 8 * 3 * 4, 0);
+    CHECK(p.fused_kernels == 1);
+    dp_graph_free(e);
     dp_graph_free(g);
 }
 
@@ -258,6 +323,106 @@ static void test_burst_monotone(void) {
     CHECK_NEAR(few[7], log(1 + 1 + ceil((6e7 * 4 - 1048576) / (25.0 * 1048576))), 1e-12);
 }
 
+/* The fusion and placement inputs: finite over the catalog (every GPU, network, sync,
+ * precision; an empty profile too); by hand on the one-worker V100 PS case of
+ * test_burst_by_hand; monotone: more fused bytes, a larger share saved; later gradients or a
+ * slower network, a longer transfer past the backward pass; parameters read earlier, a longer
+ * wait for the pull; none under all-reduce. */
+static void test_place(void) {
+    struct dp_profile p = {.batch = 64, .params = 25e6, .param_bytes = 1e8, .n_kernels = 300,
+                           .n_variables = 160, .fused_bytes = 2e9, .fused_kernels = 100,
+                           .fw_param_mid = 0.4, .fw_param_head = 0.05,
+                           .bw_grad_mid = 0.6, .bw_grad_tail = 0.1};
+    p.flops[DP_OPCLASS_MATMUL] = 2e12;
+    p.bytes[DP_OPCLASS_ELEMWISE] = 6e9;
+    struct dp_profile empty = {.batch = 1};
+    int n = 0;
+    for (int i = 0; i < cat->n_gpus; i++)
+        for (int net = 0; net < DP_NET_COUNT; net++)
+            for (int c = 0; c < 4; c++) {
+                const struct dp_gpu *g = &cat->gpus[i];
+                struct dp_setting s;
+                if (net == DP_NET_NVLINK && !(g->nvlink_gbps > 0)) continue;
+                bool intra = dp_network_intra((enum dp_network)net);
+                if (!make(g->name, 8, 2, (enum dp_network)net, intra ? 1 : 4, DP_PLACE_HOMO,
+                          c & 1 ? DP_PREC_MIXED : DP_PREC_FP32, c >= 2, c == 3, &s))
+                    continue;
+                double v[DP_SA_PLACE_N], e[DP_SA_PLACE_N];
+                dp_sa_place_vector(&p, &s, g, v);
+                dp_sa_place_vector(&empty, &s, g, e);
+                for (int k = 0; k < DP_SA_PLACE_N; k++) CHECK(isfinite(v[k]) && isfinite(e[k]));
+                if (c >= 2) CHECK_NEAR(v[7], log(1e-3), 1e-12); /* no pull under all-reduce */
+                n++;
+            }
+    CHECK(n > 10 * cat->n_gpus);
+    CHECK(!strcmp(dp_sa_place_names[0], "fused_share") &&
+          !strcmp(dp_sa_place_names[DP_SA_PLACE_N - 1], "pull_wait_samples"));
+
+    const struct dp_gpu *v100 = dp_gpu_find(cat, "V100-PCIe-16GB");
+    struct dp_setting s;
+    CHECK(v100 && make("V100-PCIe-16GB", 1, 1, DP_NET_PCIE, 1, DP_PLACE_HOMO, DP_PREC_FP32, false,
+                       false, &s));
+    if (!v100) return;
+    struct dp_profile h = {.batch = 32, .params = 1e6, .param_bytes = 4e6, .n_variables = 1,
+                           .fw_param_mid = 0.5, .fw_param_head = 0.25, .bw_grad_mid = 0.9,
+                           .bw_grad_tail = 0.3};
+    h.flops[DP_OPCLASS_MATMUL] = 1e12;
+    h.bytes[DP_OPCLASS_OPTIMIZER] = 2e7;
+    double v[DP_SA_PLACE_N], burst[DP_SA_BURST_N];
+    dp_sa_place_vector(&h, &s, v100, v);
+    dp_sa_burst_vector(&h, &s, v100, burst);
+    double lat = dp_network_latency_us(DP_NET_PCIE) / 1000;
+    double compute = 1e12 / (v100->fp32_tflops * 1e9), fw = compute / 3, bw = compute - fw;
+    double pull = 4e6 / (15.75 * 1e6 * 0.3) + 2 * lat, sample = exp(burst[1]);
+    double end = fmax(bw, fmax(0.9 * bw + pull / 2, bw + 0.3 * pull));
+    CHECK_NEAR(v[0], log(1e-3), 1e-12); /* nothing fused: the floor */
+    CHECK_NEAR(v[1], log(compute / sample), 1e-9);
+    CHECK_NEAR(v[2], log(0.5), 1e-12);
+    CHECK_NEAR(v[3], log(0.25), 1e-12);
+    CHECK_NEAR(v[4], log(0.9), 1e-12);
+    CHECK_NEAR(v[5], log(0.3), 1e-12);
+    CHECK_NEAR(v[6], log((end - bw) / sample), 1e-9);
+    CHECK_NEAR(v[7], log(fmax(0.25 * pull, pull / 2 - 0.5 * fw) / sample), 1e-9);
+    /* Element-wise traffic, a tenth of it fused away: TensorFlow's share of it saved, at 45% of
+     * the bandwidth (the kernels' gaps and launches are nil here). */
+    struct dp_sim_constants k;
+    dp_sim_constants_default(&k);
+    h.bytes[DP_OPCLASS_ELEMWISE] = 1e10;
+    h.fused_bytes = 1e9;
+    dp_sa_place_vector(&h, &s, v100, v);
+    dp_sa_burst_vector(&h, &s, v100, burst);
+    double rate = v100->bandwidth_gbps * 1e6 * k.eff_mem, kern = compute + 1e10 / rate;
+    CHECK_NEAR(v[0], log(k.fuse_tf * 1e9 / rate / kern), 1e-9);
+    CHECK_NEAR(v[1], log((kern - k.fuse_tf * 1e9 / rate) / exp(burst[1])), 1e-9);
+
+    double later[DP_SA_PLACE_N], base[DP_SA_PLACE_N];
+    struct dp_setting fast, slow;
+    CHECK(make("V100-PCIe-16GB", 8, 1, DP_NET_100GBE, 4, DP_PLACE_HOMO, DP_PREC_FP32, false,
+               false, &fast));
+    CHECK(make("V100-PCIe-16GB", 8, 1, DP_NET_10GBE, 4, DP_PLACE_HOMO, DP_PREC_FP32, false,
+               false, &slow));
+    p.params = 6e7;
+    dp_sa_place_vector(&p, &fast, v100, base);
+    dp_sa_place_vector(&p, &slow, v100, later);
+    CHECK(later[6] > base[6] && later[7] > base[7]); /* a slower network */
+    p.bw_grad_mid = 0.9;
+    p.bw_grad_tail = 0.5;
+    dp_sa_place_vector(&p, &slow, v100, later);
+    double before[DP_SA_PLACE_N];
+    p.bw_grad_mid = 0.6;
+    p.bw_grad_tail = 0.1;
+    dp_sa_place_vector(&p, &slow, v100, before);
+    CHECK(later[6] > before[6]); /* later gradients */
+    p.fw_param_mid = 0.1;
+    p.fw_param_head = 0.5;
+    dp_sa_place_vector(&p, &slow, v100, later);
+    CHECK(later[7] > before[7]); /* parameters read earlier */
+    double more[DP_SA_PLACE_N];
+    p.fused_bytes = 4e9;
+    dp_sa_place_vector(&p, &slow, v100, more);
+    CHECK(more[0] > later[0] && more[1] < later[1]); /* more fused: a larger share saved */
+}
+
 int main(void) {
     struct dp_error err = {0};
     if (dp_gpu_catalog_load_default(NULL, &cat, &err)) {
@@ -265,10 +430,12 @@ int main(void) {
         return 1;
     }
     test_profile();
+    test_profile_placement();
     test_setting_vector();
     test_burst_finite();
     test_burst_by_hand();
     test_burst_monotone();
+    test_place();
     dp_gpu_catalog_free(cat);
     TEST_MAIN_END();
 }

@@ -26,16 +26,30 @@ struct dp_profile {
     double n_ops;            /* GPU ops */
     double n_kernels;        /* GPU ops with a kernel (class other than none) */
     double n_variables;
+    /* What the simulator's fused kernels save without XLA (sim_compute.c's rule): an
+     * element-wise op or softmax whose readers are all element-wise ops, softmaxes or row
+     * reductions runs inside them, its output neither written nor read. */
+    double fused_bytes;   /* the bytes saved, at the graph's dtypes */
+    double fused_kernels; /* the launches saved (the ops taken in) */
+    /* Where the parameters fall among the compute, as shares (0-1) of a phase's work (each
+     * op's FLOPs at 10 TFLOPS or its bytes at 400 GB/s, the larger): what decides how the PS
+     * pull and push or the DDP buckets overlap the compute. 0 for a graph without
+     * parameters. */
+    double fw_param_mid;  /* forward work done before half the parameters are first read */
+    double fw_param_head; /* share of the parameters the first 1/DP_SIM_CHUNKS of it reads */
+    double bw_grad_mid;   /* backward work done when half the gradients are made */
+    double bw_grad_tail;  /* share of the gradients the last 1/DP_SIM_CHUNKS of it makes */
     bool f16; /* the graph computes in fp16 (dp_graph_f16): its bytes are at half precision */
 };
 
 /* Profiles g at `batch` (<= 0: the graph's exported batch, else 32). DP_ERR_NOMEM only (the
- * activation sweep's scratch). */
+ * fusion's, the placement's and the activation sweep's scratch). */
 enum dp_status dp_profile_graph(const struct dp_graph *g, int64_t batch, struct dp_profile *out,
                                 struct dp_error *err);
 
 /* The profile as the head reads it: DP_PROFILE_N numbers, each log1p of a field above (FLOPs in
- * GFLOP, bytes in MB, parameters in millions, the batch as is). */
+ * GFLOP, bytes in MB, parameters in millions, the batch as is), the fusion and placement
+ * fields apart (dp_sa_place_vector reads them). */
 #define DP_PROFILE_N (2 * DP_OPCLASS_COUNT + 9)
 extern const char *const dp_profile_names[DP_PROFILE_N]; /* "batch", "flops.matmul", ... */
 void dp_profile_vector(const struct dp_profile *p, double v[DP_PROFILE_N]);

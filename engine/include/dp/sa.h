@@ -39,7 +39,12 @@ void dp_sa_setting_vector(const struct dp_setting *s, const struct dp_gpu *g,
  * "matmul_ms"); NETWORK_RATE, the transfers at the network's nominal rate, one NVLink or PCIe
  * figure for every GPU (their inputs "params_over_network_ms", ...). */
 #define DP_SA_CROSS_N 7
-enum { DP_SA_LEGACY_FP32_MATMUL = 1u, DP_SA_LEGACY_NETWORK_RATE = 2u, DP_SA_LEGACY_NO_BURST = 4u };
+enum {
+    DP_SA_LEGACY_FP32_MATMUL = 1u,
+    DP_SA_LEGACY_NETWORK_RATE = 2u,
+    DP_SA_LEGACY_NO_BURST = 4u,
+    DP_SA_LEGACY_NO_PLACE = 8u,
+};
 extern const char *const dp_sa_cross_names[DP_SA_CROSS_N];
 /* The names DP_SA_LEGACY_NETWORK_RATE's inputs had: NULL where a name did not change. */
 extern const char *const dp_sa_cross_legacy_names[DP_SA_CROSS_N];
@@ -61,6 +66,20 @@ void dp_sa_cross_vector(const struct dp_profile *p, const struct dp_setting *s,
 extern const char *const dp_sa_burst_names[DP_SA_BURST_N];
 void dp_sa_burst_vector(const struct dp_profile *p, const struct dp_setting *s,
                         const struct dp_gpu *g, double v[DP_SA_BURST_N]);
+
+/* The compute with the simulator's fused kernels, and where the parameters fall among it, which
+ * decides how the transfers overlap it (sim_trace.c: the PS pull feeds the forward chunks, the
+ * push or the DDP buckets follow the gradients the backward chunks make), each log-scaled
+ * (floor 1e-3): the share of dp_sa_burst_vector's compute estimate the fused kernels save (the
+ * profile's fused bytes and launches at the framework's share), that compute less them in
+ * samples, the profile's four placement shares (fw_param_mid, fw_param_head, bw_grad_mid,
+ * bw_grad_tail), the transfers' time past the backward pass and the forward pass's wait for the
+ * PS pull (0 under all-reduce), both in samples. Inspectors trained before these read none of
+ * them (DP_SA_LEGACY_NO_PLACE). */
+#define DP_SA_PLACE_N 8
+extern const char *const dp_sa_place_names[DP_SA_PLACE_N];
+void dp_sa_place_vector(const struct dp_profile *p, const struct dp_setting *s,
+                        const struct dp_gpu *g, double v[DP_SA_PLACE_N]);
 
 /* The profile as a run on setting s moves it (the head reads this one): a graph in fp32 (p->f16
  * false) under mixed precision moves half of its per-op bytes and activations

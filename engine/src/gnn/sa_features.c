@@ -81,6 +81,7 @@ void dp_sa_profile_at(const struct dp_profile *p, const struct dp_setting *s,
         if (c != DP_OPCLASS_NONE && c != DP_OPCLASS_INPUT && c != DP_OPCLASS_OPTIMIZER)
             out->bytes[c] *= k;
     out->activation_bytes *= k;
+    out->fused_bytes *= k;
 }
 
 void dp_sa_cross_vector(const struct dp_profile *p, const struct dp_setting *s,
@@ -119,8 +120,17 @@ const char *const dp_sa_burst_names[DP_SA_BURST_N] = {
 /* A rate (GB/s or TFLOPS) when known, else the fallback. */
 static double known_or(double v, double fallback) { return v > 0 && isfinite(v) ? v : fallback; }
 
-void dp_sa_burst_vector(const struct dp_profile *p, const struct dp_setting *s,
-                        const struct dp_gpu *g, double v[DP_SA_BURST_N]) {
+/* The closed-form iteration of dp_sa_burst_vector, its parts in ms (the pieces as a count, the
+ * memory rate in bytes per ms), and what dp_sa_place_vector recosts the compute with: the
+ * kernels' time, the gap per launch and the host's dispatch per launch (ms), the framework's
+ * share of the fusable traffic and launches its fused kernels save. */
+struct burst_model {
+    double iter, sample, compute, fw, bw, pull, sync, gpu_busy, net_gap, pieces, upd_idle;
+    double mem_rate, kern, gap, host, fuse;
+};
+
+static void burst_model(const struct dp_profile *p, const struct dp_setting *s,
+                        const struct dp_gpu *g, struct burst_model *m) {
     struct dp_sim_constants k;
     dp_sim_constants_default(&k);
     enum dp_gpu_gen gen = dp_gpu_generation(g);
@@ -197,20 +207,60 @@ void dp_sa_burst_vector(const struct dp_profile *p, const struct dp_setting *s,
         net_gap = (bw - sync) / pieces;
         upd_idle = apply;
     }
-    double sample = fmin(100, fmax(1, iter / 50));
+    *m = (struct burst_model){iter, fmin(100, fmax(1, iter / 50)), compute, fw, bw, pull, sync,
+                              gpu_busy, net_gap, pieces, upd_idle, mem_rate, kern, gap, host,
+                              pt ? k.fuse_pt : k.fuse_tf};
+}
+
+/* x > 1e-3 as its log, else log(1e-3): a floor keeps an absent gap or transfer finite. */
+static double floored_log(double x) { return log(x > 1e-3 && isfinite(x) ? x : 1e-3); }
+
+void dp_sa_burst_vector(const struct dp_profile *p, const struct dp_setting *s,
+                        const struct dp_gpu *g, double v[DP_SA_BURST_N]) {
+    struct burst_model m;
+    burst_model(p, s, g, &m);
+    double bound = 0;
+    for (int c = 0; c < DP_OPCLASS_COUNT; c++)
+        if (c != DP_OPCLASS_OPTIMIZER && c != DP_OPCLASS_MATMUL) bound += p->bytes[c];
     double x[DP_SA_BURST_N] = {
-        iter,
-        sample,
-        (iter - gpu_busy) / sample,
-        pull / fw,
-        sync / bw,
-        sync / sample,
-        net_gap / sample,
-        1 + pieces,
-        upd_idle / sample,
-        compute / sample,
-        (p->bytes[DP_OPCLASS_MATMUL] + bound) / mem_rate / compute,
+        m.iter,
+        m.sample,
+        (m.iter - m.gpu_busy) / m.sample,
+        m.pull / m.fw,
+        m.sync / m.bw,
+        m.sync / m.sample,
+        m.net_gap / m.sample,
+        1 + m.pieces,
+        m.upd_idle / m.sample,
+        m.compute / m.sample,
+        (p->bytes[DP_OPCLASS_MATMUL] + bound) / m.mem_rate / m.compute,
     };
-    /* Log-scaled; a floor keeps an absent gap or transfer finite. */
-    for (int i = 0; i < DP_SA_BURST_N; i++) v[i] = log(x[i] > 1e-3 && isfinite(x[i]) ? x[i] : 1e-3);
+    for (int i = 0; i < DP_SA_BURST_N; i++) v[i] = floored_log(x[i]);
+}
+
+const char *const dp_sa_place_names[DP_SA_PLACE_N] = {
+    "fused_share", "compute_fused_samples", "fw_param_mid",      "fw_param_head",
+    "bw_grad_mid", "bw_grad_tail",          "push_tail_samples", "pull_wait_samples",
+};
+
+void dp_sa_place_vector(const struct dp_profile *p, const struct dp_setting *s,
+                        const struct dp_gpu *g, double v[DP_SA_PLACE_N]) {
+    struct burst_model m;
+    burst_model(p, s, g, &m);
+    /* The compute as sim_compute.c takes it with its fused kernels: the framework's share of
+     * the fusable traffic and launches saved. */
+    double fused_ms = fmin(m.fuse * p->fused_bytes / m.mem_rate, m.kern);
+    double launches = fmax(0, p->n_kernels - m.fuse * p->fused_kernels);
+    double compute = fmax(m.kern - fused_ms + launches * m.gap, launches * m.host);
+    double fw = compute / 3, bw = compute - fw;
+    /* The transfers end no sooner than half of them after the middle gradient is made, nor
+     * than the last chunk's gradients' share of them after the backward pass; the forward pass
+     * waits for the parameters its first chunk reads, and for half of them by its middle. */
+    double end = fmax(bw, fmax(p->bw_grad_mid * bw + m.sync / 2, bw + p->bw_grad_tail * m.sync));
+    double wait = fmax(p->fw_param_head * m.pull, m.pull / 2 - p->fw_param_mid * fw);
+    double x[DP_SA_PLACE_N] = {
+        fused_ms / m.compute, compute / m.sample, p->fw_param_mid,       p->fw_param_head,
+        p->bw_grad_mid,       p->bw_grad_tail,    (end - bw) / m.sample, wait / m.sample,
+    };
+    for (int i = 0; i < DP_SA_PLACE_N; i++) v[i] = floored_log(x[i]);
 }

@@ -81,7 +81,8 @@ enum dp_status dp_sa_init(struct dp_inspector *body, const struct dp_sa_arch *a,
     body = NULL;
     sa->arch = *a;
     sa->n_emb = dp_model_embed_size(dp_inspector_model(sa->body));
-    sa->n_in = sa->n_emb + DP_PROFILE_N + DP_SA_SETTING_N + DP_SA_CROSS_N + DP_SA_BURST_N;
+    sa->n_in = sa->n_emb + DP_PROFILE_N + DP_SA_SETTING_N + DP_SA_CROSS_N + DP_SA_BURST_N +
+               DP_SA_PLACE_N;
     sa->per_member = dp_sa_member_floats(sa->n_in, a->hidden1, a->hidden2);
     if (!(sa->w = malloc(sa->per_member * a->members * sizeof *sa->w)) ||
         !(sa->in_mean = calloc((size_t)sa->n_in, sizeof *sa->in_mean)) ||
@@ -142,8 +143,12 @@ void dp_sa_raw_input(const struct dp_sa_inspector *sa, const float *emb,
     dp_profile_vector(&at, x);
     dp_sa_setting_vector(s, g, x + DP_PROFILE_N);
     dp_sa_cross_vector(&at, s, g, sa->legacy, x + DP_PROFILE_N + DP_SA_SETTING_N);
-    if (!(sa->legacy & DP_SA_LEGACY_NO_BURST))
-        dp_sa_burst_vector(&at, s, g, x + DP_PROFILE_N + DP_SA_SETTING_N + DP_SA_CROSS_N);
+    x += DP_PROFILE_N + DP_SA_SETTING_N + DP_SA_CROSS_N;
+    if (!(sa->legacy & DP_SA_LEGACY_NO_BURST)) {
+        dp_sa_burst_vector(&at, s, g, x);
+        x += DP_SA_BURST_N;
+    }
+    if (!(sa->legacy & DP_SA_LEGACY_NO_PLACE)) dp_sa_place_vector(&at, s, g, x);
 }
 
 void dp_sa_set_norm(struct dp_sa_inspector *sa, const double *in_mean, const double *in_std,

@@ -191,12 +191,17 @@ static enum dp_status from_json(const cJSON *root, const char *name,
     }
     if ((st = dp_sa_init(body, &a, 0, &sa, err))) return st;
     snprintf(sa->body_path, sizeof sa->body_path, "%s", path);
-    /* Files from before the burst inputs read none of them (same layout, fewer inputs). */
+    /* Files from before the placement inputs read none of them, nor those from before the
+     * burst inputs these (same layout, fewer inputs). */
+    if (v[3] == sa->n_in - DP_SA_PLACE_N || v[3] == sa->n_in - DP_SA_PLACE_N - DP_SA_BURST_N) {
+        sa->legacy |= DP_SA_LEGACY_NO_PLACE;
+        sa->n_in -= DP_SA_PLACE_N;
+    }
     if (v[3] == sa->n_in - DP_SA_BURST_N) {
         sa->legacy |= DP_SA_LEGACY_NO_BURST;
         sa->n_in -= DP_SA_BURST_N;
-        sa->per_member = dp_sa_member_floats(sa->n_in, a.hidden1, a.hidden2);
     }
+    sa->per_member = dp_sa_member_floats(sa->n_in, a.hidden1, a.hidden2);
     if (v[3] != sa->n_in) {
         st = dp_error_set(err, DP_ERR_SHAPE, "%s:$.architecture.n_in: %lld inputs, but its body "
                           "and this driple give %d", name, (long long)v[3], sa->n_in);
@@ -336,6 +341,8 @@ enum dp_status dp_sa_save(const struct dp_sa_inspector *sa, const char *path,
     }
     for (int k = 0; !(sa->legacy & DP_SA_LEGACY_NO_BURST) && k < DP_SA_BURST_N; k++)
         if (!dp_json_append(names, cJSON_CreateString(dp_sa_burst_names[k]))) goto oom;
+    for (int k = 0; !(sa->legacy & DP_SA_LEGACY_NO_PLACE) && k < DP_SA_PLACE_N; k++)
+        if (!dp_json_append(names, cJSON_CreateString(dp_sa_place_names[k]))) goto oom;
     if (!(outs = cJSON_AddArrayToObject(root, "outputs"))) goto oom;
     for (int o = 0; o < DP_SA_N_OUT; o++) {
         cJSON *x = cJSON_CreateObject();

@@ -115,6 +115,19 @@ static double *profile_field(struct dp_profile *p, int k) {
     return f[k];
 }
 
+/* The fusion and placement fields, added later: a file written before them has none (read as
+ * 0). The first N_LATER_COUNTS are counts (>= 0), the rest shares (0-1). */
+static const char *const later_keys[] = {"fused_bytes",   "fused_kernels", "fw_param_mid",
+                                         "fw_param_head", "bw_grad_mid",   "bw_grad_tail"};
+#define N_LATER_KEYS ((int)(sizeof later_keys / sizeof later_keys[0]))
+#define N_LATER_COUNTS 2
+
+static double *later_field(struct dp_profile *p, int k) {
+    double *f[N_LATER_KEYS] = {&p->fused_bytes,   &p->fused_kernels, &p->fw_param_mid,
+                               &p->fw_param_head, &p->bw_grad_mid,   &p->bw_grad_tail};
+    return f[k];
+}
+
 enum dp_status dp_profile_read_json(const cJSON *o, int64_t batch, bool f16, const char *name,
                                     const char *path, struct dp_profile *p,
                                     struct dp_error *err) {
@@ -150,6 +163,16 @@ enum dp_status dp_profile_read_json(const cJSON *o, int64_t batch, bool f16, con
                                 path, profile_keys[k]);
         *profile_field(p, k) = v;
     }
+    for (int k = 0; k < N_LATER_KEYS; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, later_keys[k]);
+        bool count = k < N_LATER_COUNTS;
+        if (!v) continue;
+        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 ||
+            (!count && v->valuedouble > 1))
+            return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: expected a number %s", name,
+                                path, later_keys[k], count ? ">= 0" : "within 0-1");
+        *later_field(p, k) = v->valuedouble;
+    }
     return DP_OK;
 }
 
@@ -164,6 +187,8 @@ bool dp_profile_write_json(cJSON *o, const char *key, const struct dp_profile *p
     }
     for (int k = 0; k < N_PROFILE_KEYS; k++)
         if (!dp_json_add_number(p, profile_keys[k], *profile_field(&copy, k))) return false;
+    for (int k = 0; k < N_LATER_KEYS; k++)
+        if (!dp_json_add_number(p, later_keys[k], *later_field(&copy, k))) return false;
     return cJSON_AddBoolToObject(p, "f16", prof->f16) != NULL;
 }
 
