@@ -26,15 +26,12 @@ struct dp_profile {
     double n_ops;            /* GPU ops */
     double n_kernels;        /* GPU ops with a kernel (class other than none) */
     double n_variables;
-    /* What the simulator's fused kernels save without XLA (sim_compute.c's rule): an
-     * element-wise op or softmax whose readers are all element-wise ops, softmaxes or row
-     * reductions runs inside them, its output neither written nor read. */
+    /* The simulator's workload at the batch (dp_sim_workload_shape; 0 when it has no op to
+     * simulate): what its fused kernels save without XLA, and where the parameters fall among
+     * the compute, as shares (0-1) of a phase's work, which decides how the PS pull and push
+     * or the DDP buckets overlap it (0 for a graph without parameters). */
     double fused_bytes;   /* the bytes saved, at the graph's dtypes */
     double fused_kernels; /* the launches saved (the ops taken in) */
-    /* Where the parameters fall among the compute, as shares (0-1) of a phase's work (each
-     * op's FLOPs at 10 TFLOPS or its bytes at 400 GB/s, the larger): what decides how the PS
-     * pull and push or the DDP buckets overlap the compute. 0 for a graph without
-     * parameters. */
     double fw_param_mid;  /* forward work done before half the parameters are first read */
     double fw_param_head; /* share of the parameters the first 1/DP_SIM_CHUNKS of it reads */
     double bw_grad_mid;   /* backward work done when half the gradients are made */
@@ -43,7 +40,7 @@ struct dp_profile {
 };
 
 /* Profiles g at `batch` (<= 0: the graph's exported batch, else 32). DP_ERR_NOMEM only (the
- * fusion's, the placement's and the activation sweep's scratch). */
+ * simulator's workload and the activation sweep's scratch). */
 enum dp_status dp_profile_graph(const struct dp_graph *g, int64_t batch, struct dp_profile *out,
                                 struct dp_error *err);
 

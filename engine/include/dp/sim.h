@@ -115,6 +115,19 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
                                     struct dp_sim_workload **out, struct dp_error *err);
 void dp_sim_workload_free(struct dp_sim_workload *w); /* NULL-safe */
 
+/* What a workload's ops say of its shape beyond its totals, for the setting-aware inspector's
+ * profile: the bytes and launches fused kernels save without XLA, and where the parameters fall
+ * among the compute, as shares (0-1) of a phase's work (each op's FLOPs at 10 TFLOPS or its bytes
+ * at 400 GB/s, the larger): the forward work done before the op that first reads the half-way
+ * parameter starts, the parameters the first 1/DP_SIM_CHUNKS of it reads, the backward work done
+ * when the op making the half-way gradient ends, the gradients the last 1/DP_SIM_CHUNKS of it
+ * makes. The shares are 0 for a workload without parameters. */
+struct dp_sim_workload_shape {
+    double fused_bytes, fused_kernels;
+    double fw_param_mid, fw_param_head, bw_grad_mid, bw_grad_tail;
+};
+void dp_sim_workload_shape(const struct dp_sim_workload *w, struct dp_sim_workload_shape *out);
+
 /* Simulates workload w on setting s with GPU gpu (catalog figures for one board, split over
  * its devices; unknown fp32 or bandwidth fail with DP_ERR_INVALID naming the GPU; an unknown
  * tensor rate is estimated from the generation and an unknown SM count, PCIe generation or

@@ -359,6 +359,43 @@ void dp_sim_workload_free(struct dp_sim_workload *w) {
     free(w);
 }
 
+/* Over one phase's records [from, to): the work share done before (forward: the record reaching
+ * half the parameters starts; backward: it ends) and the parameters' share in the phase's first
+ * (forward) or last (backward) 1/DP_SIM_CHUNKS of the work. */
+static void placement(const struct sim_op *ops, int from, int to, bool backward, double *mid,
+                      double *edge) {
+    double W = 0, Q = 0, w = 0, acc = 0;
+    *mid = *edge = 0;
+    for (int i = from; i < to; i++) {
+        W += fmax(ops[i].flops / 1e13, ops[i].bytes / 4e11);
+        Q += ops[i].pneed;
+    }
+    if (!(W > 0 && Q > 0)) return;
+    bool found = false;
+    for (int i = from; i < to; i++) {
+        double start = w;
+        w += fmax(ops[i].flops / 1e13, ops[i].bytes / 4e11);
+        acc += ops[i].pneed;
+        if (!found && acc >= Q / 2) {
+            *mid = fmin(1, (backward ? w : start) / W);
+            found = true;
+        }
+        if (backward ? w > W * (1 - 1.0 / DP_SIM_CHUNKS) : start < W / DP_SIM_CHUNKS)
+            *edge += ops[i].pneed / Q;
+    }
+    *edge = fmin(1, *edge); /* a sum of shares may pass 1 by a rounding */
+}
+
+void dp_sim_workload_shape(const struct dp_sim_workload *w, struct dp_sim_workload_shape *out) {
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < w->n_ops; i++) {
+        out->fused_bytes += w->ops[i].fused;
+        out->fused_kernels += w->ops[i].absorbed;
+    }
+    placement(w->ops, 0, w->n_fw, false, &out->fw_param_mid, &out->fw_param_head);
+    placement(w->ops, w->n_fw, w->n_ops, true, &out->bw_grad_mid, &out->bw_grad_tail);
+}
+
 /* --- the device --- */
 
 /* Dense FP16 tensor-core rate over the FP32 rate, per generation, for a GPU whose tensor
