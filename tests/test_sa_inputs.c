@@ -213,11 +213,27 @@ static int make(const char *gpu, int workers, int ps, enum dp_network net, int m
     return dp_setting_finish(s, &err) == DP_OK;
 }
 
+/* Case c (0-3) of catalog GPU i on network net: 8 workers on 4 machines (1 machine on an
+ * intra-machine link): TensorFlow fp32 with 2 PS, mixed precision with 1 PS (heterogeneous
+ * across machines), all-reduce TensorFlow fp32 and PyTorch mixed. False where the GPU has no
+ * such link or the setting is refused. */
+static bool catalog_case(int i, int net, int c, struct dp_setting *s) {
+    const struct dp_gpu *g = &cat->gpus[i];
+    if (net == DP_NET_NVLINK && !(g->nvlink_gbps > 0)) return false;
+    bool intra = dp_network_intra((enum dp_network)net);
+    return make(g->name, 8, c == 1 ? 1 : 2, (enum dp_network)net, intra ? 1 : 4,
+                c == 1 && !intra ? DP_PLACE_HETERO : DP_PLACE_HOMO,
+                c & 1 ? DP_PREC_MIXED : DP_PREC_FP32, c >= 2, c == 3, s);
+}
+
 /* Every catalog GPU on PS and all-reduce clusters of every network (NVLink where it has it),
- * both precisions: every burst input finite, the sample interval within 1-100 ms. */
-static void test_burst_finite(void) {
+ * both precisions: every burst, fusion and placement input finite (an empty profile too), the
+ * sample interval within 1-100 ms, no wait for a pull under all-reduce. */
+static void test_inputs_finite(void) {
     struct dp_profile p = {.batch = 64, .params = 25e6, .param_bytes = 1e8, .n_kernels = 300,
-                           .n_variables = 160, .activation_bytes = 3e9};
+                           .n_variables = 160, .activation_bytes = 3e9, .fused_bytes = 2e9,
+                           .fused_kernels = 100, .fw_param_mid = 0.4, .fw_param_head = 0.05,
+                           .bw_grad_mid = 0.6, .bw_grad_tail = 0.1};
     p.flops[DP_OPCLASS_MATMUL] = 2e12;
     p.winograd_flops = 1e12;
     p.bytes[DP_OPCLASS_MATMUL] = 2e9;
@@ -230,22 +246,25 @@ static void test_burst_finite(void) {
             for (int c = 0; c < 4; c++) {
                 const struct dp_gpu *g = &cat->gpus[i];
                 struct dp_setting s;
-                if (net == DP_NET_NVLINK && !(g->nvlink_gbps > 0)) continue;
-                bool intra = dp_network_intra((enum dp_network)net);
-                if (!make(g->name, 8, c == 1 ? 1 : 2, (enum dp_network)net, intra ? 1 : 4,
-                          c == 1 && !intra ? DP_PLACE_HETERO : DP_PLACE_HOMO,
-                          c & 1 ? DP_PREC_MIXED : DP_PREC_FP32, c >= 2, c == 3, &s))
-                    continue;
+                if (!catalog_case(i, net, c, &s)) continue;
                 double v[DP_SA_BURST_N], e[DP_SA_BURST_N];
                 dp_sa_burst_vector(&p, &s, g, v);
                 dp_sa_burst_vector(&empty, &s, g, e);
                 for (int k = 0; k < DP_SA_BURST_N; k++) CHECK(isfinite(v[k]) && isfinite(e[k]));
                 CHECK(v[1] >= -1e-12 && v[1] <= log(100) + 1e-12);
+                double pv[DP_SA_PLACE_N], pe[DP_SA_PLACE_N];
+                dp_sa_place_vector(&p, &s, g, pv);
+                dp_sa_place_vector(&empty, &s, g, pe);
+                for (int k = 0; k < DP_SA_PLACE_N; k++)
+                    CHECK(isfinite(pv[k]) && isfinite(pe[k]));
+                if (c >= 2) CHECK_NEAR(pv[7], log(1e-3), 1e-12); /* no pull under all-reduce */
                 n++;
             }
     CHECK(n > 10 * cat->n_gpus);
     CHECK(!strcmp(dp_sa_burst_names[1], "sample_ms") &&
           !strcmp(dp_sa_burst_names[DP_SA_BURST_N - 1], "memory_busy_share"));
+    CHECK(!strcmp(dp_sa_place_names[0], "fused_share") &&
+          !strcmp(dp_sa_place_names[DP_SA_PLACE_N - 1], "pull_wait_samples"));
 }
 
 /* One V100 PCIe worker with one PS, TensorFlow fp32, a pure matrix workload: the compute at
@@ -284,7 +303,7 @@ static void test_burst_by_hand(void) {
  * longer against the compute; more workers per PS, more; more parameters, more DDP buckets. */
 static void test_burst_monotone(void) {
     const enum dp_network nets[] = {DP_NET_100GBE, DP_NET_40GBE, DP_NET_10GBE, DP_NET_1GBE};
-    struct dp_profile p = {.batch = 32, .params = 6e7, .param_bytes = 2.4e8, .n_kernels = 200,
+    struct dp_profile p = {.batch = 32, .params = 6e7, .param_bytes = 1e8, .n_kernels = 200,
                            .n_variables = 100};
     p.flops[DP_OPCLASS_MATMUL] = 5e12;
     p.bytes[DP_OPCLASS_ELEMWISE] = 4e9;
@@ -323,41 +342,11 @@ static void test_burst_monotone(void) {
     CHECK_NEAR(few[7], log(1 + 1 + ceil((6e7 * 4 - 1048576) / (25.0 * 1048576))), 1e-12);
 }
 
-/* The fusion and placement inputs: finite over the catalog (every GPU, network, sync,
- * precision; an empty profile too); by hand on the one-worker V100 PS case of
- * test_burst_by_hand; monotone: more fused bytes, a larger share saved; later gradients or a
- * slower network, a longer transfer past the backward pass; parameters read earlier, a longer
- * wait for the pull; none under all-reduce. */
+/* The fusion and placement inputs (finite over the catalog: test_inputs_finite): by hand on
+ * the one-worker V100 PS case of test_burst_by_hand; monotone: more fused bytes, a larger share
+ * saved; later gradients or a slower network, a longer transfer past the backward pass;
+ * parameters read earlier, a longer wait for the pull; none under all-reduce. */
 static void test_place(void) {
-    struct dp_profile p = {.batch = 64, .params = 25e6, .param_bytes = 1e8, .n_kernels = 300,
-                           .n_variables = 160, .fused_bytes = 2e9, .fused_kernels = 100,
-                           .fw_param_mid = 0.4, .fw_param_head = 0.05,
-                           .bw_grad_mid = 0.6, .bw_grad_tail = 0.1};
-    p.flops[DP_OPCLASS_MATMUL] = 2e12;
-    p.bytes[DP_OPCLASS_ELEMWISE] = 6e9;
-    struct dp_profile empty = {.batch = 1};
-    int n = 0;
-    for (int i = 0; i < cat->n_gpus; i++)
-        for (int net = 0; net < DP_NET_COUNT; net++)
-            for (int c = 0; c < 4; c++) {
-                const struct dp_gpu *g = &cat->gpus[i];
-                struct dp_setting s;
-                if (net == DP_NET_NVLINK && !(g->nvlink_gbps > 0)) continue;
-                bool intra = dp_network_intra((enum dp_network)net);
-                if (!make(g->name, 8, 2, (enum dp_network)net, intra ? 1 : 4, DP_PLACE_HOMO,
-                          c & 1 ? DP_PREC_MIXED : DP_PREC_FP32, c >= 2, c == 3, &s))
-                    continue;
-                double v[DP_SA_PLACE_N], e[DP_SA_PLACE_N];
-                dp_sa_place_vector(&p, &s, g, v);
-                dp_sa_place_vector(&empty, &s, g, e);
-                for (int k = 0; k < DP_SA_PLACE_N; k++) CHECK(isfinite(v[k]) && isfinite(e[k]));
-                if (c >= 2) CHECK_NEAR(v[7], log(1e-3), 1e-12); /* no pull under all-reduce */
-                n++;
-            }
-    CHECK(n > 10 * cat->n_gpus);
-    CHECK(!strcmp(dp_sa_place_names[0], "fused_share") &&
-          !strcmp(dp_sa_place_names[DP_SA_PLACE_N - 1], "pull_wait_samples"));
-
     const struct dp_gpu *v100 = dp_gpu_find(cat, "V100-PCIe-16GB");
     struct dp_setting s;
     CHECK(v100 && make("V100-PCIe-16GB", 1, 1, DP_NET_PCIE, 1, DP_PLACE_HOMO, DP_PREC_FP32, false,
@@ -395,13 +384,18 @@ static void test_place(void) {
     CHECK_NEAR(v[0], log(k.fuse_tf * 1e9 / rate / kern), 1e-9);
     CHECK_NEAR(v[1], log((kern - k.fuse_tf * 1e9 / rate) / exp(burst[1])), 1e-9);
 
+    struct dp_profile p = {.batch = 64, .params = 6e7, .param_bytes = 1e8, .n_kernels = 300,
+                           .n_variables = 160, .fused_bytes = 2e9, .fused_kernels = 100,
+                           .fw_param_mid = 0.4, .fw_param_head = 0.05,
+                           .bw_grad_mid = 0.6, .bw_grad_tail = 0.1};
+    p.flops[DP_OPCLASS_MATMUL] = 2e12;
+    p.bytes[DP_OPCLASS_ELEMWISE] = 6e9;
     double later[DP_SA_PLACE_N], base[DP_SA_PLACE_N];
     struct dp_setting fast, slow;
     CHECK(make("V100-PCIe-16GB", 8, 1, DP_NET_100GBE, 4, DP_PLACE_HOMO, DP_PREC_FP32, false,
                false, &fast));
     CHECK(make("V100-PCIe-16GB", 8, 1, DP_NET_10GBE, 4, DP_PLACE_HOMO, DP_PREC_FP32, false,
                false, &slow));
-    p.params = 6e7;
     dp_sa_place_vector(&p, &fast, v100, base);
     dp_sa_place_vector(&p, &slow, v100, later);
     CHECK(later[6] > base[6] && later[7] > base[7]); /* a slower network */
@@ -432,7 +426,7 @@ int main(void) {
     test_profile();
     test_profile_placement();
     test_setting_vector();
-    test_burst_finite();
+    test_inputs_finite();
     test_burst_by_hand();
     test_burst_monotone();
     test_place();
