@@ -43,6 +43,13 @@ struct dp_profile {
  * simulator's workload and the activation sweep's scratch). */
 enum dp_status dp_profile_graph(const struct dp_graph *g, int64_t batch, struct dp_profile *out,
                                 struct dp_error *err);
+/* The same from g's workload at that batch (dp_sim_workload_init, still the caller's), which a
+ * caller simulating g anyway has built: its fusion, placement and activation peak are read, not
+ * computed again. w NULL: as dp_profile_graph. */
+struct dp_sim_workload;
+enum dp_status dp_profile_graph_workload(const struct dp_graph *g, int64_t batch,
+                                         const struct dp_sim_workload *w, struct dp_profile *out,
+                                         struct dp_error *err);
 
 /* The profile as the head reads it: DP_PROFILE_N numbers, each log1p of a field above (FLOPs in
  * GFLOP, bytes in MB, parameters in millions, the batch as is), the fusion and placement

@@ -121,10 +121,12 @@ void dp_sim_workload_free(struct dp_sim_workload *w); /* NULL-safe */
  * at 400 GB/s, the larger): the forward work done before the op that first reads the half-way
  * parameter starts, the parameters the first 1/DP_SIM_CHUNKS of it reads, the backward work done
  * when the op making the half-way gradient ends, the gradients the last 1/DP_SIM_CHUNKS of it
- * makes. The shares are 0 for a workload without parameters. */
+ * makes. The shares are 0 for a workload without parameters. activation_bytes is the
+ * workload's dp_sim_activation_bytes (the sweep ran once, in dp_sim_workload_init). */
 struct dp_sim_workload_shape {
     double fused_bytes, fused_kernels;
     double fw_param_mid, fw_param_head, bw_grad_mid, bw_grad_tail;
+    double activation_bytes;
 };
 void dp_sim_workload_shape(const struct dp_sim_workload *w, struct dp_sim_workload_shape *out);
 

@@ -24,6 +24,12 @@ _Static_assert(DP_OPCLASS_COUNT == 7, "update dp_profile_names");
 
 enum dp_status dp_profile_graph(const struct dp_graph *g, int64_t batch, struct dp_profile *out,
                                 struct dp_error *err) {
+    return dp_profile_graph_workload(g, batch, NULL, out, err);
+}
+
+enum dp_status dp_profile_graph_workload(const struct dp_graph *g, int64_t batch,
+                                         const struct dp_sim_workload *w, struct dp_profile *out,
+                                         struct dp_error *err) {
     struct dp_profile p;
     memset(&p, 0, sizeof p);
     if (batch <= 0) batch = dp_graph_batch(g);
@@ -50,26 +56,32 @@ enum dp_status dp_profile_graph(const struct dp_graph *g, int64_t batch, struct 
         p.n_ops++;
         p.n_kernels += c != DP_OPCLASS_NONE;
     }
-    /* A graph with no op to simulate has no fusion or placement to speak of: those stay 0. */
-    struct dp_sim_workload *w = NULL;
-    struct dp_error werr = {0};
-    enum dp_status st = dp_sim_workload_init(g, batch, &w, &werr);
-    if (st == DP_ERR_NOMEM) {
-        *err = werr;
-        return st;
+    struct dp_sim_workload *own = NULL;
+    enum dp_status st = DP_OK;
+    if (!w) {
+        struct dp_error werr = {0};
+        st = dp_sim_workload_init(g, batch, &own, &werr);
+        if (st == DP_ERR_NOMEM) {
+            *err = werr;
+            return st;
+        }
+        w = own;
     }
     if (w) {
         struct dp_sim_workload_shape sh;
         dp_sim_workload_shape(w, &sh);
-        dp_sim_workload_free(w);
         p.fused_bytes = sh.fused_bytes;
         p.fused_kernels = sh.fused_kernels;
         p.fw_param_mid = sh.fw_param_mid;
         p.fw_param_head = sh.fw_param_head;
         p.bw_grad_mid = sh.bw_grad_mid;
         p.bw_grad_tail = sh.bw_grad_tail;
+        p.activation_bytes = sh.activation_bytes;
+        dp_sim_workload_free(own);
+    } else if ((st = dp_sim_activation_bytes(g, batch, &p.activation_bytes, err))) {
+        /* A graph with no op to simulate: no fusion or placement to speak of (those stay 0). */
+        return st;
     }
-    if ((st = dp_sim_activation_bytes(g, batch, &p.activation_bytes, err))) return st;
     *out = p;
     return DP_OK;
 }

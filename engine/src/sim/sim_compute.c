@@ -394,6 +394,7 @@ void dp_sim_workload_shape(const struct dp_sim_workload *w, struct dp_sim_worklo
     }
     placement(w->ops, 0, w->n_fw, false, &out->fw_param_mid, &out->fw_param_head);
     placement(w->ops, w->n_fw, w->n_ops, true, &out->bw_grad_mid, &out->bw_grad_tail);
+    out->activation_bytes = w->act_bytes;
 }
 
 /* --- the device --- */

@@ -281,13 +281,16 @@ static enum dp_status run_model(struct build *b, const struct model *md, struct 
             st = dp_error_set(err, DP_ERR_NOMEM, "sweep: out of memory");
             break;
         }
-        if ((st = dp_profile_graph(g[opt][p], sg->batch, &sg->profile, err))) break;
-        /* The graph costed once at its batch; every row's setting reuses it (the activation
-         * peak alone took most of a row's time when each row prepared it again). */
+        /* The graph costed once at its batch; its profile and every row's setting reuse it (the
+         * activation peak alone took most of a row's time when each row prepared it again). */
         struct dp_sim_workload *wl = NULL;
         if (b->row_start[e] < b->row_start[e + 1] &&
             (st = dp_sim_workload_init(g[opt][p], sg->batch, &wl, err)))
             break;
+        if ((st = dp_profile_graph_workload(g[opt][p], sg->batch, wl, &sg->profile, err))) {
+            dp_sim_workload_free(wl);
+            break;
+        }
         for (int r = b->row_start[e]; r < b->row_start[e + 1] && !st; r++) {
             struct dp_sweep_row *row = &sw->rows[r];
             const struct dp_gpu *gpu = dp_gpu_find(o->catalog, row->setting.gpu);
