@@ -4,6 +4,7 @@
 #include "dp/dataset.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,28 +105,31 @@ fail:
 
 /* ---- the whole-graph profile (dp/profile.h), shared with sweep_json.c ---- */
 
-static const char *const profile_keys[] = {"winograd_flops", "params", "param_bytes",
-                                           "activation_bytes", "ops", "kernels", "variables"};
+/* The scalar fields by key. The `later` ones came with the fusion and placement inputs: a file
+ * written before them has none (read as 0). Every field is >= 0, a share at most 1. */
+static const struct {
+    const char *key;
+    size_t at; /* offsetof(struct dp_profile, the field) */
+    bool later, share;
+} profile_keys[] = {
+    {"winograd_flops", offsetof(struct dp_profile, winograd_flops), false, false},
+    {"params", offsetof(struct dp_profile, params), false, false},
+    {"param_bytes", offsetof(struct dp_profile, param_bytes), false, false},
+    {"activation_bytes", offsetof(struct dp_profile, activation_bytes), false, false},
+    {"ops", offsetof(struct dp_profile, n_ops), false, false},
+    {"kernels", offsetof(struct dp_profile, n_kernels), false, false},
+    {"variables", offsetof(struct dp_profile, n_variables), false, false},
+    {"fused_bytes", offsetof(struct dp_profile, fused_bytes), true, false},
+    {"fused_kernels", offsetof(struct dp_profile, fused_kernels), true, false},
+    {"fw_param_mid", offsetof(struct dp_profile, fw_param_mid), true, true},
+    {"fw_param_head", offsetof(struct dp_profile, fw_param_head), true, true},
+    {"bw_grad_mid", offsetof(struct dp_profile, bw_grad_mid), true, true},
+    {"bw_grad_tail", offsetof(struct dp_profile, bw_grad_tail), true, true},
+};
 #define N_PROFILE_KEYS ((int)(sizeof profile_keys / sizeof profile_keys[0]))
 
 static double *profile_field(struct dp_profile *p, int k) {
-    double *f[N_PROFILE_KEYS] = {&p->winograd_flops, &p->params, &p->param_bytes,
-                                 &p->activation_bytes, &p->n_ops, &p->n_kernels,
-                                 &p->n_variables};
-    return f[k];
-}
-
-/* The fusion and placement fields, added later: a file written before them has none (read as
- * 0). The first N_LATER_COUNTS are counts (>= 0), the rest shares (0-1). */
-static const char *const later_keys[] = {"fused_bytes",   "fused_kernels", "fw_param_mid",
-                                         "fw_param_head", "bw_grad_mid",   "bw_grad_tail"};
-#define N_LATER_KEYS ((int)(sizeof later_keys / sizeof later_keys[0]))
-#define N_LATER_COUNTS 2
-
-static double *later_field(struct dp_profile *p, int k) {
-    double *f[N_LATER_KEYS] = {&p->fused_bytes,   &p->fused_kernels, &p->fw_param_mid,
-                               &p->fw_param_head, &p->bw_grad_mid,   &p->bw_grad_tail};
-    return f[k];
+    return (double *)(void *)((char *)p + profile_keys[k].at);
 }
 
 enum dp_status dp_profile_read_json(const cJSON *o, int64_t batch, bool f16, const char *name,
@@ -156,22 +160,15 @@ enum dp_status dp_profile_read_json(const cJSON *o, int64_t batch, bool f16, con
         }
     }
     for (int k = 0; k < N_PROFILE_KEYS; k++) {
-        double v = -1;
-        if ((st = dp_json_get_number(o, profile_keys[k], false, name, path, &v, err))) return st;
-        if (!(v >= 0 && isfinite(v)))
-            return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: expected a number >= 0", name,
-                                path, profile_keys[k]);
-        *profile_field(p, k) = v;
-    }
-    for (int k = 0; k < N_LATER_KEYS; k++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, later_keys[k]);
-        bool count = k < N_LATER_COUNTS;
-        if (!v) continue;
-        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 ||
-            (!count && v->valuedouble > 1))
+        double v = 0;
+        if ((st = dp_json_get_number(o, profile_keys[k].key, profile_keys[k].later, name, path,
+                                     &v, err)))
+            return st;
+        if (!(v >= 0) || (profile_keys[k].share && v > 1))
             return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: expected a number %s", name,
-                                path, later_keys[k], count ? ">= 0" : "within 0-1");
-        *later_field(p, k) = v->valuedouble;
+                                path, profile_keys[k].key,
+                                profile_keys[k].share ? "within 0-1" : ">= 0");
+        *profile_field(p, k) = v;
     }
     return DP_OK;
 }
@@ -186,9 +183,7 @@ bool dp_profile_write_json(cJSON *o, const char *key, const struct dp_profile *p
             if (!dp_json_append(a, dp_json_number(k ? copy.bytes[c] : copy.flops[c]))) return false;
     }
     for (int k = 0; k < N_PROFILE_KEYS; k++)
-        if (!dp_json_add_number(p, profile_keys[k], *profile_field(&copy, k))) return false;
-    for (int k = 0; k < N_LATER_KEYS; k++)
-        if (!dp_json_add_number(p, later_keys[k], *later_field(&copy, k))) return false;
+        if (!dp_json_add_number(p, profile_keys[k].key, *profile_field(&copy, k))) return false;
     return cJSON_AddBoolToObject(p, "f16", prof->f16) != NULL;
 }
 
