@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "dp/sim.h"
+#include "sa_impl.h"
 
 const char *const dp_sa_setting_names[DP_SA_SETTING_N] = {
     "fp32_tflops",  "tensor_tflops", "memory_gb",  "bandwidth_gbps", "nvlink_gbps",
@@ -215,25 +216,23 @@ static void burst_model(const struct dp_profile *p, const struct dp_setting *s,
 /* x > 1e-3 as its log, else log(1e-3): a floor keeps an absent gap or transfer finite. */
 static double floored_log(double x) { return log(x > 1e-3 && isfinite(x) ? x : 1e-3); }
 
-void dp_sa_burst_vector(const struct dp_profile *p, const struct dp_setting *s,
-                        const struct dp_gpu *g, double v[DP_SA_BURST_N]) {
-    struct burst_model m;
-    burst_model(p, s, g, &m);
+static void burst_inputs(const struct burst_model *m, const struct dp_profile *p,
+                         double v[DP_SA_BURST_N]) {
     double bound = 0;
     for (int c = 0; c < DP_OPCLASS_COUNT; c++)
         if (c != DP_OPCLASS_OPTIMIZER && c != DP_OPCLASS_MATMUL) bound += p->bytes[c];
     double x[DP_SA_BURST_N] = {
-        m.iter,
-        m.sample,
-        (m.iter - m.gpu_busy) / m.sample,
-        m.pull / m.fw,
-        m.sync / m.bw,
-        m.sync / m.sample,
-        m.net_gap / m.sample,
-        1 + m.pieces,
-        m.upd_idle / m.sample,
-        m.compute / m.sample,
-        (p->bytes[DP_OPCLASS_MATMUL] + bound) / m.mem_rate / m.compute,
+        m->iter,
+        m->sample,
+        (m->iter - m->gpu_busy) / m->sample,
+        m->pull / m->fw,
+        m->sync / m->bw,
+        m->sync / m->sample,
+        m->net_gap / m->sample,
+        1 + m->pieces,
+        m->upd_idle / m->sample,
+        m->compute / m->sample,
+        (p->bytes[DP_OPCLASS_MATMUL] + bound) / m->mem_rate / m->compute,
     };
     for (int i = 0; i < DP_SA_BURST_N; i++) v[i] = floored_log(x[i]);
 }
@@ -243,24 +242,41 @@ const char *const dp_sa_place_names[DP_SA_PLACE_N] = {
     "bw_grad_mid", "bw_grad_tail",          "push_tail_samples", "pull_wait_samples",
 };
 
-void dp_sa_place_vector(const struct dp_profile *p, const struct dp_setting *s,
-                        const struct dp_gpu *g, double v[DP_SA_PLACE_N]) {
-    struct burst_model m;
-    burst_model(p, s, g, &m);
+static void place_inputs(const struct burst_model *m, const struct dp_profile *p,
+                         double v[DP_SA_PLACE_N]) {
     /* The compute as sim_compute.c takes it with its fused kernels: the framework's share of
      * the fusable traffic and launches saved. */
-    double fused_ms = fmin(m.fuse * p->fused_bytes / m.mem_rate, m.kern);
-    double launches = fmax(0, p->n_kernels - m.fuse * p->fused_kernels);
-    double compute = fmax(m.kern - fused_ms + launches * m.gap, launches * m.host);
+    double fused_ms = fmin(m->fuse * p->fused_bytes / m->mem_rate, m->kern);
+    double launches = fmax(0, p->n_kernels - m->fuse * p->fused_kernels);
+    double compute = fmax(m->kern - fused_ms + launches * m->gap, launches * m->host);
     double fw = compute / 3, bw = compute - fw;
     /* The transfers end no sooner than half of them after the middle gradient is made, nor
      * than the last chunk's gradients' share of them after the backward pass; the forward pass
      * waits for the parameters its first chunk reads, and for half of them by its middle. */
-    double end = fmax(bw, fmax(p->bw_grad_mid * bw + m.sync / 2, bw + p->bw_grad_tail * m.sync));
-    double wait = fmax(p->fw_param_head * m.pull, m.pull / 2 - p->fw_param_mid * fw);
+    double end =
+        fmax(bw, fmax(p->bw_grad_mid * bw + m->sync / 2, bw + p->bw_grad_tail * m->sync));
+    double wait = fmax(p->fw_param_head * m->pull, m->pull / 2 - p->fw_param_mid * fw);
     double x[DP_SA_PLACE_N] = {
-        fused_ms / m.compute, compute / m.sample, p->fw_param_mid,       p->fw_param_head,
-        p->bw_grad_mid,       p->bw_grad_tail,    (end - bw) / m.sample, wait / m.sample,
+        fused_ms / m->compute, compute / m->sample,    p->fw_param_mid,  p->fw_param_head,
+        p->bw_grad_mid,        p->bw_grad_tail,        (end - bw) / m->sample, wait / m->sample,
     };
     for (int i = 0; i < DP_SA_PLACE_N; i++) v[i] = floored_log(x[i]);
+}
+
+void dp_sa_burst_place(const struct dp_profile *p, const struct dp_setting *s,
+                       const struct dp_gpu *g, double *burst, double *place) {
+    struct burst_model m;
+    burst_model(p, s, g, &m);
+    if (burst) burst_inputs(&m, p, burst);
+    if (place) place_inputs(&m, p, place);
+}
+
+void dp_sa_burst_vector(const struct dp_profile *p, const struct dp_setting *s,
+                        const struct dp_gpu *g, double v[DP_SA_BURST_N]) {
+    dp_sa_burst_place(p, s, g, v, NULL);
+}
+
+void dp_sa_place_vector(const struct dp_profile *p, const struct dp_setting *s,
+                        const struct dp_gpu *g, double v[DP_SA_PLACE_N]) {
+    dp_sa_burst_place(p, s, g, NULL, v);
 }

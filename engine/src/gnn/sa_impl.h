@@ -26,6 +26,11 @@ struct dp_sa_inspector {
     char                 body_path[PATH_MAX]; /* as dp_sa_load resolved it; "" otherwise */
 };
 
+/* dp_sa_burst_vector into burst and dp_sa_place_vector into place (either NULL: skipped) from
+ * one closed-form iteration model, which both read. */
+void dp_sa_burst_place(const struct dp_profile *p, const struct dp_setting *s,
+                       const struct dp_gpu *g, double *burst, double *place);
+
 /* Floats of one member's parameters for these sizes. */
 size_t dp_sa_member_floats(int n_in, int h1, int h2);
 

@@ -144,11 +144,11 @@ void dp_sa_raw_input(const struct dp_sa_inspector *sa, const float *emb,
     dp_sa_setting_vector(s, g, x + DP_PROFILE_N);
     dp_sa_cross_vector(&at, s, g, sa->legacy, x + DP_PROFILE_N + DP_SA_SETTING_N);
     x += DP_PROFILE_N + DP_SA_SETTING_N + DP_SA_CROSS_N;
-    if (!(sa->legacy & DP_SA_LEGACY_NO_BURST)) {
-        dp_sa_burst_vector(&at, s, g, x);
-        x += DP_SA_BURST_N;
-    }
-    if (!(sa->legacy & DP_SA_LEGACY_NO_PLACE)) dp_sa_place_vector(&at, s, g, x);
+    bool burst = !(sa->legacy & DP_SA_LEGACY_NO_BURST);
+    bool place = !(sa->legacy & DP_SA_LEGACY_NO_PLACE);
+    if (burst || place)
+        dp_sa_burst_place(&at, s, g, burst ? x : NULL,
+                          place ? x + (burst ? DP_SA_BURST_N : 0) : NULL);
 }
 
 void dp_sa_set_norm(struct dp_sa_inspector *sa, const double *in_mean, const double *in_std,
