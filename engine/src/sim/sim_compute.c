@@ -362,19 +362,23 @@ void dp_sim_workload_free(struct dp_sim_workload *w) {
 /* Over one phase's records [from, to): the work share done before (forward: the record reaching
  * half the parameters starts; backward: it ends) and the parameters' share in the phase's first
  * (forward) or last (backward) 1/DP_SIM_CHUNKS of the work. */
+/* A record's work at nominal rates (10 TFLOPS, 400 GB/s): a measure of where in a phase it
+ * falls that does not depend on the GPU. */
+static double nominal_work(const struct sim_op *o) { return fmax(o->flops / 1e13, o->bytes / 4e11); }
+
 static void placement(const struct sim_op *ops, int from, int to, bool backward, double *mid,
                       double *edge) {
     double W = 0, Q = 0, w = 0, acc = 0;
     *mid = *edge = 0;
     for (int i = from; i < to; i++) {
-        W += fmax(ops[i].flops / 1e13, ops[i].bytes / 4e11);
+        W += nominal_work(&ops[i]);
         Q += ops[i].pneed;
     }
     if (!(W > 0 && Q > 0)) return;
     bool found = false;
     for (int i = from; i < to; i++) {
         double start = w;
-        w += fmax(ops[i].flops / 1e13, ops[i].bytes / 4e11);
+        w += nominal_work(&ops[i]);
         acc += ops[i].pneed;
         if (!found && acc >= Q / 2) {
             *mid = fmin(1, (backward ? w : start) / W);
