@@ -2,6 +2,11 @@
 # make | make test | make san | make bench | make fuzz | make run | make deps | make assets
 CC      ?= cc
 PKGS_ENGINE := libcjson libgvc
+# OpenBLAS, the dense products' second backend (gnn/kernels_blas.c); OPENBLAS=0 builds without it
+OPENBLAS ?= 1
+ifneq ($(OPENBLAS),0)
+PKGS_ENGINE += openblas
+endif
 PKGS_TUI    := ncursesw
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wpointer-arith -Wwrite-strings -Wformat=2 -Wundef \
@@ -12,8 +17,8 @@ endif
 CFLAGS  ?= -O2 -g
 BUILD   ?= build
 # Per-layer flags: each layer sees only what it may use, so a wrong include fails to compile.
-#   engine: its own headers, cJSON (the JSON loaders); render adds Graphviz; never curses (the
-#           inspector network's kernels are gnn's own: no BLAS).
+#   engine: its own headers, cJSON (the JSON loaders); render adds Graphviz; gnn's kernels add
+#           OpenBLAS's cblas.h (kernels_blas.c only); never curses.
 #   cli:    the engine's public headers (dp/) and cJSON (JSON output); not engine/src.
 #   tui:    the engine's public headers and ncursesw; not engine/src, not cJSON.
 #   tests:  everything (they reach into *_impl.h where they test internals).
@@ -21,6 +26,7 @@ BASE_CFLAGS   = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) $(C
 CJSON_CFLAGS  := $(shell pkg-config --cflags libcjson 2>/dev/null)
 GVC_CFLAGS    := $(shell pkg-config --cflags libgvc 2>/dev/null)
 CURSES_CFLAGS := $(shell pkg-config --cflags ncursesw 2>/dev/null)
+BLAS_CFLAGS   := $(if $(filter 0,$(OPENBLAS)),-DDP_NO_OPENBLAS,$(shell pkg-config --cflags openblas 2>/dev/null))
 ENGINE_CFLAGS  = $(BASE_CFLAGS) -Iengine/include -Iengine/src $(CJSON_CFLAGS)
 CLI_CFLAGS     = $(BASE_CFLAGS) -Iengine/include $(CJSON_CFLAGS)
 TUI_CFLAGS     = $(BASE_CFLAGS) -Iengine/include -Itui $(CURSES_CFLAGS)
@@ -66,7 +72,7 @@ VECT_CFLAGS := -O2 $(shell $(CC) -Werror -fvect-cost-model=dynamic -E -x c /dev/
                  2>&1 && echo -fvect-cost-model=dynamic) -ffp-contract=fast -fno-trapping-math \
                  -fno-sanitize=address
 $(BUILD)/engine/src/gnn/kernels%.o: engine/src/gnn/kernels%.c
-	$(call compile,$(ENGINE_CFLAGS) $(VECT_CFLAGS))
+	$(call compile,$(ENGINE_CFLAGS) $(VECT_CFLAGS) $(BLAS_CFLAGS))
 $(BUILD)/engine/src/render/%.o: engine/src/render/%.c
 	$(call compile,$(ENGINE_CFLAGS) $(GVC_CFLAGS))
 $(BUILD)/engine/%.o: engine/%.c

@@ -1,7 +1,8 @@
-/* cmd_bench.c: `driple bench predict|train|transfer|coarsen|explain`: times the inspector network
- * (one prediction, or a batch of them in one call; one training step of a batch; a transfer head
- * step on cached embeddings and the embedding pass) and reports medians, as text or one JSON
- * object. Coarsening and explanation benchmarks live with their owners (bench_coarsen,
+/* cmd_bench.c: `driple bench predict|embed|train|transfer|kernels|coarsen|explain`: times the
+ * inspector network (one prediction, or a batch of them in one call; the embeddings of a batch of
+ * graphs; one training step of a batch; a transfer head step on cached embeddings and the
+ * embedding pass) and reports medians, as text or one JSON object; `bench kernels` measures
+ * auto's table of the dense products' backends on this CPU and saves it. Coarsening and explanation benchmarks live with their owners (bench_coarsen,
  * bench_explain). Baselines of other implementations are measured beside it by bench/run.sh,
  * never assumed here. */
 #include <math.h>
@@ -22,11 +23,13 @@
 #include "dp/train.h"
 
 #define BENCH_USAGE                                                                          \
-    "driple bench predict|train|transfer (--inspector M.json | --weights W.json |\n"          \
+    "driple bench predict|embed|train|transfer (--inspector M.json | --weights W.json |\n"    \
     "       --random [--layer gcn|gin|gat|mpnn] [--recipe paper|driple-c])\n"                  \
     "       [--grouped G.json | --synthetic N] [--runs R] [--batch B] [--threads T]\n"          \
-    "       [--kernels portable|avx2|avx512] [--json]\n"                                        \
+    "       [--kernels auto|own|openblas|portable|avx2|avx512] [--json]\n"                     \
     "  predict --batch B: B graphs in one call (dp_model_predict_batch), per-graph figures\n"   \
+    "  embed --batch B: the embeddings of B graphs in one call (dp_model_embed_batch)\n"        \
+    "       driple bench kernels [--out FILE] [--json]   measure auto's table on this CPU\n"  \
     "       driple bench coarsen [GRAPH [--exported-batch N]] [--ops N] [--groups K]\n"         \
     "                            [--seed S] [--repeat R] [--json]\n"                            \
     "       driple bench explain [GRAPH [--exported-batch N] | --grouped FILE] [--inspector M]\n" \
@@ -126,11 +129,13 @@ static int report(const struct bench_opts *o, const char *what, const struct dp_
     const char *layer = dp_layer_name(dp_model_arch(m)->layer);
     int layers = dp_arch_n_layers(dp_model_arch(m), g->n_groups);
     if (!o->json) {
-        printf("bench %s: %s on %s (%d groups, %d edges, %d layers), %d thread(s), %s kernels: median "
-               "%.3f ms (CPU mean %.3f ms), min %.3f ms, mean %.3f ms over %d runs, load average "
-               "%.2f%s\n",
+        printf("bench %s: %s on %s (%d groups, %d edges, %d layers), %d thread(s), %s kernels, "
+               "products %s: median %.3f ms (CPU mean %.3f ms), min %.3f ms, mean %.3f ms over %d "
+               "runs, load average %.2f%s\n",
                what, layer, graph, g->n_groups, g->n_edges, layers, dp_threads(), dp_kernels(),
-               s.median, cpu.mean, s.min, s.mean, runs, load_avg(), x ? x->text : "");
+               dp_kernels_backend(), s.median, cpu.mean, s.min, s.mean, runs, load_avg(),
+               x ? x->text : "");
+        if (dp_kernels_note()) printf("note: %s\n", dp_kernels_note());
         return 0;
     }
     struct dp_jw *w = dp_jw_new();
@@ -143,6 +148,9 @@ static int report(const struct bench_opts *o, const char *what, const struct dp_
     dp_jw_int(w, "n_layers", layers);
     dp_jw_int(w, "threads", dp_threads());
     dp_jw_str(w, "kernels", dp_kernels());
+    dp_jw_str(w, "backend", dp_kernels_backend());
+    dp_jw_str(w, "openblas", dp_kernels_openblas());
+    dp_jw_str(w, "note", dp_kernels_note());
     dp_jw_int(w, "runs", runs);
     dp_jw_fixed(w, "median_ms", s.median, 4);
     dp_jw_fixed(w, "min_ms", s.min, 4);
@@ -184,9 +192,9 @@ static void free_batch(struct dp_grouped **gs, int B) {
 }
 
 /* One prediction at a time, or (--batch B > 1) B jittered copies of g in one batched call,
- * reported per call and per graph. */
+ * reported per call and per graph; with embed, the embeddings of the B copies in one call. */
 static int bench_predict(const struct bench_opts *o, const struct dp_model *m,
-                         const struct dp_grouped *g) {
+                         const struct dp_grouped *g, bool embed) {
     struct dp_error err = {0};
     const int R = (int)o->runs, B = (int)o->batch;
     if ((long long)B * g->n_groups > BENCH_MAX_BATCH_GROUPS)
@@ -194,18 +202,21 @@ static int bench_predict(const struct bench_opts *o, const struct dp_model *m,
                          "one batch", B, g->n_groups, BENCH_MAX_BATCH_GROUPS);
     double *ms = calloc((size_t)R * 2, sizeof *ms);
     float *out = calloc((size_t)B * DP_N_OUTPUTS, sizeof *out);
-    struct dp_grouped **gs = B > 1 && out ? batch_of(g, B, out) : NULL;
+    float *emb = embed ? calloc((size_t)B * dp_model_embed_size(m), sizeof *emb) : NULL;
+    const bool batched = B > 1 || embed;
+    struct dp_grouped **gs = batched && out ? batch_of(g, B, out) : NULL;
     int rc = 1;
-    if (!ms || !out || (B > 1 && (!gs || !gs[B - 1]))) {
+    if (!ms || !out || (embed && !emb) || (batched && (!gs || !gs[B - 1]))) {
         rc = out_of_memory();
         goto done;
     }
     double *cms = ms + R;
     for (int r = -2; r < R; r++) { /* two warm-up calls */
         double t0 = dp_clock_ms(), c0 = cmd_cpu_ms();
-        enum dp_status st = B > 1 ? dp_model_predict_batch(m, (const struct dp_grouped *const *)gs,
-                                                           B, out, &err)
-                                  : dp_model_predict(m, g, out, &err);
+        const struct dp_grouped *const *cg = (const struct dp_grouped *const *)gs;
+        enum dp_status st = embed   ? dp_model_embed_batch(m, cg, B, emb, &err)
+                            : B > 1 ? dp_model_predict_batch(m, cg, B, out, &err)
+                                    : dp_model_predict(m, g, out, &err);
         if (st) {
             rc = cli_fail(&err);
             goto done;
@@ -216,15 +227,16 @@ static int bench_predict(const struct bench_opts *o, const struct dp_model *m,
     }
     struct stats s = summarise(ms, R), cs = summarise(cms, R);
     struct extra x = {.n = 0};
-    if (B > 1) {
+    if (batched) {
         x = (struct extra){{"batch", "per_graph_median_ms", "per_graph_cpu_median_ms"},
                            {B, s.median / B, cs.median / B}, 3, ""};
         snprintf(x.text, sizeof x.text, ", batch %d in one call: %.3f ms per graph (CPU %.3f ms)",
                  B, s.median / B, cs.median / B);
     }
-    rc = report(o, "predict", g, m, s, cs, R, &x);
+    rc = report(o, embed ? "embed" : "predict", g, m, s, cs, R, &x);
 done:
     free_batch(gs, B);
+    free(emb);
     free(out);
     free(ms);
     return rc;
@@ -322,20 +334,94 @@ done:
     return rc;
 }
 
+/* `bench kernels`: measures auto's table (dp_kernels_measure) and saves it where the engine reads
+ * it at start, or to --out; prints the CPU, the OpenBLAS core and each transpose case's picks. */
+static int bench_kernels(int argc, char **argv) {
+    struct cli c;
+    if (!cli_init(&c, argc, argv, "bench kernels")) return 1;
+    const bool json = cli_flag(&c, "--json");
+    const char *out = cli_value(&c, "--out");
+    const bool ok = cli_check_unused(&c);
+    cli_done(&c);
+    if (!ok) return 2;
+    char path[1024];
+    if (!out && !dp_kernels_table_path(path, sizeof path)) {
+        fprintf(stderr, "driple: bench kernels: no place for the table (set HOME, XDG_DATA_HOME "
+                        "or DRIPLE_KERNELS_TABLE, or give --out FILE)\n");
+        return 1;
+    }
+    if (out) snprintf(path, sizeof path, "%s", out);
+    struct dp_kernels_cell *cells = calloc(DP_KERNELS_CELLS, sizeof *cells);
+    if (!cells) return out_of_memory();
+    struct dp_error err = {0};
+    const char *coretype = getenv("OPENBLAS_CORETYPE");
+    int rc = 0;
+    if (dp_kernels_measure(path, cells, &err)) {
+        if (dp_kernels_note()) fprintf(stderr, "note: %s\n", dp_kernels_note());
+        rc = cli_fail(&err);
+        goto done;
+    }
+    int n_blas = 0;
+    for (int i = 0; i < DP_KERNELS_CELLS; i++) n_blas += cells[i].pick == 'b';
+    if (json) {
+        struct dp_jw *w = dp_jw_new();
+        dp_jw_str(w, "bench", "kernels");
+        dp_jw_str(w, "table", path);
+        dp_jw_str(w, "cpu", dp_kernels_cpu());
+        dp_jw_str(w, "kernels", dp_kernels());
+        dp_jw_str(w, "openblas", dp_kernels_openblas());
+        dp_jw_str(w, "openblas_coretype_env", coretype);
+        dp_jw_fixed(w, "load_avg", load_avg(), 2);
+        dp_jw_int(w, "openblas_cells", n_blas);
+        dp_jw_array(w, "cells");
+        for (int i = 0; i < DP_KERNELS_CELLS; i++) {
+            dp_jw_object(w, NULL);
+            dp_jw_bool(w, "ta", cells[i].ta);
+            dp_jw_bool(w, "tb", cells[i].tb);
+            dp_jw_int(w, "m", cells[i].m);
+            dp_jw_int(w, "n", cells[i].n);
+            dp_jw_int(w, "k", cells[i].k);
+            dp_jw_fixed(w, "own_us", cells[i].own_us, 3);
+            dp_jw_fixed(w, "openblas_us", cells[i].blas_us, 3);
+            dp_jw_str(w, "pick", cells[i].pick == 'b' ? "openblas" : "own");
+            dp_jw_end(w);
+        }
+        dp_jw_end(w);
+        rc = dp_jw_print(w, stdout, "stdout", &err) ? cli_fail(&err) : 0;
+        dp_jw_free(w);
+        goto done;
+    }
+    printf("bench kernels: %s, %s kernels, %s (OPENBLAS_CORETYPE%s%s), load average %.2f\n",
+           dp_kernels_cpu(), dp_kernels(), dp_kernels_openblas(), coretype ? "=" : " not set",
+           coretype ? coretype : "", load_avg());
+    printf("%d of %d shape classes faster on OpenBLAS (by 3%% or more); table saved to %s\n",
+           n_blas, DP_KERNELS_CELLS, path);
+    printf("  case       m     n     k    own us  openblas us  pick\n");
+    for (int i = 0; i < DP_KERNELS_CELLS; i++) {
+        const struct dp_kernels_cell *e = &cells[i];
+        printf("  %c%c     %5d %5d %5d %9.2f %12.2f  %s\n", e->ta ? 't' : 'n', e->tb ? 't' : 'n',
+               e->m, e->n, e->k, e->own_us, e->blas_us, e->pick == 'b' ? "openblas" : "own");
+    }
+done:
+    free(cells);
+    return rc;
+}
+
 int cmd_bench(int argc, char **argv) {
     if (argc < 1) return cli_usage("bench", BENCH_USAGE, "missing what to benchmark");
     const char *what = argv[0];
     if (!strcmp(what, "coarsen")) return bench_coarsen(argc - 1, argv + 1);
     if (!strcmp(what, "explain")) return bench_explain(argc - 1, argv + 1);
     if (!strcmp(what, "compare")) return bench_compare(argc - 1, argv + 1);
-    bool pred = !strcmp(what, "predict"), train = !strcmp(what, "train");
-    bool transfer = !strcmp(what, "transfer");
+    if (!strcmp(what, "kernels")) return bench_kernels(argc - 1, argv + 1);
+    bool embed = !strcmp(what, "embed"), pred = !strcmp(what, "predict") || embed;
+    bool train = !strcmp(what, "train"), transfer = !strcmp(what, "transfer");
     if (!pred && !train && !transfer)
         return cli_usage("bench", BENCH_USAGE, "unknown benchmark '%s'", what);
     struct cli c;
     struct bench_opts o = {.synthetic = 100, .runs = 0, .batch = 0, .threads = 0};
-    if (!cli_init(&c, argc - 1, argv + 1, pred ? "bench predict" : train ? "bench train"
-                                                                          : "bench transfer"))
+    if (!cli_init(&c, argc - 1, argv + 1, embed ? "bench embed" : pred ? "bench predict"
+                                          : train ? "bench train" : "bench transfer"))
         return 1;
     o.json = cli_flag(&c, "--json");
     o.random = cli_flag(&c, "--random");
@@ -358,11 +444,11 @@ int cmd_bench(int argc, char **argv) {
     if ((o.recipe || o.layer) && !o.random)
         return cli_usage("bench", BENCH_USAGE, "--recipe and --layer shape a --random network");
     if (o.runs == 0) o.runs = pred ? 50 : train ? 5 : 50;
-    if (o.batch == 0) o.batch = pred ? 1 : 32;
+    if (o.batch == 0) o.batch = embed ? 1000 : pred ? 1 : 32;
     /* the engine's defaults (dp/compute.h) unless asked */
     if (o.threads > 0) dp_threads_set((int)o.threads);
     if (o.kernels && !dp_kernels_set(o.kernels))
-        return cli_usage("bench", BENCH_USAGE, "unknown --kernels '%s' (portable, avx2, avx512)",
+        return cli_usage("bench", BENCH_USAGE, "unknown --kernels '%s' (" DP_KERNELS_ALLOWED ")",
                          o.kernels);
     struct dp_inspector *insp = NULL;
     struct dp_model *own = NULL;
@@ -370,7 +456,7 @@ int cmd_bench(int argc, char **argv) {
     struct dp_grouped *g = NULL;
     int rc = load_model(&o, &insp, &own, &m);
     if (!rc) rc = load_graph(&o, &g);
-    if (!rc) rc = pred ? bench_predict(&o, m, g) : bench_train(&o, m, g, transfer);
+    if (!rc) rc = pred ? bench_predict(&o, m, g, embed) : bench_train(&o, m, g, transfer);
     dp_grouped_free(g);
     dp_model_free(own);
     dp_inspector_free(insp);

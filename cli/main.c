@@ -6,6 +6,8 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "dp/compute.h"
+#include "dp/status.h"
 
 #define DRIPLE_VERSION "0.1.0"
 
@@ -29,7 +31,7 @@ static const struct command {
     {"explain",   cmd_explain,   "GRAPH --inspector M|--setting ID|--gpu ... [--metric NAME] [--svg FILE]"},
     {"inspector", cmd_inspector, "info|import-torch|import-json ...   inspector model files"},
     {"record",    cmd_record,    "[-o PREFIX] -- COMMAND ...   measure a training job's traces"},
-    {"bench",     cmd_bench,     "predict|train|transfer|coarsen ... --json   benchmarks"},
+    {"bench",     cmd_bench,     "predict|embed|train|transfer|kernels|coarsen ... --json   benchmarks"},
 };
 
 static void usage(FILE *f) {
@@ -41,6 +43,17 @@ static void usage(FILE *f) {
     fprintf(f, "\nErrors go to stderr as 'driple: <file>:<where>: <what>' with a non-zero exit.\n");
 }
 
+/* The version and how this build computes: the product backends, the CPU and its kernel level. */
+static void print_version(void) {
+    const char *blas = dp_kernels_openblas(), *note = dp_kernels_note();
+    printf("driple %s\n", DRIPLE_VERSION);
+    printf("kernels: %s level on %s; products: %s (DRIPLE_KERNELS: %s)\n", dp_kernels(),
+           dp_kernels_cpu(), dp_kernels_backend(), DP_KERNELS_ALLOWED);
+    printf("openblas: %s\n", blas ? blas : "none");
+    if (note) printf("note: %s\n", note);
+    printf("auto's table: %s\n", dp_kernels_table());
+}
+
 int main(int argc, char **argv) {
     cli_signals_install();
     if (argc < 2) return cmd_explore(0, argv + 1);
@@ -49,8 +62,14 @@ int main(int argc, char **argv) {
         usage(stdout);
         return 0;
     }
+    /* $DRIPLE_KERNELS and the kernel table, read before any command computes with them */
+    struct dp_error err = {0};
+    if (dp_kernels_init(&err)) {
+        fprintf(stderr, "driple: %s\n", err.msg);
+        return err.status == DP_ERR_INVALID && !strncmp(err.msg, "DRIPLE_KERNELS", 14) ? 2 : 1;
+    }
     if (!strcmp(name, "--version")) {
-        printf("driple %s\n", DRIPLE_VERSION);
+        print_version();
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -2,9 +2,11 @@
  * (portable C, AVX2, AVX-512): the dense product in all four transpose cases over shapes with
  * tails in every dimension, strides and betas, against a float64 reference; the sparse
  * aggregation, the GRU and LSTM cells and their backward passes, softmax, the transpose and the
- * row reductions against scalar references; every other kernel against the portable level. Also the
- * level selection (dp/compute.h, $DRIPLE_KERNELS), and the thread pool (gnn/pool.h): regions,
- * barriers, shares, and a nested region running alone. */
+ * row reductions against scalar references; every other kernel against the portable level. The
+ * product again on OpenBLAS and on auto (the backend of each shape from its table), the same
+ * cases and tolerance. Also the level and backend selection (dp/compute.h, $DRIPLE_KERNELS),
+ * auto's shape classes and its table file, and the thread pool (gnn/pool.h): regions, barriers,
+ * shares, and a nested region running alone. */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -38,6 +40,7 @@ static double rel_f(const float *a, const float *b, size_t n) {
 /* ---- the dense product ---- */
 
 static double worst_gemm;
+static bool via_own; /* K->gemm_own (this level's own product), else K->gemm (the backend's) */
 
 static void one_gemm(const struct dp_kn_table *K, bool ta, bool tb, int m, int n, int k,
                      float beta) {
@@ -54,11 +57,12 @@ static void one_gemm(const struct dp_kn_table *K, bool ta, bool tb, int m, int n
                      (tb ? b[(size_t)j * ldb + p] : b[(size_t)p * ldb + j]);
             ref[(size_t)i * ldc + j] = s; /* the padding columns must stay as they were */
         }
-    K->gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+    (via_own ? K->gemm_own : K->gemm)(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
     const double e = test_rel_err(c, ref, (size_t)m * ldc) / (k > 1 ? sqrt((double)k) : 1);
     if (!(e < 1e-6))
-        fprintf(stderr, "%s gemm ta %d tb %d m %d n %d k %d beta %g: rel err %.3g\n",
-                dp_kn_level_name(K->level), ta, tb, m, n, k, beta, e);
+        fprintf(stderr, "%s gemm (%s) ta %d tb %d m %d n %d k %d beta %g: rel err %.3g\n",
+                dp_kn_level_name(K->level), via_own ? "own" : dp_kernels_backend(), ta, tb, m, n,
+                k, beta, e);
     CHECK(e < 1e-6);
     if (e > worst_gemm) worst_gemm = e;
     free(a);
@@ -67,7 +71,8 @@ static void one_gemm(const struct dp_kn_table *K, bool ta, bool tb, int m, int n
     free(ref);
 }
 
-static void test_gemm(const struct dp_kn_table *K) {
+static void test_gemm(const struct dp_kn_table *K, bool own) {
+    via_own = own;
     /* rows around the 6-row block, columns around the 8, 16 and 64-column vectors and blocks,
      * depths around the 128-deep blocks; the published model's shapes */
     static const int ms[] = {1, 5, 6, 7, 13, 50, 100};
@@ -83,11 +88,12 @@ static void test_gemm(const struct dp_kn_table *K) {
                 }
     /* beta 0 never reads C: NaN there must not leak */
     float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4] = {NAN, NAN, NAN, NAN};
-    K->gemm(false, false, 2, 2, 2, a, 2, b, 2, 0.0f, c, 2);
+    (own ? K->gemm_own : K->gemm)(false, false, 2, 2, 2, a, 2, b, 2, 0.0f, c, 2);
     CHECK(c[0] == 1 && c[1] == 2 && c[2] == 3 && c[3] == 4);
-    printf("  %s: gemm, %zu cases (4 transposes): worst rel err / sqrt(k) %.2g\n",
-           dp_kn_level_name(K->level), 4 * sizeof ms / sizeof *ms * sizeof ns / sizeof *ns *
-                                           sizeof ks / sizeof *ks, worst_gemm);
+    printf("  %s: gemm (%s), %zu cases (4 transposes): worst rel err / sqrt(k) %.2g\n",
+           dp_kn_level_name(K->level), own ? "own" : dp_kernels_backend(),
+           4 * sizeof ms / sizeof *ms * sizeof ns / sizeof *ns * sizeof ks / sizeof *ks,
+           worst_gemm);
 }
 
 /* ---- the sparse aggregation ---- */
@@ -367,6 +373,101 @@ static void test_levels(void) {
     printf("  best level on this CPU: %s\n", dp_kn_level_name(best));
 }
 
+/* ---- the product backends and auto's table ---- */
+
+static void test_backends(void) {
+    const bool blas = dp_kernels_openblas() != NULL;
+    CHECK(dp_kernels_set("own") && !strcmp(dp_kernels_backend(), "own"));
+    CHECK(dp_kn_pick(false, false, 400, 400, 400) == DP_KN_OWN);
+    CHECK(dp_kernels_set("openblas"));
+    CHECK(!strcmp(dp_kernels_backend(), blas ? "openblas" : "own"));
+    CHECK(dp_kn_pick(true, true, 1, 1, 1) == (blas ? DP_KN_OPENBLAS : DP_KN_OWN));
+    /* without OpenBLAS the note says so, with it there is none */
+    CHECK(blas == (dp_kernels_note() == NULL));
+    CHECK(dp_kernels_set("portable") && !strcmp(dp_kernels(), "portable") &&
+          !strcmp(dp_kernels_backend(), "own"));
+    const char *before = dp_kernels_backend();
+    CHECK(!dp_kernels_set("blas") && !dp_kernels_set("")); /* unknown: nothing changes */
+    CHECK(!strcmp(dp_kernels_backend(), before) && !strcmp(dp_kernels(), "portable"));
+    CHECK(dp_kernels_set("auto") && !strcmp(dp_kernels_backend(), blas ? "auto" : "own"));
+    /* classes: <= 4, <= 16, <= 64, <= 256, more */
+    static const int dims[] = {1, 4, 5, 16, 17, 64, 65, 256, 257, 100000};
+    static const int classes[] = {0, 0, 1, 1, 2, 2, 3, 3, 4, 4};
+    for (int i = 0; i < 10; i++) CHECK(dp_kn_class(dims[i]) == classes[i]);
+    for (int c = 0; c < DP_KN_CLASSES; c++) CHECK(dp_kn_class(dp_kn_class_dim(c)) == c);
+    CHECK(dp_kn_cell(false, false, 1, 1, 1) == 0);
+    CHECK(dp_kn_cell(true, false, 5, 17, 257) == ((2 * 5 + 1) * 5 + 2) * 5 + 4);
+    CHECK(dp_kn_cell(true, true, 9999, 9999, 9999) == DP_KN_CELLS - 1);
+    /* auto follows its table cell by cell */
+    const char *cells = dp_kn_cells();
+    CHECK(strlen(cells) == DP_KN_CELLS && strspn(cells, "ob") == DP_KN_CELLS);
+    int agree = 0;
+    for (int cell = 0; cell < DP_KN_CELLS; cell++) {
+        const int kc = cell % 5, nc = cell / 5 % 5, mc = cell / 25 % 5, t = cell / 125;
+        const enum dp_kn_backend want = blas && cells[cell] == 'b' ? DP_KN_OPENBLAS : DP_KN_OWN;
+        agree += dp_kn_pick(t >= 2, t % 2, dp_kn_class_dim(mc), dp_kn_class_dim(nc),
+                            dp_kn_class_dim(kc)) == want;
+    }
+    CHECK(agree == DP_KN_CELLS);
+    printf("  backends: OpenBLAS %s; auto's table: %s\n", blas ? dp_kernels_openblas() : "absent",
+           dp_kernels_table());
+}
+
+/* A table file (DRIPLE_KERNELS_TABLE) with the given cpu and cells; returns its path. */
+static const char *table_file(const char *name, const char *cpu, const char *cell_nn) {
+    static char text[2048];
+    char row[126];
+    memset(row, 'b', 125);
+    row[125] = '\0';
+    snprintf(text, sizeof text, "{\"format\": \"driple-kernels/1\", \"cpu\": \"%s\", \"level\": "
+             "\"%s\", \"openblas\": \"%s\", \"cells\": {\"nn\": \"%s\", \"nt\": \"%s\", "
+             "\"tn\": \"%s\", \"tt\": \"%s\"}}", cpu, dp_kernels(), dp_kernels_openblas(),
+             cell_nn ? cell_nn : row, row, row, row);
+    const char *p = write_tmp(name, text);
+    setenv("DRIPLE_KERNELS_TABLE", p, 1);
+    return p;
+}
+
+static void test_table_file(void) {
+    if (!dp_kernels_openblas()) return; /* a table is only read beside OpenBLAS */
+    CHECK(dp_kernels_set("auto"));
+    char path[1100];
+    setenv("DRIPLE_KERNELS_TABLE", "/x/kernels.json", 1);
+    CHECK(dp_kernels_table_path(path, sizeof path) && !strcmp(path, "/x/kernels.json"));
+    unsetenv("DRIPLE_KERNELS_TABLE");
+    setenv("XDG_DATA_HOME", "/data", 1);
+    CHECK(dp_kernels_table_path(path, sizeof path) &&
+          !strcmp(path, "/data/driple/kernels.json"));
+    setenv("XDG_DATA_HOME", "relative", 1); /* invalid by the XDG spec: ignored */
+    setenv("HOME", "/home/u", 1);
+    CHECK(dp_kernels_table_path(path, sizeof path) &&
+          !strcmp(path, "/home/u/.local/share/driple/kernels.json"));
+    struct dp_error err = {0};
+    /* malformed: refused, naming the file and the member */
+    const char *p = table_file("k_bad.json", dp_kernels_cpu(), "ob");
+    CHECK(dp_kn_table_load(&err) == DP_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, p);
+    CHECK_CONTAINS(err.msg, "$.cells.nn: expected 125 characters");
+    table_file("k_syntax.json", dp_kernels_cpu(), "\" oops");
+    CHECK(dp_kn_table_load(&err) == DP_ERR_PARSE);
+    /* measured on another CPU: set aside, said so */
+    p = table_file("k_other.json", "Some Other CPU", NULL);
+    CHECK(dp_kn_table_load(&err) == DP_OK);
+    CHECK_CONTAINS(dp_kernels_table(), "measured on Some Other CPU");
+    CHECK(dp_kn_pick(false, false, 4, 4, 4) == (dp_kn_cells()[0] == 'b' ? DP_KN_OPENBLAS
+                                                                        : DP_KN_OWN));
+    /* this CPU's: every cell 'b', so auto sends every shape to OpenBLAS */
+    p = table_file("k_here.json", dp_kernels_cpu(), NULL);
+    CHECK(dp_kn_table_load(&err) == DP_OK);
+    dp_kn_cells_changed();
+    CHECK_CONTAINS(dp_kernels_table(), "measured on this CPU");
+    CHECK(dp_kn_pick(false, true, 12, 256, 64) == DP_KN_OPENBLAS);
+    CHECK(dp_kn_pick(true, false, 1000, 1000, 1000) == DP_KN_OPENBLAS);
+    /* the product under that table: still right */
+    test_gemm(dp_kn(), false);
+    unsetenv("DRIPLE_KERNELS_TABLE");
+}
+
 /* ---- the thread pool ---- */
 
 /* Three phases over 64 items: each item written once per phase, each phase seeing every item of
@@ -434,6 +535,8 @@ static void test_pool(void) {
 }
 
 int main(void) {
+    struct dp_error err = {0};
+    CHECK(dp_kernels_init(&err) == DP_OK); /* run with DRIPLE_KERNELS unset or valid */
     test_levels();
     for (int l = 0; l < DP_KN_LEVEL_COUNT; l++) {
         const struct dp_kn_table *K = dp_kn_table_of((enum dp_kn_level)l);
@@ -442,7 +545,7 @@ int main(void) {
             continue;
         }
         CHECK(K->level == (enum dp_kn_level)l);
-        test_gemm(K);
+        test_gemm(K, true);
         test_spmm(K);
         test_gru(K, 64);
         test_gru(K, 20); /* a block and a tail */
@@ -451,6 +554,13 @@ int main(void) {
         test_rows(K);
         test_vs_portable(K);
     }
+    /* the product through the backends, at the best level: OpenBLAS for every shape, then auto */
+    test_backends();
+    CHECK(dp_kernels_set("openblas"));
+    test_gemm(dp_kn(), false);
+    CHECK(dp_kernels_set("auto"));
+    test_gemm(dp_kn(), false);
+    test_table_file();
     test_pool();
     TEST_MAIN_END();
 }

@@ -323,20 +323,24 @@ int main(void) {
     cJSON *root = NULL;
     CHECK(dp_json_load(path, &reference_spec, &root, &err) == DP_OK);
 
-    /* every kernel level this CPU has (the same tolerances), on one thread, then the best level
-     * on 2 and 3 threads (rows split within a layer, graphs within a training step) */
-    static const char *const levels[] = {"portable", "avx2", "avx512"};
+    /* every kernel level this CPU has on the own products (the same tolerances), on one
+     * thread; then the best level with every product on OpenBLAS and on auto (each shape on its
+     * table's backend); then auto on 2 and 3 threads (rows split within a layer, graphs within a
+     * training step). $DRIPLE_KERNELS picks the backend of the threaded runs (tests/run_all.sh
+     * runs this binary again under each). */
+    static const char *const levels[] = {"portable", "avx2", "avx512", "openblas", "auto"};
     dp_threads_set(1);
-    for (int l = 0; l < 3; l++) {
+    for (int l = 0; l < 5; l++) {
         CHECK(dp_kernels_set(levels[l]));
-        if (strcmp(dp_kernels(), levels[l])) continue; /* above this CPU */
-        printf("== kernels %s, 1 thread\n", dp_kernels());
+        if (l < 3 && strcmp(dp_kernels(), levels[l])) continue; /* above this CPU */
+        printf("== kernels %s, products %s, 1 thread\n", dp_kernels(), dp_kernels_backend());
         all_cases(gcn, gin, root);
     }
-    CHECK(dp_kernels_set("auto"));
+    const char *env = getenv("DRIPLE_KERNELS");
+    CHECK(dp_kernels_set(env && *env ? env : "auto"));
     for (int t = 2; t <= 3; t++) {
         dp_threads_set(t);
-        printf("== kernels %s, %d threads\n", dp_kernels(), t);
+        printf("== kernels %s, products %s, %d threads\n", dp_kernels(), dp_kernels_backend(), t);
         all_cases(gcn, gin, root);
     }
     cJSON_Delete(root);

@@ -2,7 +2,10 @@
  * sparse aggregation, the GRU and LSTM cells and the element-wise loops of every layer type,
  * each compiled for AVX-512, AVX2+FMA and portable C in one build (kernels_avx512.c,
  * kernels_avx2.c, kernels.c) and picked at run time: the best level the CPU supports, lowered by
- * $DRIPLE_KERNELS or dp_kernels_set (dp/compute.h). Nothing here depends on a BLAS library.
+ * $DRIPLE_KERNELS or dp_kernels_set (dp/compute.h). The dense product has a second backend,
+ * OpenBLAS (kernels_blas.c, absent from a build made with OPENBLAS=0): each product runs on the
+ * backend in effect, or with auto on whichever a per-CPU table of shape classes says is faster
+ * (kernels_json.c).
  *
  * Callers take the table once per pass (const struct dp_kn_table *K = dp_kn();) and call
  * K->gemm(...). Kernels work on row ranges, so that threads split rows among themselves; none
@@ -18,14 +21,22 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "dp/status.h"
+
 enum dp_kn_level { DP_KN_PORTABLE, DP_KN_AVX2, DP_KN_AVX512, DP_KN_LEVEL_COUNT };
+
+/* Who computes a dense product: driple's own kernels, OpenBLAS, or per shape (auto). */
+enum dp_kn_backend { DP_KN_OWN, DP_KN_OPENBLAS, DP_KN_AUTO, DP_KN_BACKEND_COUNT };
 
 struct dp_kn_table {
     enum dp_kn_level level;
     /* C = op(A) op(B) + beta C, row-major (A m x k after op, B k x n after op); m, n or k may be
-     * 0. beta 0 never reads C. */
+     * 0. beta 0 never reads C. On the backend in effect (dp_kn_pick). */
     void (*gemm)(bool ta, bool tb, int m, int n, int k, const float *a, int lda, const float *b,
                  int ldb, float beta, float *c, int ldc);
+    /* The same product on this level's own kernels, whatever the backend. */
+    void (*gemm_own)(bool ta, bool tb, int m, int n, int k, const float *a, int lda,
+                     const float *b, int ldb, float beta, float *c, int ldc);
     /* Rows i0 <= i < i1 of out = S in: out_i = s_i in_i + sum_{p in row i} v_p in_{col[p]}, with
      * s_i = self[i] (self NULL: selfc) and v_p = val[p] (val NULL: 1); width w, strides ldi,
      * ldo. In CSR order, so that results do not depend on how rows are split. */
@@ -99,6 +110,40 @@ void dp_kn_gemm(bool ta, bool tb, int m, int n, int k, const float *a, int lda, 
 const struct dp_kn_table *dp_kn_table_of(enum dp_kn_level l);
 /* "portable", "avx2", "avx512"; "?" out of range. */
 const char *dp_kn_level_name(enum dp_kn_level l);
+
+/* The backend that computes one product of this shape (never DP_KN_AUTO): the backend in effect,
+ * or with auto the table's choice for the shape's class; always own where OpenBLAS is absent. */
+enum dp_kn_backend dp_kn_pick(bool ta, bool tb, int m, int n, int k);
+/* The product on OpenBLAS (cblas_sgemm, one thread: driple's pool owns the cores), for m, n, k
+ * >= 1. Returns false, computing nothing, in a build without OpenBLAS. */
+bool dp_kn_blas_gemm(bool ta, bool tb, int m, int n, int k, const float *a, int lda,
+                     const float *b, int ldb, float beta, float *c, int ldc);
+/* OpenBLAS's configuration and core ("OpenBLAS 0.3.21 ... | Haswell"), or NULL without it. */
+const char *dp_kn_blas_info(void);
+
+/* ---- auto's table (kernels_json.c) ---- */
+
+/* Shape classes of each of m, n, k: <= 4, <= 16, <= 64, <= 256, more (a typical member of each:
+ * dp_kn_class_dim); the table holds, per transpose case (ta, tb) and class triple, 'o' (own) or
+ * 'b' (OpenBLAS). */
+#define DP_KN_CLASSES 5
+#define DP_KN_CELLS (4 * DP_KN_CLASSES * DP_KN_CLASSES * DP_KN_CLASSES)
+int dp_kn_class(int d);
+int dp_kn_class_dim(int cls);
+/* The cell of one shape: ((2 ta + tb) C + class m) C + class n) C + class k, C = DP_KN_CLASSES. */
+int dp_kn_cell(bool ta, bool tb, int m, int n, int k);
+/* The cells in effect for auto at the level in effect (a built-in default, or the measured table
+ * kernels.json read by dp_kernels_init); DP_KN_CELLS characters. */
+const char *dp_kn_cells(void);
+/* The cells for one level: the measured table's where it was measured at that level, else the
+ * built-in default. */
+const char *dp_kn_table_cells(enum dp_kn_level l);
+/* Reads the measured table (dp_kernels_table_path) when there is one; a file measured on another
+ * CPU, level or OpenBLAS is set aside (dp_kernels_table says so). Fails naming the file when it
+ * is malformed. Called once, by the first use of the kernels. */
+enum dp_status dp_kn_table_load(struct dp_error *err);
+/* Re-reads dp_kn_table_cells for the level in effect (after a new table was measured). */
+void dp_kn_cells_changed(void);
 
 /* The per-level tables (NULL-free: each level's file defines its own). */
 extern const struct dp_kn_table dp_kn_portable;

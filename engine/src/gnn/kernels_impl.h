@@ -208,6 +208,15 @@ static void gemm(bool ta, bool tb, int m, int n, int k, const float *a, int lda,
 #undef A_AT
 }
 
+/* The product on the backend that dp_kn_pick chooses for its shape. */
+static void gemm_pick(bool ta, bool tb, int m, int n, int k, const float *a, int lda,
+                      const float *b, int ldb, float beta, float *c, int ldc) {
+    if (m > 0 && n > 0 && k > 0 && dp_kn_pick(ta, tb, m, n, k) == DP_KN_OPENBLAS &&
+        dp_kn_blas_gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc))
+        return;
+    gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+}
+
 /* ---- sparse aggregation ---- */
 
 /* Four blocks of VB columns per pass: four independent sums per neighbour, so that the FMA
@@ -717,7 +726,8 @@ static void relu_back(int w, const float *restrict a, const float *restrict x,
 
 const struct dp_kn_table KN_TABLE = {
     .level = KN_LEVEL,
-    .gemm = gemm,
+    .gemm = gemm_pick,
+    .gemm_own = gemm,
     .spmm = spmm,
     .bias_act = bias_act,
     .bias_silu = bias_silu,
