@@ -22,68 +22,6 @@
 #define PATH_MAX 4096
 #endif
 
-struct oval *onnx_val(struct imp *im, const char *name, bool create) {
-    if (!name || !*name) return NULL;
-    size_t h = dp_hash_str(name) & (im->cap - 1);
-    while (im->vals[h].name) {
-        if (!strcmp(im->vals[h].name, name)) return &im->vals[h];
-        h = (h + 1) & (im->cap - 1);
-    }
-    if (!create || im->n_vals + 1 >= im->cap / 2) return NULL;
-    struct oval *v = &im->vals[h];
-    v->name = name;
-    v->producer = -1;
-    v->n_dims = -1;
-    v->n_fold = -1;
-    v->tensor = -1;
-    v->softmax_of = -1;
-    im->n_vals++;
-    return v;
-}
-
-struct oval *onnx_in(struct imp *im, int k) {
-    const struct o_node *n = im->node;
-    return k < n->n_in ? onnx_val(im, n->in[k], false) : NULL;
-}
-
-int onnx_fail(struct imp *im, enum dp_status st, const char *fmt, ...) {
-    char what[320];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    if (im->d->st) return -1;
-    im->d->st = st;
-    char hint[PATH_MAX + 256] = "";
-    for (int k = 0; im->node && k < im->node->n_in && !*hint; k++) {
-        const struct oval *v = onnx_in(im, k);
-        if (v && v->init && v->init->unread)
-            snprintf(hint, sizeof hint, " (input '%.100s' is in external data driple could not "
-                     "read: %s)", v->name, v->init->unread);
-    }
-    if (im->node)
-        dp_error_set(im->d->err, st, "%s:byte %zu: node '%s' (%s): %s%s", im->d->name,
-                     im->node->offset, im->node->name, im->node->op, what, hint);
-    else dp_error_set(im->d->err, st, "%s: %s", im->d->name, what);
-    return -1;
-}
-
-bool onnx_set_tensor(struct imp *im, int k, int t) {
-    const struct o_node *n = im->node;
-    if (t < 0) return false;
-    if (k >= n->n_out || !*n->out[k]) return true;
-    struct oval *v = onnx_val(im, n->out[k], false);
-    if (!v || v->defined) return onnx_fail(im, DP_ERR_INVALID, "output '%s' defined twice",
-                                           n->out[k]) == 0;
-    v->defined = true;
-    v->tensor = t;
-    v->dtype = zb_dtype(im->b, t);
-    v->n_dims = zb_rank(im->b, t);
-    for (int d = 0; d < v->n_dims && d < DP_MAX_DIMS; d++)
-        v->dims[d] = sym_of_dim(zb_dims(im->b, t)[d]);
-    return true;
-}
-
 /* Defines v from an initializer or a Constant's tensor: its shape and small contents. */
 static bool define_tensor(struct imp *im, struct oval *v, const struct o_tensor *t) {
     if (t->n_dims > DP_MAX_DIMS)
