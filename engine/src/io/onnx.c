@@ -88,6 +88,23 @@ static bool is_constant(const struct o_node *n) {
     return !strcmp(n->op, "Constant") && (!*n->domain || !strcmp(n->domain, "ai.onnx"));
 }
 
+/* An Identity of a stored tensor is a stored tensor of its own: torch's exporter writes
+ * parameters of equal values once and the others as Identity nodes of it (the layers of a
+ * freshly built nn.TransformerEncoder, every layer norm's ones and zeros). True when n is one
+ * (its output is then defined). */
+static bool copy_of_stored(struct imp *im, const struct o_node *n) {
+    if (strcmp(n->op, "Identity") || *n->domain || n->n_in != 1 || n->n_out != 1 || !*n->out[0])
+        return false;
+    const struct oval *x = onnx_val(im, n->in[0], false);
+    if (!x || !x->defined || !x->init || (x->src != SRC_INIT && x->src != SRC_CONST))
+        return false;
+    struct oval *v = onnx_val(im, n->out[0], false);
+    v->src = SRC_CONST;
+    v->copy = true;
+    define_tensor(im, v, x->init); /* a failure is in im->d->st */
+    return true;
+}
+
 /* Registers every value: initializers, Constant nodes, node outputs (their producer), value_info
  * hints. */
 static bool register_values(struct imp *im) {
@@ -109,6 +126,10 @@ static bool register_values(struct imp *im) {
             if (!v || v->defined || v->producer >= 0)
                 return onnx_fail(im, DP_ERR_INVALID, "output '%s' defined twice", n->out[k]) == 0;
             v->producer = i;
+        }
+        if (copy_of_stored(im, n)) {
+            if (im->d->st) return false;
+            continue;
         }
         if (!is_constant(n)) continue;
         const struct o_tensor *t = n->n_out < 1 || !*n->out[0] ? NULL : constant_tensor(im, n);
@@ -190,59 +211,6 @@ done:
     free(next);
     free(user);
     return ok;
-}
-
-/* Inputs of node n that gradients flow into from its outputs (indices, shapes, masks and
- * conditions take none). */
-static bool diff_input(const struct o_node *n, int k) {
-    static const char *const none[] = {"Shape", "Size", "ConstantOfShape", "Range", "NonZero",
-                                       "Equal", "Less", "Greater", "LessOrEqual",
-                                       "GreaterOrEqual", "Not", "And", "Or", "Xor", "ArgMax",
-                                       "ArgMin", "IsNaN", "IsInf", "RandomNormalLike",
-                                       "RandomUniformLike", "EyeLike", "Bernoulli"};
-    static const char *const first[] = {"Reshape", "Slice", "Gather", "GatherElements",
-                                        "GatherND", "Expand", "Tile", "Unsqueeze", "Squeeze",
-                                        "Resize", "Upsample", "Pad", "Dropout", "Clip", "TopK",
-                                        "Split", "CumSum", "Trilu", "ReduceMean", "ReduceSum",
-                                        "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2",
-                                        "ReduceLogSumExp", "OneHot"};
-    const char *op = n->op;
-    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
-        if (!strcmp(op, none[i])) return false;
-    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
-        if (!strcmp(op, first[i])) return k == 0;
-    if (!strcmp(op, "Where")) return k == 1 || k == 2;
-    if (!strcmp(op, "BatchNormalization")) return k <= 2;
-    if (!strcmp(op, "LSTM") || !strcmp(op, "GRU") || !strcmp(op, "RNN")) return k != 4;
-    if (!strcmp(op, "Cast")) {
-        const struct o_attr *to = onnx_attr(n, "to");
-        return to && dp_dtype_is_float(onnx_dtype(to->i));
-    }
-    return true;
-}
-
-/* Marks the values gradients reach from the graph's outputs (weights are the float
- * initializers among them), and batch norms' running statistics. */
-static void mark_diff(struct imp *im, const int *order) {
-    const struct o_graph *g = im->g;
-    for (int i = 0; i < g->n_outputs; i++) {
-        struct oval *v = onnx_val(im, g->outputs[i].name, false);
-        if (v) v->diff = true;
-    }
-    for (int j = g->n_nodes - 1; j >= 0; j--) {
-        const struct o_node *n = &g->nodes[order[j]];
-        bool any = false;
-        for (int k = 0; k < n->n_out && !any; k++) {
-            struct oval *v = onnx_val(im, n->out[k], false);
-            any = v && v->diff;
-        }
-        for (int k = 0; k < n->n_in; k++) {
-            struct oval *v = onnx_val(im, n->in[k], false);
-            if (!v) continue;
-            if (any && diff_input(n, k)) v->diff = true;
-            if (!strcmp(n->op, "BatchNormalization") && (k == 3 || k == 4)) v->stat = true;
-        }
-    }
 }
 
 /* The graph inputs that are not initializers: the first from the CPU input pipeline, the others
@@ -353,6 +321,7 @@ static enum dp_status build_training(struct pb_doc *d, const struct o_model *m,
         pb_oom(d);
         goto done;
     }
+    im.dg = dg;
     if (!register_values(&im)) goto done;
     int64_t batch;
     char source[160] = "";
@@ -363,10 +332,11 @@ static enum dp_status build_training(struct pb_doc *d, const struct o_model *m,
         goto done;
     }
     if (!order_nodes(&im, order)) goto done;
-    mark_diff(&im, order);
+    if (!onnx_classify(&im, order)) goto done;
     for (int i = 0; i < g->n_nodes && !d->st; i++) {
         im.node = &g->nodes[order[i]];
-        if (is_constant(im.node) || onnx_fold(&im) || d->st) continue;
+        const struct oval *o0 = im.node->n_out ? onnx_val(&im, im.node->out[0], false) : NULL;
+        if ((o0 && o0->src == SRC_CONST) || onnx_fold(&im) || d->st) continue;
         if (!onnx_map(&im) && !d->st) {
             struct dp_error e = {0};
             if (zb_status(im.b, &e)) onnx_fail(&im, e.status, "%s", e.msg);

@@ -128,8 +128,7 @@ static bool map_matmul(struct imp *im, bool gemm) {
     struct oval *bv = onnx_in(im, 1);
     if (!bv) return onnx_fail(im, DP_ERR_INVALID, "needs 2 inputs") == 0;
     /* A 2-D weight is stored the way the product reads it ([K, N]), as TF's dense layers do. */
-    if (bv->tensor < 0 && bv->src == SRC_INIT && bv->n_dims == 2 && dp_dtype_is_float(bv->dtype) &&
-        bv->diff) {
+    if (bv->tensor < 0 && bv->kind == W_PARAM && bv->n_dims == 2) {
         int64_t wd[2] = {sym_to_dim(bv->dims[tb ? 1 : 0]), sym_to_dim(bv->dims[tb ? 0 : 1])};
         w = onnx_weight_as(im, bv, 2, wd);
         tb = false;

@@ -45,6 +45,18 @@ static void dims_of(const struct oval *v, int64_t *dims) {
     for (int d = 0; d < v->n_dims; d++) dims[d] = sym_to_dim(v->dims[d]);
 }
 
+/* Names on the graph's node for stored tensor v (its variable or constant, the first made
+ * since node `first`) the rule that classified it, for `graph info --tensors`. */
+static void name_rule(struct imp *im, const struct oval *v, size_t first) {
+    if (!v->rule) return;
+    for (size_t i = first; i < dp_graph_n_nodes(im->dg); i++) {
+        const char *op = dp_graph_node(im->dg, i)->op;
+        if (strcmp(op, "VariableV2") && strcmp(op, "Const")) continue;
+        if (dp_graph_set_attr(im->dg, (int)i, "rule", v->rule)) pb_oom(im->d);
+        return;
+    }
+}
+
 int onnx_tensor(struct imp *im, struct oval *v) {
     if (im->d->st || !v) return -1;
     if (v->tensor >= 0) return v->tensor;
@@ -56,21 +68,22 @@ int onnx_tensor(struct imp *im, struct oval *v) {
     dims_of(v, dims);
     const char *nm = clean_name(im, v->name, "const");
     enum dp_dtype dt = v->dtype == DP_DTYPE_UNKNOWN ? DP_DTYPE_F32 : v->dtype;
-    double numel = 1;
-    for (int d = 0; d < v->n_dims; d++) numel *= (double)(dims[d] > 0 ? dims[d] : 1);
-    /* Weights: float initializers that gradients reach (attention masks and other buffers that
-     * only feed comparisons stay constants); a batch norm's statistics are variables that are
-     * not trained. */
-    if (v->src == SRC_INIT && dp_dtype_is_float(dt) && (v->stat || (v->diff && numel > 1)))
-        v->tensor = zb_variable(im->b, nm, v->n_dims, dims, v->stat ? "zeros" : "normal",
-                                !v->stat);
+    /* Parameters are trained variables, buffers untrained ones (held in memory, no gradient,
+     * no update), the rest constants: onnx_weights.c's rules. */
+    size_t first = dp_graph_n_nodes(im->dg);
+    if (v->kind == W_PARAM || v->kind == W_BUFFER)
+        v->tensor = zb_variable(im->b, nm, v->n_dims, dims,
+                                v->kind == W_PARAM ? "normal" : "zeros", v->kind == W_PARAM);
     else v->tensor = zb_const(im->b, nm, v->n_dims, dims, dt);
+    name_rule(im, v, first);
     return v->tensor;
 }
 
 int onnx_weight_as(struct imp *im, struct oval *v, int n_dims, const int64_t *dims) {
-    if (!v || v->tensor >= 0 || v->src != SRC_INIT || !dp_dtype_is_float(v->dtype)) return -2;
+    if (!v || v->tensor >= 0 || v->kind != W_PARAM) return -2;
+    size_t first = dp_graph_n_nodes(im->dg);
     v->tensor = zb_variable(im->b, clean_name(im, v->name, "weight"), n_dims, dims, "normal", true);
+    name_rule(im, v, first);
     return v->tensor;
 }
 
