@@ -238,9 +238,9 @@ static int define_inputs(struct imp *im, const struct dp_import_opts *opts, int6
             if (!in->sym[0]) {
                 *batch = in->dims[0];
                 snprintf(source, n_source, "ONNX input '%.100s' dim 0", in->name);
-            } else {
-                snprintf(source, n_source, "symbolic '%.100s' in ONNX input (unknown)",
-                         in->param0 ? in->param0 : "?");
+            } else if (!*source) {
+                snprintf(source, n_source, "symbolic '%.60s' in ONNX input '%.60s'",
+                         in->param0 ? in->param0 : "?", in->name);
             }
         }
         dims[0] = DP_DIM_BATCH;
@@ -292,6 +292,7 @@ static int add_loss(struct imp *im, int features) {
 static void report_unknown(const struct imp *im, struct dp_import_notes *notes) {
     if (!notes) return;
     memset(notes, 0, sizeof *notes);
+    notes->assumed_batch = im->assumed_batch;
     notes->n_generic = (size_t)im->n_unknown_nodes;
     size_t k = 0;
     for (int i = 0; i < im->n_unknown && k < sizeof notes->generic_types; i++)
@@ -324,9 +325,16 @@ static enum dp_status build_training(struct pb_doc *d, const struct o_model *m,
     im.dg = dg;
     if (!register_values(&im)) goto done;
     int64_t batch;
-    char source[160] = "";
+    char source[200] = "";
     int features = define_inputs(&im, opts, &batch, source, sizeof source);
     if (features < 0) goto done;
+    if (!batch) { /* a dynamic batch: one rule for every front end, said by the caller */
+        char sym[200];
+        snprintf(sym, sizeof sym, "%s", source);
+        batch = opts && opts->assumed_batch > 0 ? opts->assumed_batch : DP_IMPORT_ASSUMED_BATCH;
+        snprintf(source, sizeof source, "assumed %lld: %.100s", (long long)batch, sym);
+        im.assumed_batch = batch;
+    }
     if (dp_graph_set_batch(dg, batch, source)) {
         pb_oom(d);
         goto done;
@@ -387,7 +395,10 @@ enum dp_status onnx_parse(const unsigned char *data, size_t len, const char *nam
         goto done;
     }
     char gname[256];
-    snprintf(gname, sizeof gname, "%s", m.g.name && *m.g.name ? m.g.name : base_name(d.name));
+    /* named after the file (every PyTorch export calls its graph "torch_jit"); the graph's own
+     * name only for a model from memory or stdin */
+    snprintf(gname, sizeof gname, "%s", path || !m.g.name || !*m.g.name ? base_name(d.name)
+                                                                        : m.g.name);
     for (char *p = strrchr(gname, '.'); p && !strcmp(p, ".onnx"); p = NULL) *p = '\0';
     build_training(&d, &m, opts, gname, out);
 done:

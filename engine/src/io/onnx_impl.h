@@ -166,6 +166,7 @@ struct imp {
     size_t                n_vals, cap; /* open addressing, cap a power of two */
     const struct o_node  *node;        /* the node being mapped, for messages */
     int64_t               fixed_batch; /* dim 0 of the first input when numeric (0: symbolic) */
+    int64_t               assumed_batch; /* the batch taken for a dynamic one (0: none) */
     struct unknown_op     unknown[32];
     int                   n_unknown, n_unknown_nodes;
 };
