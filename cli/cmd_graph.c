@@ -10,11 +10,12 @@
 #include "cmd_util.h"
 #include "dp/clock.h"
 #include "dp/coarsen.h"
+#include "dp/cost.h"
 #include "dp/graph_io.h"
 #include "dp/json_out.h"
 
 #define GRAPH_USAGE                                                                               \
-    "driple graph info GRAPH [--batch N] [--exported-batch N] [--json]\n"                        \
+    "driple graph info GRAPH [--batch N] [--exported-batch N] [--json] [--tensors]\n"                        \
     "       driple graph import IN -o OUT.json [--exported-batch N]\n"                           \
     "       driple graph coarsen GRAPH -o GROUPED.json [--groups K] [--seed S] [--batch N]\n"    \
     "                            [--exported-batch N] [--max-iter N] [--weights FILE]\n"         \
@@ -23,16 +24,17 @@
 
 /* --- small helpers --------------------------------------------------------------------------- */
 
-static int load_counting(const char *path, const struct dp_import_opts *o, struct dp_graph **g,
-                         size_t *dropped) {
+static int load_counting(const char *path, const struct dp_import_opts *o, int64_t batch,
+                         struct dp_graph **g, size_t *dropped) {
     struct dp_error err = {0};
     if (dp_graph_load_ex(path, o, g, dropped, &err)) return cli_fail(&err);
-    cmd_import_warnings(path, o);
+    cmd_import_warnings(path, o, batch);
     return 0;
 }
 
-static int load(const char *path, const struct dp_import_opts *o, struct dp_graph **g) {
-    return load_counting(path, o, g, NULL);
+static int load(const char *path, const struct dp_import_opts *o, int64_t batch,
+                struct dp_graph **g) {
+    return load_counting(path, o, batch, g, NULL);
 }
 
 struct type_count {
@@ -74,12 +76,50 @@ static struct type_count *histogram(const struct dp_graph *g, size_t *n) {
 
 /* --- graph info ---------------------------------------------------------------------------- */
 
+/* A stored tensor of the graph (a variable, or a constant an importer classified): what it is
+ * and by which rule. NULL when node n is neither. */
+static const char *tensor_rule(const struct dp_node *n, bool *trained) {
+    const char *rule = dp_node_attr(n, "rule"), *t = dp_node_attr(n, "trainable");
+    *trained = n->params > 0 && !(t && !strcmp(t, "false"));
+    if (rule) return rule;
+    if (n->params <= 0) return NULL;
+    return *trained ? "parameter: a variable of the graph (trainable)"
+                    : "buffer: a variable marked trainable=false";
+}
+
+static void print_tensors(const struct dp_graph *g) {
+    printf("stored tensors (elements, kind: rule)\n");
+    for (size_t i = 0; i < dp_graph_n_nodes(g); i++) {
+        const struct dp_node *n = dp_graph_node(g, i);
+        bool trained;
+        const char *rule = tensor_rule(n, &trained);
+        if (rule) printf("  %12.0f  %s  %s\n", dp_node_elements(n, 1), n->name, rule);
+    }
+}
+
+static void json_tensors(struct dp_jw *w, const struct dp_graph *g) {
+    dp_jw_array(w, "tensors");
+    for (size_t i = 0; i < dp_graph_n_nodes(g); i++) {
+        const struct dp_node *n = dp_graph_node(g, i);
+        bool trained;
+        const char *rule = tensor_rule(n, &trained);
+        if (!rule) continue;
+        dp_jw_object(w, NULL);
+        dp_jw_str(w, "name", n->name);
+        dp_jw_num(w, "elements", dp_node_elements(n, 1));
+        dp_jw_str(w, "kind", trained ? "parameter" : n->params > 0 ? "buffer" : "constant");
+        dp_jw_str(w, "rule", rule);
+        dp_jw_end(w);
+    }
+    dp_jw_end(w);
+}
+
 static int graph_info(int argc, char **argv) {
     struct cli c;
     struct dp_import_opts o;
     int64_t batch = 0;
     if (!cli_init(&c, argc, argv, "graph info")) return 1;
-    bool json = cli_flag(&c, "--json");
+    bool json = cli_flag(&c, "--json"), tensors = cli_flag(&c, "--tensors");
     bool ok = cmd_import_opts(&c, &o) && cli_int(&c, "--batch", 1, INT64_C(1) << 40, &batch);
     const char *path = cli_positional(&c, 0);
     ok = ok && cli_check_unused(&c);
@@ -88,7 +128,7 @@ static int graph_info(int argc, char **argv) {
     if (!path) return cli_usage("graph info", GRAPH_USAGE, "missing GRAPH");
     struct dp_graph *g = NULL;
     size_t dropped = 0;
-    int rc = load_counting(path, &o, &g, &dropped);
+    int rc = load_counting(path, &o, batch, &g, &dropped);
     if (rc) return rc;
     struct dp_graph_stats s;
     struct dp_error err = {0};
@@ -104,6 +144,7 @@ static int graph_info(int argc, char **argv) {
         goto done;
     }
     int64_t b = batch > 0 ? batch : dp_graph_batch(g);
+    int64_t params = dp_graph_param_count(g, true), buffers = dp_graph_param_count(g, false) - params;
     double elems = 0;
     for (size_t i = 0; i < dp_graph_n_nodes(g); i++) {
         const struct dp_node *n = dp_graph_node(g, i);
@@ -123,7 +164,8 @@ static int graph_info(int argc, char **argv) {
         dp_jw_int(w, "components", s.n_components);
         dp_jw_int(w, "largest_component_ops", s.largest_component);
         dp_jw_int(w, "variables", s.n_variables);
-        dp_jw_num(w, "parameters", s.param_count);
+        dp_jw_num(w, "parameters", (double)params);
+        dp_jw_num(w, "buffers", (double)buffers);
         dp_jw_num(w, "parameter_bytes", s.param_bytes);
         dp_jw_num(w, "gpu_tensor_elements", elems);
         dp_jw_int(w, "dropped_inputs", (int64_t)dropped);
@@ -131,6 +173,7 @@ static int graph_info(int argc, char **argv) {
         dp_jw_object(w, "op_types");
         for (size_t i = 0; i < n_types; i++) dp_jw_int(w, h[i].op, h[i].n);
         dp_jw_end(w);
+        if (tensors) json_tensors(w, g);
         rc = cmd_json_emit(w);
     } else {
         printf("graph            %s (%s)\n", dp_graph_name(g),
@@ -147,12 +190,14 @@ static int graph_info(int argc, char **argv) {
         printf("isolated GPU ops %d\n", s.n_isolated);
         printf("components       %d (of the non-isolated GPU ops)\n", s.n_components);
         printf("largest comp.    %d ops (kept for coarsening)\n", s.largest_component);
-        printf("variables        %d, %.0f parameters, %.1f MB\n", s.n_variables, s.param_count,
+        printf("variables        %d: %lld parameters (trained), %lld in buffers (not trained); "
+               "%.1f MB in all\n", s.n_variables, (long long)params, (long long)buffers,
                s.param_bytes / 1e6);
         printf("GPU tensor elems %.6g at batch %lld\n", elems, (long long)b);
         printf("op types         %zu\n", n_types);
         for (size_t i = 0; i < n_types && i < 25; i++) printf("  %8d  %s\n", h[i].n, h[i].op);
         if (n_types > 25) printf("  ... %zu more (see --json)\n", n_types - 25);
+        if (tensors) print_tensors(g);
     }
 done:
     free(h);
@@ -175,7 +220,7 @@ static int graph_import(int argc, char **argv) {
     if (!in) return cli_usage("graph import", GRAPH_USAGE, "missing IN");
     if (!outp) return cli_usage("graph import", GRAPH_USAGE, "missing -o OUT.json");
     struct dp_graph *g = NULL;
-    int rc = load(in, &o, &g);
+    int rc = load(in, &o, 0, &g);
     if (rc) return rc;
     struct dp_error err = {0};
     if (dp_graph_save_json(g, outp, &err)) rc = cli_fail(&err);
@@ -209,7 +254,7 @@ static int graph_coarsen(int argc, char **argv) {
     struct dp_op_weights *w = NULL;
     if (dp_op_weights_load_default(wpath, &w, &err)) return cli_fail(&err);
     struct dp_graph *g = NULL;
-    int rc = load(in, &o, &g);
+    int rc = load(in, &o, batch, &g);
     struct dp_partition *p = NULL;
     struct dp_grouped *gr = NULL;
     char *unknown = NULL;
@@ -282,7 +327,7 @@ static int graph_weights(int argc, char **argv) {
         len += strlen(base ? base + 1 : paths[i]) + 2;
     }
     for (int i = 0; i < n; i++)
-        if ((rc = load(paths[i], &o, &gs[i]))) goto done;
+        if ((rc = load(paths[i], &o, 0, &gs[i]))) goto done;
     if (!source) {
         if (!(src = malloc(len))) {
             fprintf(stderr, "driple: graph weights: out of memory\n");
@@ -446,7 +491,7 @@ int bench_coarsen(int argc, char **argv) {
     if (!ok) return 2;
     struct dp_graph *g = NULL;
     if (path) {
-        int rc = load(path, &o, &g);
+        int rc = load(path, &o, 0, &g);
         if (rc) return rc;
     } else if (!(g = synth_graph((int)ops, (uint64_t)seed))) {
         fprintf(stderr, "driple: bench coarsen: out of memory\n");

@@ -63,7 +63,7 @@ static int load_graph(const char *spec, struct dp_zoo_opts *zo, bool zoo_given,
         return cli_usage("simulate", SIM_USAGE,
                          "--seq, --input and --optimizer build zoo:MODEL; %s is a graph file", spec);
     if (dp_graph_load(spec, io, out, &err)) return cli_fail(&err);
-    cmd_import_warnings(spec, io);
+    cmd_import_warnings(spec, io, zo->batch);
     return 0;
 }
 

@@ -118,13 +118,17 @@ struct dp_grouped *cmd_synthetic_grouped(int n, uint64_t seed) {
 bool cmd_import_opts(struct cli *c, struct dp_import_opts *o) {
     static struct dp_import_notes notes;
     memset(&notes, 0, sizeof notes);
-    o->exported_batch = 0;
+    memset(o, 0, sizeof *o);
     o->notes = &notes;
     return cli_int(c, "--exported-batch", 1, INT64_C(1) << 40, &o->exported_batch);
 }
 
-void cmd_import_warnings(const char *path, const struct dp_import_opts *o) {
-    if (!o || !o->notes || !o->notes->n_generic) return;
+void cmd_import_warnings(const char *path, const struct dp_import_opts *o, int64_t batch) {
+    if (!o || !o->notes) return;
+    if (o->notes->assumed_batch > 0 && batch <= 0)
+        fprintf(stderr, "driple: note: %s: exported with a dynamic batch: %lld assumed (--batch N "
+                "or --exported-batch N to change)\n", path, (long long)o->notes->assumed_batch);
+    if (!o->notes->n_generic) return;
     fprintf(stderr, "driple: warning: %s: %zu ops of types driple does not know, kept with a "
             "generic cost (1 FLOP per output element): %s\n", path, o->notes->n_generic,
             o->notes->generic_types);
@@ -237,7 +241,7 @@ int cmd_session_workload(struct dp_session *ss, const char *graph, const char *g
     }
     struct dp_coarsen_opts co = {(int)groups, seed, 0};
     if (dp_session_load_graph(ss, graph, io, &co, &err)) return cli_fail(&err);
-    cmd_import_warnings(graph, io);
+    cmd_import_warnings(graph, io, batch);
     if (dp_session_set_batch(ss, batch, &err)) return cli_fail(&err);
     return 0;
 }

@@ -47,8 +47,9 @@ struct dp_grouped *cmd_synthetic_grouped(int n, uint64_t seed);
 bool cmd_import_opts(struct cli *c, struct dp_import_opts *o);
 /* After a graph loaded with options from cmd_import_opts: prints on stderr, once, the op types
  * the reader did not know and kept with a generic cost ("driple: warning: m.onnx: 3 ops of
- * types driple does not know, kept with a generic cost: GridSample (3)"). */
-void cmd_import_warnings(const char *path, const struct dp_import_opts *o);
+ * types driple does not know, kept with a generic cost: GridSample (3)"), and the batch the
+ * reader assumed for a dynamic-batch export unless the command was given one (batch > 0). */
+void cmd_import_warnings(const char *path, const struct dp_import_opts *o, int64_t batch);
 
 /* The cluster options as given (NULL / 0: absent): --gpu NAME --sync ps|allreduce --ps N
  * --workers N --placement homo|hetero --network NET --machines M --precision fp32|mixed

@@ -366,8 +366,8 @@ static void test_cnn(const struct buf *m) {
     CHECK(g != NULL);
     if (!g) { fprintf(stderr, "%s\n", err.msg); return; }
     CHECK(!strcmp(dp_graph_name(g), "tiny_cnn") && !strcmp(dp_graph_framework(g), "onnx"));
-    CHECK(dp_graph_batch(g) == 0); /* symbolic 'N', no --exported-batch */
-    CHECK_CONTAINS(dp_graph_batch_source(g), "symbolic 'N'");
+    CHECK(dp_graph_batch(g) == DP_IMPORT_ASSUMED_BATCH); /* symbolic 'N', no --exported-batch */
+    CHECK_CONTAINS(dp_graph_batch_source(g), "assumed 32: symbolic 'N'");
     const struct dp_node *c1 = find(g, "conv1/Conv2D");
     CHECK(c1 && c1->n_dims == 4 && c1->dims[0] == DP_DIM_BATCH && c1->dims[1] == 8 &&
           c1->dims[2] == 32 && c1->dims[3] == 32);

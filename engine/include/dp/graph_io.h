@@ -20,13 +20,25 @@
 
 /* What a reader noticed without failing. */
 struct dp_import_notes {
-    size_t n_generic;          /* ops kept with a generic cost: types the reader does not know */
-    char   generic_types[256]; /* those types, each once with its count: "GridSample (3), ..." */
+    size_t  n_generic;          /* ops kept with a generic cost: types the reader does not know */
+    char    generic_types[256]; /* those types, each once with its count: "GridSample (3), ..." */
+    int64_t assumed_batch;      /* > 0: the file's batch is dynamic and this one was assumed */
 };
+
+/* The batch a graph exported with a dynamic batch (ONNX's symbolic dim 0) is taken at, unless
+ * --batch or --exported-batch says otherwise: one rule for the CLI and the explorer. */
+#define DP_IMPORT_ASSUMED_BATCH 32
+/* The most bytes of graph text (driple-graph/1 JSON, GraphDef text) a reader takes: larger than
+ * any real graph's (ResNet-50's training graph is 2 MB), so an endless stream is refused early
+ * and in bounded memory. DRIPLE_MAX_GRAPH_TEXT (bytes, or with a K, M or G suffix) or
+ * dp_import_opts.max_text_bytes sets another. */
+#define DP_IMPORT_MAX_TEXT ((size_t)256 << 20)
 
 struct dp_import_opts {
     int64_t                 exported_batch; /* the batch size the graph was exported with; 0 =
                                                detect */
+    int64_t                 assumed_batch;  /* for a dynamic batch; 0 = DP_IMPORT_ASSUMED_BATCH */
+    size_t                  max_text_bytes; /* 0 = DRIPLE_MAX_GRAPH_TEXT or DP_IMPORT_MAX_TEXT */
     struct dp_import_notes *notes;          /* filled when not NULL (ONNX) */
 };
 

@@ -22,68 +22,6 @@
 #define PATH_MAX 4096
 #endif
 
-struct oval *onnx_val(struct imp *im, const char *name, bool create) {
-    if (!name || !*name) return NULL;
-    size_t h = dp_hash_str(name) & (im->cap - 1);
-    while (im->vals[h].name) {
-        if (!strcmp(im->vals[h].name, name)) return &im->vals[h];
-        h = (h + 1) & (im->cap - 1);
-    }
-    if (!create || im->n_vals + 1 >= im->cap / 2) return NULL;
-    struct oval *v = &im->vals[h];
-    v->name = name;
-    v->producer = -1;
-    v->n_dims = -1;
-    v->n_fold = -1;
-    v->tensor = -1;
-    v->softmax_of = -1;
-    im->n_vals++;
-    return v;
-}
-
-struct oval *onnx_in(struct imp *im, int k) {
-    const struct o_node *n = im->node;
-    return k < n->n_in ? onnx_val(im, n->in[k], false) : NULL;
-}
-
-int onnx_fail(struct imp *im, enum dp_status st, const char *fmt, ...) {
-    char what[320];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    if (im->d->st) return -1;
-    im->d->st = st;
-    char hint[PATH_MAX + 256] = "";
-    for (int k = 0; im->node && k < im->node->n_in && !*hint; k++) {
-        const struct oval *v = onnx_in(im, k);
-        if (v && v->init && v->init->unread)
-            snprintf(hint, sizeof hint, " (input '%.100s' is in external data driple could not "
-                     "read: %s)", v->name, v->init->unread);
-    }
-    if (im->node)
-        dp_error_set(im->d->err, st, "%s:byte %zu: node '%s' (%s): %s%s", im->d->name,
-                     im->node->offset, im->node->name, im->node->op, what, hint);
-    else dp_error_set(im->d->err, st, "%s: %s", im->d->name, what);
-    return -1;
-}
-
-bool onnx_set_tensor(struct imp *im, int k, int t) {
-    const struct o_node *n = im->node;
-    if (t < 0) return false;
-    if (k >= n->n_out || !*n->out[k]) return true;
-    struct oval *v = onnx_val(im, n->out[k], false);
-    if (!v || v->defined) return onnx_fail(im, DP_ERR_INVALID, "output '%s' defined twice",
-                                           n->out[k]) == 0;
-    v->defined = true;
-    v->tensor = t;
-    v->dtype = zb_dtype(im->b, t);
-    v->n_dims = zb_rank(im->b, t);
-    for (int d = 0; d < v->n_dims && d < DP_MAX_DIMS; d++)
-        v->dims[d] = sym_of_dim(zb_dims(im->b, t)[d]);
-    return true;
-}
-
 /* Defines v from an initializer or a Constant's tensor: its shape and small contents. */
 static bool define_tensor(struct imp *im, struct oval *v, const struct o_tensor *t) {
     if (t->n_dims > DP_MAX_DIMS)
@@ -150,6 +88,23 @@ static bool is_constant(const struct o_node *n) {
     return !strcmp(n->op, "Constant") && (!*n->domain || !strcmp(n->domain, "ai.onnx"));
 }
 
+/* An Identity of a stored tensor is a stored tensor of its own: torch's exporter writes
+ * parameters of equal values once and the others as Identity nodes of it (the layers of a
+ * freshly built nn.TransformerEncoder, every layer norm's ones and zeros). True when n is one
+ * (its output is then defined). */
+static bool copy_of_stored(struct imp *im, const struct o_node *n) {
+    if (strcmp(n->op, "Identity") || *n->domain || n->n_in != 1 || n->n_out != 1 || !*n->out[0])
+        return false;
+    const struct oval *x = onnx_val(im, n->in[0], false);
+    if (!x || !x->defined || !x->init || (x->src != SRC_INIT && x->src != SRC_CONST))
+        return false;
+    struct oval *v = onnx_val(im, n->out[0], false);
+    v->src = SRC_CONST;
+    v->copy = true;
+    define_tensor(im, v, x->init); /* a failure is in im->d->st */
+    return true;
+}
+
 /* Registers every value: initializers, Constant nodes, node outputs (their producer), value_info
  * hints. */
 static bool register_values(struct imp *im) {
@@ -171,6 +126,10 @@ static bool register_values(struct imp *im) {
             if (!v || v->defined || v->producer >= 0)
                 return onnx_fail(im, DP_ERR_INVALID, "output '%s' defined twice", n->out[k]) == 0;
             v->producer = i;
+        }
+        if (copy_of_stored(im, n)) {
+            if (im->d->st) return false;
+            continue;
         }
         if (!is_constant(n)) continue;
         const struct o_tensor *t = n->n_out < 1 || !*n->out[0] ? NULL : constant_tensor(im, n);
@@ -254,59 +213,6 @@ done:
     return ok;
 }
 
-/* Inputs of node n that gradients flow into from its outputs (indices, shapes, masks and
- * conditions take none). */
-static bool diff_input(const struct o_node *n, int k) {
-    static const char *const none[] = {"Shape", "Size", "ConstantOfShape", "Range", "NonZero",
-                                       "Equal", "Less", "Greater", "LessOrEqual",
-                                       "GreaterOrEqual", "Not", "And", "Or", "Xor", "ArgMax",
-                                       "ArgMin", "IsNaN", "IsInf", "RandomNormalLike",
-                                       "RandomUniformLike", "EyeLike", "Bernoulli"};
-    static const char *const first[] = {"Reshape", "Slice", "Gather", "GatherElements",
-                                        "GatherND", "Expand", "Tile", "Unsqueeze", "Squeeze",
-                                        "Resize", "Upsample", "Pad", "Dropout", "Clip", "TopK",
-                                        "Split", "CumSum", "Trilu", "ReduceMean", "ReduceSum",
-                                        "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2",
-                                        "ReduceLogSumExp", "OneHot"};
-    const char *op = n->op;
-    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
-        if (!strcmp(op, none[i])) return false;
-    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
-        if (!strcmp(op, first[i])) return k == 0;
-    if (!strcmp(op, "Where")) return k == 1 || k == 2;
-    if (!strcmp(op, "BatchNormalization")) return k <= 2;
-    if (!strcmp(op, "LSTM") || !strcmp(op, "GRU") || !strcmp(op, "RNN")) return k != 4;
-    if (!strcmp(op, "Cast")) {
-        const struct o_attr *to = onnx_attr(n, "to");
-        return to && dp_dtype_is_float(onnx_dtype(to->i));
-    }
-    return true;
-}
-
-/* Marks the values gradients reach from the graph's outputs (weights are the float
- * initializers among them), and batch norms' running statistics. */
-static void mark_diff(struct imp *im, const int *order) {
-    const struct o_graph *g = im->g;
-    for (int i = 0; i < g->n_outputs; i++) {
-        struct oval *v = onnx_val(im, g->outputs[i].name, false);
-        if (v) v->diff = true;
-    }
-    for (int j = g->n_nodes - 1; j >= 0; j--) {
-        const struct o_node *n = &g->nodes[order[j]];
-        bool any = false;
-        for (int k = 0; k < n->n_out && !any; k++) {
-            struct oval *v = onnx_val(im, n->out[k], false);
-            any = v && v->diff;
-        }
-        for (int k = 0; k < n->n_in; k++) {
-            struct oval *v = onnx_val(im, n->in[k], false);
-            if (!v) continue;
-            if (any && diff_input(n, k)) v->diff = true;
-            if (!strcmp(n->op, "BatchNormalization") && (k == 3 || k == 4)) v->stat = true;
-        }
-    }
-}
-
 /* The graph inputs that are not initializers: the first from the CPU input pipeline, the others
  * further outputs of its IteratorGetNext; dim 0 is the batch. */
 static int define_inputs(struct imp *im, const struct dp_import_opts *opts, int64_t *batch,
@@ -332,9 +238,9 @@ static int define_inputs(struct imp *im, const struct dp_import_opts *opts, int6
             if (!in->sym[0]) {
                 *batch = in->dims[0];
                 snprintf(source, n_source, "ONNX input '%.100s' dim 0", in->name);
-            } else {
-                snprintf(source, n_source, "symbolic '%.100s' in ONNX input (unknown)",
-                         in->param0 ? in->param0 : "?");
+            } else if (!*source) {
+                snprintf(source, n_source, "symbolic '%.60s' in ONNX input '%.60s'",
+                         in->param0 ? in->param0 : "?", in->name);
             }
         }
         dims[0] = DP_DIM_BATCH;
@@ -386,6 +292,7 @@ static int add_loss(struct imp *im, int features) {
 static void report_unknown(const struct imp *im, struct dp_import_notes *notes) {
     if (!notes) return;
     memset(notes, 0, sizeof *notes);
+    notes->assumed_batch = im->assumed_batch;
     notes->n_generic = (size_t)im->n_unknown_nodes;
     size_t k = 0;
     for (int i = 0; i < im->n_unknown && k < sizeof notes->generic_types; i++)
@@ -415,20 +322,29 @@ static enum dp_status build_training(struct pb_doc *d, const struct o_model *m,
         pb_oom(d);
         goto done;
     }
+    im.dg = dg;
     if (!register_values(&im)) goto done;
     int64_t batch;
-    char source[160] = "";
+    char source[200] = "";
     int features = define_inputs(&im, opts, &batch, source, sizeof source);
     if (features < 0) goto done;
+    if (!batch) { /* a dynamic batch: one rule for every front end, said by the caller */
+        char sym[200];
+        snprintf(sym, sizeof sym, "%s", source);
+        batch = opts && opts->assumed_batch > 0 ? opts->assumed_batch : DP_IMPORT_ASSUMED_BATCH;
+        snprintf(source, sizeof source, "assumed %lld: %.100s", (long long)batch, sym);
+        im.assumed_batch = batch;
+    }
     if (dp_graph_set_batch(dg, batch, source)) {
         pb_oom(d);
         goto done;
     }
     if (!order_nodes(&im, order)) goto done;
-    mark_diff(&im, order);
+    if (!onnx_classify(&im, order)) goto done;
     for (int i = 0; i < g->n_nodes && !d->st; i++) {
         im.node = &g->nodes[order[i]];
-        if (is_constant(im.node) || onnx_fold(&im) || d->st) continue;
+        const struct oval *o0 = im.node->n_out ? onnx_val(&im, im.node->out[0], false) : NULL;
+        if ((o0 && o0->src == SRC_CONST) || onnx_fold(&im) || d->st) continue;
         if (!onnx_map(&im) && !d->st) {
             struct dp_error e = {0};
             if (zb_status(im.b, &e)) onnx_fail(&im, e.status, "%s", e.msg);
@@ -479,7 +395,10 @@ enum dp_status onnx_parse(const unsigned char *data, size_t len, const char *nam
         goto done;
     }
     char gname[256];
-    snprintf(gname, sizeof gname, "%s", m.g.name && *m.g.name ? m.g.name : base_name(d.name));
+    /* named after the file (every PyTorch export calls its graph "torch_jit"); the graph's own
+     * name only for a model from memory or stdin */
+    snprintf(gname, sizeof gname, "%s", path || !m.g.name || !*m.g.name ? base_name(d.name)
+                                                                        : m.g.name);
     for (char *p = strrchr(gname, '.'); p && !strcmp(p, ".onnx"); p = NULL) *p = '\0';
     build_training(&d, &m, opts, gname, out);
 done:

@@ -122,6 +122,10 @@ struct sym {
 
 enum src { SRC_NODE, SRC_INPUT, SRC_INIT, SRC_CONST };
 
+/* What a stored tensor is (onnx_weights.c): not one, a trained parameter, a buffer (stored and
+ * held in memory, never trained: running statistics, masks, frequency tables) or a constant. */
+enum wkind { W_NONE, W_PARAM, W_BUFFER, W_CONST };
+
 struct oval {
     const char                *name;
     enum src                   src;
@@ -130,6 +134,10 @@ struct oval {
     int                        producer; /* node index (SRC_NODE), -1 */
     bool                       diff;  /* gradients reach it from the loss */
     bool                       stat;  /* a batch norm's running statistic */
+    bool                       copy;  /* an Identity of a stored tensor: one of its own */
+    enum wkind                 kind;  /* stored tensors: what they are, by rule */
+    const char                *rule;  /* the rule that said so (a static string) */
+    double                     numel; /* stored tensors: elements */
     /* Known once defined: */
     bool                       defined;
     enum dp_dtype              dtype;
@@ -153,10 +161,12 @@ struct imp {
     const struct o_model *m;
     const struct o_graph *g;
     struct zb            *b;
+    struct dp_graph      *dg;          /* the graph b builds (stored tensors' rules go there) */
     struct oval          *vals;
     size_t                n_vals, cap; /* open addressing, cap a power of two */
     const struct o_node  *node;        /* the node being mapped, for messages */
     int64_t               fixed_batch; /* dim 0 of the first input when numeric (0: symbolic) */
+    int64_t               assumed_batch; /* the batch taken for a dynamic one (0: none) */
     struct unknown_op     unknown[32];
     int                   n_unknown, n_unknown_nodes;
 };
@@ -226,6 +236,12 @@ bool onnx_broadcast(const struct sym *a, int na, const struct sym *b, int nb, st
 /* The integers of a folded value (copied into vals, at most max; *n their count); false when
  * its contents are not known or not all plain numbers. */
 bool onnx_ints(const struct oval *v, int64_t *vals, int max, int *n);
+
+/* --- parameters, buffers, constants (onnx_weights.c) ------------------------------------- */
+
+/* Marks the values gradients reach from the outputs (order: the nodes in dependency order) and
+ * classifies every stored tensor (kind, rule). False only when out of memory. */
+bool onnx_classify(struct imp *im, const int *order);
 
 /* --- mapping onto the builder (onnx_map.c, onnx_window.c, onnx_rnn.c) ----------------------- */
 
