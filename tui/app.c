@@ -157,13 +157,9 @@ void app_predict_settings(struct app *a, const struct dp_setting *s, int n, bool
 
 void app_predict(struct app *a, const struct dp_setting *s, struct app_pred *out) {
     app_predict_settings(a, s, 1, false, out);
-    struct dp_resolution r = out->p.from;
-    struct dp_error err = {0};
-    if (out->p.ok && r.inspector < 0 &&
-        dp_session_resolve(a->ss, s, DP_RESOLVE_PER_SETTING | DP_RESOLVE_NEAREST, &r, &err) != DP_OK)
-        r.inspector = -1;
-    out->explain = r.inspector;
-    app_copy(out->explain_id, sizeof out->explain_id, r.inspector >= 0 ? r.setting_id : "");
+    /* the prediction's own inspector (none under the setting-aware one: the Importance tab
+     * explains through it, dp_session_explain_sa) */
+    out->explain = out->p.ok ? out->p.from.inspector : -1;
 }
 
 /* Runs s's pending simulation into p. */
