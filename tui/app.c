@@ -475,6 +475,7 @@ enum dp_status app_init(struct app *a, const struct app_opts *o, struct dp_error
     struct dp_import_opts io = {.exported_batch = o->exported_batch};
     struct dp_coarsen_opts co = {.k = 0, .seed = DP_DEFAULT_SEED};
     if ((st = dp_session_load_graph(a->ss, a->graph_path, &io, &co, err)) != DP_OK) return st;
+    a->dataset_size = dp_session_epoch_samples(a->ss, NULL); /* the graph's family default */
     const struct dp_graph *graph = dp_session_graph(a->ss);
     const struct dp_partition *part = dp_session_partition(a->ss);
     if ((st = index_groups(a)) != DP_OK) return dp_error_set(err, st, "explorer: out of memory");

@@ -103,10 +103,17 @@ double      dp_session_params(const struct dp_session *ss);
  * every type is known. Borrowed. */
 const char *dp_session_unknown_ops(const struct dp_session *ss);
 
-/* What the epoch figures need (dp/metrics.h): samples per epoch (NaN or <= 0: none) and the
- * price per GPU-hour for every setting (NaN: each GPU's catalog price, which may be unknown).
- * Both NaN until set. */
+/* What the epoch figures need (dp/metrics.h): samples per epoch (NaN: the workload's family
+ * default, dp_session_epoch_default; <= 0: none) and the price per GPU-hour for every setting
+ * (NaN: each GPU's catalog price, which may be unknown). Both NaN until set. */
 void dp_session_set_economics(struct dp_session *ss, double epoch_samples, double price);
+/* Samples per epoch the epoch figures use: the one set, else the workload's dataset family
+ * default: a graph whose input pipeline gives sequences of L token ids (integers, [batch, L]; or
+ * a zoo model of input kind "sequence") has DP_EPOCH_TOKENS_DEFAULT / (L x its token streams)
+ * sequences, any other ImageNet's DP_EPOCH_SAMPLES_DEFAULT images. *what (may be NULL) says
+ * which, for people ("set by the user", "ImageNet-1k training images (default; --epoch-samples
+ * sets yours)", ...; static storage). */
+double dp_session_epoch_samples(const struct dp_session *ss, const char **what);
 /* The price per GPU-hour that setting s's cost uses (s NULL: only a price set for all): the
  * one set with dp_session_set_economics, else the catalog's for s's GPU; NaN when none is known.
  * *source (may be NULL) gets where it comes from ("set by the user", the catalog's
