@@ -105,7 +105,7 @@ static int print_json(const struct dp_grouped *g, const struct dp_graph *graph,
     if (e->metric == DP_METRIC_ITERATION)
         dp_jw_str(w, "metric_formula", p->from.source == DP_SOURCE_SETTING_AWARE
                                            ? "predicted directly by the setting-aware inspector"
-                                           : dp_derived_figures[DP_D_ITERATION_MS].formula);
+                                           : "gpu_util.idle + gpu_util.active");
     dp_jw_str(w, "method", dp_explain_method_name(e->method));
     dp_jw_str(w, "importance_formula",
               e->method == DP_EXPLAIN_GRAD
