@@ -133,7 +133,8 @@ enum dp_status dp_explain_compute_sa(const struct dp_explain_sa *in, const struc
  * spread in the same proportions). Ops nobody tunes (the registry's class none: constants,
  * variables, Identity, NoOp, shape bookkeeping; and variable updates) are folded into the op
  * they feed (dp_op_class; through other such ops; an optimizer update only when they feed
- * nothing else), which may lie in another group: their share is that op's, so the ops and
+ * nothing else), which may lie in another group; one that feeds no such op (a NoOp) into its
+ * group's leading op. Their share is that op's, so the ops and
  * types listed are layers a user can change. An op type's importance is the sum of group
  * importance x op share over its ops. w may be NULL (the type-weight feature is then skipped). Fails with
  * DP_ERR_INVALID when g has no members or a member names no op of graph (naming it). */

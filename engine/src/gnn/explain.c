@@ -439,8 +439,7 @@ static void consumers_free(struct consumers *c) {
 /* The op a bookkeeping op is folded into: the first op with a kernel it feeds, following its
  * consumers through other bookkeeping ops (a Const into its Conv2D, a VariableV2 through its
  * Identity into the MatMul that reads it; an optimizer update only when it feeds nothing
- * else); the op itself when it is not bookkeeping or feeds none. Depth-first, FOLD_DEPTH
- * consumers deep at most; -1 when none is found below `op`. */
+ * else). Depth-first, FOLD_DEPTH consumers deep at most; -1 when none is found below `op`. */
 #define FOLD_DEPTH 8
 static int fold_find(const struct dp_graph *g, const struct consumers *c, int op, int depth,
                      bool any) {
@@ -464,10 +463,11 @@ static int fold_find(const struct dp_graph *g, const struct consumers *c, int op
     return -1;
 }
 
+/* -1 when a bookkeeping op feeds no op with a kernel (a NoOp, a stray Const): its group's
+ * leading op takes it (group_shares). */
 static int fold_owner(const struct dp_graph *g, const struct consumers *c, int op) {
     int o = fold_find(g, c, op, 0, false);
-    if (o < 0) o = fold_find(g, c, op, 0, true);
-    return o < 0 ? op : o;
+    return o < 0 ? fold_find(g, c, op, 0, true) : o;
 }
 
 /* Group gi's member ops into keys (graph node index, share of the group's importance: the rule
@@ -476,7 +476,7 @@ static int fold_owner(const struct dp_graph *g, const struct consumers *c, int o
 static enum dp_status group_shares(const struct dp_explain *e, const struct dp_grouped *g,
                                    const struct dp_graph *graph, const struct consumers *cons,
                                    const struct dp_op_weights *w, int64_t batch, int gi,
-                                   double *xs, struct op_key *keys, int *n_keys,
+                                   double *xs, int *own, struct op_key *keys, int *n_keys,
                                    struct dp_error *err) {
     const struct dp_explain_group *gr = &e->groups[gi];
     int m0 = g->member_start[gi], k = g->member_start[gi + 1] - m0;
@@ -490,6 +490,7 @@ static enum dp_status group_shares(const struct dp_explain *e, const struct dp_g
                                 name, dp_graph_name(graph));
         const struct dp_node *nd = dp_graph_node(graph, (size_t)idx);
         keys[j].op = fold_owner(graph, cons, idx);
+        own[j] = idx;
         xs[j * DP_N_FEATURES + 0] = dp_node_tensor_size(nd, batch);
         xs[j * DP_N_FEATURES + 1] = 1.0;
         xs[j * DP_N_FEATURES + 2] = w ? dp_op_weight(w, nd->op, NULL) : 0.0;
@@ -515,6 +516,13 @@ static enum dp_status group_shares(const struct dp_explain *e, const struct dp_g
         }
         keys[j].share = s;
     }
+    /* what feeds nothing goes to the group's leading op (its largest share of a kernel op);
+     * to itself when the group has none */
+    int lead = -1;
+    for (int j = 0; j < k; j++)
+        if (keys[j].op >= 0 && (lead < 0 || keys[j].share > keys[lead].share)) lead = j;
+    for (int j = 0; j < k; j++)
+        if (keys[j].op < 0) keys[j].op = lead >= 0 ? keys[lead].op : own[j];
     qsort(keys, (size_t)k, sizeof *keys, op_index_cmp);
     int n = 0;
     for (int j = 0; j < k; j++) {
@@ -635,12 +643,14 @@ enum dp_status dp_explain_drill(struct dp_explain *e, const struct dp_grouped *g
     }
     double *xs = malloc((size_t)max_k * DP_N_FEATURES * sizeof *xs);
     struct op_key *keys = malloc((size_t)max_k * sizeof *keys);
+    int *own = malloc((size_t)max_k * sizeof *own);
     struct type_acc acc = {0};
     struct consumers cons = {0};
-    if (!xs || !keys || !consumers_init(graph, &cons)) goto nomem;
+    if (!xs || !keys || !own || !consumers_init(graph, &cons)) goto nomem;
     for (int gi = 0; gi < g->n_groups; gi++) {
         int n = 0;
-        if ((st = group_shares(e, g, graph, &cons, w, batch, gi, xs, keys, &n, err))) goto done;
+        if ((st = group_shares(e, g, graph, &cons, w, batch, gi, xs, own, keys, &n, err)))
+            goto done;
         st = DP_ERR_NOMEM;
         if (!group_fill(e, &e->groups[gi], graph, keys, n, &cap_names, &acc)) goto nomem;
     }
@@ -661,6 +671,7 @@ done:
     if (st != DP_OK) drill_clear(e); /* no half-made drill-down */
     free(xs);
     free(keys);
+    free(own);
     consumers_free(&cons);
     acc_free(&acc);
     return st;
