@@ -68,6 +68,61 @@ static struct dp_setting *grid_rows(const struct dp_gpu_catalog *cat, const stru
     return rows;
 }
 
+/* One row of the --json array. */
+static void json_row(struct dp_jw *w, const struct dp_setting *s, const struct dp_prediction *p) {
+    dp_jw_object(w, NULL);
+    dp_jw_str(w, "id", s->id);
+    dp_jw_str(w, "gpu", s->gpu);
+    dp_jw_int(w, "workers", s->workers);
+    dp_jw_int(w, "ps", s->ps);
+    dp_jw_prediction(w, p);
+    if (!p->ok) dp_jw_str(w, "error", p->note);
+    dp_jw_end(w);
+}
+
+/* A figure of the table, "-" when unknown (a GPU without a price). */
+static void cell(char *buf, size_t n, double v) {
+    if (isfinite(v)) snprintf(buf, n, "%.4g", v);
+    else snprintf(buf, n, "-");
+}
+
+/* One row of the table. */
+static void text_row(const struct dp_setting *s, const struct dp_prediction *p) {
+    if (!p->ok) {
+        printf("%-28s %10s %12s %9s %9s %10s %10s %9s %9s  (%s)\n", s->id, "-", "-", "-", "-",
+               "-", "-", "-", "-", p->note);
+        return;
+    }
+    char net[32], cost[32];
+    cell(net, sizeof net, p->d[DP_D_NET_MB_PER_ITER]);
+    cell(cost, sizeof cost, p->d[DP_D_EPOCH_COST]);
+    printf("%-28s %10.4g %12.4g %9.4g %9.4g %10.4g %10.4g %9s %9s  %s%s%s\n", s->id,
+           p->d[DP_D_ITERATION_MS], p->d[DP_D_THROUGHPUT], p->m[DP_OUT_GPU_UTIL_ACTIVE],
+           p->m[DP_OUT_GPU_UTIL_PEAK], p->m[DP_OUT_NET_RX_PEAK], p->m[DP_OUT_NET_TX_PEAK], net,
+           cost, p->from.source == DP_SOURCE_SETTING_AWARE ? "setting-aware" : p->from.path,
+           p->oom ? " OOM" : "", p->ood ? " OOD" : "");
+}
+
+/* What the table's columns mean. */
+static void text_footer(int n_ok, int n_rows, int n_gnn, double ms,
+                        const struct dp_session *ss, double price, double params) {
+    const char *epoch_what;
+    double epoch_samples = dp_session_epoch_samples(ss, &epoch_what);
+    printf("\n%d of %d settings predicted with %d GNN pass%s (shared bodies) in %.1f ms.\n"
+           "GPU act = gpu_util.active (ms), GPU peak = gpu_util.peak (%%); "
+           "iter ms = gpu_util.idle + gpu_util.active (setting-aware: predicted directly); "
+           "samples/s = batch x workers x 1000 / iter ms;\n"
+           "epoch $ = %.0f samples (%s) / samples/s / 3600 x workers x the GPU's price per "
+           "hour (%s; -: no price read).\n",
+           n_ok, n_rows, n_gnn, n_gnn == 1 ? "" : "es", ms, epoch_samples, epoch_what,
+           isnan(price) ? "the catalog's, --price sets one" : "--price");
+    if (isfinite(params))
+        printf("net MB = what one worker moves per iteration by its row's sync, %.0f parameters: "
+               "PS 2 x parameters x 4 B (every variable pulled, every gradient pushed, fp32 on the "
+               "wire); all-reduce (2 (g-1)/g + 2 (m-1)/W) x the gradient bytes (rings of the g "
+               "GPUs of a machine and of its m machines).\n", params);
+}
+
 static int cmp_throughput(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b; /* NaN last */
     return isnan(x) ? !isnan(y) : isnan(y) ? -1 : (x < y) - (x > y);
@@ -80,7 +135,7 @@ int cmd_compare(int argc, char **argv) {
     struct dp_session *ss = NULL;
     struct dp_jw *w = NULL;
     struct cmd_what_if wi;
-    double epoch_samples = DP_EPOCH_SAMPLES_DEFAULT, price = NAN;
+    double epoch_samples = NAN, price = NAN; /* NaN: the family default */
     bool json = cli_flag(&c, "--json"), grid = cli_flag(&c, "--grid");
     struct dp_setting *rows = NULL;
     struct dp_prediction *preds = NULL;
@@ -161,8 +216,9 @@ int cmd_compare(int argc, char **argv) {
     } else {
         printf("graph %s  batch %lld  groups %d  settings %s\n\n", g->graph, (long long)g->batch,
                g->n_groups, grid ? "every GPU x sync x network" : list->path);
-        printf("%-28s %10s %12s %9s %9s %10s %10s %9s  %s\n", "setting", "iter ms", "samples/s",
-               "GPU act", "GPU peak", "RX MB/s", "TX MB/s", "epoch $", "inspector");
+        printf("%-28s %10s %12s %9s %9s %10s %10s %9s %9s  %s\n", "setting", "iter ms",
+               "samples/s", "GPU act", "GPU peak", "RX MB/s", "TX MB/s", "net MB", "epoch $",
+               "inspector");
     }
     /* one GNN pass per distinct body (the session caches it); the rows' heads after it */
     if (dp_session_predict_many(ss, rows, n_rows, 0, preds, &err)) {
@@ -180,60 +236,24 @@ int cmd_compare(int argc, char **argv) {
         const struct dp_setting *s = &rows[i];
         const struct dp_prediction p = preds[i];
         n_ok += p.ok;
-        if (json) {
-            dp_jw_object(w, NULL);
-            dp_jw_str(w, "id", s->id);
-            dp_jw_str(w, "gpu", s->gpu);
-            dp_jw_int(w, "workers", s->workers);
-            dp_jw_int(w, "ps", s->ps);
-            dp_jw_prediction(w, &p);
-            if (!p.ok) dp_jw_str(w, "error", p.note);
-            dp_jw_end(w);
-        } else if (!p.ok) {
-            printf("%-28s %10s %12s %9s %9s %10s %10s %9s  (%s)\n", s->id, "-", "-", "-", "-", "-",
-                   "-", "-", p.note);
-        } else {
-            printf("%-28s %10.4g %12.4g %9.4g %9.4g %10.4g %10.4g %9.4g  %s%s%s\n", s->id,
-                   p.d[DP_D_ITERATION_MS], p.d[DP_D_THROUGHPUT], p.m[DP_OUT_GPU_UTIL_ACTIVE],
-                   p.m[DP_OUT_GPU_UTIL_PEAK], p.m[DP_OUT_NET_RX_PEAK], p.m[DP_OUT_NET_TX_PEAK],
-                   p.d[DP_D_EPOCH_COST],
-                   p.from.source == DP_SOURCE_SETTING_AWARE ? "setting-aware" : p.from.path,
-                   p.oom ? " OOM" : "", p.ood ? " OOD" : "");
-        }
+        if (json) json_row(w, s, &p);
+        else text_row(s, &p);
     }
     long gnn1;
     dp_session_counts(ss, &gnn1, NULL);
     int n_gnn = (int)(gnn1 - gnn0);
-    struct dp_derive_in facts; /* the same in every setting: from the graph alone */
-    dp_derive_in_init(&facts);
-    facts.params = params;
-    double d[DP_N_DERIVED];
-    dp_derive(NULL, &facts, d);
-    double net_mb = d[DP_D_NET_MB_PER_ITER];
     if (json) {
         dp_jw_end(w);
         dp_jw_int(w, "n_predicted", n_ok);
         dp_jw_int(w, "gnn_passes", n_gnn);
         dp_jw_fixed(w, "ms", ms, 3);
         dp_jw_num(w, "parameters", params);
-        dp_jw_num(w, "net_mb_per_iter", net_mb);
         dp_jw_formulas(w, "formulas");
         rc = cmd_json_emit(w);
         w = NULL;
         if (rc) goto done;
     } else {
-        printf("\n%d of %d settings predicted with %d GNN pass%s (shared bodies) in %.1f ms.\n"
-               "GPU act = gpu_util.active (ms), GPU peak = gpu_util.peak (%%); "
-               "iter ms = gpu_util.idle + gpu_util.active (setting-aware: predicted directly); "
-               "samples/s = batch x workers x 1000 / iter ms;\n"
-               "epoch $ = %.0f samples / samples/s / 3600 x workers x the GPU's price per hour "
-               "(%s; nan: no price read).\n",
-               n_ok, n_rows, n_gnn, n_gnn == 1 ? "" : "es", ms, epoch_samples,
-               isnan(price) ? "the catalog's, --price sets one" : "--price");
-        if (isfinite(params))
-            printf("net per iter = 2 x %.0f parameters x 4 B = %.4g MB per worker in every setting "
-                   "(every variable pulled, every gradient pushed, fp32 on the wire).\n",
-                   params, net_mb);
+        text_footer(n_ok, n_rows, n_gnn, ms, ss, price, params);
     }
     rc = 0;
     if (n_ok == 0) { /* a table of dashes is no answer: say so in the exit status */

@@ -71,21 +71,41 @@ static void jw_types(struct dp_jw *w, const char *key, const struct dp_explain_t
 }
 
 /* The --json document; 0, or 1 after saying why it could not be written. */
-static int print_json(const struct dp_grouped *g, const struct dp_explain *e, int n_feat,
-                      const char *graph_path, const char *insp_path, const char *setting_id,
+/* Group gr's ops (bookkeeping folded into the layers they feed) as {"name", "op", "share"}. */
+static void jw_ops(struct dp_jw *w, const struct dp_explain_group *gr,
+                   const struct dp_graph *graph) {
+    dp_jw_array(w, "layer_ops");
+    for (int j = 0; graph && j < gr->n_ops; j++) {
+        const struct dp_node *nd = dp_graph_node(graph, (size_t)gr->ops[j]);
+        dp_jw_object(w, NULL);
+        dp_jw_str(w, "name", nd->name);
+        dp_jw_str(w, "op", nd->op);
+        dp_jw_num(w, "share", gr->op_share[j]);
+        dp_jw_end(w);
+    }
+    dp_jw_end(w);
+}
+
+static int print_json(const struct dp_grouped *g, const struct dp_graph *graph,
+                      const struct dp_explain *e, int n_feat, const char *graph_path,
+                      const struct dp_prediction *p, const char *setting_id,
                       const char *render_fmt, const char *render_file, const char *unknown) {
     struct dp_jw *w = dp_jw_new();
     dp_jw_str(w, "graph", g->graph);
     dp_jw_str(w, "file", graph_path);
     dp_jw_int(w, "batch", g->batch);
     dp_jw_int(w, "n_groups", g->n_groups);
-    dp_jw_str(w, "inspector", insp_path);
+    dp_jw_str(w, "inspector", p->from.path);
+    dp_jw_str(w, "source", dp_pred_source_name(p->from.source));
+    dp_jw_str(w, "inspector_setting", p->from.setting_id[0] ? p->from.setting_id : NULL);
     dp_jw_str(w, "setting", setting_id[0] ? setting_id : NULL);
     dp_jw_str(w, "metric", dp_metric_name(e->metric));
     dp_jw_str(w, "unit", dp_metric_unit(e->metric));
     dp_jw_num(w, "value", e->value);
     if (e->metric == DP_METRIC_ITERATION)
-        dp_jw_str(w, "metric_formula", dp_derived_figures[DP_D_ITERATION_MS].formula);
+        dp_jw_str(w, "metric_formula", p->from.source == DP_SOURCE_SETTING_AWARE
+                                           ? "predicted directly by the setting-aware inspector"
+                                           : "gpu_util.idle + gpu_util.active");
     dp_jw_str(w, "method", dp_explain_method_name(e->method));
     dp_jw_str(w, "importance_formula",
               e->method == DP_EXPLAIN_GRAD
@@ -119,6 +139,7 @@ static int print_json(const struct dp_grouped *g, const struct dp_explain *e, in
         }
         dp_jw_int(w, "ops", ops);
         jw_types(w, "op_types", gr->types, gr->n_types);
+        jw_ops(w, gr, graph);
         dp_jw_array(w, "members");
         if (g->member_start)
             for (int j = g->member_start[i]; j < g->member_start[i + 1]; j++)
@@ -131,19 +152,31 @@ static int print_json(const struct dp_grouped *g, const struct dp_explain *e, in
     return cmd_json_emit(w);
 }
 
-static void print_text(const struct dp_grouped *g, const struct dp_explain *e,
-                       const char *insp_path, const char *setting_id, bool reads_cost, int top) {
-    printf("%s: %d groups, batch %lld; inspector %s%s%s%s\n", g->graph ? g->graph : "graph",
-           g->n_groups, (long long)g->batch, insp_path, setting_id[0] ? " (setting " : "",
-           setting_id, setting_id[0] ? ")" : "");
-    printf("%s = %.6g %s%s; importance by %s\n", dp_metric_name(e->metric), e->value,
-           dp_metric_unit(e->metric),
-           e->metric == DP_METRIC_ITERATION ? " (gpu_util.idle + gpu_util.active)" : "",
+/* The inspector's full name as predict prints it: its file, source and the setting it was
+ * made for when another. */
+static void print_inspector(const struct dp_prediction *p, const char *setting_id) {
+    printf("inspector %s (%s", p->from.path, dp_pred_source_name(p->from.source));
+    if (p->from.setting_id[0] && strcmp(p->from.setting_id, setting_id))
+        printf(", made for %s", p->from.setting_id);
+    printf("%s%s)\n", p->data[0] ? ", " : "", p->data);
+}
+
+static void print_text(const struct dp_grouped *g, const struct dp_graph *graph,
+                       const struct dp_explain *e, const struct dp_prediction *p,
+                       const char *setting_id, bool reads_cost, int top) {
+    printf("%s: %d groups, batch %lld; setting %s\n", g->graph ? g->graph : "graph",
+           g->n_groups, (long long)g->batch, setting_id[0] ? setting_id : "(none)");
+    print_inspector(p, setting_id);
+    bool sa = p->from.source == DP_SOURCE_SETTING_AWARE;
+    printf("%s = %.4g %s%s (the value predict prints); importance by %s\n",
+           dp_metric_name(e->metric), e->value, dp_metric_unit(e->metric),
+           e->metric == DP_METRIC_ITERATION && !sa ? " (gpu_util.idle + gpu_util.active)" : "",
            e->method == DP_EXPLAIN_GRAD
                ? (reads_cost ? "gradient x input (the three features and the three cost features)"
                              : "gradient x input")
-               : "occlusion (features zeroed)");
-    printf("\n rank  group  importance   effect (%s)   ops  top op types\n",
+               : sa ? "occlusion through the setting-aware inspector (features zeroed)"
+                    : "occlusion (features zeroed)");
+    printf("\n rank  group  importance   effect (%s)   ops  top op types; top layer op\n",
            dp_metric_unit(e->metric));
     for (int r = 0; r < e->n_groups && r < top; r++) {
         int i = e->order[r];
@@ -153,6 +186,7 @@ static void print_text(const struct dp_grouped *g, const struct dp_explain *e,
                gr->attribution, ops);
         for (int t = 0; t < gr->n_types && t < 3; t++)
             printf(" %s(%d)", gr->types[t].op, gr->types[t].n_ops);
+        if (graph && gr->n_ops > 0) printf("; %s", dp_graph_node(graph, (size_t)gr->ops[0])->name);
         printf("\n");
     }
     if (e->n_groups > top) printf("  ... %d more groups (--top N, --json)\n", e->n_groups - top);
@@ -161,7 +195,8 @@ static void print_text(const struct dp_grouped *g, const struct dp_explain *e,
                "features here (saturated, e.g. raw features far outside its training range)\n",
                dp_metric_name(e->metric));
     if (e->n_types > 0) {
-        printf("\n %-36s   ops  share of %s\n", "op type", dp_metric_name(e->metric));
+        printf("\n %-36s   ops  share of %s (constants, variables and bookkeeping ops folded "
+               "into the layers they feed)\n", "op type", dp_metric_name(e->metric));
         for (int t = 0; t < e->n_types && t < top; t++)
             printf(" %-36s %5d  %6.1f%%\n", e->types[t].op, e->types[t].n_ops,
                    100.0 * e->types[t].importance);
@@ -189,7 +224,6 @@ int cmd_explain(int argc, char **argv) {
     }
     struct cmd_what_if wi;
     cmd_what_if_opts(&c, &wi);
-    wi.sa = "none"; /* explain reads a per-setting inspector's gradients */
     const char *grouped_path = wi.grouped;
     const char *metric_name = cli_value(&c, "--metric");
     const char *method_name = cli_value(&c, "--method");
@@ -256,41 +290,42 @@ int cmd_explain(int argc, char **argv) {
         (rc = cmd_session_workload(ss, graph_path, grouped_path, &wi.io, wi.batch, wi.groups,
                                    wi.seed, "explain", usage_explain)))
         goto done;
-    const struct dp_inspector *insp = dp_session_inspector(ss, i_insp);
-    const char *insp_path = dp_session_inspector_path(ss, i_insp);
     /* the setting named, or the one the inspector was made for */
-    const char *setting_id = wi.inspector ? dp_inspector_setting(insp) : st.id;
+    const char *setting_id = wi.inspector
+                                 ? dp_inspector_setting(dp_session_inspector(ss, i_insp)) : st.id;
     rc = 1;
     const struct dp_grouped *g = dp_session_grouped(ss);
     const struct dp_graph *graph = dp_session_graph(ss);
     const char *unknown = dp_session_unknown_ops(ss);
-
-    /* The engine names the group; the file is ours to add. */
     const char *input = graph_path ? graph_path : grouped_path;
-    if (dp_explain_compute_inspector(insp, g, metric, method, (int)threads, &e, &err) != DP_OK ||
-        (graph && g->member_start &&
-         dp_explain_drill(e, g, graph, dp_session_weights(ss), &err) != DP_OK)) {
-        dp_error_prefix(&err, input);
+    /* the number explained is the one predict prints, through the inspector that predicts it */
+    struct dp_prediction p;
+    if (dp_session_explain(ss, have_setting ? &st : NULL, i_insp, 0, metric, method, (int)threads,
+                           &e, &p, &err) != DP_OK)
         goto fail;
-    }
-
+    if (p.from.source == DP_SOURCE_SETTING_AWARE && method_name && method == DP_EXPLAIN_GRAD)
+        fprintf(stderr, "driple: explain: note: the setting-aware inspector (%s) gives no "
+                        "gradients: importance by occlusion through it\n", p.from.path);
     const char *render_file = svg ? svg : png ? png : dot;
     enum dp_render_format fmt = svg ? DP_RENDER_SVG : png ? DP_RENDER_PNG : DP_RENDER_DOT;
     if (render_file) {
         struct dp_render_opts ro = {.layout = layout};
         if (dp_render_file(g, e, &ro, fmt, render_file, &err) != DP_OK) goto fail;
     }
+    const struct dp_inspector *insp = p.from.source == DP_SOURCE_SETTING_AWARE
+                                          ? dp_sa_body(dp_session_sa(ss))
+                                          : dp_session_inspector(ss, p.from.inspector);
     const int n_feat = dp_model_arch(dp_inspector_model(insp))->n_feat;
     if (render_file && !strcmp(render_file, "-")) { /* the drawing is the output, alone */
         rc = 0;
         goto done;
     }
     if (json) {
-        rc = print_json(g, e, n_feat, input, insp_path, setting_id, dp_render_format_name(fmt),
+        rc = print_json(g, graph, e, n_feat, input, &p, setting_id, dp_render_format_name(fmt),
                         render_file, unknown);
         goto done;
     }
-    print_text(g, e, insp_path, setting_id, n_feat > DP_N_FEATURES, (int)top);
+    print_text(g, graph, e, &p, setting_id, n_feat > DP_N_FEATURES, (int)top);
     if (render_file) printf("\nwrote %s (%s)\n", render_file, dp_render_format_name(fmt));
     if (unknown) fprintf(stderr, "driple: explain: note: op types without a weight: %s\n", unknown);
     rc = 0;

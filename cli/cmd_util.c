@@ -34,6 +34,19 @@ void cmd_text_labels(const double *labels) {
                dp_series_unit((enum dp_series_kind)r));
 }
 
+void cmd_text_bursts(const char *prefix, const double *m, double iteration_ms) {
+    struct dp_bursts_info b = dp_bursts_info(m, iteration_ms);
+    double k = b.iterations_per_cycle;
+    if (!isfinite(k) || fabs(k - 1.0) < 1e-9) return;
+    if (b.span_iterations)
+        printf("%sbursts span iterations: one GPU burst and its idle period cover %.3g "
+               "iterations (iteration = (gpu_util.idle + gpu_util.active) / %.3g)\n",
+               prefix, k, k);
+    else
+        printf("%san iteration holds %.3g GPU bursts (iteration = (gpu_util.idle + "
+               "gpu_util.active) x %.3g)\n", prefix, 1.0 / k, 1.0 / k);
+}
+
 int cmd_cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);

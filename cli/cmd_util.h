@@ -28,6 +28,10 @@ struct dp_jw;
 void cmd_jw_labels(struct dp_jw *w, const char *key, const double *labels);
 /* Prints the 12 labels as a table (resource, idle, active, peak and its unit). */
 void cmd_text_labels(const double *labels);
+/* One line when a source's bursts do not make one iteration each (dp_bursts_info): they span
+ * iterations, or an iteration holds several; nothing when a cycle is one iteration. prefix
+ * leads the line ("", "simulated: "). */
+void cmd_text_bursts(const char *prefix, const double *m, double iteration_ms);
 /* qsort comparison: doubles in ascending order. */
 int cmd_cmp_double(const void *a, const void *b);
 /* The median of n >= 1 values (sorts them in place). */

@@ -82,7 +82,8 @@ EOF
 ok "$DRIPLE" explain "$BIG" --setting V100-P1w2ho-PCIe --settings "$TMP/settings.json" --groups 10 --json
 contains "$TMP/out" '"setting": "V100-P1w2ho-PCIe"'
 fails 1 "no setting 'NOPE'" "$DRIPLE" explain "$BIG" --setting NOPE --settings "$TMP/settings.json"
-fails 1 "missing.json does not exist" "$DRIPLE" explain "$BIG" --setting V100-P1w4ho-PCIe --settings "$TMP/settings.json"
+# the per-setting inspectors (as predict with --setting-aware none finds them)
+fails 1 "missing.json does not exist" "$DRIPLE" explain "$BIG" --setting V100-P1w4ho-PCIe --settings "$TMP/settings.json" --setting-aware none
 
 # --- bad input ---
 fails 1 "$TMP/nonexistent.json" "$DRIPLE" explain "$BIG" --inspector "$TMP/nonexistent.json"

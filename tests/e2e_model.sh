@@ -58,11 +58,12 @@ parity gin "$TMP/gin.json" chain64 star37 tiny3 single1
 ok "$DRIPLE" predict --grouped "$REF/cases/gcn/tiny3.grouped.json" --inspector "$TMP/imported.json" --json
 for k in '"graph"' '"batch"' '"setting"' '"inspector"' '"metrics": {"gpu_mem_util": {"idle"' \
          '"gpu_util": {' '"net_rx": {' '"net_tx": {' '"raw": [' '"derived": {"iteration_ms"' \
-         '"iteration_ms": "gpu_util.idle + gpu_util.active"'; do
+         '"iteration_ms": "(gpu_util.idle + gpu_util.active) / bursts.iterations_per_burst_cycle"' \
+         '"bursts": {"iterations_per_burst_cycle": 1, "bursts_span_iterations": false'; do
     contains "$TMP/out" "$k"
 done
 ok "$DRIPLE" predict --grouped "$REF/cases/gcn/tiny3.grouped.json" --inspector "$TMP/imported.json"
-contains "$TMP/out" "iteration_ms     = gpu_util.idle + gpu_util.active"
+contains "$TMP/out" "iteration_ms     = (gpu_util.idle + gpu_util.active) / bursts.iterations_per_burst_cycle"
 
 # A workload graph: coarsened, features at the asked batch size.
 ok "$DRIPLE" predict tests/data/graph/small.json --inspector "$TMP/imported.json" --batch 16 --groups 4 --json

@@ -577,7 +577,7 @@ static void test_importance_background(void) {
     /* the same numbers as computed in place */
     struct dp_explain *ref = NULL;
     struct dp_error err = {0};
-    CHECK(importance_explain(v->insp, v->model, v->scale, v->g, v->graph, v->weights, v->metric,
+    CHECK(importance_explain(NULL, v->insp, v->model, v->scale, v->g, v->graph, v->weights, v->metric,
                              DP_EXPLAIN_OCCLUSION, 1, &ref, &err) == DP_OK);
     if (ref && v->e)
         for (int i = 0; i < n; i++)
@@ -603,7 +603,7 @@ static void test_importance_background(void) {
     CHECK(!importance_view_take(w, w->gen - 1, ref, 1.0, DP_OK, NULL));
     CHECK(w->e == shown);
     ref = NULL;
-    CHECK(importance_explain(v->insp, v->model, v->scale, v->g, v->graph, v->weights, v->metric,
+    CHECK(importance_explain(NULL, v->insp, v->model, v->scale, v->g, v->graph, v->weights, v->metric,
                              DP_EXPLAIN_GRAD, 0, &ref, &err) == DP_OK);
     CHECK(importance_view_take(w, w->gen, ref, 2.5, DP_OK, NULL) && w->e == ref &&
           w->compute_ms == 2.5);

@@ -71,7 +71,28 @@ static void test_derive(void) {
     for (int k = 0; k < DP_N_DERIVED; k++)
         CHECK(dp_derived_figures[k].key && dp_derived_figures[k].formula &&
               dp_derived_figures[k].unit && dp_derived_figures[k].label);
-    CHECK(!strcmp(dp_derived_figures[DP_D_ITERATION_MS].formula, "gpu_util.idle + gpu_util.active"));
+    CHECK(!strcmp(dp_derived_figures[DP_D_ITERATION_MS].formula,
+                  "(gpu_util.idle + gpu_util.active) / bursts.iterations_per_burst_cycle"));
+}
+
+/* A burst cycle (a burst and the idle period after it) against the iteration: gpu_util idle 10
+ * and active 30 ms make a 40 ms cycle, so a 20 ms iteration is half a cycle (bursts span 2
+ * iterations), a 40 ms one a cycle, an 80 ms one two cycles. */
+static void test_bursts(void) {
+    double m[DP_N_OUTPUTS] = {0};
+    m[DP_OUT_GPU_UTIL_IDLE] = 10;
+    m[DP_OUT_GPU_UTIL_ACTIVE] = 30;
+    struct dp_bursts_info b = dp_bursts_info(m, 20);
+    CHECK(b.iterations_per_cycle == 2.0 && b.span_iterations);
+    b = dp_bursts_info(m, 40);
+    CHECK(b.iterations_per_cycle == 1.0 && !b.span_iterations);
+    b = dp_bursts_info(m, 80);
+    CHECK(b.iterations_per_cycle == 0.5 && !b.span_iterations);
+    b = dp_bursts_info(m, NAN);
+    CHECK(isnan(b.iterations_per_cycle) && !b.span_iterations);
+    m[DP_OUT_GPU_UTIL_IDLE] = m[DP_OUT_GPU_UTIL_ACTIVE] = 0;
+    b = dp_bursts_info(m, 20);
+    CHECK(isnan(b.iterations_per_cycle) && !b.span_iterations);
 }
 
 /* Amounts as people type them and the explorer prints them. */
@@ -215,13 +236,15 @@ static void test_document(void) {
                         "\"gpu_util\": {\"idle\": 3, \"active\": 4, \"peak\": 5}");
     CHECK_CONTAINS(big, "\"derived\": {\"iteration_ms\": 7, \"throughput\": null, \"workers\": null");
     CHECK_CONTAINS(big, "\"parameters\": 100, \"net_mb_per_iter\": 0.0008,");
-    CHECK_CONTAINS(big, "\"formulas\": {\"iteration_ms\": \"gpu_util.idle + gpu_util.active\"");
+    CHECK_CONTAINS(big, "\"formulas\": {\"iteration_ms\": \"(gpu_util.idle + gpu_util.active) / "
+                        "bursts.iterations_per_burst_cycle\"");
 }
 
 int main(void) {
     test_amounts();
     test_outputs();
     test_derive();
+    test_bursts();
     test_numbers();
     test_document();
     TEST_MAIN_END();

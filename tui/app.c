@@ -157,13 +157,9 @@ void app_predict_settings(struct app *a, const struct dp_setting *s, int n, bool
 
 void app_predict(struct app *a, const struct dp_setting *s, struct app_pred *out) {
     app_predict_settings(a, s, 1, false, out);
-    struct dp_resolution r = out->p.from;
-    struct dp_error err = {0};
-    if (out->p.ok && r.inspector < 0 &&
-        dp_session_resolve(a->ss, s, DP_RESOLVE_PER_SETTING | DP_RESOLVE_NEAREST, &r, &err) != DP_OK)
-        r.inspector = -1;
-    out->explain = r.inspector;
-    app_copy(out->explain_id, sizeof out->explain_id, r.inspector >= 0 ? r.setting_id : "");
+    /* the prediction's own inspector (none under the setting-aware one: the Importance tab
+     * explains through it, dp_session_explain_sa) */
+    out->explain = out->p.ok ? out->p.from.inspector : -1;
 }
 
 /* Runs s's pending simulation into p. */
@@ -479,6 +475,7 @@ enum dp_status app_init(struct app *a, const struct app_opts *o, struct dp_error
     struct dp_import_opts io = {.exported_batch = o->exported_batch};
     struct dp_coarsen_opts co = {.k = 0, .seed = DP_DEFAULT_SEED};
     if ((st = dp_session_load_graph(a->ss, a->graph_path, &io, &co, err)) != DP_OK) return st;
+    a->dataset_size = dp_session_epoch_samples(a->ss, NULL); /* the graph's family default */
     const struct dp_graph *graph = dp_session_graph(a->ss);
     const struct dp_partition *part = dp_session_partition(a->ss);
     if ((st = index_groups(a)) != DP_OK) return dp_error_set(err, st, "explorer: out of memory");

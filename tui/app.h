@@ -30,12 +30,10 @@ struct app_pred {
     struct dp_prediction p;           /* the inspector's (p.ok; p.pending: file not loaded yet) */
     struct dp_simulation sim;         /* the simulator's (sim.ok), labelled "simulated" */
     bool                 sim_pending; /* not simulated yet (defer_sims): app_fill_pending will */
-    /* The inspector importance reads (dp_session_inspector index, -1: none): the prediction's
-     * own, or under the setting-aware inspector, which explain cannot read, the per-setting one
-     * the list has for this cluster, else its nearest; explain_id names whom it was made for.
-     * Set for the current setting only (app_predict). */
+    /* The per-setting inspector that made p (dp_session_inspector index; -1: none, or the
+     * setting-aware inspector, which the Importance tab explains through for the current
+     * setting). Set for the current setting only (app_predict). */
     int                  explain;
-    char                 explain_id[DP_NAME_MAX];
 };
 
 /* The what-if setting. */
@@ -322,8 +320,8 @@ void app_job_snapshot(const struct app *a, enum app_job_state *st, double *progr
 /* Groups tab: the group of graph node i (-1 when not kept). */
 int app_group_of_op(const struct app *a, int op_index);
 
-/* The inspector behind the current prediction (NULL when there is none): for the importance view
- * (dp_explain_compute on dp_inspector_model() with the outputs' scales, over a->grouped). */
+/* The per-setting inspector behind the current prediction (NULL when there is none, or the
+ * setting-aware inspector made it: the importance view then explains through that one). */
 const struct dp_inspector *app_inspector(const struct app *a);
 /* ---- the tabs' model: their columns of the tab table (tabs.c) ---- */
 int  app_predict_list_len(const struct app *a);     /* the selected pane's rows */

@@ -43,6 +43,8 @@ struct imp_job {
     /* inputs */
     struct dp_grouped         *g;       /* the worker's own copy */
     const struct dp_inspector *insp;    /* borrowed, read only (see above) */
+    bool                       use_sa;  /* through sa (its inspector borrowed likewise) */
+    struct dp_explain_sa       sa;
     const struct dp_model     *model;
     double                     scale[DP_N_OUTPUTS];
     const struct dp_graph     *graph;
@@ -65,6 +67,9 @@ struct imp_glue {
                                           a new batch only rewrites its features, so the Graphviz
                                           layout, which depends on the structure alone, is kept */
     long                     g_gen;
+    char                     explained[1024]; /* whose prediction the view explains (source,
+                                                 inspector, setting): another recomputes */
+    long                     explained_gen;   /* the features it was filled for */
     const struct dp_model   *model;
     int                      metric;
     bool                     laid_out; /* the view holds the layout of g */
@@ -85,7 +90,7 @@ static void *job_main(void *arg) {
     enum dp_status st =
         j->kind == IMP_LAYOUT
             ? dp_render_layout(j->g, DP_LAYOUT_AUTO, 1.0, 1.0, false, &l, &err)
-            : importance_explain(j->insp, j->model, j->scale, j->g, j->graph, j->weights,
+            : importance_explain(j->use_sa ? &j->sa : NULL, j->insp, j->model, j->scale, j->g, j->graph, j->weights,
                                  j->metric, j->method, j->n_threads, &e, &err);
     pthread_mutex_lock(&j->mu);
     j->layout = l;
@@ -179,6 +184,8 @@ static void launch(struct app *a, struct imp_glue *s) {
     if (s->want_gen != v->gen || !v->g || !v->model) return; /* superseded */
     struct imp_job *j = &s->job;
     j->insp = v->insp && dp_inspector_model(v->insp) == v->model ? v->insp : NULL;
+    j->use_sa = v->use_sa;
+    j->sa = v->sa;
     j->model = v->model;
     memcpy(j->scale, v->scale, sizeof j->scale);
     j->graph = v->graph;
@@ -222,6 +229,33 @@ static struct imp_glue *glue(struct app *a) {
     return a->imp;
 }
 
+/* Which prediction the pane explains: the Predict tab's, through the inspector that made it
+ * (the setting-aware one for the current setting, or the per-setting file), named in full in
+ * s->v.by. True when it is another than the last call's (the importances are recomputed). */
+static bool explained(struct app *a, struct imp_glue *s) {
+    const struct dp_prediction *p = &a->pred.p;
+    bool sa = p->ok && p->from.source == DP_SOURCE_SETTING_AWARE && dp_session_sa(a->ss) &&
+              dp_session_graph(a->ss);
+    char key[sizeof s->explained];
+    snprintf(key, sizeof key, "%d|%s|%s|%s", (int)p->from.source, p->from.path,
+             p->from.setting_id, a->cur.id);
+    if (!strcmp(key, s->explained) && s->explained_gen == dp_session_features_gen(a->ss))
+        return false;
+    snprintf(s->explained, sizeof s->explained, "%s", key);
+    s->explained_gen = dp_session_features_gen(a->ss);
+    struct dp_error err = {0};
+    s->v.use_sa = sa && dp_session_explain_sa(a->ss, &a->cur, &s->v.sa, &err) == DP_OK;
+    if (sa && !s->v.use_sa) app_status(a, true, "importance: %s", err.msg);
+    if (!p->ok) s->v.by[0] = '\0';
+    else if (p->from.source == DP_SOURCE_NEAREST)
+        snprintf(s->v.by, sizeof s->v.by, "by %s inspector %s (made for %s)",
+                 dp_pred_source_name(p->from.source), p->from.path, p->from.setting_id);
+    else
+        snprintf(s->v.by, sizeof s->v.by, "by %s inspector %s",
+                 dp_pred_source_name(p->from.source), p->from.path);
+    return true;
+}
+
 void imp_sync(struct app *a) {
     struct imp_glue *s = glue(a);
     if (!s) return;
@@ -229,11 +263,8 @@ void imp_sync(struct app *a) {
     s->v.ascii = !a->utf8;
     const struct dp_inspector *in = app_inspector(a);
     const struct dp_model *m = in ? dp_inspector_model(in) : NULL;
-    /* the setting-aware inspector predicts; a per-setting one says which ops drive it */
-    if (in && a->pred.p.from.source == DP_SOURCE_SETTING_AWARE)
-        snprintf(s->v.by, sizeof s->v.by, "by %s's inspector", a->pred.explain_id);
-    else
-        s->v.by[0] = '\0';
+    bool changed = explained(a, s);
+    if (s->v.use_sa) m = dp_inspector_model(dp_sa_body(s->v.sa.sa));
     double scale[DP_N_OUTPUTS];
     scales(in, scale);
     const struct dp_grouped *grouped = dp_session_grouped(a->ss);
@@ -282,7 +313,7 @@ void imp_sync(struct app *a) {
         s->stale = false;
         s->model = m;
     }
-    if (s->stale || m != s->model) {
+    if (s->stale || m != s->model || changed) {
         /* Graph and model go in together, so nothing is computed with a stale model. */
         s->v.insp = in;
         importance_view_set_inputs(&s->v, s->g, dp_session_graph(a->ss), dp_session_weights(a->ss), m, scale, false, &err);

@@ -48,7 +48,8 @@ static void keep_message(struct importance_view *v, const struct dp_error *err) 
     snprintf(v->message, sizeof v->message, "%s", err->msg);
 }
 
-enum dp_status importance_explain(const struct dp_inspector *insp, const struct dp_model *model,
+enum dp_status importance_explain(const struct dp_explain_sa *sa,
+                                  const struct dp_inspector *insp, const struct dp_model *model,
                                   const double *scale, const struct dp_grouped *g,
                                   const struct dp_graph *graph,
                                   const struct dp_op_weights *weights, int metric,
@@ -56,8 +57,9 @@ enum dp_status importance_explain(const struct dp_inspector *insp, const struct 
                                   struct dp_explain **out, struct dp_error *err) {
     struct dp_explain *e = NULL;
     enum dp_status st =
-        insp ? dp_explain_compute_inspector(insp, g, metric, method, n_threads, &e, err)
-             : dp_explain_compute(model, scale, g, metric, method, n_threads, &e, err);
+        sa     ? dp_explain_compute_sa(sa, g, metric, &e, err)
+        : insp ? dp_explain_compute_inspector(insp, g, metric, method, n_threads, &e, err)
+               : dp_explain_compute(model, scale, g, metric, method, n_threads, &e, err);
     if (st != DP_OK) return st;
     /* The drill-down needs member names and the op graph; without them the pane shows groups
      * only, which is not an error. */
@@ -68,7 +70,8 @@ enum dp_status importance_explain(const struct dp_inspector *insp, const struct 
 
 /* Whether the current (metric, method) is left to the caller's background thread. */
 static bool slow(const struct importance_view *v) {
-    return v->defer && (v->method == DP_EXPLAIN_OCCLUSION || v->grad_ms > IMPORTANCE_SYNC_MS);
+    return v->defer &&
+           (v->use_sa || v->method == DP_EXPLAIN_OCCLUSION || v->grad_ms > IMPORTANCE_SYNC_MS);
 }
 
 enum dp_status importance_view_compute(struct importance_view *v, struct dp_error *err) {
@@ -94,8 +97,9 @@ enum dp_status importance_view_compute(struct importance_view *v, struct dp_erro
     struct dp_explain *e = NULL;
     const struct dp_inspector *in =
         v->insp && dp_inspector_model(v->insp) == v->model ? v->insp : NULL;
-    enum dp_status st = importance_explain(in, v->model, v->scale, v->g, v->graph, v->weights,
-                                           v->metric, v->method, 0, &e, err);
+    enum dp_status st = importance_explain(v->use_sa ? &v->sa : NULL, in, v->model, v->scale,
+                                           v->g, v->graph, v->weights, v->metric, v->method, 0,
+                                           &e, err);
     v->e = e;
     if (e) {
         v->compute_ms = dp_clock_ms() - t0;
@@ -650,6 +654,30 @@ static void line_fit(WINDOW *w, int y, int x, int width, const char *s, chtype a
     wattroff(w, attr);
 }
 
+/* Header: the metric, its value (the Predict tab's), how the importances were computed and the
+ * inspector explained, its name elided in the middle (never cut) where the line is short. */
+static void draw_header(WINDOW *w, const struct importance_view *v, int cols) {
+    char head[256], by[640];
+    const char *method = v->e ? dp_explain_method_name(v->e->method)
+                              : v->use_sa ? "occlusion" : dp_explain_method_name(v->method);
+    if (v->e)
+        snprintf(head, sizeof head, " importance: %s = %.4g %s  (%s, %.0f ms)  zoom %.1fx  ",
+                 dp_metric_name(v->metric), v->e->value, dp_metric_unit(v->metric), method,
+                 v->compute_ms, v->zoom);
+    else
+        snprintf(head, sizeof head, " importance: %s (%s)  zoom %.1fx  ",
+                 dp_metric_name(v->metric), method, v->zoom);
+    int room = cols - 1 - text_cols(head);
+    if (room < 12 || !v->by[0]) {
+        line_fit(w, 0, 0, cols, head, A_BOLD);
+        return;
+    }
+    text_elide(by, sizeof by, v->by, room, v->ascii);
+    char line[900];
+    snprintf(line, sizeof line, "%s%s", head, by);
+    line_fit(w, 0, 0, cols, line, A_BOLD);
+}
+
 /* The selection and the five most important groups: their edges are always drawn. */
 static bool key_group(const struct importance_view *v, int i) {
     return i == v->selected || (v->e && v->e->groups[i].rank < 5);
@@ -665,15 +693,7 @@ void importance_view_draw(WINDOW *w, const struct importance_view *v) {
         return;
     }
     /* Header: the metric, its value and how the importances were computed. */
-    char head[256];
-    if (v->e)
-        snprintf(head, sizeof head, " importance: %s = %.4g %s  (%s, %.0f ms)  zoom %.1fx  %s",
-                 dp_metric_name(v->metric), v->e->value, dp_metric_unit(v->metric),
-                 dp_explain_method_name(v->method), v->compute_ms, v->zoom, v->by);
-    else
-        snprintf(head, sizeof head, " importance: %s (%s)  zoom %.1fx  %s",
-                 dp_metric_name(v->metric), dp_explain_method_name(v->method), v->zoom, v->by);
-    line_fit(w, 0, 0, cols, head, A_BOLD);
+    draw_header(w, v, cols);
     if (!v->g || !v->layout) {
         line_fit(w, rows > 2 ? 2 : 0, 1, cols - 1, v->message[0] ? v->message : "no graph", 0);
         wnoutrefresh(w);

@@ -27,6 +27,11 @@ struct importance_view {
      * dp_explain_compute_inspector; else model and scale are used as they are (tests). */
     const struct dp_inspector   *insp;
     double                       scale[DP_N_OUTPUTS];
+    /* When use_sa (the explorer, a setting the setting-aware inspector predicts): importances
+     * through it for sa's setting (dp_explain_compute_sa; model is then its body's), so the
+     * value is the Predict tab's. */
+    bool                         use_sa;
+    struct dp_explain_sa         sa;
     /* owned */
     struct dp_layout            *layout;  /* unit layout: positions in [0, 1] x [0, 1] */
     struct dp_explain           *e;       /* importances of `metric` (NULL until computed) */
@@ -44,8 +49,8 @@ struct importance_view {
                                                five top groups */
     double                       compute_ms;   /* time of the last importance computation */
     char                         message[512]; /* last error ("" = none), shown in the pane */
-    char                         by[96];  /* whose importances when not the prediction's
-                                             inspector ("" = its own), shown in the header */
+    char                         by[640]; /* the inspector explained, by its full name
+                                             (elided in the middle where the header is short) */
     /* Background computation (the explorer, tui/imp.c). With `defer` set, a computation
      * judged slow (occlusion, or grad once one took over IMPORTANCE_SYNC_MS) is not run by
      * importance_view_compute: it clears e, sets `requested` and says "computing ..."; the
@@ -103,12 +108,13 @@ enum dp_status importance_view_set_laid_out(struct importance_view *v, const str
  * computation is only requested (see the struct). */
 enum dp_status importance_view_compute(struct importance_view *v, struct dp_error *err);
 /* What importance_view_compute runs, as a function of its arguments alone (all borrowed, read
- * only), so that a worker thread can run it on its own copy of g: the importances of metric by
- * method under insp (in the metric's unit; NULL: model with scale, which may be NULL = all 1),
+ * only), so that a worker thread can run it on its own copy of g: the importances of metric
+ * through the setting-aware inspector when sa is set (occlusion), else by method under insp (in the metric's unit; NULL: model with scale, which may be NULL = all 1),
  * drilled down to graph's ops when graph is set and g has members; n_threads as
  * dp_explain_compute takes it (occlusion; 0 = automatic). Returns a new result owned
  * by the caller in *out; a failed drill-down keeps *out (groups only) and returns its error. */
-enum dp_status importance_explain(const struct dp_inspector *insp, const struct dp_model *model,
+enum dp_status importance_explain(const struct dp_explain_sa *sa,
+                                  const struct dp_inspector *insp, const struct dp_model *model,
                                   const double *scale, const struct dp_grouped *g,
                                   const struct dp_graph *graph,
                                   const struct dp_op_weights *weights, int metric,

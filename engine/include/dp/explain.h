@@ -15,6 +15,9 @@
 #include "dp/grouped.h"
 #include "dp/inspector.h"
 #include "dp/model.h"
+#include "dp/profile.h"
+#include "dp/sa.h"
+#include "dp/settings.h"
 #include "dp/status.h"
 
 /* Metrics: 0..11 are the model outputs (dp_outputs, Driple order); DP_METRIC_ITERATION is
@@ -54,7 +57,7 @@ struct dp_explain_group {
     double importance;               /* |attribution| / sum over groups of |attribution| */
     int    rank;                     /* 0 = most important; ties broken by group index */
     /* Drill-down, filled by dp_explain_drill (n_ops = 0 before): member ops as graph node
-     * indices, most important first, each op's share of the group's importance (sum 1), and
+     * indices (bookkeeping ops folded into the op they feed), most important first, each op's share of the group's importance (sum 1), and
      * the group's op types by importance (importance = group importance x their share). */
     int                     n_ops;
     int                    *ops;
@@ -100,6 +103,25 @@ enum dp_status dp_explain_compute_inspector(const struct dp_inspector *insp,
                                             enum dp_explain_method method, int n_threads,
                                             struct dp_explain **out, struct dp_error *err);
 
+/* What an explanation through the setting-aware inspector reads: the inspector (borrowed, read
+ * only: several threads may share it), the workload's profile at the grouped graph's batch, the
+ * setting and its catalog GPU (copies). dp_session_explain_sa fills one for a session. */
+struct dp_explain_sa {
+    const struct dp_sa_inspector *sa;
+    struct dp_profile             profile;
+    struct dp_setting             setting;
+    struct dp_gpu                 gpu;
+};
+/* Group importances of `metric` as the setting-aware inspector predicts it for in's setting,
+ * by occlusion (that inspector gives no gradients): each group's attribution is the predicted
+ * metric minus its prediction with the group's features zeroed (published and cost features),
+ * through the body and the head; the profile and the setting stay. e->value is the metric as
+ * dp_session_predict gives it (iteration_time: the head's own iteration time) and e->method
+ * DP_EXPLAIN_OCCLUSION. One prediction per group, on the calling thread. A new result owned by
+ * the caller; DP_ERR_INVALID on a bad metric or an empty graph, the head's errors as they come. */
+enum dp_status dp_explain_compute_sa(const struct dp_explain_sa *in, const struct dp_grouped *g,
+                                     int metric, struct dp_explain **out, struct dp_error *err);
+
 /* Drill-down: maps g's member names to ops of `graph` and spreads each group's importance over
  * them. The rule: op j of group G has per-feature shares s_jf = x_jf / X_Gf, where x_j = [tensor
  * size at g->batch (or the graph's batch), 1, op-type weight from w] and X_G = sum over the
@@ -108,8 +130,13 @@ enum dp_status dp_explain_compute_inspector(const struct dp_inspector *insp,
  * for occlusion, or when all a_Gf are 0, the plain mean of s_jf over the features used. Grad x
  * input is linear in each feature, so for the grad method this is the exact decomposition of the
  * per-feature attributions (of the published three: an inspector's cost-feature attributions are
- * spread in the same proportions). An op type's importance is the sum of group importance x op share
- * over its ops. w may be NULL (the type-weight feature is then skipped). Fails with
+ * spread in the same proportions). Ops nobody tunes (the registry's class none: constants,
+ * variables, Identity, NoOp, shape bookkeeping; and variable updates) are folded into the op
+ * they feed (dp_op_class; through other such ops; an optimizer update only when they feed
+ * nothing else), which may lie in another group; one that feeds no such op (a NoOp) into its
+ * group's leading op. Their share is that op's, so the ops and
+ * types listed are layers a user can change. An op type's importance is the sum of group
+ * importance x op share over its ops. w may be NULL (the type-weight feature is then skipped). Fails with
  * DP_ERR_INVALID when g has no members or a member names no op of graph (naming it). */
 enum dp_status dp_explain_drill(struct dp_explain *e, const struct dp_grouped *g,
                                 const struct dp_graph *graph, const struct dp_op_weights *w,

@@ -86,8 +86,14 @@ struct dp_derive_in {
 };
 void dp_derive_in_init(struct dp_derive_in *in);
 
-/* Samples per epoch when nobody says otherwise: ImageNet-1k's 1,281,167 training images. */
+/* Samples per epoch when nobody says otherwise, by the workload's dataset family
+ * (dp_session_epoch_default): an image model's, ImageNet-1k's 1,281,167 training images
+ * (ILSVRC 2012); a sequence model's, the tokens of BERT's pre-training corpus (BooksCorpus 800M
+ * + English Wikipedia 2,500M words, Devlin et al. 2019, section 3.1) in sequences of the
+ * graph's length. Defaults the user sets (--epoch-samples, the explorer's dataset size), not
+ * measurements. */
 #define DP_EPOCH_SAMPLES_DEFAULT 1281167.0
+#define DP_EPOCH_TOKENS_DEFAULT  3.3e9
 /* Reads an amount as people type it and the front ends print it: a finite number with an
  * optional k, M or G suffix (x 1e3, 1e6, 1e9: "1.28M" = 1,280,000), blanks around it allowed.
  * False (out untouched) when s is not one. */
@@ -95,7 +101,7 @@ bool dp_amount_parse(const char *s, double *out);
 
 /* The derived figures of outputs m (in their units; NULL: none known, so only direct figures
  * and what follows from them) into d (NaN where not computable):
- *   iteration_ms      = gpu_util.idle + gpu_util.active
+ *   iteration_ms      = gpu_util.idle + gpu_util.active (direct where known: see bursts below)
  *   throughput        = batch x workers x 1000 / iteration_ms
  *   mean_gpu_util     = min(100, gpu_util.peak x gpu_util.active /
  *                                (gpu_util.idle + gpu_util.active))
@@ -107,8 +113,31 @@ bool dp_amount_parse(const char *s, double *out);
  * (dp_derived_figures says why each holds). Never fails. */
 void dp_derive(const double *m, const struct dp_derive_in *in, double d[DP_N_DERIVED]);
 
+/* ---- bursts and idle periods (docs/accuracy.md, "Bursts and idle periods") ----
+ * A burst cycle is one burst and the idle period after it. Where the iteration time is known
+ * directly (simulated, measured, or predicted by the setting-aware inspector) a cycle need not
+ * be one iteration: the GPU's bursts of consecutive iterations merge when the gap between them
+ * is shorter than a sample (all-reduce overlapping the backward pass), so one cycle spans
+ * several iterations; an iteration that waits on the network mid-way holds several cycles. The
+ * relation every output satisfies:
+ *     iteration_ms = (gpu_util.idle + gpu_util.active) / iterations_per_burst_cycle
+ * with iterations_per_burst_cycle = 1 where the iteration time follows from the bursts (the
+ * paper's inspectors: iteration_ms = gpu_util.idle + gpu_util.active). */
+struct dp_bursts_info {
+    double iterations_per_cycle; /* NaN when either side is unknown or 0 */
+    bool   span_iterations;      /* iterations_per_cycle > 1: a burst holds more than one
+                                    iteration (gpu_util.active may exceed iteration_ms) */
+};
+/* The relation above solved for iterations_per_burst_cycle from outputs m and the iteration
+ * time the same source gives. Never fails. */
+struct dp_bursts_info dp_bursts_info(const double m[DP_N_OUTPUTS], double iteration_ms);
+
 /* ---- as JSON (dp/json_out.h), the same in every front end's output ---- */
 struct dp_jw;
+/* Member key: {"iterations_per_burst_cycle": x (null when unknown), "bursts_span_iterations":
+ * bool, "relation": the formula above}. */
+void dp_jw_bursts(struct dp_jw *w, const char *key, const double m[DP_N_OUTPUTS],
+                  double iteration_ms);
 /* Member key: {"gpu_mem_util": {"idle": m[0], "active": m[1], "peak": m[2]}, "gpu_util": ...}. */
 void dp_jw_outputs(struct dp_jw *w, const char *key, const double m[DP_N_OUTPUTS]);
 /* Member key: the derived figures d by their keys, in table order; with facts (may be NULL)

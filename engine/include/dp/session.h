@@ -31,6 +31,7 @@
 
 #include "dp/coarsen.h"
 #include "dp/dataset.h"
+#include "dp/explain.h"
 #include "dp/graph.h"
 #include "dp/graph_io.h"
 #include "dp/grouped.h"
@@ -102,10 +103,17 @@ double      dp_session_params(const struct dp_session *ss);
  * every type is known. Borrowed. */
 const char *dp_session_unknown_ops(const struct dp_session *ss);
 
-/* What the epoch figures need (dp/metrics.h): samples per epoch (NaN or <= 0: none) and the
- * price per GPU-hour for every setting (NaN: each GPU's catalog price, which may be unknown).
- * Both NaN until set. */
+/* What the epoch figures need (dp/metrics.h): samples per epoch (NaN: the workload's family
+ * default, dp_session_epoch_default; <= 0: none) and the price per GPU-hour for every setting
+ * (NaN: each GPU's catalog price, which may be unknown). Both NaN until set. */
 void dp_session_set_economics(struct dp_session *ss, double epoch_samples, double price);
+/* Samples per epoch the epoch figures use: the one set, else the workload's dataset family
+ * default: a graph whose input pipeline gives sequences of L token ids (integers, [batch, L]; or
+ * a zoo model of input kind "sequence") has DP_EPOCH_TOKENS_DEFAULT / (L x its token streams)
+ * sequences, any other ImageNet's DP_EPOCH_SAMPLES_DEFAULT images. *what (may be NULL) says
+ * which, for people ("set by the user", "ImageNet-1k training images (default; --epoch-samples
+ * sets yours)", ...; static storage). */
+double dp_session_epoch_samples(const struct dp_session *ss, const char **what);
 /* The price per GPU-hour that setting s's cost uses (s NULL: only a price set for all): the
  * one set with dp_session_set_economics, else the catalog's for s's GPU; NaN when none is known.
  * *source (may be NULL) gets where it comes from ("set by the user", the catalog's
@@ -254,6 +262,28 @@ enum dp_status dp_session_simulate_at(struct dp_session *ss, const struct dp_set
 /* Takes the simulation's figures the prediction shares: the memory footprint, when the prediction
  * has none of its own (a per-setting inspector does not predict it). */
 void dp_prediction_use_simulation(struct dp_prediction *p, const struct dp_simulation *sim);
+
+/* ---- explanations (dp/explain.h) ---- */
+/* Metric `metric` (dp_metric_name: the 12 outputs, or DP_METRIC_ITERATION, the prediction's
+ * iteration_ms) of prediction p, as every front end prints it; NaN without a prediction. */
+double dp_prediction_metric(const struct dp_prediction *p, int metric);
+/* Which groups drive the number dp_session_predict gives for setting s (flags as there; i >= 0:
+ * dp_session_predict_with inspector i instead, s may then be NULL): predicts into *pred, then
+ * explains that prediction through the inspector that made it: the setting-aware inspector by
+ * occlusion (dp_explain_compute_sa: method is ignored, e->method says occlusion), a per-setting
+ * one by method (dp_explain_compute_inspector); drilled down to the ops when the workload is a
+ * graph. e->value is dp_prediction_metric(pred, metric). A new result owned by the caller in
+ * *out; DP_ERR_INVALID on a bad metric, DP_ERR_NOT_FOUND (pred->note) when no inspector serves
+ * s, the explainer's errors prefixed with the workload's file. */
+enum dp_status dp_session_explain(struct dp_session *ss, const struct dp_setting *s, int i,
+                                  unsigned flags, int metric, enum dp_explain_method method,
+                                  int n_threads, struct dp_explain **out,
+                                  struct dp_prediction *pred, struct dp_error *err);
+/* What dp_explain_compute_sa needs for setting s (a background thread's copy: out borrows the
+ * session's setting-aware inspector, which must outlive it). DP_ERR_INVALID without one or
+ * without a graph; DP_ERR_NOT_FOUND when s's GPU is not in the catalog. */
+enum dp_status dp_session_explain_sa(struct dp_session *ss, const struct dp_setting *s,
+                                     struct dp_explain_sa *out, struct dp_error *err);
 
 /* ---- as JSON (dp/json_out.h), the same in every front end's output ---- */
 struct dp_jw;

@@ -184,6 +184,16 @@ double dp_sim_link_gbps(const struct dp_gpu *g, enum dp_network n);
 /* The most chunks the simulator compresses a compute phase into: under PS, the most pieces
  * whose gradients join the push queue. */
 #define DP_SIM_CHUNKS 64
+/* The bytes one worker of setting s moves per iteration to synchronise `params` parameters, by
+ * the sync in use (the one formula predict, compare, the explorer and the simulator share):
+ * parameter servers: every variable pulled and every gradient pushed, fp32 on the wire,
+ * 2 x params x 4 B (the simulator counts only the shards that cross a link); all-reduce, NCCL as
+ * simulated (a ring of the g GPUs inside a machine, a ring of the m machines' NICs between
+ * them; there is no tree or sharded sync in the settings): 2 (g - 1) / g x B over the links
+ * inside its machine plus its share of its machine's NIC traffic, m x 2 (m - 1) / m x B / W,
+ * with B the gradient bytes (2 a parameter under TensorFlow's mixed precision, else 4); 0 for
+ * one worker. NaN when params is not a finite count or s has no workers. */
+double dp_sync_bytes_per_iter(const struct dp_setting *s, double params);
 /* The time (ms) NCCL's all-reduce of `bytes` per worker takes on setting s with GPU g and
  * constants k, as the simulator takes it (a ring inside a machine over NVLink or PCIe, across
  * machines a ring over the NICs, at k's achieved share of each link); 0 with one worker or no

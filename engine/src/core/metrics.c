@@ -30,8 +30,12 @@ static const char *const resource_names[DP_N_RESOURCES] = {"gpu_mem_util", "gpu_
                                                            "net_tx"};
 
 const struct dp_derived_info dp_derived_figures[DP_N_DERIVED] = {
-    {"iteration_ms", "iteration", "ms", "gpu_util.idle + gpu_util.active",
-     "one GPU burst and the gap before the next; simulated: the simulator's mean iteration"},
+    {"iteration_ms", "iteration", "ms",
+     "(gpu_util.idle + gpu_util.active) / bursts.iterations_per_burst_cycle",
+     "a burst cycle is one GPU burst and the idle period after it: one iteration (1) unless the "
+     "iteration time is known directly (simulated: the simulator's mean iteration; "
+     "setting-aware: predicted), where bursts may span iterations (> 1) or an iteration hold "
+     "several (< 1): docs/accuracy.md, Bursts and idle periods"},
     {"throughput", "throughput", "samples/s", "batch x workers / iteration",
      "per worker when the worker count is unknown"},
     {"mean_gpu_util", "mean GPU util", "%",
@@ -42,10 +46,13 @@ const struct dp_derived_info dp_derived_figures[DP_N_DERIVED] = {
      "at most 100; the memory controller's busy share, not memory occupancy"},
     {"memory_gb", "GPU memory", "GB", "simulated per-worker footprint",
      "weights, gradients, optimizer state, activations; OOM when above the GPU's memory"},
-    {"net_mb_per_iter", "net per iter", "MB", "2 x parameters x 4 B",
-     "one worker under PS training pulls every variable and pushes every gradient, fp32 on the "
-     "wire at either precision, as simulated: exact from the graph; simulated: bytes crossing a "
-     "link (NVLink: not the worker's own PS shard)"},
+    {"net_mb_per_iter", "net per iter", "MB",
+     "PS: 2 x parameters x 4 B; all-reduce: (2 (g-1)/g + 2 (m-1)/W) x gradient bytes",
+     "by the setting's sync (dp_sync_bytes_per_iter): a PS worker pulls every variable and "
+     "pushes every gradient, fp32 on the wire; all-reduce rings the g GPUs of a machine and the "
+     "m machines of W workers (gradients 2 B a parameter under TensorFlow mixed precision); "
+     "without a setting the PS formula; simulated: bytes crossing a link (PS: not the worker's "
+     "own shard)"},
     {"epoch_s", "epoch time", "s", "epoch samples / throughput", "dataset size per epoch"},
     {"epoch_cost", "epoch cost", "$", "epoch time (h) x workers x price per GPU-hour",
      "every worker's GPU is paid for"},
@@ -119,6 +126,27 @@ void dp_derive(const double *m, const struct dp_derive_in *in, double d[DP_N_DER
                                                  : NAN);
     d[DP_D_EPOCH_COST] =
         pick(in, DP_D_EPOCH_COST, d[DP_D_EPOCH_S] / 3600.0 * w * in->price_per_gpu_hour);
+}
+
+struct dp_bursts_info dp_bursts_info(const double m[DP_N_OUTPUTS], double iteration_ms) {
+    double cycle = m[DP_OUT_GPU_UTIL_IDLE] + m[DP_OUT_GPU_UTIL_ACTIVE];
+    struct dp_bursts_info b = {NAN, false};
+    if (cycle > 0 && iteration_ms > 0 && isfinite(cycle) && isfinite(iteration_ms)) {
+        b.iterations_per_cycle = cycle / iteration_ms;
+        b.span_iterations = b.iterations_per_cycle > 1.0;
+    }
+    return b;
+}
+
+void dp_jw_bursts(struct dp_jw *w, const char *key, const double m[DP_N_OUTPUTS],
+                  double iteration_ms) {
+    struct dp_bursts_info b = dp_bursts_info(m, iteration_ms);
+    dp_jw_object(w, key);
+    dp_jw_num(w, "iterations_per_burst_cycle", b.iterations_per_cycle);
+    dp_jw_bool(w, "bursts_span_iterations", b.span_iterations);
+    dp_jw_str(w, "relation",
+              "iteration_ms = (gpu_util.idle + gpu_util.active) / iterations_per_burst_cycle");
+    dp_jw_end(w);
 }
 
 void dp_jw_outputs(struct dp_jw *w, const char *key, const double m[DP_N_OUTPUTS]) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "dp/compute.h"
+#include "dp/ops.h"
 
 #define MAX_THREADS 8
 /* Groups a worker takes at a time: its copies go through one dp_model_predict_batch, which
@@ -305,6 +306,21 @@ static enum dp_status rank_groups(struct dp_explain *e, struct dp_error *err) {
     return DP_OK;
 }
 
+/* A result for g's groups, nothing computed yet; NULL when out of memory. */
+static struct dp_explain *explain_new(const struct dp_grouped *g, int metric,
+                                      enum dp_explain_method method) {
+    struct dp_explain *e = calloc(1, sizeof *e);
+    if (!e) return NULL;
+    e->metric = metric;
+    e->method = method;
+    e->n_groups = g->n_groups;
+    e->groups = calloc((size_t)g->n_groups, sizeof *e->groups);
+    e->order = calloc((size_t)g->n_groups, sizeof *e->order);
+    if (e->groups && e->order) return e;
+    dp_explain_free(e);
+    return NULL;
+}
+
 enum dp_status dp_explain_compute(const struct dp_model *m, const double *scale,
                                   const struct dp_grouped *g, int metric,
                                   enum dp_explain_method method, int n_threads,
@@ -319,18 +335,9 @@ enum dp_status dp_explain_compute(const struct dp_model *m, const double *scale,
         return dp_error_set(err, DP_ERR_INVALID, "explain: %s: the grouped graph has no groups",
                             g->graph ? g->graph : "graph");
 
-    enum dp_status st = DP_ERR_NOMEM;
-    struct dp_explain *e = calloc(1, sizeof *e);
+    enum dp_status st;
+    struct dp_explain *e = explain_new(g, metric, method);
     if (!e) return dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
-    e->metric = metric;
-    e->method = method;
-    e->n_groups = g->n_groups;
-    e->groups = calloc((size_t)g->n_groups, sizeof *e->groups);
-    e->order = calloc((size_t)g->n_groups, sizeof *e->order);
-    if (!e->groups || !e->order) {
-        dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
-        goto fail;
-    }
     float w[DP_N_OUTPUTS];
     dp_metric_weights(metric, scale, w);
     if (method == DP_EXPLAIN_GRAD) st = grad_x_input(m, g, w, e, err);
@@ -384,9 +391,231 @@ static int op_cmp(const void *pa, const void *pb) {
     return (a->op > b->op) - (a->op < b->op);
 }
 
-enum dp_status dp_explain_drill(struct dp_explain *e, const struct dp_grouped *g,
-                                const struct dp_graph *graph, const struct dp_op_weights *w,
-                                struct dp_error *err) {
+static int op_index_cmp(const void *pa, const void *pb) {
+    const struct op_key *a = pa, *b = pb;
+    return (a->op > b->op) - (a->op < b->op);
+}
+
+/* An op nobody tunes: no kernel of its own (constants, variables, Identity, NoOp, shape
+ * bookkeeping: class none in the registry) or a variable's update. */
+static bool bookkeeping(const char *op) {
+    return dp_op_class(op) == DP_OPCLASS_NONE || dp_op_is_update(op);
+}
+
+/* The graph's data consumers as lists (start[n + 1], list). */
+struct consumers {
+    int *start, *list;
+};
+
+static bool consumers_init(const struct dp_graph *g, struct consumers *c) {
+    size_t n = dp_graph_n_nodes(g), n_edges = 0;
+    c->start = calloc(n + 1, sizeof *c->start);
+    for (size_t i = 0; c->start && i < n; i++) {
+        const struct dp_node *nd = dp_graph_node(g, i);
+        n_edges += (size_t)nd->n_inputs;
+        for (int k = 0; k < nd->n_inputs; k++) c->start[nd->inputs[k] + 1]++;
+    }
+    c->list = malloc((n_edges ? n_edges : 1) * sizeof *c->list);
+    int *fill = malloc((n ? n : 1) * sizeof *fill);
+    if (!c->start || !c->list || !fill) {
+        free(fill);
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) c->start[i + 1] += c->start[i];
+    memcpy(fill, c->start, n * sizeof *fill);
+    for (size_t i = 0; i < n; i++) {
+        const struct dp_node *nd = dp_graph_node(g, i);
+        for (int k = 0; k < nd->n_inputs; k++) c->list[fill[nd->inputs[k]]++] = (int)i;
+    }
+    free(fill);
+    return true;
+}
+
+static void consumers_free(struct consumers *c) {
+    free(c->start);
+    free(c->list);
+}
+
+/* The op a bookkeeping op is folded into: the first op with a kernel it feeds, following its
+ * consumers through other bookkeeping ops (a Const into its Conv2D, a VariableV2 through its
+ * Identity into the MatMul that reads it; an optimizer update only when it feeds nothing
+ * else). Depth-first, FOLD_DEPTH consumers deep at most; -1 when none is found below `op`. */
+#define FOLD_DEPTH 8
+static int fold_find(const struct dp_graph *g, const struct consumers *c, int op, int depth,
+                     bool any) {
+    const struct dp_node *nd = dp_graph_node(g, (size_t)op);
+    if (!bookkeeping(nd->op)) return any || dp_op_class(nd->op) != DP_OPCLASS_OPTIMIZER ? op : -1;
+    if (depth >= FOLD_DEPTH) return -1;
+    for (int k = c->start[op]; k < c->start[op + 1]; k++) {
+        int o = fold_find(g, c, c->list[k], depth + 1, any);
+        if (o >= 0) return o;
+    }
+    /* an update (an initializer's Assign) feeds nothing: it belongs to the variable it writes,
+     * which belongs to the layer that reads it (its other updates skipped: no cycle) */
+    if (dp_op_is_update(nd->op) && nd->n_inputs > 0) {
+        int var = nd->inputs[0];
+        for (int k = c->start[var]; k < c->start[var + 1]; k++) {
+            if (dp_op_is_update(dp_graph_node(g, (size_t)c->list[k])->op)) continue;
+            int o = fold_find(g, c, c->list[k], depth + 1, any);
+            if (o >= 0) return o;
+        }
+    }
+    return -1;
+}
+
+/* -1 when a bookkeeping op feeds no op with a kernel (a NoOp, a stray Const): its group's
+ * leading op takes it (group_shares). */
+static int fold_owner(const struct dp_graph *g, const struct consumers *c, int op) {
+    int o = fold_find(g, c, op, 0, false);
+    return o < 0 ? fold_find(g, c, op, 0, true) : o;
+}
+
+/* Group gi's member ops into keys (graph node index, share of the group's importance: the rule
+ * of dp/explain.h), each bookkeeping op's share moved to the op it feeds; merged per op, most
+ * important first. *n_keys: how many. DP_ERR_INVALID naming a member that is no op of graph. */
+static enum dp_status group_shares(const struct dp_explain *e, const struct dp_grouped *g,
+                                   const struct dp_graph *graph, const struct consumers *cons,
+                                   const struct dp_op_weights *w, int64_t batch, int gi,
+                                   double *xs, int *own, struct op_key *keys, int *n_keys,
+                                   struct dp_error *err) {
+    const struct dp_explain_group *gr = &e->groups[gi];
+    int m0 = g->member_start[gi], k = g->member_start[gi + 1] - m0;
+    double total[DP_N_FEATURES] = {0};
+    for (int j = 0; j < k; j++) {
+        const char *name = g->members[m0 + j];
+        int idx = dp_graph_find(graph, name);
+        if (idx < 0)
+            return dp_error_set(err, DP_ERR_INVALID,
+                                "explain: group %d member '%s' is not an op of graph '%s'", gi,
+                                name, dp_graph_name(graph));
+        const struct dp_node *nd = dp_graph_node(graph, (size_t)idx);
+        keys[j].op = fold_owner(graph, cons, idx);
+        own[j] = idx;
+        xs[j * DP_N_FEATURES + 0] = dp_node_tensor_size(nd, batch);
+        xs[j * DP_N_FEATURES + 1] = 1.0;
+        xs[j * DP_N_FEATURES + 2] = w ? dp_op_weight(w, nd->op, NULL) : 0.0;
+        for (int f = 0; f < DP_N_FEATURES; f++) total[f] += xs[j * DP_N_FEATURES + f];
+    }
+    /* Feature coefficients: |a_Gf| for grad when any is non-zero, else equal. */
+    double c[DP_N_FEATURES], csum = 0.0;
+    bool use_attr = false;
+    if (e->method == DP_EXPLAIN_GRAD)
+        for (int f = 0; f < DP_N_FEATURES; f++)
+            if (total[f] > 0.0 && gr->feat_attr[f] != 0.0) use_attr = true;
+    for (int f = 0; f < DP_N_FEATURES; f++) {
+        c[f] = total[f] > 0.0 ? (use_attr ? fabs(gr->feat_attr[f]) : 1.0) : 0.0;
+        csum += c[f];
+    }
+    for (int j = 0; j < k; j++) {
+        double s = 0.0;
+        if (csum > 0.0) {
+            for (int f = 0; f < DP_N_FEATURES; f++)
+                if (c[f] > 0.0) s += c[f] / csum * xs[j * DP_N_FEATURES + f] / total[f];
+        } else {
+            s = 1.0 / k;
+        }
+        keys[j].share = s;
+    }
+    /* what feeds nothing goes to the group's leading op (its largest share of a kernel op);
+     * to itself when the group has none */
+    int lead = -1;
+    for (int j = 0; j < k; j++)
+        if (keys[j].op >= 0 && (lead < 0 || keys[j].share > keys[lead].share)) lead = j;
+    for (int j = 0; j < k; j++)
+        if (keys[j].op < 0) keys[j].op = lead >= 0 ? keys[lead].op : own[j];
+    qsort(keys, (size_t)k, sizeof *keys, op_index_cmp);
+    int n = 0;
+    for (int j = 0; j < k; j++) {
+        if (n > 0 && keys[n - 1].op == keys[j].op) keys[n - 1].share += keys[j].share;
+        else keys[n++] = keys[j];
+    }
+    qsort(keys, (size_t)n, sizeof *keys, op_cmp);
+    *n_keys = n;
+    return DP_OK;
+}
+
+/* Per-name accumulators: this group's (g_) and the whole graph's (t_), grown with the names. */
+struct type_acc {
+    int     cap;
+    int    *g_count, *t_count;
+    double *g_imp, *t_imp;
+};
+
+static bool acc_grow(struct type_acc *a, int n) {
+    if (n <= a->cap) return true;
+    int *c1 = realloc(a->g_count, (size_t)n * sizeof *c1);
+    if (c1) a->g_count = c1;
+    int *c2 = realloc(a->t_count, (size_t)n * sizeof *c2);
+    if (c2) a->t_count = c2;
+    double *i1 = realloc(a->g_imp, (size_t)n * sizeof *i1);
+    if (i1) a->g_imp = i1;
+    double *i2 = realloc(a->t_imp, (size_t)n * sizeof *i2);
+    if (i2) a->t_imp = i2;
+    if (!c1 || !c2 || !i1 || !i2) return false;
+    for (int i = a->cap; i < n; i++) {
+        a->t_count[i] = 0;
+        a->t_imp[i] = 0.0;
+    }
+    a->cap = n;
+    return true;
+}
+
+static void acc_free(struct type_acc *a) {
+    free(a->g_count);
+    free(a->t_count);
+    free(a->g_imp);
+    free(a->t_imp);
+}
+
+/* Group gr's ops and op types from its n merged keys; the totals in a. False when out of
+ * memory. */
+static bool group_fill(struct dp_explain *e, struct dp_explain_group *gr,
+                       const struct dp_graph *graph, const struct op_key *keys, int n,
+                       int *cap_names, struct type_acc *a) {
+    int *tid = malloc((size_t)(n > 0 ? n : 1) * sizeof *tid);
+    gr->ops = malloc((size_t)(n > 0 ? n : 1) * sizeof *gr->ops);
+    gr->op_share = malloc((size_t)(n > 0 ? n : 1) * sizeof *gr->op_share);
+    if (!tid || !gr->ops || !gr->op_share) goto fail;
+    for (int j = 0; j < n; j++)
+        if ((tid[j] = intern(e, cap_names, dp_graph_node(graph, (size_t)keys[j].op)->op)) < 0)
+            goto fail;
+    if (!acc_grow(a, *cap_names)) goto fail;
+    for (int i = 0; i < e->n_names; i++) {
+        a->g_count[i] = 0;
+        a->g_imp[i] = 0.0;
+    }
+    int n_types = 0;
+    for (int j = 0; j < n; j++) {
+        int t = tid[j];
+        if (a->g_count[t]++ == 0) n_types++;
+        a->g_imp[t] += gr->importance * keys[j].share;
+        a->t_count[t]++;
+        a->t_imp[t] += gr->importance * keys[j].share;
+        gr->ops[j] = keys[j].op;
+        gr->op_share[j] = keys[j].share;
+    }
+    gr->n_ops = n;
+    if (!(gr->types = malloc((size_t)(n_types > 0 ? n_types : 1) * sizeof *gr->types))) goto fail;
+    int nt = 0;
+    for (int i = 0; i < e->n_names; i++)
+        if (a->g_count[i] > 0) {
+            gr->types[nt].op = e->names[i];
+            gr->types[nt].n_ops = a->g_count[i];
+            gr->types[nt].importance = a->g_imp[i];
+            nt++;
+        }
+    gr->n_types = nt;
+    qsort(gr->types, (size_t)nt, sizeof *gr->types, type_cmp);
+    free(tid);
+    return true;
+fail:
+    free(tid);
+    return false;
+}
+
+/* Checks the drill-down's inputs. */
+static enum dp_status drill_check(const struct dp_explain *e, const struct dp_grouped *g,
+                                  const struct dp_graph *graph, struct dp_error *err) {
     if (!e || !g || !graph) return dp_error_set(err, DP_ERR_INVALID, "explain: drill: missing input");
     if (!g->member_start || !g->members)
         return dp_error_set(err, DP_ERR_INVALID,
@@ -396,156 +625,57 @@ enum dp_status dp_explain_drill(struct dp_explain *e, const struct dp_grouped *g
         return dp_error_set(err, DP_ERR_INVALID,
                             "explain: drill: %d groups in the graph, %d in the result", g->n_groups,
                             e->n_groups);
-    drill_clear(e);
+    return DP_OK;
+}
 
-    enum dp_status st = DP_ERR_NOMEM;
+enum dp_status dp_explain_drill(struct dp_explain *e, const struct dp_grouped *g,
+                                const struct dp_graph *graph, const struct dp_op_weights *w,
+                                struct dp_error *err) {
+    enum dp_status st = drill_check(e, g, graph, err);
+    if (st) return st;
+    drill_clear(e);
+    st = DP_ERR_NOMEM;
     int64_t batch = g->batch > 0 ? g->batch : dp_graph_batch(graph);
-    int cap_names = 0, max_k = 0;
+    int cap_names = 0, max_k = 1;
     for (int i = 0; i < g->n_groups; i++) {
         int k = g->member_start[i + 1] - g->member_start[i];
         if (k > max_k) max_k = k;
     }
-    double *xs = malloc((size_t)(max_k > 0 ? max_k : 1) * DP_N_FEATURES * sizeof *xs);
-    int *tid = malloc((size_t)(max_k > 0 ? max_k : 1) * sizeof *tid);
-    struct op_key *keys = malloc((size_t)(max_k > 0 ? max_k : 1) * sizeof *keys);
-    /* Per-name accumulators (grown with the name table). */
-    int acc_cap = 0;
-    int *g_count = NULL, *t_count = NULL;
-    double *g_imp = NULL, *t_imp = NULL;
-    if (!xs || !tid || !keys) {
-        dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
-        goto done;
-    }
-
+    double *xs = malloc((size_t)max_k * DP_N_FEATURES * sizeof *xs);
+    struct op_key *keys = malloc((size_t)max_k * sizeof *keys);
+    int *own = malloc((size_t)max_k * sizeof *own);
+    struct type_acc acc = {0};
+    struct consumers cons = {0};
+    if (!xs || !keys || !own || !consumers_init(graph, &cons)) goto nomem;
     for (int gi = 0; gi < g->n_groups; gi++) {
-        struct dp_explain_group *gr = &e->groups[gi];
-        int m0 = g->member_start[gi], k = g->member_start[gi + 1] - m0;
-        double total[DP_N_FEATURES] = {0};
-        for (int j = 0; j < k; j++) {
-            const char *name = g->members[m0 + j];
-            int idx = dp_graph_find(graph, name);
-            if (idx < 0) {
-                st = dp_error_set(err, DP_ERR_INVALID,
-                                  "explain: group %d member '%s' is not an op of graph '%s'", gi,
-                                  name, dp_graph_name(graph));
-                goto done;
-            }
-            const struct dp_node *nd = dp_graph_node(graph, (size_t)idx);
-            keys[j].op = idx;
-            xs[j * DP_N_FEATURES + 0] = dp_node_tensor_size(nd, batch);
-            xs[j * DP_N_FEATURES + 1] = 1.0;
-            xs[j * DP_N_FEATURES + 2] = w ? dp_op_weight(w, nd->op, NULL) : 0.0;
-            for (int f = 0; f < DP_N_FEATURES; f++) total[f] += xs[j * DP_N_FEATURES + f];
-            if ((tid[j] = intern(e, &cap_names, nd->op)) < 0) {
-                dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
-                goto done;
-            }
-        }
-        /* Feature coefficients: |a_Gf| for grad when any is non-zero, else equal. */
-        double c[DP_N_FEATURES], csum = 0.0;
-        bool use_attr = false;
-        if (e->method == DP_EXPLAIN_GRAD)
-            for (int f = 0; f < DP_N_FEATURES; f++)
-                if (total[f] > 0.0 && gr->feat_attr[f] != 0.0) use_attr = true;
-        for (int f = 0; f < DP_N_FEATURES; f++) {
-            c[f] = total[f] > 0.0 ? (use_attr ? fabs(gr->feat_attr[f]) : 1.0) : 0.0;
-            csum += c[f];
-        }
-        for (int j = 0; j < k; j++) {
-            double s = 0.0;
-            if (csum > 0.0) {
-                for (int f = 0; f < DP_N_FEATURES; f++)
-                    if (c[f] > 0.0) s += c[f] / csum * xs[j * DP_N_FEATURES + f] / total[f];
-            } else {
-                s = 1.0 / k;
-            }
-            keys[j].share = s;
-        }
-
-        /* Grow the accumulators to the name table. */
-        if (e->n_names > acc_cap) {
-            int nc = cap_names;
-            int *a = realloc(g_count, (size_t)nc * sizeof *a);
-            if (a) g_count = a;
-            int *b = realloc(t_count, (size_t)nc * sizeof *b);
-            if (b) t_count = b;
-            double *c1 = realloc(g_imp, (size_t)nc * sizeof *c1);
-            if (c1) g_imp = c1;
-            double *c2 = realloc(t_imp, (size_t)nc * sizeof *c2);
-            if (c2) t_imp = c2;
-            if (!a || !b || !c1 || !c2) {
-                dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
-                goto done;
-            }
-            for (int i = acc_cap; i < nc; i++) {
-                t_count[i] = 0;
-                t_imp[i] = 0.0;
-            }
-            acc_cap = nc;
-        }
-        for (int i = 0; i < e->n_names; i++) {
-            g_count[i] = 0;
-            g_imp[i] = 0.0;
-        }
-        int n_types = 0;
-        for (int j = 0; j < k; j++) {
-            int t = tid[j];
-            if (g_count[t]++ == 0) n_types++;
-            g_imp[t] += gr->importance * keys[j].share;
-            t_count[t]++;
-            t_imp[t] += gr->importance * keys[j].share;
-        }
-
-        gr->ops = malloc((size_t)(k > 0 ? k : 1) * sizeof *gr->ops);
-        gr->op_share = malloc((size_t)(k > 0 ? k : 1) * sizeof *gr->op_share);
-        gr->types = malloc((size_t)(n_types > 0 ? n_types : 1) * sizeof *gr->types);
-        if (!gr->ops || !gr->op_share || !gr->types) {
-            dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
+        int n = 0;
+        if ((st = group_shares(e, g, graph, &cons, w, batch, gi, xs, own, keys, &n, err)))
             goto done;
-        }
-        qsort(keys, (size_t)k, sizeof *keys, op_cmp);
-        for (int j = 0; j < k; j++) {
-            gr->ops[j] = keys[j].op;
-            gr->op_share[j] = keys[j].share;
-        }
-        gr->n_ops = k;
-        int nt = 0;
-        for (int i = 0; i < e->n_names; i++)
-            if (g_count[i] > 0) {
-                gr->types[nt].op = e->names[i];
-                gr->types[nt].n_ops = g_count[i];
-                gr->types[nt].importance = g_imp[i];
-                nt++;
-            }
-        gr->n_types = nt;
-        qsort(gr->types, (size_t)nt, sizeof *gr->types, type_cmp);
+        st = DP_ERR_NOMEM;
+        if (!group_fill(e, &e->groups[gi], graph, keys, n, &cap_names, &acc)) goto nomem;
     }
-
-    e->types = malloc((size_t)(e->n_names > 0 ? e->n_names : 1) * sizeof *e->types);
-    if (!e->types) {
-        dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
-        goto done;
-    }
+    if (!(e->types = malloc((size_t)(e->n_names > 0 ? e->n_names : 1) * sizeof *e->types)))
+        goto nomem;
     for (int i = 0; i < e->n_names; i++) {
         e->types[i].op = e->names[i];
-        e->types[i].n_ops = t_count[i];
-        e->types[i].importance = t_imp[i];
+        e->types[i].n_ops = acc.t_count[i];
+        e->types[i].importance = acc.t_imp[i];
     }
     e->n_types = e->n_names;
     qsort(e->types, (size_t)e->n_types, sizeof *e->types, type_cmp);
     st = DP_OK;
+    goto done;
+nomem:
+    dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
 done:
     if (st != DP_OK) drill_clear(e); /* no half-made drill-down */
     free(xs);
-    free(tid);
     free(keys);
-    free(g_count);
-    free(t_count);
-    free(g_imp);
-    free(t_imp);
+    free(own);
+    consumers_free(&cons);
+    acc_free(&acc);
     return st;
 }
-
 enum dp_status dp_explain_compute_inspector(const struct dp_inspector *insp,
                                             const struct dp_grouped *g, int metric,
                                             enum dp_explain_method method, int n_threads,
@@ -565,4 +695,71 @@ enum dp_status dp_explain_compute_inspector(const struct dp_inspector *insp,
     for (int o = 0; o < DP_N_OUTPUTS; o++) e->value += sel[o] * metrics[o];
     *out = e;
     return DP_OK;
+}
+
+/* ---- through the setting-aware inspector ----
+ * Occlusion, one prediction per group with its features zeroed, through the body's embedding
+ * and the head; the whole-graph profile and the setting stay (they are no group's). */
+
+/* The metric among the head's outputs: the 12, then the iteration time it predicts directly
+ * (the one predict prints for the setting). */
+static double sa_metric(const struct dp_sa_prediction *p, int metric) {
+    return metric == DP_METRIC_ITERATION ? p->value[DP_SA_ITERATION] : p->value[metric];
+}
+
+/* The head's prediction of metric for g (embedded here) on in's setting. */
+static enum dp_status sa_value(const struct dp_explain_sa *in, const struct dp_grouped *g,
+                               int metric, double *v, struct dp_error *err) {
+    struct dp_sa_graph sg;
+    struct dp_sa_prediction p;
+    const struct dp_gpu *gpu = &in->gpu;
+    enum dp_status st = dp_sa_graph_init(in->sa, g, NULL, &in->profile, &sg, err);
+    if (!st) st = dp_sa_predict(in->sa, &sg, &in->setting, &gpu, 1, &p, err);
+    dp_sa_graph_free(&sg);
+    if (!st) *v = sa_metric(&p, metric);
+    return st;
+}
+
+enum dp_status dp_explain_compute_sa(const struct dp_explain_sa *in, const struct dp_grouped *g,
+                                     int metric, struct dp_explain **out, struct dp_error *err) {
+    if (!in || !in->sa || !g || !out)
+        return dp_error_set(err, DP_ERR_INVALID, "explain: missing inspector or graph");
+    if (metric < 0 || metric >= DP_N_METRICS)
+        return dp_error_set(err, DP_ERR_INVALID, "explain: metric %d out of range [0, %d)", metric,
+                            DP_N_METRICS);
+    if (g->n_groups < 1)
+        return dp_error_set(err, DP_ERR_INVALID, "explain: %s: the grouped graph has no groups",
+                            g->graph ? g->graph : "graph");
+    enum dp_status st = DP_ERR_NOMEM;
+    struct dp_explain *e = explain_new(g, metric, DP_EXPLAIN_OCCLUSION);
+    struct dp_grouped c = *g; /* shallow: only x and cost are replaced */
+    size_t nx = (size_t)g->n_groups * DP_N_FEATURES;
+    size_t nc = g->cost ? (size_t)g->n_groups * DP_N_COST_FEATURES : 0;
+    c.x = malloc(nx * sizeof *c.x);
+    c.cost = nc ? malloc(nc * sizeof *c.cost) : NULL;
+    if (!e || !c.x || (nc && !c.cost)) {
+        dp_error_set(err, DP_ERR_NOMEM, "explain: out of memory");
+        goto fail;
+    }
+    memcpy(c.x, g->x, nx * sizeof *c.x);
+    if (nc) memcpy(c.cost, g->cost, nc * sizeof *c.cost);
+    if ((st = sa_value(in, g, metric, &e->value, err))) goto fail;
+    for (int i = 0; i < g->n_groups; i++) {
+        double v;
+        occl_row(&c, NULL, i);
+        st = sa_value(in, &c, metric, &v, err);
+        occl_row(&c, g, i);
+        if (st) goto fail;
+        e->groups[i].attribution = e->value - v; /* positive when the group raises the metric */
+    }
+    if ((st = rank_groups(e, err))) goto fail;
+    free(c.x);
+    free(c.cost);
+    *out = e;
+    return DP_OK;
+fail:
+    free(c.x);
+    free(c.cost);
+    dp_explain_free(e);
+    return st;
 }

@@ -9,6 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dp/ops.h"
+#include "dp/zoo.h"
+
 #define EMB_CACHE_MAX 64
 #define SIM_CACHE_MAX 512
 #define SIM_ITERATIONS 0 /* the simulator's default (20): about 1.5 ms for ResNet-50 */
@@ -165,6 +168,37 @@ void dp_session_set_economics(struct dp_session *ss, double epoch_samples, doubl
     ss->price = price;
 }
 
+/* Tokens per sample of a sequence workload: the input pipeline's [batch, L] integer ids (L x
+ * the zoo's token streams where the graph is a zoo model); 0 for any other workload. */
+static double sequence_tokens(const struct dp_graph *g) {
+    const struct dp_zoo_info *z = g ? dp_zoo_find(dp_graph_name(g)) : NULL;
+    if (z && strcmp(z->input_kind, "sequence")) return 0;
+    for (size_t i = 0; g && i < dp_graph_n_nodes(g); i++) {
+        const struct dp_node *n = dp_graph_node(g, i);
+        if (!dp_op_is_input_pipeline(n->op)) continue;
+        if (n->n_dims == 2 && !dp_dtype_is_float(n->dtype) && n->dims[1] > 0)
+            return (double)n->dims[1] * (z && z->token_streams > 0 ? z->token_streams : 1);
+        return 0;
+    }
+    return 0;
+}
+
+double dp_session_epoch_samples(const struct dp_session *ss, const char **what) {
+    const char *w = "set by the user";
+    double v = ss->epoch_samples, tokens = sequence_tokens(ss->graph);
+    if (isnan(v) && tokens > 0) {
+        v = DP_EPOCH_TOKENS_DEFAULT / tokens;
+        w = "sequences of BERT's pre-training corpus, 3.3e9 words as tokens (BooksCorpus 800M + "
+            "English Wikipedia 2,500M, Devlin et al. 2019, 3.1) at the graph's tokens per sample "
+            "(default; --epoch-samples sets yours)";
+    } else if (isnan(v)) {
+        v = DP_EPOCH_SAMPLES_DEFAULT;
+        w = "ImageNet-1k training images (default; --epoch-samples sets yours)";
+    }
+    if (what) *what = w;
+    return v;
+}
+
 double dp_session_price(const struct dp_session *ss, const struct dp_setting *s,
                         const char **source) {
     const struct dp_gpu *g = s && isnan(ss->price) ? dp_gpu_find(ss->cat, s->gpu) : NULL;
@@ -182,8 +216,10 @@ static void facts_at(const struct dp_session *ss, const struct dp_setting *s, in
     in->batch = batch;
     in->workers = s ? s->workers : 0;
     in->params = ss->params;
-    in->epoch_samples = ss->epoch_samples;
+    in->epoch_samples = dp_session_epoch_samples(ss, NULL);
     in->price_per_gpu_hour = dp_session_price(ss, s, &in->price_source);
+    /* the sync in use decides the bytes (the simulation's own figure replaces it) */
+    if (s) in->direct[DP_D_NET_MB_PER_ITER] = dp_sync_bytes_per_iter(s, ss->params) / 1e6;
 }
 
 void sess_facts(const struct dp_session *ss, const struct dp_setting *s,

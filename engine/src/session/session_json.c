@@ -40,6 +40,7 @@ void dp_jw_prediction(struct dp_jw *w, const struct dp_prediction *p) {
         if (p->clamped & (1u << o)) dp_jw_str(w, NULL, dp_sa_output_name(o));
     dp_jw_end(w);
     dp_jw_derived(w, "derived", p->d, &p->facts);
+    dp_jw_bursts(w, "bursts", p->m, p->d[DP_D_ITERATION_MS]);
     if (!p->has_interval) {
         dp_jw_null(w, "interval");
     } else {
@@ -81,6 +82,7 @@ void dp_jw_simulation(struct dp_jw *w, const char *key, const struct dp_simulati
     dp_jw_object(w, key);
     dp_jw_outputs(w, "metrics", sim->m);
     dp_jw_derived(w, "derived", sim->d, &sim->facts);
+    dp_jw_bursts(w, "bursts", sim->m, sim->d[DP_D_ITERATION_MS]);
     dp_jw_num(w, "memory_gb", sim->memory_gb);
     dp_jw_bool(w, "oom", sim->oom);
     dp_jw_end(w);

@@ -122,12 +122,27 @@ double sim_ps_nic_total(const struct sim_ps *n) {
 
 /* --- NCCL all-reduce --- */
 
+/* The ring's shape: workers per machine (the first machines full) and machines used. */
+static void ar_shape(const struct dp_setting *s, int *per_machine, int *machines) {
+    int m = s->machines > 0 ? s->machines : 1;
+    *per_machine = (s->workers + m - 1) / m;
+    *machines = (s->workers + *per_machine - 1) / *per_machine;
+}
+
+/* Per worker, the bytes all-reducing `bytes` sends over the links inside its machine (a ring of
+ * g), and the bytes each machine's NIC sends (a ring of m machines). */
+static void ar_bytes(int workers, int g, int m, double bytes, double *intra, double *nic) {
+    *intra = *nic = 0;
+    if (workers < 2 || bytes <= 0) return;
+    if (g > 1) *intra = 2.0 * (g - 1) / g * bytes;
+    if (m > 1) *nic = 2.0 * (m - 1) / m * bytes;
+}
+
 void sim_allreduce_init(const struct dp_setting *s, const struct sim_device *d,
                         const struct dp_sim_constants *k, struct sim_allreduce *a) {
     memset(a, 0, sizeof *a);
     a->workers = s->workers;
-    a->per_machine = (s->workers + s->machines - 1) / s->machines;
-    a->machines = (s->workers + a->per_machine - 1) / a->per_machine;
+    ar_shape(s, &a->per_machine, &a->machines);
     /* Inside a machine NCCL rings over NVLink where every GPU of the ring has it: SXM modules
      * (mesh or NVSwitch), or a pair of PCIe cards joined by a bridge; else over PCIe. The
      * setting's PCIe (or NVLink) names the link for one machine. */
@@ -143,17 +158,22 @@ double sim_allreduce_ms(const struct sim_allreduce *a, double bytes, double *int
                         double *nic_bytes) {
     int g = a->per_machine, m = a->machines;
     double t = 0;
-    *intra_bytes = *nic_bytes = 0;
-    if (a->workers < 2 || bytes <= 0) return 0;
-    if (g > 1) { /* a ring (one machine), or reduce then broadcast (several) */
-        *intra_bytes = 2.0 * (g - 1) / g * bytes;
+    ar_bytes(a->workers, g, m, bytes, intra_bytes, nic_bytes);
+    if (*intra_bytes > 0) /* a ring (one machine), or reduce then broadcast (several) */
         t += *intra_bytes / a->intra + 2.0 * (g - 1) * a->lat_intra;
-    }
-    if (m > 1) {
-        *nic_bytes = 2.0 * (m - 1) / m * bytes;
-        t += *nic_bytes / a->nic + 2.0 * (m - 1) * a->lat_nic;
-    }
+    if (*nic_bytes > 0) t += *nic_bytes / a->nic + 2.0 * (m - 1) * a->lat_nic;
     return t;
+}
+
+double dp_sync_bytes_per_iter(const struct dp_setting *s, double params) {
+    if (!isfinite(params) || params < 0 || s->workers < 1) return NAN;
+    if (s->sync != DP_SYNC_ALLREDUCE) return 2.0 * params * 4.0;
+    bool f16 = s->precision == DP_PREC_MIXED && s->framework == DP_FW_TENSORFLOW;
+    int g, m;
+    double intra, nic;
+    ar_shape(s, &g, &m);
+    ar_bytes(s->workers, g, m, params * (f16 ? 2.0 : 4.0), &intra, &nic);
+    return intra + m * nic / s->workers;
 }
 
 double dp_sim_allreduce_ms(const struct dp_setting *s, const struct dp_gpu *g,
