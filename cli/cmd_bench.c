@@ -322,6 +322,28 @@ done:
     return rc;
 }
 
+static const struct cli_opt bench_opts[] = {
+    {"--inspector", "M.json", NULL, 0, 0, "the inspector timed", NULL},
+    {"--weights", "W.json", NULL, 0, 0, "weights exported as JSON", NULL},
+    {"--random", NULL, NULL, 0, 0, "a network with seeded random weights", NULL},
+    {"--layer", "gcn|gin|gat|mpnn", "gcn", 0, 0, "the --random network's layer", NULL},
+    {"--recipe", "paper|driple-c", "paper", 0, 0, "the --random network's shape", NULL},
+    {"--grouped", "G.json", NULL, 0, 0, "the grouped graph", NULL},
+    {"--synthetic", "N", "100", 1, 100000, "a synthetic graph of N groups (no --grouped)", NULL},
+    {"--runs", "R", "50 (train: 5)", 1, 100000, "timed runs", NULL},
+    {"--batch", "B", "1 (train, transfer: 32)", 1, 4096, "graphs per call", NULL},
+    {"--threads", "T", "the engine's", 0, 256, "threads (0: the engine's default)", NULL},
+    {"--kernels", "portable|avx2|avx512", "the best the CPU has", 0, 0, "the kernels", NULL},
+    {"--json", NULL, NULL, 0, 0, "print the figures as JSON", NULL},
+    CLI_END,
+};
+const struct cli_spec cmd_bench_predict_spec = {
+    "bench predict", "times an inspector's predictions", BENCH_USAGE, bench_opts, NULL};
+const struct cli_spec cmd_bench_train_spec = {
+    "bench train", "times training steps", BENCH_USAGE, bench_opts, NULL};
+const struct cli_spec cmd_bench_transfer_spec = {
+    "bench transfer", "times transfer steps", BENCH_USAGE, bench_opts, NULL};
+
 int cmd_bench(int argc, char **argv) {
     if (argc < 1) return cli_usage("bench", BENCH_USAGE, "missing what to benchmark");
     const char *what = argv[0];
@@ -334,9 +356,10 @@ int cmd_bench(int argc, char **argv) {
         return cli_usage("bench", BENCH_USAGE, "unknown benchmark '%s'", what);
     struct cli c;
     struct bench_opts o = {.synthetic = 100, .runs = 0, .batch = 0, .threads = 0};
-    if (!cli_init(&c, argc - 1, argv + 1, pred ? "bench predict" : train ? "bench train"
-                                                                          : "bench transfer"))
-        return 1;
+    if (!cli_init(&c, argc - 1, argv + 1, pred    ? &cmd_bench_predict_spec
+                                          : train ? &cmd_bench_train_spec
+                                                  : &cmd_bench_transfer_spec))
+        return c.rc;
     o.json = cli_flag(&c, "--json");
     o.random = cli_flag(&c, "--random");
     o.inspector = cli_value(&c, "--inspector");
