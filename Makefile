@@ -1,5 +1,6 @@
 # driple: one binary (explorer + command line) on one engine library.
 # make | make test | make san | make bench | make fuzz | make run | make deps | make assets
+# make man | make install PREFIX=/usr/local [DESTDIR=...]
 CC      ?= cc
 PKGS_ENGINE := libcjson libgvc
 # OpenBLAS, the dense products' second backend (gnn/kernels_blas.c); OPENBLAS=0 builds without it
@@ -53,7 +54,7 @@ BIN        := $(BUILD)/driple
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 .SECONDARY:
-.PHONY: all test san bench fuzz run deps check-deps clean assets
+.PHONY: all test san bench fuzz run deps check-deps clean assets man install FORCE
 all: check-deps $(BIN)
 
 Q := $(if $(V),,@)
@@ -87,6 +88,17 @@ $(BUILD)/tests/%.o: tests/%.c
 $(LIB): $(ENGINE_OBJ)
 	@rm -f $@
 	$(Q)ar rcs $@ $^
+
+# The version --version prints: VERSION, and the commit when built from git. version.h is
+# rewritten only when that text changes, so only main.o is rebuilt after a commit.
+VERSION_TEXT := $(shell cat VERSION 2>/dev/null || echo unknown)$(shell git describe --always \
+                  --dirty 2>/dev/null | sed 's/^/ (git /; s/$$/)/')
+$(BUILD)/version.h: FORCE
+	@mkdir -p $(dir $@)
+	@echo '#define DRIPLE_VERSION "$(VERSION_TEXT)"' >$@.new
+	@cmp -s $@.new $@ && rm -f $@.new || mv -f $@.new $@
+$(BUILD)/cli/main.o: CLI_CFLAGS += -I$(BUILD)
+$(BUILD)/cli/main.o: $(BUILD)/version.h
 
 $(BIN): $(CLI_OBJ) $(TUI_OBJ) $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(TUI_OBJ) $(LIB) $(LIBS)
@@ -125,6 +137,27 @@ check-deps:
 
 clean:
 	rm -rf build build-san build-fuzz
+
+# The man page and the bash completion are generated from the option tables the parser reads.
+MAN := $(BUILD)/driple.1
+COMPLETION := $(BUILD)/driple.bash
+man: $(MAN)
+$(MAN): $(BIN)
+	$(Q)$(BIN) --man >$@
+$(COMPLETION): $(BIN)
+	$(Q)$(BIN) --completion bash >$@
+
+# PREFIX/bin/driple finds its files in PREFIX/share/driple (dp_shipped_path's last candidate).
+PREFIX  ?= /usr/local
+DATADIR  = $(DESTDIR)$(PREFIX)/share/driple
+install: all $(MAN) $(COMPLETION)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DATADIR)
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/driple
+	install -m 644 $(MAN) $(DESTDIR)$(PREFIX)/share/man/man1/driple.1
+	install -m 644 $(COMPLETION) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/driple
+	cp -R assets samples $(DATADIR)/
+	rm -f $(DATADIR)/assets/*.sh
 
 -include $(ENGINE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TUI_OBJ:.o=.d) $(TEST_BIN:=.d) \
          $(TAPE_SRC:%.c=$(BUILD)/%.d)

@@ -334,11 +334,46 @@ done:
     return rc;
 }
 
+static const struct cli_opt bench_opts[] = {
+    {"--inspector", "M.json", NULL, 0, 0, "the inspector timed", NULL},
+    {"--weights", "W.json", NULL, 0, 0, "weights exported as JSON", NULL},
+    {"--random", NULL, NULL, 0, 0, "a network with seeded random weights", NULL},
+    {"--layer", "gcn|gin|gat|mpnn", "gcn", 0, 0, "the --random network's layer", NULL},
+    {"--recipe", "paper|driple-c", "paper", 0, 0, "the --random network's shape", NULL},
+    {"--grouped", "G.json", NULL, 0, 0, "the grouped graph", NULL},
+    {"--synthetic", "N", "100", 1, 100000, "a synthetic graph of N groups (no --grouped)", NULL},
+    {"--runs", "R", "50 (train: 5)", 1, 100000, "timed runs", NULL},
+    {"--batch", "B", "1 (train, transfer: 32)", 1, 4096, "graphs per call", NULL},
+    {"--threads", "T", "the engine's", 0, 256, "threads (0: the engine's default)", NULL},
+    {"--kernels", "portable|avx2|avx512", "the best the CPU has", 0, 0, "the kernels", NULL},
+    {"--json", NULL, NULL, 0, 0, "print the figures as JSON", NULL},
+    CLI_END,
+};
+const struct cli_spec cmd_bench_predict_spec = {
+    "bench predict", "times an inspector's predictions", BENCH_USAGE, bench_opts, NULL};
+const struct cli_spec cmd_bench_train_spec = {
+    "bench train", "times training steps", BENCH_USAGE, bench_opts, NULL};
+const struct cli_spec cmd_bench_embed_spec = {
+    "bench embed", "times the embeddings of a batch of graphs in one call", BENCH_USAGE, bench_opts,
+    NULL};
+const struct cli_spec cmd_bench_transfer_spec = {
+    "bench transfer", "times transfer steps", BENCH_USAGE, bench_opts, NULL};
+
+static const struct cli_opt bench_kernels_opts[] = {
+    {"--out", "FILE", "the user data directory's kernels.json", 0, 0, "where the table is saved",
+     NULL},
+    {"--json", NULL, NULL, 0, 0, "print the measurements as JSON", NULL},
+    CLI_END,
+};
+const struct cli_spec cmd_bench_kernels_spec = {
+    "bench kernels", "measures the own kernels against OpenBLAS per shape class (auto's table)",
+    "driple bench kernels [--out FILE] [--json]", bench_kernels_opts, NULL};
+
 /* `bench kernels`: measures auto's table (dp_kernels_measure) and saves it where the engine reads
  * it at start, or to --out; prints the CPU, the OpenBLAS core and each transpose case's picks. */
 static int bench_kernels(int argc, char **argv) {
     struct cli c;
-    if (!cli_init(&c, argc, argv, "bench kernels")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_bench_kernels_spec)) return c.rc;
     const bool json = cli_flag(&c, "--json");
     const char *out = cli_value(&c, "--out");
     const bool ok = cli_check_unused(&c);
@@ -420,9 +455,11 @@ int cmd_bench(int argc, char **argv) {
         return cli_usage("bench", BENCH_USAGE, "unknown benchmark '%s'", what);
     struct cli c;
     struct bench_opts o = {.synthetic = 100, .runs = 0, .batch = 0, .threads = 0};
-    if (!cli_init(&c, argc - 1, argv + 1, embed ? "bench embed" : pred ? "bench predict"
-                                          : train ? "bench train" : "bench transfer"))
-        return 1;
+    if (!cli_init(&c, argc - 1, argv + 1, embed   ? &cmd_bench_embed_spec
+                                          : pred  ? &cmd_bench_predict_spec
+                                          : train ? &cmd_bench_train_spec
+                                                  : &cmd_bench_transfer_spec))
+        return c.rc;
     o.json = cli_flag(&c, "--json");
     o.random = cli_flag(&c, "--random");
     o.inspector = cli_value(&c, "--inspector");

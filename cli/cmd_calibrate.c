@@ -133,9 +133,24 @@ static void jw_row(struct dp_jw *w, const struct dp_calib_row *r, bool logo) {
     dp_jw_end(w);
 }
 
+static const struct cli_opt calibrate_opts[] = {
+    {"--data", "FILE[,FILE...]", "the two published tables", 0, 0,
+     "throughput tables (at most 8)", NULL},
+    {"--gpus", "FILE", "assets/gpus.json", 0, 0, "the GPU catalog", NULL},
+    {"--fit", NULL, NULL, 0, 0, "print the constants fitted over every row", NULL},
+    {"--no-logo", NULL, NULL, 0, 0, "skip the leave-one-GPU-out refits", NULL},
+    {"--rows", NULL, NULL, 0, 0, "print every row", NULL},
+    {"--threads", "N", "2", 1, 16, "threads for the refits", NULL},
+    {"--json", NULL, NULL, 0, 0, "print the result as JSON", NULL},
+    CLI_END,
+};
+const struct cli_spec cmd_calibrate_spec = {
+    "calibrate", "the simulator against published measured throughput, leave-one-GPU-out",
+    CALIB_USAGE, calibrate_opts, NULL};
+
 int cmd_calibrate(int argc, char **argv) {
     struct cli c;
-    if (!cli_init(&c, argc, argv, "calibrate")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_calibrate_spec)) return c.rc;
     bool json = cli_flag(&c, "--json"), fit = cli_flag(&c, "--fit");
     bool logo = !cli_flag(&c, "--no-logo"), rows = cli_flag(&c, "--rows");
     const char *gpus_path = cli_value(&c, "--gpus");

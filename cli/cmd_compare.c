@@ -22,7 +22,7 @@
 #include "dp/session.h"
 #include "dp/settings.h"
 
-static const char *const usage_compare =
+static const char usage_compare[] =
     "driple compare GRAPH|--grouped FILE [--settings FILE] [--batch N] [--exported-batch N]\n"
     "       [--groups K] [--seed S] [--weights FILE] " CMD_ECONOMICS_USAGE " [--json]\n"
     "       [--setting ID | --gpu NAME " CMD_CLUSTER_USAGE "\n"
@@ -128,9 +128,21 @@ static int cmp_throughput(const void *a, const void *b) {
     return isnan(x) ? !isnan(y) : isnan(y) ? -1 : (x < y) - (x > y);
 }
 
+static const struct cli_opt compare_opts[] = {
+    {"--grid", NULL, NULL, 0, 0,
+     "every catalog GPU x sync x network at --workers (8) and --ps (2)", NULL},
+    {"--json", NULL, NULL, 0, 0, "print the rows as JSON", NULL},
+    CLI_MORE(cmd_what_if_table),
+    CLI_MORE(cmd_economics_table),
+    CLI_END,
+};
+const struct cli_spec cmd_compare_spec = {
+    "compare", "every setting of the list (or a grid of clusters) side by side",
+    usage_compare, compare_opts, NULL};
+
 int cmd_compare(int argc, char **argv) {
     struct cli c;
-    if (!cli_init(&c, argc, argv, "compare")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_compare_spec)) return c.rc;
     int rc = 2;
     struct dp_session *ss = NULL;
     struct dp_jw *w = NULL;
@@ -275,15 +287,26 @@ done:
     return rc;
 }
 
-static const char *const usage_bench =
+static const char usage_bench[] =
     "driple bench compare GRAPH [--grid] [--runs R] [--threads T] [--json]\n"
     "       compare's predictions of every shipped setting (--grid: every catalog GPU x sync x\n"
     "       network at 8 workers) from the cached embedding: the first call computes the\n"
     "       embedding (timed on its own), then the median of R calls";
 
+static const struct cli_opt bench_compare_opts[] = {
+    {"--grid", NULL, NULL, 0, 0, "the grid's rows (compare --grid)", NULL},
+    {"--runs", "R", "20", 1, 100000, "timed calls", NULL},
+    {"--threads", "T", "the engine's", 0, 256, "threads (0: the engine's default)", NULL},
+    {"--json", NULL, NULL, 0, 0, "print the figures as JSON", NULL},
+    CLI_END,
+};
+const struct cli_spec cmd_bench_compare_spec = {
+    "bench compare", "times compare's predictions from the cached embedding", usage_bench,
+    bench_compare_opts, NULL};
+
 int bench_compare(int argc, char **argv) {
     struct cli c;
-    if (!cli_init(&c, argc, argv, "bench compare")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_bench_compare_spec)) return c.rc;
     int rc = 2;
     struct dp_session *ss = NULL;
     struct dp_setting *rows = NULL;

@@ -74,14 +74,31 @@ static bool valid_iso_utc(const char *s) {
     return mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h <= 23 && mi <= 59 && se <= 60;
 }
 
+static const struct cli_opt add_opts[] = {
+    {"--dataset", "D.json", NULL, 0, 0, "the dataset appended to (created when absent)", NULL},
+    {"--graph", "G", NULL, 0, 0, "the job's workload graph", NULL},
+    {"--setting", "ID", NULL, 0, 0, "the job's setting", NULL},
+    {"--batch", "N", "the graph's", 1, (double)DP_BATCH_MAX, "the batch size per worker", NULL},
+    {"--groups", "K", CLI_STR(DP_DEFAULT_GROUPS), 1, 100000, "groups", NULL},
+    {"--seed", "S", CLI_STR(DP_DEFAULT_SEED), (double)INT64_MIN, (double)INT64_MAX,
+     "the coarsening's seed", NULL},
+    {"--threshold", "F", CLI_STR(DP_TRACE_THRESHOLD), 1e-6, 0.999999,
+     "the burst threshold, a fraction of the peak", NULL},
+    {"--optimizer", "O", NULL, 0, 0, "the job's optimizer (recorded)", NULL},
+    {"--precision", "P", NULL, 0, 0, "the job's precision (recorded)", NULL},
+    {"--job-name", "N", NULL, 0, 0, "the sample's name", NULL},
+    {"--where", "TEXT", "this host's name", 0, 0, "where it was measured", NULL},
+    {"--when", "ISO8601", "the first trace's time", 0, 0, "when, as YYYY-MM-DDTHH:MM:SSZ", NULL},
+    CLI_MORE(cmd_import_table),
+    CLI_END,
+};
+const struct cli_spec cmd_dataset_add_spec = {
+    "dataset add", "a measured job (its traces and graph) appended to a dataset", add_usage,
+    add_opts, NULL};
+
 static int dataset_add(int argc, char **argv) {
-    for (int i = 0; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: %s\n", add_usage);
-            return 0;
-        }
     struct cli c;
-    if (!cli_init(&c, argc, argv, "dataset add")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_dataset_add_spec)) return c.rc;
     int rc = 2;
     int64_t batch = 0, groups = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED;
     double thr = 0;

@@ -79,9 +79,34 @@ static int write_setting(const struct dp_sweep *sw, const struct dp_setting *s, 
     return 0;
 }
 
+static const struct cli_opt build_opts[] = {
+    {"--settings", "FILE", "assets/settings/default.json", 0, 0, "the setting list", NULL},
+    {"--setting", "ID", "every setting of the list", 0, 0, "one setting only", NULL},
+    {"--out", "DIR", NULL, 0, 0, "where the datasets are written (needed)", NULL},
+    {"--graphs", "N", "320", 1, MAX_GRAPHS, "jobs kept per setting", NULL},
+    {"--jobs", "J", "$DRIPLE_THREADS, else the CPUs up to 4", 1, 64, "threads simulating",
+     NULL},
+    {"--seed", "S", "1", 0, (double)INT64_MAX, "the jobs' order", NULL},
+    {"--models", "a,b,...", "the whole zoo", 0, 0, "zoo models", NULL},
+    {"--optimizers", "sgd,momentum,adam", "all three", 0, 0, "optimizers", NULL},
+    {"--groups", "K", CLI_STR(DP_DEFAULT_GROUPS), 1, 100000, "groups", NULL},
+    {"--weights", "FILE", "assets/op_weights.json", 0, 0, "the op-type weights", NULL},
+    {"--gpus", "FILE", "assets/gpus.json", 0, 0, "the GPU catalog", NULL},
+    {"--cost-features", NULL, NULL, 0, 0, "also each group's FLOPs and bytes", NULL},
+    {"--generated", "N", "0", 0, 100000, "generated architectures added", NULL},
+    {"--gen-seed", "S", "1", 0, (double)INT64_MAX, "their corpus's seed", NULL},
+    {"--gen-jobs", "K", "3", 1, DP_SWEEP_BATCH_FACTORS, "jobs per generated architecture",
+     NULL},
+    {"--json", NULL, NULL, 0, 0, "print the summary as JSON", NULL},
+    CLI_END,
+};
+const struct cli_spec cmd_dataset_build_spec = {
+    "dataset build", "datasets of zoo jobs with simulated labels, one per setting",
+    BUILD_USAGE, build_opts, NULL};
+
 int cmd_dataset_build(int argc, char **argv) {
     struct cli c;
-    if (!cli_init(&c, argc, argv, "dataset build")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_dataset_build_spec)) return c.rc;
     bool json = cli_flag(&c, "--json");
     const char *settings_path = cli_value(&c, "--settings");
     const char *one = cli_value(&c, "--setting");

@@ -22,7 +22,7 @@
 #include "dp/session.h"
 #include "dp/settings.h"
 
-static const char *const usage_explain =
+static const char usage_explain[] =
     "driple explain GRAPH|--grouped FILE (--inspector M | --setting ID | --gpu NAME\n"
     "       " CMD_CLUSTER_USAGE ")\n"
     "       [--settings FILE] [--gpus FILE]\n"
@@ -36,7 +36,7 @@ static const char *const usage_explain =
     "  spread over its ops by their share of the group's features (see dp/explain.h).\n"
     "  --svg/--png/--dot -: the drawing alone on stdout.";
 
-static const char *const usage_bench =
+static const char usage_bench[] =
     "driple bench explain [GRAPH [--exported-batch N]|--grouped FILE] [--inspector M]\n"
     "       [--groups K] [--repeat N] [--threads N] [--json]   (no graph: a synthetic K-group\n"
     "       graph, default 100; no inspector: the published GCN architecture with seeded random\n"
@@ -208,20 +208,32 @@ static void print_text(const struct dp_grouped *g, const struct dp_graph *graph,
 
 /* ---- driple explain ---- */
 
+static const struct cli_opt explain_opts[] = {
+    {"--metric", "NAME", "gpu_util.active", 0, 0,
+     "the metric explained (an output name or iteration_time)", NULL},
+    {"--method", "grad|occlusion", "grad", 0, 0, "gradient x input, or occlusion per group", NULL},
+    {"--layout", "auto|dot|sfdp|neato", "auto", 0, 0, "the drawing's Graphviz layout", NULL},
+    {"--svg", "FILE", NULL, 0, 0, "draw the grouped graph as SVG (-: stdout)", NULL},
+    {"--png", "FILE", NULL, 0, 0, "draw it as PNG", NULL},
+    {"--dot", "FILE", NULL, 0, 0, "write it as Graphviz DOT", NULL},
+    {"--top", "N", "10", 1, 1000000, "groups and op types listed", NULL},
+    {"--threads", "N", "the engine's", 0, 64, "threads (0: the engine's default)", NULL},
+    {"--json", NULL, NULL, 0, 0, "print the importances as JSON", NULL},
+    CLI_MORE(cmd_what_if_table),
+    CLI_END,
+};
+const struct cli_spec cmd_explain_spec = {
+    "explain", "which groups and op types drive a prediction", usage_explain, explain_opts,
+    list_metrics};
+
 int cmd_explain(int argc, char **argv) {
     struct cli c;
-    if (!cli_init(&c, argc, argv, "explain")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_explain_spec)) return c.rc;
     int rc = 2;
     struct dp_error err = {0};
     struct dp_session *ss = NULL;
     struct dp_explain *e = NULL;
 
-    if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
-        printf("usage: %s\n", usage_explain);
-        list_metrics(stdout);
-        rc = 0;
-        goto done;
-    }
     struct cmd_what_if wi;
     cmd_what_if_opts(&c, &wi);
     const char *grouped_path = wi.grouped;
@@ -341,9 +353,23 @@ done:
 
 /* ---- driple bench explain ---- */
 
+static const struct cli_opt bench_explain_opts[] = {
+    {"--grouped", "FILE", NULL, 0, 0, "a grouped graph instead of GRAPH", NULL},
+    {"--inspector", "M", "the published GCN, random weights", 0, 0, "the inspector", NULL},
+    {"--groups", "K", CLI_STR(DP_DEFAULT_GROUPS), 1, 100000, "groups (of GRAPH, or synthetic)",
+     NULL},
+    {"--repeat", "N", "5", 1, 1000, "timed runs", NULL},
+    {"--threads", "N", "the engine's", 0, 64, "threads (0: the engine's default)", NULL},
+    {"--json", NULL, NULL, 0, 0, "print the figures as JSON", NULL},
+    CLI_MORE(cmd_import_table),
+    CLI_END,
+};
+const struct cli_spec cmd_bench_explain_spec = {
+    "bench explain", "times explain's attributions", usage_bench, bench_explain_opts, NULL};
+
 int bench_explain(int argc, char **argv) {
     struct cli c;
-    if (!cli_init(&c, argc, argv, "bench explain")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_bench_explain_spec)) return c.rc;
     int rc = 2;
     struct dp_error err = {0};
     struct dp_session *ss = NULL;

@@ -13,21 +13,42 @@
     "       [--setting ID | --gpu NAME " CMD_CLUSTER_USAGE "]\n"                                 \
     "       [--setting-aware FILE|none] [--no-color]"
 
+static void explore_more(FILE *f) {
+    fprintf(f, "The explorer: predictions for a what-if cluster setting, live. GRAPH: driple-graph/1\n"
+               "JSON, a TensorFlow .pbtxt or an .onnx file (default: samples/graphs/resnet50.json).\n"
+               "Keys: ? in the explorer lists them all. NO_COLOR (or --no-color) turns colours off.\n");
+}
+
+static const struct cli_opt explore_opts[] = {
+    {"--setting", "ID", "the list's first", 0, 0, "the setting to open at", NULL},
+    {"--settings", "FILE", "assets/settings/default.json", 0, 0, "the setting list", NULL},
+    {"--op-weights", "FILE", "assets/op_weights.json", 0, 0, "the op-type weights", NULL},
+    {"--setting-aware", "FILE|none", "the shipped one", 0, 0,
+     "the setting-aware inspector (none: the list's per-setting ones)", NULL},
+    {"--batch", "N", "the graph's", 1, (double)DP_BATCH_MAX, "the batch size to open at", NULL},
+    {"--no-color", NULL, NULL, 0, 0, "no colours (as NO_COLOR does)", NULL},
+    {"--bench-seq", "KEYS", NULL, 0, 0, "benchmarks: the keys to replay, without a terminal",
+     NULL},
+    {"--bench-keys", "N", NULL, 1, 1000000, "benchmarks: replay --bench-seq N times", NULL},
+    {"--rows", "N", CLI_STR(LAYOUT_MIN_ROWS), LAYOUT_MIN_ROWS, 1000,
+     "benchmarks: the screen's rows", NULL},
+    {"--cols", "N", CLI_STR(LAYOUT_MIN_COLS), LAYOUT_MIN_COLS, 1000,
+     "benchmarks: the screen's columns", NULL},
+    {"--json", NULL, NULL, 0, 0, "benchmarks: the figures as JSON", NULL},
+    CLI_MORE(cmd_import_table),
+    CLI_MORE(cmd_cluster_table),
+    CLI_END,
+};
+const struct cli_spec cmd_explore_spec = {
+    "explore", "the interactive explorer (driple GRAPH opens it too)", EXPLORE_USAGE,
+    explore_opts, explore_more};
+
 int cmd_explore(int argc, char **argv) {
     struct cli c;
-    if (!cli_init(&c, argc, argv, "explore")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_explore_spec)) return c.rc;
     struct tui_opts o = {0};
     struct dp_import_opts io;
     int64_t batch = 0, bench = 0, rows = 24, cols = 80;
-    if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
-        cli_done(&c);
-        printf("usage: %s\n\n"
-               "The explorer: predictions for a what-if cluster setting, live. GRAPH: driple-graph/1\n"
-               "JSON, a TensorFlow .pbtxt or an .onnx file (default: samples/graphs/resnet50.json).\n"
-               "Keys: ? in the explorer lists them all. NO_COLOR (or --no-color) turns colours off.\n",
-               EXPLORE_USAGE);
-        return 0;
-    }
     struct cmd_cluster cl;
     const char *setting = cli_value(&c, "--setting");
     bool cluster_ok = cmd_cluster_opts(&c, &cl);

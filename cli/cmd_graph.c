@@ -114,11 +114,23 @@ static void json_tensors(struct dp_jw *w, const struct dp_graph *g) {
     dp_jw_end(w);
 }
 
+static const struct cli_opt info_opts[] = {
+    {"--batch", "N", "the graph's", 1, (double)(INT64_C(1) << 40),
+     "the batch size the figures are at", NULL},
+    {"--json", NULL, NULL, 0, 0, "print the figures as JSON", NULL},
+    {"--tensors", NULL, NULL, 0, 0, "list the stored tensors, each with the rule that classified it",
+     NULL},
+    CLI_MORE(cmd_import_table),
+    CLI_END,
+};
+const struct cli_spec cmd_graph_info_spec = {
+    "graph info", "a graph's ops, parameters, FLOPs and memory", GRAPH_USAGE, info_opts, NULL};
+
 static int graph_info(int argc, char **argv) {
     struct cli c;
     struct dp_import_opts o;
     int64_t batch = 0;
-    if (!cli_init(&c, argc, argv, "graph info")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_graph_info_spec)) return c.rc;
     bool json = cli_flag(&c, "--json"), tensors = cli_flag(&c, "--tensors");
     bool ok = cmd_import_opts(&c, &o) && cli_int(&c, "--batch", 1, INT64_C(1) << 40, &batch);
     const char *path = cli_positional(&c, 0);
@@ -207,10 +219,19 @@ done:
 
 /* --- graph import ---------------------------------------------------------------------------- */
 
+static const struct cli_opt import_opts[] = {
+    {"-o", "OUT.json", NULL, 0, 0, "the driple-graph/1 file written (-: stdout)", NULL},
+    CLI_MORE(cmd_import_table),
+    CLI_END,
+};
+const struct cli_spec cmd_graph_import_spec = {
+    "graph import", "a GraphDef or ONNX file as driple-graph/1 JSON", GRAPH_USAGE, import_opts,
+    NULL};
+
 static int graph_import(int argc, char **argv) {
     struct cli c;
     struct dp_import_opts o;
-    if (!cli_init(&c, argc, argv, "graph import")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_graph_import_spec)) return c.rc;
     const char *outp = cli_value(&c, "-o");
     bool ok = cmd_import_opts(&c, &o);
     const char *in = cli_positional(&c, 0);
@@ -233,11 +254,27 @@ static int graph_import(int argc, char **argv) {
 
 /* --- graph coarsen ------------------------------------------------------------------------- */
 
+static const struct cli_opt coarsen_opts[] = {
+    {"-o", "GROUPED.json", NULL, 0, 0, "the grouped graph written", NULL},
+    {"--weights", "FILE", "assets/op_weights.json", 0, 0, "the op-type weights", NULL},
+    {"--groups", "K", CLI_STR(DP_DEFAULT_GROUPS), 1, 1000000, "groups", NULL},
+    {"--seed", "S", CLI_STR(DP_DEFAULT_SEED), (double)INT64_MIN, (double)INT64_MAX,
+     "the fluid communities' seed", NULL},
+    {"--batch", "N", "the graph's", 1, (double)(INT64_C(1) << 40), "the features' batch size",
+     NULL},
+    {"--max-iter", "N", "until converged", 1, 1000000, "fluid-community rounds", NULL},
+    CLI_MORE(cmd_import_table),
+    CLI_END,
+};
+const struct cli_spec cmd_graph_coarsen_spec = {
+    "graph coarsen", "a graph grouped into K groups with their features", GRAPH_USAGE,
+    coarsen_opts, NULL};
+
 static int graph_coarsen(int argc, char **argv) {
     struct cli c;
     struct dp_import_opts o;
     int64_t k = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED, batch = 0, max_iter = 0;
-    if (!cli_init(&c, argc, argv, "graph coarsen")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_graph_coarsen_spec)) return c.rc;
     const char *outp = cli_value(&c, "-o");
     const char *wpath = cli_value(&c, "--weights");
     bool ok = cmd_import_opts(&c, &o) && cli_int(&c, "--groups", 1, 1000000, &k) &&
@@ -297,10 +334,20 @@ done:
 
 /* --- graph weights --------------------------------------------------------------------------- */
 
+static const struct cli_opt weights_opts[] = {
+    {"-o", "OUT.json", NULL, 0, 0, "the op-type weights written (driple-op-weights/1)", NULL},
+    {"--source", "TEXT", "the graphs' names", 0, 0, "the provenance written in the file", NULL},
+    CLI_MORE(cmd_import_table),
+    CLI_END,
+};
+const struct cli_spec cmd_graph_weights_spec = {
+    "graph weights", "the op-type weight table recomputed from graphs", GRAPH_USAGE,
+    weights_opts, NULL};
+
 static int graph_weights(int argc, char **argv) {
     struct cli c;
     struct dp_import_opts o;
-    if (!cli_init(&c, argc, argv, "graph weights")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_graph_weights_spec)) return c.rc;
     const char *outp = cli_value(&c, "-o");
     const char *source = cli_value(&c, "--source");
     bool ok = cmd_import_opts(&c, &o);
@@ -475,11 +522,26 @@ fail:
     return NULL;
 }
 
+static const struct cli_opt bench_coarsen_opts[] = {
+    {"--ops", "N", "50000", 10, 10000000, "the synthetic graph's ops (no GRAPH)", NULL},
+    {"--groups", "K", CLI_STR(DP_DEFAULT_GROUPS), 1, 1000000, "groups", NULL},
+    {"--seed", "S", CLI_STR(DP_DEFAULT_SEED), (double)INT64_MIN, (double)INT64_MAX,
+     "the seed", NULL},
+    {"--repeat", "R", "5", 1, 1000, "timed runs", NULL},
+    {"--json", NULL, NULL, 0, 0, "print the figures as JSON", NULL},
+    CLI_MORE(cmd_import_table),
+    CLI_END,
+};
+const struct cli_spec cmd_bench_coarsen_spec = {
+    "bench coarsen", "times coarsening (a synthetic graph without GRAPH)",
+    "driple bench coarsen [GRAPH [--exported-batch N]] [--ops N] [--groups K] [--seed S]\n"
+    "       [--repeat R] [--json]", bench_coarsen_opts, NULL};
+
 int bench_coarsen(int argc, char **argv) {
     struct cli c;
     struct dp_import_opts o;
     int64_t ops = 50000, k = DP_DEFAULT_GROUPS, seed = DP_DEFAULT_SEED, repeat = 5;
-    if (!cli_init(&c, argc, argv, "bench coarsen")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_bench_coarsen_spec)) return c.rc;
     bool json = cli_flag(&c, "--json");
     bool ok = cmd_import_opts(&c, &o) && cli_int(&c, "--ops", 10, 10000000, &ops) &&
               cli_int(&c, "--groups", 1, 1000000, &k) &&

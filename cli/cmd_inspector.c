@@ -18,7 +18,7 @@
 #include "dp/sa.h"
 #include "dp/train.h"
 
-static const char *const usage_inspector =
+static const char usage_inspector[] =
     "driple inspector info M.json [--json]\n"
     "       inspector import-torch FILE.pkl [--layer gcn] [--setting ID] -o M.json\n"
     "       inspector import-json W.json [--setting ID] -o M.json\n"
@@ -270,19 +270,51 @@ done:
     return rc;
 }
 
+static const struct cli_opt info_opts[] = {
+    {"--json", NULL, NULL, 0, 0, "print it as JSON", NULL},
+    CLI_END,
+};
+static const struct cli_opt import_opts[] = {
+    {"-o", "M.json", NULL, 0, 0, "the inspector written (needed)", NULL},
+    {"--out", "M.json", NULL, 0, 0, "the same as -o", NULL},
+    {"--layer", "gcn|gin|gat|mpnn", "gcn", 0, 0, "the checkpoint's graph layer", NULL},
+    {"--setting", "ID", NULL, 0, 0, "the setting it was trained for", NULL},
+    CLI_END,
+};
+static const struct cli_opt eval_opts[] = {
+    {"--dataset", "D.json", NULL, 0, 0, "the dataset evaluated on (needed)", NULL},
+    {"--gpus-file", "FILE", "assets/gpus.json", 0, 0,
+     "the GPU catalog (a setting-aware inspector only)", NULL},
+    {"--json", NULL, NULL, 0, 0, "print the errors as JSON", NULL},
+    CLI_END,
+};
+const struct cli_spec cmd_inspector_info_spec = {
+    "inspector info", "an inspector file: its setting, architecture, provenance and errors",
+    usage_inspector, info_opts, NULL};
+const struct cli_spec cmd_inspector_import_torch_spec = {
+    "inspector import-torch", "a published PyTorch checkpoint as an inspector file",
+    usage_inspector, import_opts, NULL};
+const struct cli_spec cmd_inspector_import_json_spec = {
+    "inspector import-json", "weights exported as JSON as an inspector file", usage_inspector,
+    import_opts, NULL};
+const struct cli_spec cmd_inspector_eval_spec = {
+    "inspector eval", "an inspector's errors (MAPE, RMSE, R2) on a dataset", usage_inspector,
+    eval_opts, NULL};
+
 int cmd_inspector(int argc, char **argv) {
     if (argc < 1) return cli_usage("inspector", usage_inspector, "needs a subcommand");
     const char *sub = argv[0];
+    const struct cli_spec *spec = !strcmp(sub, "info")           ? &cmd_inspector_info_spec
+                                  : !strcmp(sub, "import-torch") ? &cmd_inspector_import_torch_spec
+                                  : !strcmp(sub, "import-json")  ? &cmd_inspector_import_json_spec
+                                  : !strcmp(sub, "eval")         ? &cmd_inspector_eval_spec
+                                                                 : NULL;
+    if (!spec) return cli_usage("inspector", usage_inspector, "unknown subcommand '%s'", sub);
     struct cli c;
-    char name[48];
-    snprintf(name, sizeof name, "inspector %s", sub);
-    if (!cli_init(&c, argc - 1, argv + 1, name)) return 1;
-    int rc;
-    if (!strcmp(sub, "info")) rc = inspector_info(&c);
-    else if (!strcmp(sub, "import-torch")) rc = inspector_import(&c, true);
-    else if (!strcmp(sub, "import-json")) rc = inspector_import(&c, false);
-    else if (!strcmp(sub, "eval")) rc = inspector_eval(&c);
-    else rc = cli_usage("inspector", usage_inspector, "unknown subcommand '%s'", sub);
+    if (!cli_init(&c, argc - 1, argv + 1, spec)) return c.rc;
+    int rc = spec == &cmd_inspector_info_spec     ? inspector_info(&c)
+             : spec == &cmd_inspector_eval_spec   ? inspector_eval(&c)
+                                                  : inspector_import(&c, spec == &cmd_inspector_import_torch_spec);
     cli_done(&c);
     return rc;
 }

@@ -15,7 +15,7 @@
 #include "dp/session.h"
 #include "dp/settings.h"
 
-static const char *const usage_predict =
+static const char usage_predict[] =
     "driple predict GRAPH|--grouped FILE (--inspector M | --setting ID | --gpu NAME\n"
     "       " CMD_CLUSTER_USAGE ")\n"
     "       [--settings FILE] [--gpus FILE] [--batch N] [--exported-batch N] [--groups K]\n"
@@ -104,9 +104,19 @@ static void print_text(const struct dp_session *ss, const struct dp_prediction *
     cmd_print_formulas();
 }
 
+static const struct cli_opt predict_opts[] = {
+    {"--json", NULL, NULL, 0, 0, "print the prediction as JSON", NULL},
+    CLI_MORE(cmd_what_if_table),
+    CLI_MORE(cmd_economics_table),
+    CLI_END,
+};
+const struct cli_spec cmd_predict_spec = {
+    "predict", "the 12 metrics and the derived figures of one graph at one setting",
+    usage_predict, predict_opts, NULL};
+
 int cmd_predict(int argc, char **argv) {
     struct cli c;
-    if (!cli_init(&c, argc, argv, "predict")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_predict_spec)) return c.rc;
     int rc = 2;
     struct dp_session *ss = NULL;
     struct cmd_what_if wi;

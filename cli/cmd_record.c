@@ -92,6 +92,22 @@ static int print_labels(const char *gpu_csv, const char *net_csv, const char *th
     return cmd_trace(n, args);
 }
 
+static const struct cli_opt record_opts[] = {
+    {"--interval", "MS", "100", 10, 600000, "the sampling interval", NULL},
+    {"--gpu", "INDEX", "0", 0, 63, "the GPU sampled (NVML index)", NULL},
+    {"--duration", "S", "until COMMAND exits", 0.01, 1e7, "stop after S seconds (SIGINT)", NULL},
+    {"--threshold", "F", CLI_STR(DP_TRACE_THRESHOLD), 0, 0,
+     "the burst threshold, a fraction of the peak, 1e-06 .. 0.999999", NULL},
+    {"--iface", "NAME", "the busiest non-loopback one", 0, 0, "the network interface", NULL},
+    {"-o", "PREFIX", "driple-record-DATE-TIME", 0, 0, "the traces' file prefix (or DIR/)", NULL},
+    {"--no-gpu", NULL, NULL, 0, 0, "the network only (no NVIDIA driver needed)", NULL},
+    {"--json", NULL, NULL, 0, 0, "print the labels as JSON", NULL},
+    CLI_END,
+};
+const struct cli_spec cmd_record_spec = {
+    "record", "measures a training job's GPU and network traces and their 12 labels",
+    record_usage, record_opts, NULL};
+
 int cmd_record(int argc, char **argv) {
     /* Options come before "--"; everything after it is the command, untouched. */
     int dashdash = -1;
@@ -105,7 +121,7 @@ int cmd_record(int argc, char **argv) {
     bool has_cmd = command && command[0];
 
     struct cli c;
-    if (!cli_init(&c, n_opts, argv, "record")) return 1;
+    if (!cli_init(&c, n_opts, argv, &cmd_record_spec)) return c.rc;
     int64_t interval = 100, gpu = 0;
     double duration = 0, threshold_v = 0;
     int rc = 2;
@@ -117,11 +133,6 @@ int cmd_record(int argc, char **argv) {
     const char *prefix = cli_value(&c, "-o");
     bool no_gpu = cli_flag(&c, "--no-gpu");
     bool json = cli_flag(&c, "--json");
-    if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
-        printf("usage: %s\n", record_usage);
-        cli_done(&c);
-        return 0;
-    }
     if (!ok || c.bad) goto done;
     if (threshold) {
         char *end;

@@ -69,9 +69,38 @@ static void optim_options(struct cli *c, int *epochs, int *patience, int *batch,
     *wd = (float)w;
 }
 
+/* The six rows optim_options reads are in both tables, each with its command's defaults. */
+static const struct cli_opt train_sa_opts[] = {
+    {"--sweep", "SWEEP.json", NULL, 0, 0, "the sweep trained on (needed)", NULL},
+    {"--body", "BASE.json", NULL, 0, 0, "the per-setting inspector whose embedding is read",
+     NULL},
+    {"-o", "SA.json", NULL, 0, 0, "the setting-aware inspector written (needed)", NULL},
+    {"--split", "random|families|gpus|networks", "random", 0, 0, "what the test part holds out",
+     NULL},
+    {"--test-held", "a,b", NULL, 0, 0, "the held-out families, GPUs or networks (test)", NULL},
+    {"--val-held", "c,d", NULL, 0, 0, "the same for validation", NULL},
+    {"--members", "K", "5", 1, DP_SA_MAX_MEMBERS, "ensemble members", NULL},
+    {"--hidden1", "N", "256", 1, 4096, "the first hidden layer's units", NULL},
+    {"--hidden2", "N", "128", 1, 4096, "the second hidden layer's units", NULL},
+    {"--pair-weight", "W", "0.3", 0, 1000, "the pairwise ranking loss's weight", NULL},
+    {"--plain-loss", NULL, NULL, 0, 0, "no pairwise loss", NULL},
+    {"--epochs", "N", "150", 1, 1000000, "epochs at most", NULL},
+    {"--patience", "N", "20", 0, 1000000, "epochs without progress before stopping", NULL},
+    {"--minibatch", "N", "256", 1, 100000, "rows per step", NULL},
+    {"--seed", "S", "1", 0, (double)INT64_MAX, "the seed", NULL},
+    {"--lr", "X", "0.003", 1e-9, 10, "the learning rate", NULL},
+    {"--weight-decay", "X", "1e-5", 0, 10, "Adam's weight decay", NULL},
+    {"--gpus-file", "FILE", "assets/gpus.json", 0, 0, "the GPU catalog", NULL},
+    {"--json", NULL, NULL, 0, 0, "print the result as JSON", NULL},
+    CLI_END,
+};
+const struct cli_spec cmd_train_sa_spec = {
+    "train --sweep", "the setting-aware inspector, trained on a sweep", TRAIN_SA_USAGE,
+    train_sa_opts, NULL};
+
 int cmd_train_sa(int argc, char **argv) {
     struct cli c;
-    if (!cli_init(&c, argc, argv, "train")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_train_sa_spec)) return c.rc;
     struct dp_sa_train_opts o;
     dp_sa_train_opts_default(&o);
     const char *sweep = cli_value(&c, "--sweep"), *body_path = cli_value(&c, "--body");
@@ -197,9 +226,30 @@ static void jw_sa_eval(struct dp_jw *w, const char *key, const struct dp_sa_eval
     dp_jw_end(w);
 }
 
+static const struct cli_opt transfer_sa_opts[] = {
+    {"--from", "SA.json", NULL, 0, 0, "the setting-aware inspector (needed)", NULL},
+    {"--dataset", "D.json", NULL, 0, 0, "the setting's samples (needed)", NULL},
+    {"-o", "M.json", NULL, 0, 0, "the fine-tuned inspector written (needed)", NULL},
+    {"--out", "M.json", NULL, 0, 0, "the same as -o", NULL},
+    {"--setting", "ID", "the dataset's", 0, 0, "the setting (must be the dataset's)", NULL},
+    {"--epochs", "N", "300", 1, 1000000, "epochs at most", NULL},
+    {"--patience", "N", "30", 0, 1000000, "epochs without progress before stopping", NULL},
+    {"--minibatch", "N", "16", 1, 100000, "rows per step", NULL},
+    {"--seed", "S", "1", 0, (double)INT64_MAX, "the seed", NULL},
+    {"--lr", "X", "0.001", 1e-9, 10, "the learning rate", NULL},
+    {"--weight-decay", "X", "1e-5", 0, 10, "Adam's weight decay", NULL},
+    {"--val-frac", "F", "0.3", 0, 0.9, "the samples kept for validation", NULL},
+    {"--gpus-file", "FILE", "assets/gpus.json", 0, 0, "the GPU catalog", NULL},
+    {"--json", NULL, NULL, 0, 0, "print the result as JSON", NULL},
+    CLI_END,
+};
+const struct cli_spec cmd_transfer_sa_spec = {
+    "transfer --from SA.json", "a setting-aware inspector fine-tuned for one setting",
+    TRANSFER_SA_USAGE, transfer_sa_opts, NULL};
+
 int cmd_transfer_sa(int argc, char **argv) {
     struct cli c;
-    if (!cli_init(&c, argc, argv, "transfer")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_transfer_sa_spec)) return c.rc;
     struct dp_sa_tune_opts o;
     dp_sa_tune_opts_default(&o);
     const char *from = cli_value(&c, "--from"), *dataset = cli_value(&c, "--dataset");

@@ -69,9 +69,33 @@ static int load_graph(const char *spec, struct dp_zoo_opts *zo, bool zoo_given,
 
 /* --- simulate --- */
 
+static const struct cli_opt simulate_opts[] = {
+    {"--setting", "ID", NULL, 0, 0, "the setting by its id (V100-P1w2ho-PCIe)", NULL},
+    {"--settings", "FILE", "assets/settings/default.json", 0, 0,
+     "the setting list --setting looks in", NULL},
+    {"--batch", "N", "the graph's", 1, (double)DP_BATCH_MAX, "the batch size per worker", NULL},
+    {"--seq", "N", "the model's", 1, 1 << 16, "zoo:MODEL's sequence length", NULL},
+    {"--input", "N", "the model's", 1, 1 << 16, "zoo:MODEL's input (image side or tokens)", NULL},
+    {"--optimizer", "sgd|momentum|adam", "momentum", 0, 0, "zoo:MODEL's optimizer", NULL},
+    {"--seed", "S", "1", 0, (double)INT64_MAX, "the simulation's seed", NULL},
+    {"--iterations", "N", "the simulator's", 1, 5000, "iterations simulated", NULL},
+    {"--sample-ms", "MS", "the simulator's", 0.01, 60000, "the trace's sampling interval", NULL},
+    {"--threshold", "FRAC", CLI_STR(DP_TRACE_THRESHOLD), 1e-6, 0.999999,
+     "the burst threshold, a fraction of the peak", NULL},
+    {"--trace", "OUT.csv", NULL, 0, 0, "also write the simulated traces", NULL},
+    {"--xla", NULL, NULL, 0, 0, "TensorFlow with XLA auto-clustering", NULL},
+    {"--json", NULL, NULL, 0, 0, "print the result as JSON", NULL},
+    CLI_MORE(cmd_import_table),
+    CLI_MORE(cmd_cluster_table),
+    CLI_END,
+};
+const struct cli_spec cmd_simulate_spec = {
+    "simulate", "a training job in the simulator: the 12 metrics and the iteration time",
+    SIM_USAGE, simulate_opts, NULL};
+
 int cmd_simulate(int argc, char **argv) {
     struct cli c;
-    if (!cli_init(&c, argc, argv, "simulate")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_simulate_spec)) return c.rc;
     bool json = cli_flag(&c, "--json"), xla = cli_flag(&c, "--xla");
     const char *setting_id = cli_value(&c, "--setting");
     const char *settings_path = cli_value(&c, "--settings");

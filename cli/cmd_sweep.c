@@ -36,9 +36,39 @@ static void on_progress(int done, int total, void *ud) {
     if (done == total) fputc('\n', stderr);
 }
 
+static const struct cli_opt sweep_opts[] = {
+    {"--out", "FILE", NULL, 0, 0, "the sweep written (needed)", NULL},
+    {"--settings", "FILE", "none", 0, 0, "a setting list every graph runs on", NULL},
+    {"--gpus-file", "FILE", "assets/gpus.json", 0, 0, "the GPU catalog", NULL},
+    {"--weights", "FILE", "assets/op_weights.json", 0, 0, "the op-type weights", NULL},
+    {"--models", "a,b,...", "the whole zoo", 0, 0, "zoo models", NULL},
+    {"--optimizers", "sgd,momentum,adam", "all three", 0, 0, "optimizers", NULL},
+    {"--gpus", "a,b,...", "every catalog GPU", 0, 0, "the GPUs random settings are drawn from",
+     NULL},
+    {"--fp32-only", NULL, NULL, 0, 0, "no mixed-precision graphs", NULL},
+    {"--allreduce", NULL, NULL, 0, 0, "random settings also with all-reduce", NULL},
+    {"--pytorch", NULL, NULL, 0, 0, "random settings also under PyTorch", NULL},
+    {"--zoo-batches", "K", "12", 1, DP_SWEEP_BATCH_FACTORS, "batch sizes per zoo graph", NULL},
+    {"--generated", "N", "0", 0, 1000000, "generated architectures", NULL},
+    {"--gen-seed", "S", "1", 0, (double)INT64_MAX, "their corpus's seed", NULL},
+    {"--gen-batches", "K", "3", 1, DP_SWEEP_BATCH_FACTORS, "batch sizes per generated graph",
+     NULL},
+    {"--quota", "Q", "0", 0, 1000000, "generated graphs that also run on --settings", NULL},
+    {"--random", "K", "8", 0, 1000, "random settings per graph", NULL},
+    {"--max-workers", "N", "64", 1, 64, "the random settings' most workers", NULL},
+    {"--groups", "K", "the sweep's", 1, 100000, "groups", NULL},
+    {"--seed", "S", "1", 0, (double)INT64_MAX, "the draws' seed", NULL},
+    {"--jobs", "J", "2", 1, 64, "threads simulating", NULL},
+    {"--json", NULL, NULL, 0, 0, "print the summary as JSON", NULL},
+    CLI_END,
+};
+const struct cli_spec cmd_dataset_sweep_spec = {
+    "dataset sweep", "graphs x settings x batch sizes, simulated, for the setting-aware inspector",
+    SWEEP_USAGE, sweep_opts, NULL};
+
 int cmd_dataset_sweep(int argc, char **argv) {
     struct cli c;
-    if (!cli_init(&c, argc, argv, "dataset sweep")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_dataset_sweep_spec)) return c.rc;
     struct dp_sweep_opts o;
     dp_sweep_opts_default(&o);
     const char *out = cli_value(&c, "--out"), *settings_path = cli_value(&c, "--settings");
@@ -159,9 +189,21 @@ static int extract_one(const struct dp_sweep *sw, const struct dp_gpu_catalog *c
     return rc;
 }
 
+static const struct cli_opt extract_opts[] = {
+    {"--setting", "ID[,ID...]", NULL, 0, 0, "the setting (several with --dir)", NULL},
+    {"-o", "DATASET.json", NULL, 0, 0, "the dataset written (one setting)", NULL},
+    {"--dir", "DIR", NULL, 0, 0, "write each setting's as DIR/ID.json", NULL},
+    {"--gpus-file", "FILE", "assets/gpus.json", 0, 0, "the GPU catalog", NULL},
+    {"--cost-features", NULL, NULL, 0, 0, "keep each group's FLOPs and bytes", NULL},
+    CLI_END,
+};
+const struct cli_spec cmd_dataset_extract_spec = {
+    "dataset extract", "one setting's rows of a sweep as a per-setting dataset", EXTRACT_USAGE,
+    extract_opts, NULL};
+
 int cmd_dataset_extract(int argc, char **argv) {
     struct cli c;
-    if (!cli_init(&c, argc, argv, "dataset extract")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_dataset_extract_spec)) return c.rc;
     const char *id = cli_value(&c, "--setting"), *out = cli_value(&c, "-o");
     const char *dir = cli_value(&c, "--dir"), *gpus_file = cli_value(&c, "--gpus-file");
     bool cost = cli_flag(&c, "--cost-features");

@@ -23,9 +23,26 @@
     "  a burst is a maximal run of samples above FRAC x the resource's maximum (default 0.1); " \
     "idle/active = mean gap/burst length (ms), peak = mean of each burst's largest sample"
 
+static const struct cli_opt extract_opts[] = {
+    {"--gpu-index", "I", "the first GPU", 0, 0, "the GPU of a CSV holding several", NULL},
+    {"--net", "NET.csv", NULL, 0, 0, "the network counter CSV (rx_bytes, tx_bytes)", NULL},
+    {"--threshold", "FRAC", CLI_STR(DP_TRACE_THRESHOLD), 1e-6, 0.999999,
+     "the burst threshold, a fraction of the resource's maximum", NULL},
+    {"--driple-csv", "OUT.csv", NULL, 0, 0, "also write the labels as a DriplePerf CSV row",
+     NULL},
+    {"--gpu", "G", NULL, 0, 0, "the DriplePerf row's GPU", NULL},
+    {"--model", "M", NULL, 0, 0, "the DriplePerf row's model", NULL},
+    {"--job", "J", NULL, 0, 0, "the DriplePerf row's job name", NULL},
+    {"--batch", "N", NULL, 1, (double)DP_BATCH_MAX, "the DriplePerf row's batch size", NULL},
+    {"--json", NULL, NULL, 0, 0, "print the labels as JSON", NULL},
+    CLI_END,
+};
+const struct cli_spec cmd_trace_extract_spec = {
+    "trace extract", "the 12 labels of GPU and network traces", TRACE_USAGE, extract_opts, NULL};
+
 static int trace_extract(int argc, char **argv) {
     struct cli c;
-    if (!cli_init(&c, argc, argv, "trace extract")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_trace_extract_spec)) return c.rc;
     bool json = cli_flag(&c, "--json");
     const char *net = cli_value(&c, "--net");
     const char *csv_out = cli_value(&c, "--driple-csv");

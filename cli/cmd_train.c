@@ -12,7 +12,7 @@
 #include "dp/json_out.h"
 #include "dp/train.h"
 
-static const char *const usage_train =
+static const char usage_train[] =
     "driple train --dataset D.json -o M.json [--recipe driple-c|paper] [--layer gcn|gin|gat|mpnn]\n"
     "       [--hidden 64] [--epochs N] [--patience P] [--seed 1] [--features raw|log]\n"
     "       [--target max|range|log] [--split random|models] [--minibatch 32] [--lr L]\n"
@@ -32,12 +32,32 @@ static const char *const usage_train =
     "    together: `driple zoo list --json` gives the family), not single models.\n"
     "  Errors: MAPE over labels >= 1 (ms, %, MB/s), RMSE in the output's unit, R2 = 1 - SSE/SS.";
 
+static const struct cli_opt train_opts[] = {
+    {"--dataset", "D.json", NULL, 0, 0, "the dataset trained on (needed)", NULL},
+    {"-o", "M.json", NULL, 0, 0, "the inspector written (needed)", NULL},
+    {"--out", "M.json", NULL, 0, 0, "the same as -o", NULL},
+    {"--layer", "gcn|gin|gat|mpnn", "gcn", 0, 0, "the graph layer", NULL},
+    {"--features", "raw|log", "log (paper: raw)", 0, 0, "the features' transform", NULL},
+    {"--rule", "half|n|log2|fixed", "half", 0, 0, "layers from the graph's size", NULL},
+    {"--layers", "N", "the rule's", 1, 100000, "layers (with --rule fixed)", NULL},
+    {"--max-layers", "N", "2 (paper: no limit, 0)", 0, 100000, "layers at most", NULL},
+    {"--restarts", "K", "1", 1, DP_TRAIN_MAX_RESTARTS,
+     "initialisations trained, the best on validation kept", NULL},
+    {"--cost-features", NULL, NULL, 0, 0, "also read each group's FLOPs and bytes", NULL},
+    {"--json", NULL, NULL, 0, 0, "print the result as JSON", NULL},
+    CLI_MORE(run_train_table),
+    CLI_END,
+};
+const struct cli_spec cmd_train_spec = {
+    "train", "a per-setting inspector trained from scratch (train --sweep: the setting-aware one)",
+    usage_train, train_opts, NULL};
+
 int cmd_train(int argc, char **argv) {
     for (int i = 0; i < argc; i++) /* the setting-aware inspector: cmd_sa.c */
         if (!strncmp(argv[i], "--sweep", 7) && (!argv[i][7] || argv[i][7] == '='))
             return cmd_train_sa(argc, argv);
     struct run_cmd r;
-    if (!run_init(&r, argc, argv, "train", usage_train)) return 1;
+    if (!run_init(&r, argc, argv, &cmd_train_spec)) return r.c.rc;
     int rc = 2;
     if (!run_recipe_opts(&r)) goto done;
     const char *dataset = cli_value(&r.c, "--dataset");

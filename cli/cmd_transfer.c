@@ -15,7 +15,7 @@
 #include "dp/sa.h"
 #include "dp/train.h"
 
-static const char *const usage_transfer =
+static const char usage_transfer[] =
     "driple transfer --from BASE.json --dataset D.json -o M.json [--mode head|head+last]\n"
     "       [--recipe driple-c|paper] [--target base|max|range|log] [--epochs N] [--patience P]\n"
     "       [--seed 1] [--split random|models] [--minibatch 32] [--lr L]\n"
@@ -37,10 +37,25 @@ static bool setting_aware(int argc, char **argv) {
     return false;
 }
 
+static const struct cli_opt transfer_opts[] = {
+    {"--from", "BASE.json", NULL, 0, 0, "the base inspector (needed)", NULL},
+    {"--dataset", "D.json", NULL, 0, 0, "the new setting's dataset (needed)", NULL},
+    {"-o", "M.json", NULL, 0, 0, "the inspector written (needed)", NULL},
+    {"--out", "M.json", NULL, 0, 0, "the same as -o", NULL},
+    {"--mode", "head|head+last", "head", 0, 0, "what is retrained", NULL},
+    {"--vs-scratch", NULL, NULL, 0, 0, "also train from scratch, to compare", NULL},
+    {"--json", NULL, NULL, 0, 0, "print the result as JSON", NULL},
+    CLI_MORE(run_train_table),
+    CLI_END,
+};
+const struct cli_spec cmd_transfer_spec = {
+    "transfer", "an inspector adapted to a new setting from a base (--from SA.json: fine-tuned)",
+    usage_transfer, transfer_opts, NULL};
+
 int cmd_transfer(int argc, char **argv) {
     if (setting_aware(argc, argv)) return cmd_transfer_sa(argc, argv);
     struct run_cmd r;
-    if (!run_init(&r, argc, argv, "transfer", usage_transfer)) return 1;
+    if (!run_init(&r, argc, argv, &cmd_transfer_spec)) return r.c.rc;
     int rc = 2;
     struct dp_inspector *base = NULL, *scratch = NULL;
     struct dp_train_result sres;

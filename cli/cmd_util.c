@@ -128,6 +128,12 @@ struct dp_grouped *cmd_synthetic_grouped(int n, uint64_t seed) {
     return g;
 }
 
+const struct cli_opt cmd_import_table[] = {
+    {"--exported-batch", "N", "detected from the graph", 1, (double)(INT64_C(1) << 40),
+     "the batch size the graph file was exported with", NULL},
+    CLI_END,
+};
+
 bool cmd_import_opts(struct cli *c, struct dp_import_opts *o) {
     static struct dp_import_notes notes;
     memset(&notes, 0, sizeof notes);
@@ -148,6 +154,24 @@ void cmd_import_warnings(const char *path, const struct dp_import_opts *o, int64
 }
 
 /* ---- naming a setting ---- */
+
+const struct cli_opt cmd_cluster_table[] = {
+    {"--gpu", "NAME", NULL, 0, 0, "the GPU: a catalog name or alias (V100, A100-SXM4-40GB, ...)",
+     NULL},
+    {"--sync", "ps|allreduce", "ps", 0, 0, "parameter servers or all-reduce", NULL},
+    {"--ps", "N", NULL, 1, 64, "parameter servers (needed with --sync ps)", NULL},
+    {"--workers", "N", NULL, 1, 64, "workers, one GPU each", NULL},
+    {"--placement", "homo|hetero", "homo", 0, 0,
+     "parameter servers on the workers' machines (homo) or their own (hetero)", NULL},
+    {"--network", "NET", NULL, 0, 0,
+     "PCIe, NVLink, 1GbE, 10GbE, 25GbE, 40GbE, 100GbE, IB-EDR or IB-HDR", NULL},
+    {"--machines", "M", "as few as the GPU's machines hold", 1, 128, "machines the workers use",
+     NULL},
+    {"--precision", "fp32|mixed", "fp32", 0, 0, "training precision", NULL},
+    {"--framework", "tensorflow|pytorch", "tensorflow", 0, 0, "the training framework", NULL},
+    {"--gpus", "FILE", "assets/gpus.json", 0, 0, "the GPU catalog (driple-gpus/1)", NULL},
+    CLI_END,
+};
 
 bool cmd_cluster_opts(struct cli *c, struct cmd_cluster *o) {
     memset(o, 0, sizeof *o);
@@ -259,6 +283,26 @@ int cmd_session_workload(struct dp_session *ss, const char *graph, const char *g
     return 0;
 }
 
+const struct cli_opt cmd_what_if_table[] = {
+    {"--grouped", "FILE", NULL, 0, 0, "a grouped graph (graph coarsen -o) instead of GRAPH", NULL},
+    {"--inspector", "M", NULL, 0, 0, "the inspector file to use (driple-inspector/1)", NULL},
+    {"--setting", "ID", NULL, 0, 0, "the setting by its id (V100-P1w2ho-PCIe)", NULL},
+    {"--settings", "FILE", "assets/settings/default.json", 0, 0,
+     "the setting list (driple-settings/1)", NULL},
+    {"--weights", "FILE", "assets/op_weights.json", 0, 0,
+     "the op-type weights (driple-op-weights/1)", NULL},
+    {"--setting-aware", "FILE|none", "the shipped one", 0, 0,
+     "the setting-aware inspector (none: without one)", NULL},
+    {"--batch", "N", "the graph's", 1, (double)DP_BATCH_MAX, "the batch size", NULL},
+    {"--groups", "K", CLI_STR(DP_DEFAULT_GROUPS), 1, 100000, "groups the graph is coarsened into",
+     NULL},
+    {"--seed", "S", CLI_STR(DP_DEFAULT_SEED), (double)(INT64_MIN + 1), (double)INT64_MAX,
+     "the coarsening's seed", NULL},
+    CLI_MORE(cmd_import_table),
+    CLI_MORE(cmd_cluster_table),
+    CLI_END,
+};
+
 bool cmd_what_if_opts(struct cli *c, struct cmd_what_if *o) {
     memset(o, 0, sizeof *o);
     o->groups = DP_DEFAULT_GROUPS;
@@ -326,6 +370,14 @@ void cmd_print_formulas(void) {
                dp_derived_figures[k].note);
 }
 
+
+const struct cli_opt cmd_economics_table[] = {
+    {"--epoch-samples", "N", "1281167 (ImageNet-1k)", 0, 0,
+     "samples per epoch, 1 .. 1e15 (k, M, G: x 1e3, 1e6, 1e9)", NULL},
+    {"--price", "USD_PER_GPU_HOUR", "each GPU's catalog price", 0, 1e4,
+     "the price of one GPU-hour", NULL},
+    CLI_END,
+};
 
 bool cmd_economics_opts(struct cli *c, double *samples, double *price) {
     *price = NAN;

@@ -49,6 +49,8 @@ struct dp_grouped *cmd_synthetic_grouped(int n, uint64_t seed);
  * before any positional. False, with c->bad set and the message naming the option printed, when
  * the value is malformed or out of range; true when absent or valid. */
 bool cmd_import_opts(struct cli *c, struct dp_import_opts *o);
+/* Its table fragment (CLI_MORE(cmd_import_table) in a command's table). */
+extern const struct cli_opt cmd_import_table[];
 /* After a graph loaded with options from cmd_import_opts: prints on stderr, once, the op types
  * the reader did not know and kept with a generic cost ("driple: warning: m.onnx: 3 ops of
  * types driple does not know, kept with a generic cost: GridSample (3)"), and the batch the
@@ -70,6 +72,9 @@ struct cmd_cluster {
  * positional). False, with c->bad set and the message printed, when --ps, --workers or
  * --machines is malformed or out of range ([1, 64], [1, 64], [1, 128]). */
 bool cmd_cluster_opts(struct cli *c, struct cmd_cluster *o);
+/* Their table fragment, the one place a cluster option is declared: every command that calls
+ * cmd_cluster_opts has CLI_MORE(cmd_cluster_table) in its table. */
+extern const struct cli_opt cmd_cluster_table[];
 /* True when an option naming the cluster (all but --precision and --gpus) was given. */
 bool cmd_cluster_given(const struct cmd_cluster *o);
 /* Builds the setting the options name (the GPU found with dp_gpu_find in cat, machines 0 =
@@ -85,6 +90,7 @@ int cmd_cluster_setting(const struct cmd_cluster *o, const struct dp_gpu_catalog
  * option named, when one is malformed or out of range. */
 #define CMD_ECONOMICS_USAGE "[--epoch-samples N] [--price USD_PER_GPU_HOUR]"
 bool cmd_economics_opts(struct cli *c, double *samples, double *price);
+extern const struct cli_opt cmd_economics_table[]; /* their table fragment */
 
 /* ---- what predict, compare and explain share ---- */
 /* Their options: --grouped FILE (instead of GRAPH), --inspector M | --setting ID | the cluster
@@ -100,6 +106,8 @@ struct cmd_what_if {
 /* Reads them (with the command's own options, before any positional). False, with c->bad set
  * and the message printed, when one is malformed or out of range. */
 bool cmd_what_if_opts(struct cli *c, struct cmd_what_if *o);
+/* Their table fragment (the import and cluster fragments included). */
+extern const struct cli_opt cmd_what_if_table[];
 /* Exactly one of --inspector, --setting and the cluster options (else the usage of cmd, exit
  * 2); opens the session (cmd_session_open) and finds the inspector: the file given, or the one
  * that serves the setting (cmd_session_inspector). *insp: its index (-1: the setting-aware

@@ -25,9 +25,25 @@
     "  with its parameters, FLOPs per training step and ops at its batch; --out DIR writes each\n" \
     "  graph as DIR/<name>.json (zoo build options apply)."
 
+static const struct cli_opt list_opts[] = {
+    {"--json", NULL, NULL, 0, 0, "print the list as JSON (with each model's family)", NULL},
+    CLI_END,
+};
+const struct cli_spec cmd_zoo_list_spec = {
+    "zoo list", "the models of the zoo", ZOO_USAGE, list_opts, NULL};
+
+/* What zoo build and zoo generate both build with. */
+static const struct cli_opt build_common[] = {
+    {"--batch", "N", "the model's", 1, (double)DP_BATCH_MAX, "the batch size", NULL},
+    {"--optimizer", "sgd|momentum|adam", "momentum", 0, 0, "the optimizer", NULL},
+    {"--precision", "fp32|mixed", "fp32", 0, 0, "the precision", NULL},
+    {"--nchw", NULL, NULL, 0, 0, "channels-first layout (NHWC without)", NULL},
+    CLI_END,
+};
+
 static int zoo_list(int argc, char **argv) {
     struct cli c;
-    if (!cli_init(&c, argc, argv, "zoo list")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_zoo_list_spec)) return c.rc;
     bool json = cli_flag(&c, "--json");
     if (!cli_check_unused(&c)) {
         cli_done(&c);
@@ -75,9 +91,21 @@ static int zoo_list(int argc, char **argv) {
     return 0;
 }
 
+static const struct cli_opt build_opts[] = {
+    {"--input", "PIXELS", "the model's", 1, 1 << 16, "the image side (CNNs)", NULL},
+    {"--seq", "TOKENS", "the model's", 1, 1 << 16, "the sequence length (sequence models)", NULL},
+    {"-o", "FILE.json", NULL, 0, 0, "the graph written (-: stdout)", NULL},
+    {"--output", "FILE.json", NULL, 0, 0, "the same as -o", NULL},
+    CLI_MORE(build_common),
+    CLI_END,
+};
+const struct cli_spec cmd_zoo_build_spec = {
+    "zoo build", "a zoo model's (or a generated architecture's) training graph", ZOO_USAGE,
+    build_opts, NULL};
+
 static int zoo_build(int argc, char **argv) {
     struct cli c;
-    if (!cli_init(&c, argc, argv, "zoo build")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_zoo_build_spec)) return c.rc;
     struct dp_zoo_opts o;
     dp_zoo_opts_default(&o);
     int64_t input = 0, seq = 0;
@@ -178,9 +206,22 @@ static void gen_row(const struct dp_gen_arch *a, const struct dp_graph *g, struc
     dp_jw_end(w);
 }
 
+static const struct cli_opt generate_opts[] = {
+    {"--seed", "S", NULL, 0, (double)INT64_MAX, "the corpus's seed (needed)", NULL},
+    {"--count", "N", NULL, 1, 1000000, "architectures (needed)", NULL},
+    {"--start", "I", "0", 0, (double)(INT64_MAX / 2), "the first architecture's index", NULL},
+    {"--kind", "cnn|transformer|rnn|mlp|mixer", "every kind", 0, 0, "only this kind", NULL},
+    {"--out", "DIR", NULL, 0, 0, "write each graph as DIR/<name>.json", NULL},
+    {"--json", NULL, NULL, 0, 0, "print the list as JSON", NULL},
+    CLI_MORE(build_common),
+    CLI_END,
+};
+const struct cli_spec cmd_zoo_generate_spec = {
+    "zoo generate", "generated architectures of a seeded corpus", ZOO_USAGE, generate_opts, NULL};
+
 static int zoo_generate(int argc, char **argv) {
     struct cli c;
-    if (!cli_init(&c, argc, argv, "zoo generate")) return 1;
+    if (!cli_init(&c, argc, argv, &cmd_zoo_generate_spec)) return c.rc;
     struct dp_zoo_opts o;
     dp_zoo_opts_default(&o);
     int64_t seed = -1, count = -1, start = 0;

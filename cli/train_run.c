@@ -95,11 +95,33 @@ void run_jw_result(struct dp_jw *w, const char *label, const struct dp_inspector
 }
 
 
-bool run_init(struct run_cmd *r, int argc, char **argv, const char *cmd, const char *usage) {
+const struct cli_opt run_train_table[] = {
+    {"--recipe", "driple-c|paper", "driple-c", 0, 0,
+     "the training recipe (its defaults; options after it override)", NULL},
+    {"--split", "random|models", "random", 0, 0,
+     "validation/test split: random, or whole model families held out", NULL},
+    {"--target", "max|range|log|base", "log (paper: max; transfer: base)", 0, 0,
+     "how the labels are normalised (base: the base's kind, refitted; transfer only)", NULL},
+    {"--epochs", "N", "300 (paper: 200)", 1, 1000000, "epochs at most", NULL},
+    {"--patience", "P", "40 (paper: 20)", 0, 1000000,
+     "epochs without progress before stopping", NULL},
+    {"--seed", "S", "1", 0, (double)INT64_MAX, "the split's and initialisation's seed", NULL},
+    {"--minibatch", "N", "32", 1, 100000, "graphs per step", NULL},
+    {"--hidden", "N", "64", 1, 4096, "hidden units per layer", NULL},
+    {"--lr", "L", "0.01 (paper: 0.003)", 1e-9, 10, "the learning rate", NULL},
+    {"--lr-decay", "F", "0.5 (paper: 1)", 1e-6, 1, "the learning rate's factor after a plateau",
+     NULL},
+    {"--lr-plateau", "E", "10 (paper: 0, never)", 0, 1000000,
+     "epochs without progress before the decay", NULL},
+    {"--weight-decay", "W", "1e-6", 0, 10, "Adam's weight decay", NULL},
+    CLI_END,
+};
+
+bool run_init(struct run_cmd *r, int argc, char **argv, const struct cli_spec *spec) {
     memset(r, 0, sizeof *r);
-    if (!cli_init(&r->c, argc, argv, cmd)) return false;
-    r->cmd = cmd;
-    r->usage = usage;
+    if (!cli_init(&r->c, argc, argv, spec)) return false;
+    r->cmd = spec->cmd;
+    r->usage = spec->usage;
     dp_dataset_init(&r->ds, NULL);
     return true;
 }

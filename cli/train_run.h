@@ -36,8 +36,12 @@ struct run_cmd {
 };
 
 
-/* Wraps argv for `cmd` (usage: its usage text); false, with nothing to free, when out of memory. */
-bool run_init(struct run_cmd *r, int argc, char **argv, const char *cmd, const char *usage);
+/* Wraps argv for the command of spec (cli_init); false, with r->c.rc the exit status and
+ * nothing to free, when the command should end at once (--help, an unknown option, out of
+ * memory). */
+bool run_init(struct run_cmd *r, int argc, char **argv, const struct cli_spec *spec);
+/* The table fragment of the options run_recipe_opts and run_train_opts read. */
+extern const struct cli_opt run_train_table[];
 /* Frees what the run holds, whichever step failed. */
 void run_free(struct run_cmd *r);
 /* The recipe's defaults (--recipe, default driple-c) into r->o; the other options override them,

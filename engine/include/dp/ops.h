@@ -47,6 +47,38 @@ bool dp_op_reads_more(const char *op);
 /* Optimizer slots per variable an update op keeps (ApplyMomentum 1, ApplyAdam 2,
  * ApplyCenteredRMSProp 3); 0 for every op that is not an optimizer update. */
 int dp_op_optimizer_slots(const char *op);
+/* How the training-graph builder differentiates an op: engine/src/tfgraph/gradients.c keeps one
+ * backward function per rule. DP_OPGRAD_DEFAULT leaves it to the forward primitive's own rule
+ * (an element-wise op: "<op>Grad" of dy and x; a binary op: dy to x, nothing to y). */
+enum dp_op_grad {
+    DP_OPGRAD_DEFAULT,
+    DP_OPGRAD_GRAD_DY_Y,    /* "<op>Grad"(dy, y): Relu, Relu6, Elu */
+    DP_OPGRAD_GRAD_Y_DY,    /* "<op>Grad"(y, dy): Sigmoid, Tanh, Rsqrt, Sqrt */
+    DP_OPGRAD_LRN,          /* LRNGrad(dy, x, y) (and LRN's forward depth_radius) */
+    DP_OPGRAD_NEG,          /* Neg(dy) */
+    DP_OPGRAD_EXP,          /* dy x y */
+    DP_OPGRAD_LOG,          /* dy x 1 / x */
+    DP_OPGRAD_SQUARE,       /* dy x 2x */
+    DP_OPGRAD_ERF,          /* dy x exp(-x^2) */
+    DP_OPGRAD_IDENTITY,     /* dy itself */
+    DP_OPGRAD_ADD,          /* AddV2: dy to both */
+    DP_OPGRAD_SUB,          /* dy, -dy */
+    DP_OPGRAD_MUL,          /* dy y, x dy */
+    DP_OPGRAD_DIV,          /* RealDiv: dy / y, dy x (-x / y / y) */
+    DP_OPGRAD_SQUARED_DIFF, /* 2 (x - y) dy and its negation */
+    DP_OPGRAD_MAXMIN,       /* Maximum, Minimum: dy where selected, through SelectV2 */
+    DP_OPGRAD_POW,          /* dy x y x^(y - 1) to x */
+    DP_OPGRAD_MEAN,         /* a reduction whose gradient is divided by the count */
+    DP_OPGRAD_MAXPOOL,      /* "<op>Grad"(x, y, dy); other pools "<op>Grad"(shape, dy) */
+    DP_OPGRAD_COUNT
+};
+/* The gradient rule of op type `op`; DP_OPGRAD_DEFAULT for types the registry does not list.
+ * NULL-safe. */
+enum dp_op_grad dp_op_grad(const char *op);
+/* The op TensorFlow emits as the gradient of rearranging copy `op` (StridedSlice:
+ * StridedSliceGrad, Slice: Pad, Tile: Sum, GatherV2: UnsortedSegmentSum, ...), shaped like the
+ * copy's input; "Identity" for a type with none listed. NULL-safe. Static storage. */
+const char *dp_op_copy_grad(const char *op);
 /* True when cuDNN may run node n of g with Winograd: a 3x3 convolution (forward, or either
  * gradient) of stride 1. */
 bool dp_op_winograd_eligible(const struct dp_graph *g, const struct dp_node *n);

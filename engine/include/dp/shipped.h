@@ -15,7 +15,9 @@
  *      (an assets directory of one's own);
  *   2. $DRIPLE_HOME/<rel>, when DRIPLE_HOME is set and non-empty (an installed tree);
  *   3. <rel> from the working directory (a source checkout);
- *   4. <directory of the running binary>/../<rel> (build/driple in a checkout).
+ *   4. <directory of the running binary>/../<rel> (build/driple in a checkout);
+ *   5. <directory of the running binary>/../share/driple/<rel> (PREFIX/bin/driple installed by
+ *      `make install`, its files in PREFIX/share/driple).
  * Writes the path found into buf (n bytes) and returns DP_OK. When none is readable: buf holds
  * rel, and DP_ERR_NOT_FOUND with "<rel>: not found (tried <candidates>; set DRIPLE_ASSETS or
  * DRIPLE_HOME, or pass <option>)" (option: the command-line option that names such a file

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define N_CANDIDATES 4
+#define N_CANDIDATES 5
 
 enum dp_status dp_shipped_path(const char *rel, const char *option, char *buf, size_t n,
                                struct dp_error *err) {
@@ -26,13 +26,15 @@ enum dp_status dp_shipped_path(const char *rel, const char *option, char *buf, s
         char *slash = strrchr(exe, '/');
         if (slash) *slash = '\0';
         snprintf(cand[k++], sizeof cand[0], "%.*s/../%s", PATH_MAX, exe, rel);
+        /* an installed tree: PREFIX/bin/driple, PREFIX/share/driple/assets (make install) */
+        snprintf(cand[k++], sizeof cand[0], "%.*s/../share/driple/%s", PATH_MAX, exe, rel);
     }
     for (int i = 0; i < k; i++)
         if (access(cand[i], R_OK) == 0) {
             snprintf(buf, n, "%s", cand[i]);
             return DP_OK;
         }
-    char tried[4 * 300] = "";
+    char tried[N_CANDIDATES * 300] = "";
     for (int i = 0, used = 0; i < k; i++) {
         int w = snprintf(tried + used, sizeof tried - (size_t)used, "%s%.290s", i ? ", " : "",
                          cand[i]);

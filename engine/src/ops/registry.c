@@ -9,18 +9,24 @@
 
 #include "core/hash.h"
 
-#define ROW(op, cls, rule, pe, fl, sl) {op, DP_OPCLASS_##cls, RULE_##rule, pe, fl, sl}
+#define ROWG(op, cls, rule, pe, fl, sl, gr, cg)                                                  \
+    {op, DP_OPCLASS_##cls, RULE_##rule, pe, fl, sl, DP_OPGRAD_##gr, cg}
+#define ROW(op, cls, rule, pe, fl, sl) ROWG(op, cls, rule, pe, fl, sl, DEFAULT, NULL)
 #define NONE_(op, fl) ROW(op, NONE, PER_ELEM, 0, fl, 0)
 #define ELEM(op, pe) ROW(op, ELEMWISE, PER_ELEM, pe, 0, 0)
+#define ELEMG(op, pe, gr) ROWG(op, ELEMWISE, PER_ELEM, pe, 0, 0, gr, NULL)
 #define RED(op, rule, pe) ROW(op, REDUCE, rule, pe, 0, 0)
+#define REDG(op, rule, pe, gr) ROWG(op, REDUCE, rule, pe, 0, 0, gr, NULL)
 #define MEM(op, fl) ROW(op, MEMORY, PER_ELEM, 0, fl, 0)
+#define MEMG(op, fl, cg) ROWG(op, MEMORY, PER_ELEM, 0, fl, 0, DEFAULT, cg)
 #define OPT(op, pe, sl) ROW(op, OPTIMIZER, PER_ELEM, pe, 0, sl)
 
 static const struct op_def rows[] = {
     /* no kernel */
     NONE_("VariableV2", OPF_VARIABLE), NONE_("VariableV1", OPF_VARIABLE),
     NONE_("Variable", OPF_VARIABLE), NONE_("VarHandleOp", OPF_VARIABLE),
-    NONE_("Const", OPF_CONST), NONE_("Identity", OPF_ALIAS), NONE_("NoOp", 0),
+    NONE_("Const", OPF_CONST), ROWG("Identity", NONE, PER_ELEM, 0, OPF_ALIAS, 0, IDENTITY, NULL),
+    NONE_("NoOp", 0),
     NONE_("Placeholder", 0), NONE_("Shape", 0), NONE_("ShapeN", 0), NONE_("Reshape", OPF_ALIAS),
     NONE_("ExpandDims", OPF_ALIAS), NONE_("Squeeze", OPF_ALIAS), NONE_("ConcatOffset", 0),
     NONE_("BroadcastGradientArgs", 0), NONE_("Assign", OPF_UPDATE), NONE_("ReadVariableOp", 0),
@@ -46,23 +52,31 @@ static const struct op_def rows[] = {
     ROW("DepthwiseConv2dNativeBackpropFilter", MATMUL, DWCONV_BP_FILTER, 0, 0, 0),
     ROW("MatMul", MATMUL, MATMUL, 0, 0, 0), ROW("BatchMatMul", MATMUL, MATMUL, 0, 0, 0),
     ROW("BatchMatMulV2", MATMUL, MATMUL, 0, 0, 0), ROW("Einsum", MATMUL, EINSUM, 0, 0, 0),
-    /* element-wise with more than one FLOP per element (others default to one) */
-    ELEM("Sigmoid", 4), ELEM("Tanh", 4), ELEM("Exp", 4), ELEM("Log", 4), ELEM("Erf", 4),
-    ELEM("Pow", 4), ELEM("Rsqrt", 2), ELEM("Sqrt", 2), ELEM("Softplus", 4), ELEM("Elu", 4),
+    /* element-wise with more than one FLOP per element (others default to one), and those of one
+     * whose gradient has a rule of its own */
+    ELEMG("Sigmoid", 4, GRAD_Y_DY), ELEMG("Tanh", 4, GRAD_Y_DY), ELEMG("Exp", 4, EXP),
+    ELEMG("Log", 4, LOG), ELEMG("Erf", 4, ERF), ELEMG("Pow", 4, POW),
+    ELEMG("Rsqrt", 2, GRAD_Y_DY), ELEMG("Sqrt", 2, GRAD_Y_DY), ELEM("Softplus", 4),
+    ELEMG("Elu", 4, GRAD_DY_Y), ELEMG("Relu", 1, GRAD_DY_Y), ELEMG("Relu6", 1, GRAD_DY_Y),
+    ELEMG("Neg", 1, NEG), ELEMG("Square", 1, SQUARE), ELEMG("AddV2", 1, ADD),
+    ELEMG("Sub", 1, SUB), ELEMG("Mul", 1, MUL), ELEMG("RealDiv", 1, DIV),
+    ELEMG("Maximum", 1, MAXMIN), ELEMG("Minimum", 1, MAXMIN),
     ELEM("SigmoidGrad", 3), ELEM("TanhGrad", 3), ELEM("RsqrtGrad", 4), ELEM("SqrtGrad", 3),
-    ELEM("SquaredDifference", 2), ELEM("Cast", 0), ELEM("RandomUniform", 1),
+    ELEMG("SquaredDifference", 2, SQUARED_DIFF), ELEM("Cast", 0), ELEM("RandomUniform", 1),
     ELEM("TruncatedNormal", 2), ROW("AddN", ELEMWISE, ADDN, 1, 0, 0),
     /* reductions, normalisations, pooling */
-    RED("LRN", PER_ELEM, 10), RED("LRNGrad", PER_ELEM, 15), RED("FusedBatchNorm", PER_ELEM, 8),
+    REDG("LRN", PER_ELEM, 10, LRN), RED("LRNGrad", PER_ELEM, 15),
+    RED("FusedBatchNorm", PER_ELEM, 8),
     RED("FusedBatchNormV2", PER_ELEM, 8), RED("FusedBatchNormV3", PER_ELEM, 8),
     RED("FusedBatchNormGrad", BN_GRAD, 12), RED("FusedBatchNormGradV2", BN_GRAD, 12),
     RED("FusedBatchNormGradV3", BN_GRAD, 12), RED("Softmax", PER_ELEM, 5),
     RED("LogSoftmax", PER_ELEM, 5), RED("SoftmaxCrossEntropyWithLogits", XENT, 0),
-    RED("SparseSoftmaxCrossEntropyWithLogits", XENT, 0), RED("MaxPool", POOL, 0),
+    RED("SparseSoftmaxCrossEntropyWithLogits", XENT, 0), REDG("MaxPool", POOL, 0, MAXPOOL),
     RED("AvgPool", POOL, 0), RED("MaxPoolGrad", MAXPOOL_GRAD, 0),
-    RED("AvgPoolGrad", AVGPOOL_GRAD, 0), RED("MaxPool3D", POOL, 0), RED("AvgPool3D", POOL, 0),
+    RED("AvgPoolGrad", AVGPOOL_GRAD, 0), REDG("MaxPool3D", POOL, 0, MAXPOOL),
+    RED("AvgPool3D", POOL, 0),
     RED("MaxPool3DGrad", MAXPOOL_GRAD, 0), RED("AvgPool3DGrad", AVGPOOL_GRAD, 0),
-    RED("Mean", REDUCE, 0), RED("Sum", REDUCE, 0),
+    REDG("Mean", REDUCE, 0, MEAN), RED("Sum", REDUCE, 0),
     RED("Max", REDUCE, 0), RED("Min", REDUCE, 0), RED("Prod", REDUCE, 0),
     RED("BiasAddGrad", REDUCE, 0), RED("L2Loss", REDUCE, 0),
     /* optimizer updates (ResourceApply* and SparseApply* read the ApplyX row) */
@@ -72,18 +86,22 @@ static const struct op_def rows[] = {
     OPT("ApplyAdam", 12, 2), OPT("ApplyAdaMax", 10, 2), OPT("ApplyAdamWithAmsgrad", 14, 3),
     OPT("ApplyRMSProp", 8, 2), OPT("ApplyCenteredRMSProp", 10, 3), OPT("ApplyAdadelta", 10, 2),
     OPT("ApplyFtrl", 12, 2), OPT("ApplyFtrlV2", 12, 2),
-    /* copies */
+    /* copies (with the gradient op TensorFlow emits for the rearranging ones) */
     MEM("ConcatV2", 0), MEM("Concat", 0), MEM("Split", OPF_READS_MORE),
-    MEM("SplitV", OPF_READS_MORE), MEM("Slice", 0), MEM("StridedSlice", 0), MEM("Transpose", 0),
-    MEM("GatherV2", 0), MEM("Gather", 0), MEM("Tile", 0), MEM("Pad", 0), MEM("Pack", 0),
-    MEM("Unpack", OPF_READS_MORE),
+    MEM("SplitV", OPF_READS_MORE), MEMG("Slice", 0, "Pad"),
+    MEMG("StridedSlice", 0, "StridedSliceGrad"), MEM("Transpose", 0),
+    MEMG("GatherV2", 0, "UnsortedSegmentSum"), MEM("Gather", 0), MEMG("Tile", 0, "Sum"),
+    MEMG("Pad", 0, "Slice"), MEM("Pack", 0), MEM("Unpack", OPF_READS_MORE),
     ROW("UnsortedSegmentSum", MEMORY, PER_ELEM, 1, OPF_READS_MORE, 0),
-    MEM("OneHot", 0), MEM("ZerosLike", 0), MEM("Fill", 0), MEM("BroadcastTo", 0), MEM("Copy", 0),
-    MEM("_Send", 0), MEM("_Recv", 0), MEM("PadV2", 0), MEM("MirrorPad", 0),
-    MEM("MirrorPadGrad", OPF_READS_MORE), MEM("ResizeNearestNeighbor", 0),
+    MEM("OneHot", 0), MEM("ZerosLike", 0), MEM("Fill", 0), MEMG("BroadcastTo", 0, "Sum"),
+    MEM("Copy", 0), MEM("_Send", 0), MEM("_Recv", 0), MEMG("PadV2", 0, "Slice"),
+    MEMG("MirrorPad", 0, "MirrorPadGrad"), MEM("MirrorPadGrad", OPF_READS_MORE),
+    MEMG("ResizeNearestNeighbor", 0, "ResizeNearestNeighborGrad"),
     MEM("ResizeNearestNeighborGrad", OPF_READS_MORE),
-    ROW("ResizeBilinear", MEMORY, PER_ELEM, 4, 0, 0),
+    ROWG("ResizeBilinear", MEMORY, PER_ELEM, 4, 0, 0, DEFAULT, "ResizeBilinearGrad"),
     ROW("ResizeBilinearGrad", MEMORY, PER_ELEM, 4, OPF_READS_MORE, 0),
+    /* costed as the unlisted element-wise default; listed for its gradient op */
+    ROWG("ResizeBicubic", ELEMWISE, PER_ELEM, 1, 0, 0, DEFAULT, "ResizeBicubicGrad"),
     /* the input pipeline */
     ROW("IteratorV2", INPUT, PER_ELEM, 0, 0, 0), ROW("MakeIterator", INPUT, PER_ELEM, 0, 0, 0),
     ROW("IteratorGetNext", INPUT, PER_ELEM, 0, OPF_PIPELINE, 0),
@@ -162,6 +180,16 @@ int dp_op_optimizer_slots(const char *op) {
         strstr(op, "Ftrl"))
         return 2;
     return strstr(op, "Momentum") || strstr(op, "Adagrad") ? 1 : 0;
+}
+
+enum dp_op_grad dp_op_grad(const char *op) {
+    const struct op_def *d = ops_find(op);
+    return d ? d->grad : DP_OPGRAD_DEFAULT;
+}
+
+const char *dp_op_copy_grad(const char *op) {
+    const struct op_def *d = ops_find(op);
+    return d && d->copy_grad ? d->copy_grad : "Identity";
 }
 
 bool dp_op_winograd_eligible(const struct dp_graph *g, const struct dp_node *n) {

@@ -42,6 +42,8 @@ struct op_def {
     float            per_elem; /* FLOPs per output element (RULE_PER_ELEM) */
     unsigned         flags;
     int              slots;    /* optimizer slots per variable */
+    enum dp_op_grad  grad;     /* the gradient builder's rule (dp_op_grad) */
+    const char      *copy_grad; /* a copy's gradient op (dp_op_copy_grad), NULL when none */
 };
 
 /* The row of op type `op`, or NULL when the registry does not list it. */

@@ -10,7 +10,7 @@
 
 #include "core/hash.h"
 
-void tg_sfmt(char *out, size_t n, const char *fmt, ...) {
+void zb_sfmt(char *out, size_t n, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(out, n, fmt, ap);
@@ -18,7 +18,7 @@ void tg_sfmt(char *out, size_t n, const char *fmt, ...) {
 }
 
 /* Grows *arr (elements of size sz) to hold one more than *n; false on OOM (sticky error). */
-bool tg_grow(struct zb *b, void **arr, int n, int *cap, size_t sz) {
+bool zb_grow(struct zb *b, void **arr, int n, int *cap, size_t sz) {
     if (n < *cap) return true;
     int nc = *cap ? *cap * 2 : 64;
     void *p = realloc(*arr, (size_t)nc * sz);
@@ -79,7 +79,7 @@ void zb_push(struct zb *b, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(part, sizeof part, fmt, ap);
     va_end(ap);
-    tg_sfmt(b->scope + len, sizeof b->scope - len, "%s%s", len ? "/" : "", part);
+    zb_sfmt(b->scope + len, sizeof b->scope - len, "%s%s", len ? "/" : "", part);
 }
 
 void zb_pop(struct zb *b) {
@@ -107,7 +107,7 @@ int64_t zb_batch_multiple(int64_t d) {
     return d <= ZB_DIM_BATCH_TIMES(2) && -d - 2 <= ZB_MAX_DIM ? -d - 2 : 0;
 }
 
-int tg_graph_dims(int n, const int64_t *dims, int64_t *out) {
+int zb_graph_dims(int n, const int64_t *dims, int64_t *out) {
     if (n < 0) return n;
     int m = 0;
     for (int d = 0; d < n; d++) {
@@ -154,11 +154,11 @@ static int *suffix_slot(struct zb *b, const char *base) {
 }
 
 /* Adds a node named `full` (made unique TF-style) with data inputs in_nodes. */
-int tg_add_node(struct zb *b, const char *full, const char *op, const char *dev, int n_dims,
+int zb_add_node(struct zb *b, const char *full, const char *op, const char *dev, int n_dims,
                 const int64_t *dims, enum dp_dtype dt, const int *in_nodes, int n_in) {
     if (b->st) return -1;
     char name[NAME_MAX_LEN + 16];
-    tg_sfmt(name, sizeof name, "%s", full);
+    zb_sfmt(name, sizeof name, "%s", full);
     if (dp_graph_find(b->g, name) >= 0) {
         int *next = suffix_slot(b, name);
         if (!next) return zb_fail(b, DP_ERR_NOMEM, "out of memory building the graph");
@@ -168,7 +168,7 @@ int tg_add_node(struct zb *b, const char *full, const char *op, const char *dev,
             char suffix[16];
             int ns = snprintf(suffix, sizeof suffix, "_%d", k);
             int keep = (int)sizeof name - 1 - ns;
-            tg_sfmt(name, sizeof name, "%.*s%s", keep, full, suffix);
+            zb_sfmt(name, sizeof name, "%.*s%s", keep, full, suffix);
             if (dp_graph_find(b->g, name) < 0) {
                 *next = k + 1;
                 break;
@@ -177,7 +177,7 @@ int tg_add_node(struct zb *b, const char *full, const char *op, const char *dev,
     }
     int idx = -1;
     int64_t gd[DP_MAX_DIMS];
-    int gn = tg_graph_dims(n_dims, dims, gd);
+    int gn = zb_graph_dims(n_dims, dims, gd);
     struct dp_error e = {0};
     if (dp_graph_add_node(b->g, name, op, dev, gn, gd, dt, &idx, &e))
         return zb_fail(b, e.status, "%s", e.msg);
@@ -187,21 +187,21 @@ int tg_add_node(struct zb *b, const char *full, const char *op, const char *dev,
     return idx;
 }
 
-void tg_set_shape(struct zb *b, int t, int n_dims, const int64_t *dims) {
+void zb_set_shape(struct zb *b, int t, int n_dims, const int64_t *dims) {
     if (b->st || t < 0) return;
     struct tensor *x = &b->t[t];
     x->n_dims = n_dims;
     for (int d = 0; d < n_dims && d < DP_MAX_DIMS; d++) x->dims[d] = dims[d];
     int64_t gd[DP_MAX_DIMS];
-    int gn = tg_graph_dims(n_dims, x->dims, gd);
+    int gn = zb_graph_dims(n_dims, x->dims, gd);
     if (dp_graph_set_shape(b->g, x->node, gn, gd)) zb_fail(b, DP_ERR_NOMEM, "out of memory");
 }
 
-void tg_scoped(const struct zb *b, const char *base, char *out, size_t n) {
-    tg_sfmt(out, n, "%s%s%s", b->scope, b->scope[0] ? "/" : "", base);
+void zb_scoped(const struct zb *b, const char *base, char *out, size_t n) {
+    zb_sfmt(out, n, "%s%s%s", b->scope, b->scope[0] ? "/" : "", base);
 }
 
-int tg_new_tensor(struct zb *b, int node, int n_dims, const int64_t *dims, enum dp_dtype dt,
+int zb_new_tensor(struct zb *b, int node, int n_dims, const int64_t *dims, enum dp_dtype dt,
                       bool grad) {
     if (b->st || node < 0) return -1;
     /* Imported shapes can hold anything: bounding every dimension keeps the shape arithmetic
@@ -210,9 +210,9 @@ int tg_new_tensor(struct zb *b, int node, int n_dims, const int64_t *dims, enum 
         if (dims[d] > ZB_MAX_DIM || (dims[d] < DP_DIM_UNKNOWN && !zb_batch_multiple(dims[d])))
             return zb_fail(b, DP_ERR_UNSUPPORTED, "%s: dimension %lld out of range [0, 2^40]",
                            b->scope, (long long)dims[d]);
-    int64_t copy[DP_MAX_DIMS]; /* dims may point into b->t, which tg_grow() moves */
+    int64_t copy[DP_MAX_DIMS]; /* dims may point into b->t, which zb_grow() moves */
     for (int d = 0; d < n_dims && d < DP_MAX_DIMS; d++) copy[d] = dims[d];
-    if (!tg_grow(b, (void **)&b->t, b->n_t, &b->cap_t, sizeof *b->t)) return -1;
+    if (!zb_grow(b, (void **)&b->t, b->n_t, &b->cap_t, sizeof *b->t)) return -1;
     struct tensor *x = &b->t[b->n_t];
     x->node = node;
     x->n_dims = n_dims;
@@ -223,7 +223,7 @@ int tg_new_tensor(struct zb *b, int node, int n_dims, const int64_t *dims, enum 
     return b->n_t++;
 }
 
-void tg_set_attr(struct zb *b, int node, const char *key, const char *fmt, ...) {
+void zb_set_attr(struct zb *b, int node, const char *key, const char *fmt, ...) {
     if (b->st || node < 0) return;
     char v[256];
     va_list ap;
@@ -234,7 +234,7 @@ void tg_set_attr(struct zb *b, int node, const char *key, const char *fmt, ...) 
 }
 
 /* A node whose inputs are tensors; returns the new tensor (grad if any input needs one). */
-int tg_emit(struct zb *b, const char *full, const char *op, const char *dev, const int *ins,
+int zb_emit(struct zb *b, const char *full, const char *op, const char *dev, const int *ins,
                 int n_in, int n_dims, const int64_t *dims, enum dp_dtype dt) {
     if (b->st) return -1;
     int nodes[MAX_FAN];
@@ -245,31 +245,31 @@ int tg_emit(struct zb *b, const char *full, const char *op, const char *dev, con
         nodes[i] = b->t[ins[i]].node;
         grad |= b->t[ins[i]].grad;
     }
-    int node = tg_add_node(b, full, op, dev, n_dims, dims, dt, n_in ? nodes : NULL, n_in);
-    return tg_new_tensor(b, node, n_dims, dims, dt, grad);
+    int node = zb_add_node(b, full, op, dev, n_dims, dims, dt, n_in ? nodes : NULL, n_in);
+    return zb_new_tensor(b, node, n_dims, dims, dt, grad);
 }
 
 /* A forward GPU op in the current scope, recorded on the tape when it needs a gradient. */
-int tg_fwd(struct zb *b, enum kind kind, const char *base, const char *op, const int *ins,
+int zb_fwd(struct zb *b, enum kind kind, const char *base, const char *op, const int *ins,
                int n_in, int n_dims, const int64_t *dims, enum dp_dtype dt, int *tape_idx) {
     char full[NAME_MAX_LEN];
-    tg_scoped(b, base, full, sizeof full);
-    int y = tg_emit(b, full, op, GPU_DEV, ins, n_in, n_dims, dims, dt);
+    zb_scoped(b, base, full, sizeof full);
+    int y = zb_emit(b, full, op, GPU_DEV, ins, n_in, n_dims, dims, dt);
     if (tape_idx) *tape_idx = -1;
     if (y < 0 || !b->t[y].grad) return y;
-    if (!tg_grow(b, (void **)&b->tape, b->n_tape, &b->cap_tape, sizeof *b->tape)) return -1;
+    if (!zb_grow(b, (void **)&b->tape, b->n_tape, &b->cap_tape, sizeof *b->tape)) return -1;
     struct tape_op *o = &b->tape[b->n_tape];
     memset(o, 0, sizeof *o);
     o->kind = kind;
     o->node = b->t[y].node;
-    tg_sfmt(o->op, sizeof o->op, "%s", op);
+    zb_sfmt(o->op, sizeof o->op, "%s", op);
     o->in0 = b->n_pool;
     o->n_in = n_in;
     for (int i = 0; i < n_in; i++) {
-        if (!tg_grow(b, (void **)&b->pool, b->n_pool, &b->cap_pool, sizeof *b->pool)) return -1;
+        if (!zb_grow(b, (void **)&b->pool, b->n_pool, &b->cap_pool, sizeof *b->pool)) return -1;
         b->pool[b->n_pool++] = ins[i];
     }
-    if (!tg_grow(b, (void **)&b->pool, b->n_pool, &b->cap_pool, sizeof *b->pool)) return -1;
+    if (!zb_grow(b, (void **)&b->pool, b->n_pool, &b->cap_pool, sizeof *b->pool)) return -1;
     o->out0 = b->n_pool;
     o->n_out = 1;
     b->pool[b->n_pool++] = y;
@@ -279,12 +279,12 @@ int tg_fwd(struct zb *b, enum kind kind, const char *base, const char *op, const
 }
 
 /* Adds output tensor y to tape op ti (multi-output ops). */
-void tg_tape_add_out(struct zb *b, int ti, int y) {
+void zb_tape_add_out(struct zb *b, int ti, int y) {
     if (b->st || ti < 0) return;
     struct tape_op *o = &b->tape[ti];
     /* Outputs are appended only right after creation, so the pool is contiguous. */
     DP_ASSERT(o->out0 + o->n_out == b->n_pool);
-    if (!tg_grow(b, (void **)&b->pool, b->n_pool, &b->cap_pool, sizeof *b->pool)) return;
+    if (!zb_grow(b, (void **)&b->pool, b->n_pool, &b->cap_pool, sizeof *b->pool)) return;
     b->pool[b->n_pool++] = y;
     o->n_out++;
 }
@@ -292,110 +292,10 @@ void tg_tape_add_out(struct zb *b, int ti, int y) {
 /* A constant tensor in the current scope (GPU; TF keeps small ones in host memory). */
 int zb_const(struct zb *b, const char *name, int n_dims, const int64_t *dims, enum dp_dtype dt) {
     char full[NAME_MAX_LEN];
-    tg_scoped(b, name, full, sizeof full);
-    return tg_emit(b, full, "Const", GPU_DEV, NULL, 0, n_dims, dims, dt);
+    zb_scoped(b, name, full, sizeof full);
+    return zb_emit(b, full, "Const", GPU_DEV, NULL, 0, n_dims, dims, dt);
 }
 
-int tg_scalar(struct zb *b, const char *base) {
+int zb_scalar(struct zb *b, const char *base) {
     return zb_const(b, base, 0, NULL, zb_compute_dtype(b));
-}
-
-/* --- sources ------------------------------------------------------------------------------ */
-
-int zb_input(struct zb *b, int n_dims, const int64_t *dims, enum dp_dtype dt, int n_label_dims,
-             const int64_t *label_dims, int *labels, bool nhwc_images) {
-    int it = tg_emit(b, "IteratorV2", "IteratorV2", CPU_DEV, NULL, 0, 0, NULL, DP_DTYPE_RESOURCE);
-    int x = tg_emit(b, "IteratorGetNext", "IteratorGetNext", CPU_DEV, &it, 1, n_dims, dims, dt);
-    if (x < 0) return -1;
-    tg_set_attr(b, b->t[x].node, "output_types", dt == DP_DTYPE_F32 ? "[DT_FLOAT, DT_INT32]"
-                                                                  : "[DT_INT32, DT_INT32]");
-    if (labels)
-        *labels = tg_new_tensor(b, b->t[x].node, n_label_dims, label_dims, DP_DTYPE_I32, false);
-    if (n_dims == 4 && b->opts.nchw && nhwc_images) {
-        int perm[4] = {0, 3, 1, 2};
-        x = zb_transpose(b, x, perm);
-    }
-    if (dt == DP_DTYPE_F32 && b->opts.precision == DP_PREC_MIXED) x = zb_cast(b, x, DP_DTYPE_F16);
-    return x;
-}
-
-/* Initializers run once when the session starts, not per step: attr phase=init (cost 0). */
-static void mark_init(struct zb *b, int t) {
-    if (t >= 0) tg_set_attr(b, b->t[t].node, "phase", "init");
-}
-
-int zb_input_extra(struct zb *b, int features, int n_dims, const int64_t *dims,
-                   enum dp_dtype dt) {
-    if (b->st || features < 0) return -1;
-    /* Walk back through a Transpose/Cast to the IteratorGetNext node. */
-    int node = b->t[features].node;
-    while (strcmp(dp_graph_node(b->g, (size_t)node)->op, "IteratorGetNext") &&
-           dp_graph_node(b->g, (size_t)node)->n_inputs > 0)
-        node = dp_graph_node(b->g, (size_t)node)->inputs[0];
-    return tg_new_tensor(b, node, n_dims, dims, dt, false);
-}
-
-int tg_variable(struct zb *b, const char *name, int n_dims, const int64_t *dims,
-                    const char *init, bool trainable, bool cast, bool slot, int *ref_out) {
-    if (b->st) return -1;
-    char full[NAME_MAX_LEN];
-    tg_scoped(b, name, full, sizeof full);
-    int ref = tg_emit(b, full, "VariableV2", GPU_DEV, NULL, 0, n_dims, dims, DP_DTYPE_F32);
-    if (ref < 0) return -1;
-    int vnode = b->t[ref].node;
-    const char *vname = dp_graph_node(b->g, (size_t)vnode)->name;
-    char vn[NAME_MAX_LEN];
-    tg_sfmt(vn, sizeof vn, "%s", vname);
-    double p = 1;
-    for (int d = 0; d < n_dims; d++) p *= (double)dims[d];
-    dp_graph_set_cost(b->g, vnode, 0, 0, slot ? 0 : (int64_t)p);
-    char shape[160] = "[";
-    for (int d = 0; d < n_dims; d++) {
-        size_t len = strlen(shape);
-        tg_sfmt(shape + len, sizeof shape - len, "%s%lld", d ? ", " : "", (long long)dims[d]);
-    }
-    tg_set_attr(b, vnode, "shape", "%s]", shape);
-    if (!trainable) tg_set_attr(b, vnode, "trainable", "false");
-    if (slot) tg_set_attr(b, vnode, "slot", "true");
-
-    char nm[NAME_MAX_LEN + 64];
-    int initv;
-    if (!strcmp(init, "normal")) {
-        int64_t nd = n_dims;
-        tg_sfmt(nm, sizeof nm, "%s/Initializer/truncated_normal/shape", vn);
-        int shp = tg_emit(b, nm, "Const", GPU_DEV, NULL, 0, 1, &nd, DP_DTYPE_I32);
-        tg_sfmt(nm, sizeof nm, "%s/Initializer/truncated_normal/TruncatedNormal", vn);
-        int tn = tg_emit(b, nm, "TruncatedNormal", GPU_DEV, &shp, 1, n_dims, dims, DP_DTYPE_F32);
-        tg_sfmt(nm, sizeof nm, "%s/Initializer/truncated_normal/stddev", vn);
-        int sd = tg_emit(b, nm, "Const", GPU_DEV, NULL, 0, 0, NULL, DP_DTYPE_F32);
-        tg_sfmt(nm, sizeof nm, "%s/Initializer/truncated_normal/mul", vn);
-        int ins[2] = {tn, sd};
-        initv = tg_emit(b, nm, "Mul", GPU_DEV, ins, 2, n_dims, dims, DP_DTYPE_F32);
-        mark_init(b, shp);
-        mark_init(b, tn);
-        mark_init(b, sd);
-    } else {
-        tg_sfmt(nm, sizeof nm, "%s/Initializer/%s", vn, init);
-        initv = tg_emit(b, nm, "Const", GPU_DEV, NULL, 0, n_dims, dims, DP_DTYPE_F32);
-    }
-    mark_init(b, initv);
-    tg_sfmt(nm, sizeof nm, "%s/Assign", vn);
-    int ai[2] = {ref, initv};
-    mark_init(b, tg_emit(b, nm, "Assign", GPU_DEV, ai, 2, n_dims, dims, DP_DTYPE_F32));
-    if (ref_out) *ref_out = ref;
-    if (slot) return ref;
-
-    tg_sfmt(nm, sizeof nm, "%s/read", vn);
-    int read = tg_emit(b, nm, "Identity", GPU_DEV, &ref, 1, n_dims, dims, DP_DTYPE_F32);
-    if (read < 0) return -1;
-    b->t[read].grad = trainable;
-    if (!tg_grow(b, (void **)&b->vars, b->n_vars, &b->cap_vars, sizeof *b->vars)) return -1;
-    b->vars[b->n_vars++] = (struct var){ref, read, trainable};
-    if (cast && b->opts.precision == DP_PREC_MIXED) return zb_cast(b, read, DP_DTYPE_F16);
-    return read;
-}
-
-int zb_variable(struct zb *b, const char *name, int n_dims, const int64_t *dims,
-                const char *init, bool trainable) {
-    return tg_variable(b, name, n_dims, dims, init, trainable, trainable, false, NULL);
 }

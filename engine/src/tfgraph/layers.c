@@ -16,10 +16,10 @@ static int conv_layer(struct zb *b, const char *name, int x, int cout, int kh, i
     int64_t c = depthwise ? cin : cout;
     if (bn) {
         zb_push(b, "BatchNorm");
-        int gm = tg_variable(b, "gamma", 1, &c, "ones", true, false, false, NULL);
-        int bt = tg_variable(b, "beta", 1, &c, "zeros", true, false, false, NULL);
-        int mm = tg_variable(b, "moving_mean", 1, &c, "zeros", false, false, false, NULL);
-        int mv = tg_variable(b, "moving_variance", 1, &c, "ones", false, false, false, NULL);
+        int gm = zb_new_var(b, "gamma", 1, &c, "ones", true, false, false, NULL);
+        int bt = zb_new_var(b, "beta", 1, &c, "zeros", true, false, false, NULL);
+        int mm = zb_new_var(b, "moving_mean", 1, &c, "zeros", false, false, false, NULL);
+        int mv = zb_new_var(b, "moving_variance", 1, &c, "ones", false, false, false, NULL);
         y = zb_batch_norm(b, y, gm, bt, mm, mv);
         zb_pop(b);
     } else {
@@ -48,10 +48,10 @@ int zb_bn_layer(struct zb *b, const char *name, int x, const char *act) {
     if (b->st || x < 0) return -1;
     zb_push(b, "%s", name);
     int64_t c = zb_dim(b, x, b->t[x].n_dims == 4 ? zb_caxis(b) : -1);
-    int gm = tg_variable(b, "gamma", 1, &c, "ones", true, false, false, NULL);
-    int bt = tg_variable(b, "beta", 1, &c, "zeros", true, false, false, NULL);
-    int mm = tg_variable(b, "moving_mean", 1, &c, "zeros", false, false, false, NULL);
-    int mv = tg_variable(b, "moving_variance", 1, &c, "ones", false, false, false, NULL);
+    int gm = zb_new_var(b, "gamma", 1, &c, "ones", true, false, false, NULL);
+    int bt = zb_new_var(b, "beta", 1, &c, "zeros", true, false, false, NULL);
+    int mm = zb_new_var(b, "moving_mean", 1, &c, "zeros", false, false, false, NULL);
+    int mv = zb_new_var(b, "moving_variance", 1, &c, "ones", false, false, false, NULL);
     int y = zb_batch_norm(b, x, gm, bt, mm, mv);
     if (act) y = zb_unary(b, act, y);
     zb_pop(b);
@@ -83,7 +83,7 @@ int zb_layer_norm_with(struct zb *b, int x, int gamma, int beta, int n_axes) {
     int var = zb_reduce(b, "Mean", sq, last, true);
     zb_pop(b);
     zb_push(b, "batchnorm");
-    int rs = zb_unary(b, "Rsqrt", zb_binary(b, "AddV2", var, tg_scalar(b, "add/y")));
+    int rs = zb_unary(b, "Rsqrt", zb_binary(b, "AddV2", var, zb_scalar(b, "add/y")));
     int s = zb_binary(b, "Mul", rs, gamma);
     int xm = zb_binary(b, "Mul", x, s);
     int mm = zb_binary(b, "Mul", mean, s);
@@ -110,13 +110,13 @@ int zb_layer_norm(struct zb *b, const char *name, int x) {
 int zb_gelu(struct zb *b, int x) {
     if (b->st || x < 0) return -1;
     zb_push(b, "gelu");
-    int p = zb_binary(b, "Pow", x, tg_scalar(b, "Pow/y"));
-    int m = zb_binary(b, "Mul", tg_scalar(b, "mul/x"), p);
+    int p = zb_binary(b, "Pow", x, zb_scalar(b, "Pow/y"));
+    int m = zb_binary(b, "Mul", zb_scalar(b, "mul/x"), p);
     int a = zb_binary(b, "AddV2", x, m);
-    int m2 = zb_binary(b, "Mul", tg_scalar(b, "mul_1/x"), a);
+    int m2 = zb_binary(b, "Mul", zb_scalar(b, "mul_1/x"), a);
     int t = zb_unary(b, "Tanh", m2);
-    int a2 = zb_binary(b, "AddV2", tg_scalar(b, "add_1/x"), t);
-    int cdf = zb_binary(b, "Mul", tg_scalar(b, "mul_2/x"), a2);
+    int a2 = zb_binary(b, "AddV2", zb_scalar(b, "add_1/x"), t);
+    int cdf = zb_binary(b, "Mul", zb_scalar(b, "mul_2/x"), a2);
     int y = zb_binary(b, "Mul", x, cdf);
     zb_pop(b);
     return y;

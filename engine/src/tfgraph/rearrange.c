@@ -39,7 +39,7 @@ int zb_concat(struct zb *b, const int *xs, int n, int axis) {
     int64_t one = 1;
     ins[n] = zb_const(b, "axis", 0, &one, DP_DTYPE_I32);
     int ti;
-    int y = tg_fwd(b, K_CONCAT, "concat", "ConcatV2", ins, n + 1, X.n_dims, dims, X.dt, &ti);
+    int y = zb_fwd(b, K_CONCAT, "concat", "ConcatV2", ins, n + 1, X.n_dims, dims, X.dt, &ti);
     if (ti >= 0) {
         b->tape[ti].n_in = n; /* the axis constant needs no gradient */
         b->tape[ti].ia[0] = axis;
@@ -77,15 +77,15 @@ static int split_like(struct zb *b, int x, int n, const int64_t *sizes, int axis
     if (at >= 0) dims[at] = sizes ? sizes[0] : part;
     const char *op = unstack ? "Unpack" : sizes ? "SplitV" : "Split";
     int ti;
-    int y = tg_fwd(b, unstack ? K_UNSTACK : K_SPLIT, unstack ? "unstack" : "split", op, &x, 1, nd,
+    int y = zb_fwd(b, unstack ? K_UNSTACK : K_SPLIT, unstack ? "unstack" : "split", op, &x, 1, nd,
                    dims, X.dt, &ti);
     if (y < 0) return -1;
-    tg_set_attr(b, b->t[y].node, unstack ? "num" : "num_split", "%d", n);
+    zb_set_attr(b, b->t[y].node, unstack ? "num" : "num_split", "%d", n);
     outs[0] = y;
     for (int i = 1; i < n; i++) {
         if (at >= 0 && sizes) dims[at] = sizes[i];
-        outs[i] = tg_new_tensor(b, b->t[y].node, nd, dims, X.dt, b->t[y].grad);
-        tg_tape_add_out(b, ti, outs[i]);
+        outs[i] = zb_new_tensor(b, b->t[y].node, nd, dims, X.dt, b->t[y].grad);
+        zb_tape_add_out(b, ti, outs[i]);
     }
     if (ti >= 0) b->tape[ti].ia[0] = axis;
     return y;
@@ -114,7 +114,7 @@ int zb_stack(struct zb *b, const int *xs, int n, int axis) {
         if (d < X.n_dims) dims[nd++] = X.dims[d];
     }
     int ti;
-    int y = tg_fwd(b, K_STACK, "stack", "Pack", xs, n, nd, dims, X.dt, &ti);
+    int y = zb_fwd(b, K_STACK, "stack", "Pack", xs, n, nd, dims, X.dt, &ti);
     if (ti >= 0) b->tape[ti].ia[0] = axis;
     return y;
 }
@@ -124,7 +124,7 @@ int zb_reshape(struct zb *b, int x, int n_dims, const int64_t *dims) {
     int64_t nd = n_dims;
     int s = zb_const(b, "shape", 1, &nd, DP_DTYPE_I32);
     int ins[2] = {x, s}, ti;
-    int y = tg_fwd(b, K_RESHAPE, "Reshape", "Reshape", ins, 2, n_dims, dims, b->t[x].dt, &ti);
+    int y = zb_fwd(b, K_RESHAPE, "Reshape", "Reshape", ins, 2, n_dims, dims, b->t[x].dt, &ti);
     if (ti >= 0) b->tape[ti].n_in = 1;
     return y;
 }
@@ -141,7 +141,7 @@ int zb_transpose(struct zb *b, int x, const int *perm) {
     }
     int p = zb_const(b, "perm", 1, &nd, DP_DTYPE_I32);
     int ins[2] = {x, p}, ti;
-    int y = tg_fwd(b, K_TRANSPOSE, "transpose", "Transpose", ins, 2, X.n_dims, dims, X.dt, &ti);
+    int y = zb_fwd(b, K_TRANSPOSE, "transpose", "Transpose", ins, 2, X.n_dims, dims, X.dt, &ti);
     if (ti >= 0) {
         b->tape[ti].n_in = 1;
         for (int d = 0; d < X.n_dims; d++) b->tape[ti].ia[d] = perm[d];
@@ -160,7 +160,7 @@ int zb_gather(struct zb *b, int table, int ids) {
     int64_t zero = 0;
     int ax = zb_const(b, "axis", 0, &zero, DP_DTYPE_I32);
     int ins[3] = {table, ids, ax}, ti;
-    int y = tg_fwd(b, K_GATHER, "GatherV2", "GatherV2", ins, 3, I.n_dims + 1, dims, T.dt, &ti);
+    int y = zb_fwd(b, K_GATHER, "GatherV2", "GatherV2", ins, 3, I.n_dims + 1, dims, T.dt, &ti);
     if (ti >= 0) b->tape[ti].n_in = 2;
     return y;
 }
@@ -177,7 +177,7 @@ int zb_slice(struct zb *b, int x, int axis, int64_t start, int64_t len) {
     dims[axis] = len;
     int be = zb_const(b, "stack", 1, &nd, DP_DTYPE_I32);
     int ins[2] = {x, be}, ti;
-    int y = tg_fwd(b, K_SLICE, "strided_slice", "StridedSlice", ins, 2, X.n_dims, dims, X.dt, &ti);
+    int y = zb_fwd(b, K_SLICE, "strided_slice", "StridedSlice", ins, 2, X.n_dims, dims, X.dt, &ti);
     if (ti >= 0) b->tape[ti].n_in = 1;
     return y;
 }
@@ -191,7 +191,7 @@ int zb_copy(struct zb *b, const char *op, int x, const int *extra, int n_extra, 
     int ins[MAX_FAN], ti;
     ins[0] = x;
     for (int i = 0; i < n_extra; i++) ins[1 + i] = extra[i];
-    int y = tg_fwd(b, K_COPY, op, op, ins, 1 + n_extra, n_dims, dims, b->t[x].dt, &ti);
+    int y = zb_fwd(b, K_COPY, op, op, ins, 1 + n_extra, n_dims, dims, b->t[x].dt, &ti);
     if (ti >= 0) b->tape[ti].n_in = 1; /* indices, sizes and paddings take no gradient */
     return y;
 }

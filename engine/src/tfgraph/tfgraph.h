@@ -1,5 +1,6 @@
 /* tfgraph.h: the training-graph builder shared by the model zoo and the importers (private to
- * the engine; engine/src/tfgraph: builder.c, forward.c, gradients.c, optimizer.c, layers.c).
+ * the engine; engine/src/tfgraph: builder.c, sources.c, forward.c, window.c, rearrange.c,
+ * gradients.c, optimizer.c, layers.c).
  * Forward primitives append TF-style ops and record them on a tape; zb_finish() walks the tape
  * backwards emitting the gradient ops of each forward op, then the optimizer's update per
  * variable. Errors are sticky: after the first failure every call returns -1 and zb_finish()

@@ -1,7 +1,7 @@
 /* tfgraph_impl.h: the builder's state and the helpers its files share (private to
  * engine/src/tfgraph): tensors, the tape of forward ops, gradient contributions, variables;
- * node and tensor creation (builder.c), the shape helpers (forward.c), the gradient helpers
- * (gradients.c) the optimizer uses. */
+ * node and tensor creation (builder.c), variables (sources.c), the shape helpers (forward.c),
+ * the gradient helpers (gradients.c) the optimizer uses. One prefix, zb_, as in tfgraph.h. */
 #ifndef DP_TFGRAPH_IMPL_H
 #define DP_TFGRAPH_IMPL_H
 
@@ -34,7 +34,7 @@ struct contrib {
 enum kind {
     K_CONV, K_DWCONV, K_BIAS, K_BN, K_UNARY, K_CAST, K_BINARY, K_MATMUL, K_POOL, K_REDUCE,
     K_SOFTMAX, K_CONCAT, K_SPLIT, K_UNSTACK, K_STACK, K_RESHAPE, K_TRANSPOSE, K_GATHER, K_XENT,
-    K_SLICE, K_CONVT, K_COPY, K_SELECT, K_EINSUM, K_GENERIC
+    K_SLICE, K_CONVT, K_COPY, K_SELECT, K_EINSUM, K_GENERIC, K_COUNT
 };
 
 struct tape_op {
@@ -83,59 +83,61 @@ struct zb {
 
 /* --- builder.c ------------------------------------------------------------------------------ */
 /* snprintf whose truncation is deliberate (names are capped at NAME_MAX_LEN). */
-void tg_sfmt(char *out, size_t n, const char *fmt, ...)
+void zb_sfmt(char *out, size_t n, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
 /* Grows *arr (elements of size sz) to hold one more than n; false on OOM (sticky error). */
-bool tg_grow(struct zb *b, void **arr, int n, int *cap, size_t sz);
+bool zb_grow(struct zb *b, void **arr, int n, int *cap, size_t sz);
 /* The graph's form of builder dimensions: a batch multiple k x batch becomes two dimensions,
  * DP_DIM_BATCH and k (DP_DIM_UNKNOWN past DP_MAX_DIMS). Returns the count (n when -1). */
-int tg_graph_dims(int n, const int64_t *dims, int64_t *out);
+int zb_graph_dims(int n, const int64_t *dims, int64_t *out);
 /* Reshapes tensor t (and its node) to dims. */
-void tg_set_shape(struct zb *b, int t, int n_dims, const int64_t *dims);
+void zb_set_shape(struct zb *b, int t, int n_dims, const int64_t *dims);
 /* Adds a node named `full` (made unique TF-style) with data inputs in_nodes; its index or -1. */
-int tg_add_node(struct zb *b, const char *full, const char *op, const char *dev, int n_dims,
+int zb_add_node(struct zb *b, const char *full, const char *op, const char *dev, int n_dims,
                 const int64_t *dims, enum dp_dtype dt, const int *in_nodes, int n_in);
 /* "<scope>/<base>" into out. */
-void tg_scoped(const struct zb *b, const char *base, char *out, size_t n);
+void zb_scoped(const struct zb *b, const char *base, char *out, size_t n);
 /* A tensor for output of node `node` (several tensors may share a multi-output node). */
-int tg_new_tensor(struct zb *b, int node, int n_dims, const int64_t *dims, enum dp_dtype dt,
+int zb_new_tensor(struct zb *b, int node, int n_dims, const int64_t *dims, enum dp_dtype dt,
                   bool grad);
-void tg_set_attr(struct zb *b, int node, const char *key, const char *fmt, ...)
+void zb_set_attr(struct zb *b, int node, const char *key, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
 /* A node whose inputs are tensors; returns the new tensor (grad if any input needs one). */
-int tg_emit(struct zb *b, const char *full, const char *op, const char *dev, const int *ins,
+int zb_emit(struct zb *b, const char *full, const char *op, const char *dev, const int *ins,
             int n_in, int n_dims, const int64_t *dims, enum dp_dtype dt);
 /* A forward GPU op in the current scope, recorded on the tape when it needs a gradient
  * (*tape_idx: its tape entry, -1 when none; tape_idx may be NULL). */
-int tg_fwd(struct zb *b, enum kind kind, const char *base, const char *op, const int *ins,
+int zb_fwd(struct zb *b, enum kind kind, const char *base, const char *op, const int *ins,
            int n_in, int n_dims, const int64_t *dims, enum dp_dtype dt, int *tape_idx);
 /* Adds output tensor y to tape op ti (multi-output ops). */
-void tg_tape_add_out(struct zb *b, int ti, int y);
+void zb_tape_add_out(struct zb *b, int ti, int y);
 /* A scalar constant of the compute dtype. */
-int tg_scalar(struct zb *b, const char *base);
+int zb_scalar(struct zb *b, const char *base);
+
+/* --- sources.c ------------------------------------------------------------------------------ */
 /* A variable (see zb_variable); cast: to fp16 under mixed precision; slot: optimizer state
  * (no params, no read); *ref_out: the VariableV2 tensor. */
-int tg_variable(struct zb *b, const char *name, int n_dims, const int64_t *dims,
-                const char *init, bool trainable, bool cast, bool slot, int *ref_out);
+int zb_new_var(struct zb *b, const char *name, int n_dims, const int64_t *dims, const char *init,
+               bool trainable, bool cast, bool slot, int *ref_out);
 
 /* --- forward.c ------------------------------------------------------------------------------ */
-bool tg_same_dims(const struct tensor *a, const struct tensor *c);
+bool zb_same_dims(const struct tensor *a, const struct tensor *c);
 /* NumPy broadcasting of the shapes of x and y into out; false when they do not fit. */
-bool tg_broadcast(const struct tensor *x, const struct tensor *y, int *n, int64_t *out);
-void tg_matmul_attrs(struct zb *b, int node, bool batch, bool tx, bool ty);
+bool zb_broadcast(const struct tensor *x, const struct tensor *y, int *n, int64_t *out);
+void zb_matmul_attrs(struct zb *b, int node, bool batch, bool tx, bool ty);
 
 /* --- gradients.c ---------------------------------------------------------------------------- */
 /* Adds grad as a contribution to the gradient of target. */
-void tg_add_contrib(struct zb *b, int target, int grad);
+void zb_add_contrib(struct zb *b, int target, int grad);
 /* The summed gradient of tensor t (AddN over its contributions), or -1 when it has none. */
-int tg_grad_sum(struct zb *b, int t, const char *fwd_name);
+int zb_grad_sum(struct zb *b, int t, const char *fwd_name);
 /* Emits the gradient ops of tape op o. */
-void tg_backward_op(struct zb *b, const struct tape_op *o);
+void zb_backward_op(struct zb *b, const struct tape_op *o);
 
 #endif

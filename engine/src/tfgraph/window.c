@@ -33,10 +33,10 @@ static void set_window_attrs(struct zb *b, int node, const struct zb_window *w, 
     char list[160];
     if (pool) {
         spatial_list(b, w->k, w->n, list, sizeof list);
-        tg_set_attr(b, node, "ksize", "%s", list);
+        zb_set_attr(b, node, "ksize", "%s", list);
     }
     spatial_list(b, w->stride, w->n, list, sizeof list);
-    tg_set_attr(b, node, "strides", "%s", list);
+    zb_set_attr(b, node, "strides", "%s", list);
     bool dilated = false, zero = true;
     for (int i = 0; i < w->n; i++) {
         dilated |= w->dilation[i] != 1;
@@ -44,22 +44,22 @@ static void set_window_attrs(struct zb *b, int node, const struct zb_window *w, 
     }
     if (dilated) {
         spatial_list(b, w->dilation, w->n, list, sizeof list);
-        tg_set_attr(b, node, "dilations", "%s", list);
+        zb_set_attr(b, node, "dilations", "%s", list);
     }
     if (w->same) {
-        tg_set_attr(b, node, "padding", "SAME");
+        zb_set_attr(b, node, "padding", "SAME");
     } else if (zero) {
-        tg_set_attr(b, node, "padding", "VALID");
+        zb_set_attr(b, node, "padding", "VALID");
     } else {
-        tg_set_attr(b, node, "padding", "EXPLICIT");
+        zb_set_attr(b, node, "padding", "EXPLICIT");
         size_t k = (size_t)snprintf(list, sizeof list, "[");
         for (int i = 0; i < 2 * w->n && k < sizeof list; i++)
             k += (size_t)snprintf(list + k, sizeof list - k, "%s%lld", i ? ", " : "",
                                   (long long)w->pad[i]);
-        tg_set_attr(b, node, "explicit_paddings", "%s]", list);
+        zb_set_attr(b, node, "explicit_paddings", "%s]", list);
     }
-    if (w->n == 3) tg_set_attr(b, node, "data_format", b->opts.nchw ? "NCDHW" : "NDHWC");
-    else tg_set_attr(b, node, "data_format", b->opts.nchw ? "NCHW" : "NHWC");
+    if (w->n == 3) zb_set_attr(b, node, "data_format", b->opts.nchw ? "NCDHW" : "NDHWC");
+    else zb_set_attr(b, node, "data_format", b->opts.nchw ? "NCHW" : "NHWC");
 }
 
 static bool window_ok(struct zb *b, const struct zb_window *w) {
@@ -116,7 +116,7 @@ int zb_conv_window(struct zb *b, int x, int w, const struct zb_window *win, bool
     dims[c] = depthwise ? in * out : out;
     int ins[2] = {x, w};
     const char *op = depthwise ? "DepthwiseConv2dNative" : r == 5 ? "Conv3D" : "Conv2D";
-    int y = tg_fwd(b, depthwise ? K_DWCONV : K_CONV, op, op, ins, 2, r, dims, X.dt, NULL);
+    int y = zb_fwd(b, depthwise ? K_DWCONV : K_CONV, op, op, ins, 2, r, dims, X.dt, NULL);
     if (y >= 0) set_window_attrs(b, b->t[y].node, win, false);
     return y;
 }
@@ -157,7 +157,7 @@ int zb_conv_transpose(struct zb *b, int x, int w, const struct zb_window *win,
      * from y to x. */
     int sizes = zb_const(b, "output_shape", 1, &rank, DP_DTYPE_I32);
     int ins[3] = {sizes, w, x};
-    int y = tg_fwd(b, K_CONVT, r == 5 ? "conv3d_transpose" : "conv2d_transpose",
+    int y = zb_fwd(b, K_CONVT, r == 5 ? "conv3d_transpose" : "conv2d_transpose",
                    r == 5 ? "Conv3DBackpropInputV2" : "Conv2DBackpropInput", ins, 3, r, dims,
                    X.dt, NULL);
     if (y >= 0) set_window_attrs(b, b->t[y].node, win, false);
@@ -174,7 +174,7 @@ int zb_pool_window(struct zb *b, const char *op, int x, const struct zb_window *
     if (!window_dims(b, &X, win, dims)) return -1;
     char name[32];
     snprintf(name, sizeof name, "%s%s", op, win->n == 3 ? "3D" : "");
-    int y = tg_fwd(b, K_POOL, name, name, &x, 1, X.n_dims, dims, X.dt, NULL);
+    int y = zb_fwd(b, K_POOL, name, name, &x, 1, X.n_dims, dims, X.dt, NULL);
     if (y >= 0) set_window_attrs(b, b->t[y].node, win, true);
     return y;
 }

@@ -627,25 +627,15 @@ void dp_gen_describe(const struct dp_gen_arch *a, char *buf, size_t n) {
 
 /* ---- building ---- */
 
-int gen_act(struct zb *b, enum dp_gen_act act, int x) {
-    if (act == DP_GEN_SWISH) {
-        zb_push(b, "swish");
-        int y = zb_binary(b, "Mul", x, zb_unary(b, "Sigmoid", x));
-        zb_pop(b);
-        return y;
-    }
-    return zb_unary(b, act == DP_GEN_RELU6 ? "Relu6" : "Relu", x);
-}
-
 /* Runs the builder of a's kind (zoo_build_graph's forward callback). */
 static int gen_forward(struct zb *b, const void *ctx) {
     const struct dp_gen_arch *a = ctx;
     switch (a->kind) {
-    case DP_GEN_CNN: return gen_cnn(b, &a->u.cnn);
-    case DP_GEN_TRANSFORMER: return gen_transformer(b, &a->u.tf);
-    case DP_GEN_RNN: return gen_rnn(b, &a->u.rnn);
-    case DP_GEN_MLP: return gen_mlp(b, &a->u.mlp);
-    case DP_GEN_MIXER: return gen_mixer(b, &a->u.mixer);
+    case DP_GEN_CNN: return zoo_gen_cnn(b, &a->u.cnn);
+    case DP_GEN_TRANSFORMER: return zoo_gen_transformer(b, &a->u.tf);
+    case DP_GEN_RNN: return zoo_gen_rnn(b, &a->u.rnn);
+    case DP_GEN_MLP: return zoo_gen_mlp(b, &a->u.mlp);
+    case DP_GEN_MIXER: return zoo_gen_mixer(b, &a->u.mixer);
     default: return zb_fail(b, DP_ERR_INVALID, "unknown kind %d", (int)a->kind);
     }
 }

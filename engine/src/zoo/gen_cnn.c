@@ -22,7 +22,7 @@ static int conv_bn(struct zb *b, struct cnn_kind ck, const char *name, int x, in
 
 static int conv_bn_act(struct zb *b, struct cnn_kind ck, const char *name, int x, int cout, int k,
                        int stride) {
-    return gen_act(b, ck.act, conv_bn(b, ck, name, x, cout, k, stride));
+    return zoo_gen_act(b, ck.act, conv_bn(b, ck, name, x, cout, k, stride));
 }
 
 /* BN of x's channels, or (folded) a bias. */
@@ -38,13 +38,13 @@ static int norm(struct zb *b, struct cnn_kind ck, const char *name, int x) {
 /* A depthwise k x k convolution and its BN (or bias) and activation. */
 static int dwconv_act(struct zb *b, struct cnn_kind ck, const char *name, int x, int k,
                       int stride) {
-    if (ck.bn) return gen_act(b, ck.act, zb_dwconv_layer(b, name, x, k, stride, NULL));
+    if (ck.bn) return zoo_gen_act(b, ck.act, zb_dwconv_layer(b, name, x, k, stride, NULL));
     zb_push(b, "%s", name);
     int64_t wd[4] = {k, k, channels(b, x), 1};
     int w = zb_variable(b, "depthwise_kernel", 4, wd, "normal", true);
     int y = norm(b, ck, "bias", zb_conv(b, x, w, stride, NULL, true));
     zb_pop(b);
-    return gen_act(b, ck.act, y);
+    return zoo_gen_act(b, ck.act, y);
 }
 
 /* Squeeze-excite: the channel means through a bottleneck of c/4 (at least 8) channels and a
@@ -96,18 +96,19 @@ static int block(struct zb *b, const struct dp_gen_stage *st, int x, int stride,
         y = conv_bn_act(b, ck, "conv1", x, w, k, stride);
         y = conv_bn(b, ck, "conv2", y, w, k, 1);
         if (st->se) y = squeeze_excite(b, y);
-        return gen_act(b, act, zb_binary(b, "AddV2", y, sc));
+        return zoo_gen_act(b, act, zb_binary(b, "AddV2", y, sc));
     }
     case DP_GEN_BOTTLENECK:
     case DP_GEN_GROUPED: {
         int sc = shortcut(b, ck, x, w, stride);
         y = conv_bn_act(b, ck, "conv1", x, st->inner, 1, 1);
         y = st->block == DP_GEN_GROUPED
-                ? gen_act(b, act, grouped_conv(b, ck, "conv2", y, st->inner, k, stride, st->groups))
+                ? zoo_gen_act(b, act,
+                              grouped_conv(b, ck, "conv2", y, st->inner, k, stride, st->groups))
                 : conv_bn_act(b, ck, "conv2", y, st->inner, k, stride);
         y = conv_bn(b, ck, "conv3", y, w, 1, 1);
         if (st->se) y = squeeze_excite(b, y);
-        return gen_act(b, act, zb_binary(b, "AddV2", y, sc));
+        return zoo_gen_act(b, act, zb_binary(b, "AddV2", y, sc));
     }
     case DP_GEN_INVERTED: {
         int cin = channels(b, x);
@@ -122,8 +123,8 @@ static int block(struct zb *b, const struct dp_gen_stage *st, int x, int stride,
         return conv_bn_act(b, ck, "pointwise", y, w, 1, 1);
     case DP_GEN_DENSE: {
         y = ck.bn ? zb_bn_layer(b, "bn1", x, NULL) : x;
-        y = zb_conv_layer(b, "conv1", gen_act(b, act, y), 4 * w, 1, 1, true, false, NULL);
-        y = gen_act(b, act, ck.bn ? zb_bn_layer(b, "bn2", y, NULL) : y);
+        y = zb_conv_layer(b, "conv1", zoo_gen_act(b, act, y), 4 * w, 1, 1, true, false, NULL);
+        y = zoo_gen_act(b, act, ck.bn ? zb_bn_layer(b, "bn2", y, NULL) : y);
         y = zb_conv_layer(b, "conv2", y, w, k, 1, true, false, NULL);
         int xs[2] = {x, y};
         return zb_concat(b, xs, 2, zb_caxis(b));
@@ -137,14 +138,14 @@ static int block(struct zb *b, const struct dp_gen_stage *st, int x, int stride,
 static int transition(struct zb *b, int x, struct cnn_kind ck) {
     int c = channels(b, x) / 2;
     zb_push(b, "transition");
-    x = gen_act(b, ck.act, ck.bn ? zb_bn_layer(b, "bn", x, NULL) : x);
+    x = zoo_gen_act(b, ck.act, ck.bn ? zb_bn_layer(b, "bn", x, NULL) : x);
     x = zb_conv_layer(b, "conv", x, c < 8 ? 8 : c, 1, 1, true, false, NULL);
     x = zb_pool(b, "AvgPool", x, 2, 2, NULL);
     zb_pop(b);
     return x;
 }
 
-int gen_cnn(struct zb *b, const struct dp_gen_cnn *c) {
+int zoo_gen_cnn(struct zb *b, const struct dp_gen_cnn *c) {
     int labels;
     int x = zoo_image_input(b, c->input, &labels);
     zb_push(b, "cnn");
@@ -176,10 +177,11 @@ int gen_cnn(struct zb *b, const struct dp_gen_cnn *c) {
     }
     zb_pop(b);
     if (c->flat_pool > 0) {
-        x = gen_act(b, c->act, zb_dense(b, "hidden0", x, c->head_width, NULL));
+        x = zoo_gen_act(b, c->act, zb_dense(b, "hidden0", x, c->head_width, NULL));
         if (c->dropout > 0) x = zb_dropout(b, x, c->dropout);
     }
-    if (c->head_width > 0) x = gen_act(b, c->act, zb_dense(b, "hidden", x, c->head_width, NULL));
+    if (c->head_width > 0)
+        x = zoo_gen_act(b, c->act, zb_dense(b, "hidden", x, c->head_width, NULL));
     if (c->dropout > 0) x = zb_dropout(b, x, c->dropout);
     int y = zb_dense(b, "fc", x, c->classes, NULL);
     int loss = zb_xent_loss(b, y, labels, false);

@@ -7,13 +7,10 @@
 #include "dp/zoo_gen.h"
 #include "zoo/zoo_layers.h"
 
-/* The activation act applied to x (swish as x * Sigmoid(x)). */
-int gen_act(struct zb *b, enum dp_gen_act act, int x);
-
-int gen_cnn(struct zb *b, const struct dp_gen_cnn *c);
-int gen_transformer(struct zb *b, const struct dp_gen_transformer *t);
-int gen_rnn(struct zb *b, const struct dp_gen_rnn *r);
-int gen_mlp(struct zb *b, const struct dp_gen_mlp *m);
-int gen_mixer(struct zb *b, const struct dp_gen_mixer *m);
+int zoo_gen_cnn(struct zb *b, const struct dp_gen_cnn *c);
+int zoo_gen_transformer(struct zb *b, const struct dp_gen_transformer *t);
+int zoo_gen_rnn(struct zb *b, const struct dp_gen_rnn *r);
+int zoo_gen_mlp(struct zb *b, const struct dp_gen_mlp *m);
+int zoo_gen_mixer(struct zb *b, const struct dp_gen_mixer *m);
 
 #endif

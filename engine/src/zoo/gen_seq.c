@@ -181,7 +181,7 @@ static int swin(struct zb *b, const struct dp_gen_transformer *t) {
     return zb_xent_loss(b, zb_dense(b, "head", x, t->classes, NULL), labels, false);
 }
 
-int gen_transformer(struct zb *b, const struct dp_gen_transformer *t) {
+int zoo_gen_transformer(struct zb *b, const struct dp_gen_transformer *t) {
     int64_t d = t->d_model, wd[2] = {t->vocab, d};
     int labels, x, loss;
     zb_push(b, "transformer");
@@ -245,7 +245,7 @@ int gen_transformer(struct zb *b, const struct dp_gen_transformer *t) {
     return loss;
 }
 
-int gen_rnn(struct zb *b, const struct dp_gen_rnn *r) {
+int zoo_gen_rnn(struct zb *b, const struct dp_gen_rnn *r) {
     int labels, steps[512], n = (int)r->seq;
     if (n < 1 || n > 512) return zb_fail(b, DP_ERR_INVALID, "rnn: %d steps not in [1, 512]", n);
     int ids = tokens(b, r->seq, !r->classes, &labels);
@@ -266,14 +266,14 @@ int gen_rnn(struct zb *b, const struct dp_gen_rnn *r) {
     return loss;
 }
 
-int gen_mlp(struct zb *b, const struct dp_gen_mlp *m) {
+int zoo_gen_mlp(struct zb *b, const struct dp_gen_mlp *m) {
     int labels;
     int64_t d[2] = {DP_DIM_BATCH, m->input}, l[1] = {DP_DIM_BATCH};
     int x = zb_input(b, 2, d, DP_DTYPE_F32, 1, l, &labels, false);
     zb_push(b, "mlp");
     for (int k = 0; k < m->layers; k++) {
         zb_push(b, "layer_%d", k);
-        x = gen_act(b, m->act, zb_dense(b, "dense", x, m->width[k], NULL));
+        x = zoo_gen_act(b, m->act, zb_dense(b, "dense", x, m->width[k], NULL));
         if (m->layer_norm) x = zb_layer_norm(b, "LayerNorm", x);
         if (m->dropout > 0) x = zb_dropout(b, x, m->dropout);
         zb_pop(b);
@@ -283,7 +283,7 @@ int gen_mlp(struct zb *b, const struct dp_gen_mlp *m) {
     return loss;
 }
 
-int gen_mixer(struct zb *b, const struct dp_gen_mixer *m) {
+int zoo_gen_mixer(struct zb *b, const struct dp_gen_mixer *m) {
     int labels;
     int x = patches(b, zoo_image_input(b, m->input, &labels), m->input, m->patch, m->d);
     static const int swap[3] = {0, 2, 1};

@@ -158,3 +158,14 @@ int zoo_rnn_layer(struct zb *b, int layer, int *steps, int n, int64_t hidden, bo
     zb_pop(b);
     return h;
 }
+
+int zoo_gen_act(struct zb *b, enum dp_gen_act act, int x) {
+    if (act == DP_GEN_SWISH) {
+        zb_push(b, "swish");
+        int y = zb_binary(b, "Mul", x, zb_unary(b, "Sigmoid", x));
+        zb_pop(b);
+        return y;
+    }
+    return zb_unary(b, act == DP_GEN_RELU6 ? "Relu6" : "Relu", x);
+}
+

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "dp/zoo.h"
+#include "dp/zoo_gen.h"
 #include "tfgraph/tfgraph.h"
 
 /* Builds the training graph `name` (framework "tensorflow", batch o->batch) from the forward
@@ -50,5 +51,8 @@ int zoo_embed_sinusoid(struct zb *b, const char *name, int table, int ids, int64
  * kernel [in + hidden, hidden] + bias), zero initial state. steps[t] is replaced by the layer's
  * output at step t. Returns the last output. */
 int zoo_rnn_layer(struct zb *b, int layer, int *steps, int n, int64_t hidden, bool gru);
+
+/* The generator's activation act applied to x (swish as x * Sigmoid(x)). */
+int zoo_gen_act(struct zb *b, enum dp_gen_act act, int x);
 
 #endif
