@@ -50,7 +50,7 @@ list "$TMP/bad_insp.json" V100-PCIe-16GB 1 ", \"inspector\": \"$TMP/secret.txt\"
 want="bad_insp.json:\$.settings[0].inspector: $TMP/secret.txt:1:1: not JSON"
 fails 1 "$want" "$DRIPLE" predict "$G" --settings "$TMP/bad_insp.json" --setting V100-P1w2ho-PCIe --setting-aware none
 if grep -q secret-token "$TMP/err"; then fail "the message quotes the file"; else pass; fi
-fails 1 "$want" "$DRIPLE" explain "$G" --settings "$TMP/bad_insp.json" --setting V100-P1w2ho-PCIe
+fails 1 "$want" "$DRIPLE" explain "$G" --settings "$TMP/bad_insp.json" --setting V100-P1w2ho-PCIe --setting-aware none
 # a base path over PATH_MAX is named, not 'cannot load base inspector: : cannot open'
 long=$(awk 'BEGIN { while (n++ < 5000) printf "x" }')
 sed "1s/^{/{\"base\": \"$long\", /" "$INSP" >"$TMP/long_base.json"
