@@ -97,7 +97,7 @@ fails 2 "missing -o" "$DRIPLE" graph coarsen $D/small.json
 fails 2 "--groups '0'" "$DRIPLE" graph coarsen $D/small.json --groups 0 -o "$TMP/x.json"
 fails 2 "--batch 'abc'" "$DRIPLE" graph info $D/small.json --batch abc
 fails 2 "unknown subcommand 'frob'" "$DRIPLE" graph frob
-fails 2 "unexpected argument '--frob'" "$DRIPLE" graph info $D/small.json --frob
+fails 2 "unknown option '--frob'" "$DRIPLE" graph info $D/small.json --frob
 fails 2 "missing GRAPH" "$DRIPLE" graph info
 fails 2 "missing GRAPH" "$DRIPLE" graph weights -o "$TMP/w.json"
 # A directory, a repeated NodeDef name, a graph without GPU ops: named, not crashed on.

@@ -103,6 +103,10 @@ contains "$TMP/completed" "info import"
 contains "$TMP/completed" "--groups"
 contains "$TMP/completed" "simulate"
 fails 2 "--completion: expected 'bash'" "$DRIPLE" --completion zsh
+# docs/cli.md's option lists are the tables' (tools/cli_doc.sh regenerates them)
+sh tools/cli_doc.sh "$DRIPLE" docs/cli.md >"$TMP/cli.md"
+cmp -s "$TMP/cli.md" docs/cli.md && pass ||
+    fail "docs/cli.md is not current: sh tools/cli_doc.sh $DRIPLE >docs/cli.md.new && mv docs/cli.md.new docs/cli.md"
 # make install PREFIX=...: the binary, the man page, the completion, and the files it ships,
 # found from another directory
 if command -v make >/dev/null 2>&1 && [ -f "$BUILD/driple" ]; then

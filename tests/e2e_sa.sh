@@ -141,7 +141,7 @@ fails 1 "--setting fine-tunes a setting-aware inspector" "$DRIPLE" transfer \
 fails 1 "nosuch.json: cannot open" "$DRIPLE" transfer --from "$TMP/nosuch.json" \
     --setting V100-P1w2ho-PCIe --dataset "$TMP/base_ds.json" -o "$TMP/x.json"
 if grep -q "per-setting inspector transfers" "$TMP/err"; then fail "a missing --from got the per-setting hint"; else pass; fi
-fails 2 "do not apply here" "$DRIPLE" transfer --from "$TMP/sa.json" \
+fails 2 "unknown option '--mode'" "$DRIPLE" transfer --from "$TMP/sa.json" \
     --dataset "$TMP/base_ds.json" -o "$TMP/x.json" --mode head
 fails 2 "needs --from SA.json, --dataset D.json and -o M.json" "$DRIPLE" transfer \
     --from "$TMP/sa.json" -o "$TMP/x.json"

@@ -30,6 +30,6 @@ fails 2 "--restarts '0': expected an integer in [1, 16]" \
     "$DRIPLE" train --dataset "$D" -o "$TMP/x.json" --restarts 0
 fails 2 "--restarts '17': expected an integer in [1, 16]" \
     "$DRIPLE" train --dataset "$D" -o "$TMP/x.json" --restarts 17
-fails 2 "unexpected argument '--restarts'" \
+fails 2 "unknown option '--restarts'" \
     "$DRIPLE" transfer --from "$TMP/r.json" --dataset "$D" -o "$TMP/x.json" --restarts 2
 finish

@@ -66,7 +66,7 @@ struct importance_view {
 /* Key steps: the fraction of the pane one pan moves, the factor one zoom step applies. */
 #define IMPORTANCE_PAN_STEP  0.15
 #define IMPORTANCE_ZOOM_STEP 1.5
-/* Slower computations than this go to the background when the view defers (DESIGN.md: a key
+/* Slower computations than this go to the background when the view defers (docs/design.md: a key
  * answers within 50 ms, the frame included). */
 #define IMPORTANCE_SYNC_MS   20.0
 

@@ -1,4 +1,4 @@
-/* graph.h: the op graph of a training job (DESIGN.md "driple-graph/1"): named ops with a type, a
+/* graph.h: the op graph of a training job (docs/formats.md "driple-graph/1"): named ops with a type, a
  * device, data and control inputs, the shape and dtype of the first output (the batch dimension
  * symbolic), and optional per-op cost. Importers (JSON, TF GraphDef text, ONNX) and the model zoo
  * all build this one model through the builder calls below. */
