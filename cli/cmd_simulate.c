@@ -266,6 +266,7 @@ int cmd_simulate(int argc, char **argv) {
             dp_jw_num(w, parts[i].key, parts[i].v);
         dp_jw_end(w);
         cmd_jw_labels(w, "labels", r.labels);
+        dp_jw_bursts(w, "bursts", r.labels, r.iteration_ms);
         dp_jw_str(w, "trace", trace_out);
         if ((rc = cmd_json_emit(w))) goto done;
     } else {
@@ -302,6 +303,7 @@ int cmd_simulate(int argc, char **argv) {
         printf("  labels (simulated; mean over the workers; %.3g ms samples, %d iterations):\n",
                r.sample_ms, r.n_iterations);
         cmd_text_labels(r.labels);
+        cmd_text_bursts("  ", r.labels, r.iteration_ms);
         if (trace_out) printf("  traces written to %s (simulated)\n", trace_out);
     }
 done:

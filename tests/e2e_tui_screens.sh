@@ -290,10 +290,11 @@ for size in 80x24 200x50; do
     expect_re " SA +[0-9.]+±"
     shot "compare, setting-aware"
     if [ "$size" = 200x50 ]; then
-        # importance under the setting-aware inspector (explain reads a per-setting network):
-        # the list's inspector for this cluster says which ops drive the figure, and says so
+        # importance under the setting-aware inspector: through it (occlusion), the value the
+        # Predict tab shows, the inspector named in full (issue 30)
         key 4
-        expect "V100-P1w2ho-PCIe's inspector" 30
+        expect "by setting-aware inspector $TMP/sa-assets/inspectors/setting-aware.json" 30
+        expect_re "importance: gpu_util.active = [0-9.e+]+ ms  \(occlusion"
         if grep -q "no inspector" "$TMP/screen"; then fail "importance: no inspector"; else pass; fi
     fi
     quit_ok

@@ -157,7 +157,8 @@ static bool collect(struct app *a, struct imp_glue *s) {
         if (j->st != DP_OK) app_status(a, true, "%s", j->err.msg);
         else
             app_status(a, false, "importance of %s by %s (%.1f ms, in the background)",
-                       dp_metric_name(j->metric), dp_explain_method_name(j->method), j->ms);
+                       dp_metric_name(j->metric),
+                       dp_explain_method_name(j->e ? j->e->method : j->method), j->ms);
     }
     j->layout = NULL;
     j->e = NULL;

@@ -316,23 +316,45 @@ void importance_view_scroll_sideways(struct importance_view *v, int delta) {
 
 /* ---- geometry ---- */
 
+/* The header's first part: the metric, its value (the Predict tab's), how the importances were
+ * computed, the zoom. */
+static void header_text(const struct importance_view *v, char *head, size_t n) {
+    const char *method = v->e ? dp_explain_method_name(v->e->method)
+                              : v->use_sa ? "occlusion" : dp_explain_method_name(v->method);
+    if (v->e)
+        snprintf(head, n, " importance: %s = %.4g %s  (%s, %.0f ms)  zoom %.1fx  ",
+                 dp_metric_name(v->metric), v->e->value, dp_metric_unit(v->metric), method,
+                 v->compute_ms, v->zoom);
+    else
+        snprintf(head, n, " importance: %s (%s)  zoom %.1fx  ", dp_metric_name(v->metric),
+                 method, v->zoom);
+}
+
+/* Rows the header takes: one, or two when the inspector's name does not fit beside the rest
+ * (it then has a row of its own, elided in the middle only where even that is short). */
+static int header_rows(const struct importance_view *v, int cols) {
+    char head[256];
+    header_text(v, head, sizeof head);
+    return v->by[0] && text_cols(head) + text_cols(v->by) > cols - 1 ? 2 : 1;
+}
+
 struct importance_canvas importance_view_canvas(const struct importance_view *v, int rows,
                                                 int cols) {
     struct importance_canvas c = {0};
-    int body = rows - 1; /* row 0 is the header */
+    int top = header_rows(v, cols), body = rows - top; /* the header's rows */
     if (body < 1 || cols < 1) return c;
     if (cols >= 90) {
         c.list_w = clamp(cols / 3, LIST_MIN_W, LIST_MAX_W);
-        c.y = 1;
+        c.y = top;
         c.x = 0;
         c.h = body;
         c.w = cols - c.list_w - 1;
-        c.list_y = 1;
+        c.list_y = top;
         c.list_x = cols - c.list_w;
         c.list_h = body;
     } else {
         c.list_h = body >= 12 ? (body / 3 < 10 ? body / 3 : 10) : 0;
-        c.y = 1;
+        c.y = top;
         c.x = 0;
         c.w = cols;
         c.h = body - c.list_h - (c.list_h > 0 ? 1 : 0);
@@ -654,28 +676,18 @@ static void line_fit(WINDOW *w, int y, int x, int width, const char *s, chtype a
     wattroff(w, attr);
 }
 
-/* Header: the metric, its value (the Predict tab's), how the importances were computed and the
- * inspector explained, its name elided in the middle (never cut) where the line is short. */
+/* Header: header_text, then the inspector explained by its full name. */
 static void draw_header(WINDOW *w, const struct importance_view *v, int cols) {
-    char head[256], by[640];
-    const char *method = v->e ? dp_explain_method_name(v->e->method)
-                              : v->use_sa ? "occlusion" : dp_explain_method_name(v->method);
-    if (v->e)
-        snprintf(head, sizeof head, " importance: %s = %.4g %s  (%s, %.0f ms)  zoom %.1fx  ",
-                 dp_metric_name(v->metric), v->e->value, dp_metric_unit(v->metric), method,
-                 v->compute_ms, v->zoom);
-    else
-        snprintf(head, sizeof head, " importance: %s (%s)  zoom %.1fx  ",
-                 dp_metric_name(v->metric), method, v->zoom);
-    int room = cols - 1 - text_cols(head);
-    if (room < 12 || !v->by[0]) {
-        line_fit(w, 0, 0, cols, head, A_BOLD);
+    char head[256], by[640], line[900];
+    header_text(v, head, sizeof head);
+    if (header_rows(v, cols) == 1) {
+        snprintf(line, sizeof line, "%s%s", head, v->by);
+        line_fit(w, 0, 0, cols, line, A_BOLD);
         return;
     }
-    text_elide(by, sizeof by, v->by, room, v->ascii);
-    char line[900];
-    snprintf(line, sizeof line, "%s%s", head, by);
-    line_fit(w, 0, 0, cols, line, A_BOLD);
+    line_fit(w, 0, 0, cols, head, A_BOLD);
+    text_elide(by, sizeof by, v->by, cols - 2, v->ascii);
+    line_fit(w, 1, 1, cols - 1, by, 0);
 }
 
 /* The selection and the five most important groups: their edges are always drawn. */
