@@ -253,8 +253,9 @@ static struct dp_setting ar_setting(const char *gpu, int workers, enum dp_networ
 }
 
 /* NCCL all-reduce: inside one machine each worker sends 2(N-1)/N x its gradient bytes (a
- * ring); across M machines each machine's NIC sends 2(M-1)/M x them (reduce inside, ring over
- * the NICs, broadcast inside), and only those cross the network. */
+ * ring); across machines the ring runs through all N workers, one hop in 8 leaving each
+ * machine, so each machine's NIC sends 2(N-1)/N x them and the rest stays inside: 2(N-1) x the
+ * bytes in all either way, and only the NICs' cross the network. */
 static void test_allreduce_traffic(struct dp_graph *g) {
     struct dp_gpu gpu;
     struct dp_error err = {0};
@@ -272,13 +273,15 @@ static void test_allreduce_traffic(struct dp_graph *g) {
         CHECK(n == 1 ? r.allreduce_ms == 0 : r.allreduce_ms > 0);
         dp_sim_result_free(&r);
     }
-    /* 16 workers, 8 a machine, over 100GbE: the ring inside and the NICs' ring */
+    /* 16 workers, 8 a machine, over 100GbE: one ring through both machines */
     struct dp_setting s = ar_setting(gpu.name, 16, DP_NET_100GBE, 0, DP_FW_PYTORCH);
+    s.ar_algo = DP_AR_RING;
     CHECK(s.machines == 2);
     struct dp_sim_result r;
     CHECK(dp_simulate(g, &s, &gpu, &o, &r, &err) == DP_OK);
-    double intra = 2.0 * 7 / 8 * r.grad_bytes, nic = 2.0 * 1 / 2 * r.grad_bytes;
+    double ring = 2.0 * 15 / 16 * r.grad_bytes, intra = ring * 7 / 8, nic = ring;
     CHECK_NEAR(r.bytes_per_iter, 16 * intra + 2 * nic, 1e-6 * r.grad_bytes);
+    CHECK_NEAR(r.bytes_per_iter, 2.0 * 15 * r.grad_bytes, 1e-6 * r.grad_bytes);
     CHECK_NEAR(r.link_tx_bytes, 2 * nic * r.n_iterations, 1e-6 * r.grad_bytes * r.n_iterations);
     CHECK_NEAR(r.link_tx_bytes, r.link_rx_bytes, 1e-6 * r.link_tx_bytes);
     dp_sim_result_free(&r);
@@ -291,9 +294,10 @@ static void test_allreduce_traffic(struct dp_graph *g) {
 }
 
 /* dp_sim_allreduce_ms by hand: a ring of 8 over the A100's NVLink (half its figure each way),
- * then 16 workers on two machines (the ring inside, then the NICs' over 100GbE), at the
- * constants' achieved share of each link; one worker exchanges nothing, and a GPU whose speeds
- * are unknown still has its links. */
+ * then 16 workers on two machines (one ring through both, its bus bandwidth the machine's one
+ * NIC over 100GbE; 2 of its 30 steps cross machines), at the constants' achieved share of
+ * each link; one worker exchanges nothing, and a GPU whose speeds are unknown still has its
+ * links. */
 static void test_allreduce_closed_form(void) {
     struct dp_gpu gpu;
     if (!catalog_gpu("A100-40GB-SXM", &gpu)) return;
@@ -306,7 +310,8 @@ static void test_allreduce_closed_form(void) {
     CHECK_NEAR(dp_sim_allreduce_ms(&s, &gpu, &k, B), ring, 1e-12 * ring);
     s = ar_setting(gpu.name, 16, DP_NET_100GBE, 0, DP_FW_PYTORCH);
     double nic = dp_network_bandwidth_gbps(DP_NET_100GBE) * 1e6 * k.net_eff;
-    double two = ring + 2.0 * 1 / 2 * B / nic + 2.0 * dp_network_latency_us(DP_NET_100GBE) / 1000;
+    double two = 2.0 * 15 / 16 * B / nic + 28 * lat_nvl +
+                 2.0 * dp_network_latency_us(DP_NET_100GBE) / 1000;
     CHECK_NEAR(dp_sim_allreduce_ms(&s, &gpu, &k, B), two, 1e-12 * two);
     gpu.fp32_tflops = gpu.bandwidth_gbps = NAN;
     CHECK_NEAR(dp_sim_allreduce_ms(&s, &gpu, &k, B), two, 1e-12 * two);

@@ -2,8 +2,7 @@
  * over per-GPU links (PCIe to the host, or NVLink between GPUs), per-machine NICs and the
  * memory of a CPU PS's host, each flow as slow as its most loaded resource, so no resource
  * carries more than its line rate times net_eff and a PS serving W workers slows all of them.
- * NCCL all-reduce is a ring inside a machine and, across machines, reduce inside, a ring over
- * the NICs, broadcast inside. */
+ * NCCL's collectives are sim_collective.c's. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,50 +119,11 @@ double sim_ps_nic_total(const struct sim_ps *n) {
     return sum;
 }
 
-/* --- NCCL all-reduce --- */
-
-void sim_allreduce_init(const struct dp_setting *s, const struct sim_device *d,
-                        const struct dp_sim_constants *k, struct sim_allreduce *a) {
-    memset(a, 0, sizeof *a);
-    a->workers = s->workers;
-    a->per_machine = (s->workers + s->machines - 1) / s->machines;
-    a->machines = (s->workers + a->per_machine - 1) / a->per_machine;
-    /* Inside a machine NCCL rings over NVLink where every GPU of the ring has it: SXM modules
-     * (mesh or NVSwitch), or a pair of PCIe cards joined by a bridge; else over PCIe. The
-     * setting's PCIe (or NVLink) names the link for one machine. */
-    bool nvl = d->nvlink > 0 && s->network != DP_NET_PCIE &&
-               (d->form == DP_FORM_SXM || a->per_machine <= 2);
-    a->intra = (nvl ? d->nvlink : d->pcie) * k->net_eff;
-    a->lat_intra = dp_network_latency_us(nvl ? DP_NET_NVLINK : DP_NET_PCIE) / 1000;
-    a->nic = BYTES_PER_MS(dp_network_bandwidth_gbps(s->network)) * k->net_eff;
-    a->lat_nic = dp_network_latency_us(s->network) / 1000;
-}
-
-double sim_allreduce_ms(const struct sim_allreduce *a, double bytes, double *intra_bytes,
-                        double *nic_bytes) {
-    int g = a->per_machine, m = a->machines;
-    double t = 0;
-    *intra_bytes = *nic_bytes = 0;
-    if (a->workers < 2 || bytes <= 0) return 0;
-    if (g > 1) { /* a ring (one machine), or reduce then broadcast (several) */
-        *intra_bytes = 2.0 * (g - 1) / g * bytes;
-        t += *intra_bytes / a->intra + 2.0 * (g - 1) * a->lat_intra;
-    }
-    if (m > 1) {
-        *nic_bytes = 2.0 * (m - 1) / m * bytes;
-        t += *nic_bytes / a->nic + 2.0 * (m - 1) * a->lat_nic;
-    }
-    return t;
-}
-
 double dp_sim_allreduce_ms(const struct dp_setting *s, const struct dp_gpu *g,
                            const struct dp_sim_constants *k, double bytes) {
     struct dp_setting one = *s;
-    struct sim_device d = {0};
-    struct sim_allreduce a;
-    double intra, nic;
+    struct dp_sim_fabric f;
     if (one.machines < 1) one.machines = 1;
-    sim_device_links(g, &d);
-    sim_allreduce_init(&one, &d, k, &a);
-    return sim_allreduce_ms(&a, bytes, &intra, &nic);
+    dp_sim_fabric(&one, g, NULL, k, &f);
+    return sim_allreduce_algo_ms(&f, one.ar_algo, bytes, one.workers, f.gpus_per_machine, NULL);
 }
