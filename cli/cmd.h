@@ -24,6 +24,7 @@ int cmd_inspector(int argc, char **argv); /* cmd_inspector.c: info | import-* | 
 int cmd_bench(int argc, char **argv);     /* cmd_bench.c: predict | train | transfer | coarsen */
 int cmd_explain(int argc, char **argv);   /* cmd_explain.c */
 int cmd_record(int argc, char **argv);    /* cmd_record.c */
+int cmd_plan(int argc, char **argv);      /* cmd_plan.c: the LLM training planner */
 int bench_coarsen(int argc, char **argv); /* cmd_graph.c: `driple bench coarsen` */
 int bench_explain(int argc, char **argv); /* cmd_explain.c: `driple bench explain` */
 int bench_compare(int argc, char **argv); /* cmd_compare.c: `driple bench compare` */

@@ -29,6 +29,7 @@ static const struct command {
     {"explain",   cmd_explain,   "GRAPH --inspector M|--setting ID|--gpu ... [--metric NAME] [--svg FILE]"},
     {"inspector", cmd_inspector, "info|import-torch|import-json ...   inspector model files"},
     {"record",    cmd_record,    "[-o PREFIX] -- COMMAND ...   measure a training job's traces"},
+    {"plan",      cmd_plan,      "MODEL --gpus N --gpu NAME [--json]   plan LLM training: tp x pp x dp x ZeRO x recompute"},
     {"bench",     cmd_bench,     "predict|train|transfer|coarsen ... --json   benchmarks"},
 };
 
