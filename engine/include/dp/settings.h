@@ -96,10 +96,11 @@ const struct dp_gpu *dp_gpu_find(const struct dp_gpu_catalog *c, const char *nam
 /* The strict lookup of a name a user typed (--gpu, the explorer): an exact catalog name or
  * alias as dp_gpu_find compares them, but not a short id ("V100" stands for several GPUs to a
  * reader: it is refused as ambiguous). Anything else is DP_ERR_NOT_FOUND with the candidates:
- * "<what> 'A100' is ambiguous: A100-40GB-SXM, A100-80GB-SXM, A100-PCIe-40GB, A100-PCIe-80GB"
- * (names it is a prefix or part of), "<what> 'V100-SXM2-16G' is not a GPU of <catalog>; did
- * you mean V100-SXM2-16GB?" (edit distance 1 or 2), else the whole catalog. *out is set on
- * success only. */
+ * "<what> A100 is ambiguous: A100-40GB-SXM, A100-80GB-SXM, A100-PCIe-40GB, A100-PCIe-80GB"
+ * (names it is a part of), "<what> V100-SXM2-16G: not a GPU name of <catalog>; did you mean
+ * V100-SXM2-16GB?" (part of one name), "<what> X: not a GPU of <catalog>; did you mean Y?"
+ * (edit distance 1 or 2), else "<what> X: no such GPU in <catalog> (<all names>)". *out is set
+ * on success only. */
 enum dp_status dp_gpu_lookup(const struct dp_gpu_catalog *c, const char *name, const char *what,
                              const struct dp_gpu **out, struct dp_error *err);
 /* Whether g has NVLink (a known nvlink_gbps); NVLink settings on one without are refused
@@ -137,8 +138,9 @@ const char *dp_network_name(enum dp_network n);
 /* Parses a name above, ignoring case (a case variant names the same network); false when
  * unknown (dp_network_lookup says which names were near). */
 bool dp_network_parse(const char *s, enum dp_network *out);
-/* dp_network_parse with the refusal a user sees: DP_ERR_INVALID "<what> '<s>': unknown network
- * (did you mean X?)" naming the near names (a prefix, edit distance 1), else listing all. */
+/* dp_network_parse with the refusal a user sees: DP_ERR_INVALID "<what> <s>: unknown network;
+ * did you mean X?" naming the near names (a prefix or part, edit distance 1 or 2), else listing
+ * all. */
 enum dp_status dp_network_lookup(const char *s, const char *what, enum dp_network *out,
                                  struct dp_error *err);
 /* Nominal one-direction bandwidth in GB/s (line rate: 1GbE = 0.125, PCIe 3.0 x16 = 15.75,
@@ -205,6 +207,10 @@ bool dp_precision_parse(const char *s, enum dp_precision *out);
  * the candidates: "fp16" -> "did you mean mixed (fp16 automatic mixed precision)?"). */
 enum dp_status dp_precision_lookup(const char *s, const char *what, enum dp_precision *out,
                                    struct dp_error *err);
+/* The precision a graph is built in for p: fp32 for fp32 and tf32 (fp32 tensors), mixed for
+ * mixed, bf16 and fp8 (16-bit activations, fp32 master weights: the zoo and graph builders know
+ * only these two). */
+enum dp_precision dp_precision_graph(enum dp_precision p);
 const char *dp_tf32_name(enum dp_tf32 t);             /* "auto" | "off" | "on" */
 bool dp_tf32_parse(const char *s, enum dp_tf32 *out);  /* the names above, ignoring case */
 const char *dp_loader_name(enum dp_loader l);         /* "synthetic" | "cpu" | "dali" */

@@ -51,8 +51,8 @@ enum dp_status dp_systems_load_default(const char *path, const struct dp_gpu_cat
 void dp_systems_free(struct dp_systems *s); /* NULL-safe */
 /* The system named name or one of its aliases, ignoring case; NULL when none. */
 const struct dp_system *dp_system_find(const struct dp_systems *s, const char *name);
-/* dp_system_find with the refusal a user sees: DP_ERR_NOT_FOUND "<what> '<name>': no such
- * system in <file> (did you mean X? / the names)". */
+/* dp_system_find with the refusal a user sees: DP_ERR_NOT_FOUND "<what> <name>: no such
+ * system in <file>; did you mean X?" (else the names). */
 enum dp_status dp_system_lookup(const struct dp_systems *s, const char *name, const char *what,
                                 const struct dp_system **out, struct dp_error *err);
 const char *dp_fabric_name(enum dp_fabric f); /* "pcie" | "nvlink-mesh" | "nvswitch" */

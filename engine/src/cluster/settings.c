@@ -59,9 +59,9 @@ enum dp_status dp_network_lookup(const char *s, const char *what, enum dp_networ
         dp_near_append(all, sizeof all, networks[i].name);
     }
     if (near[0])
-        return dp_error_set(err, DP_ERR_INVALID, "%s '%s': unknown network; did you mean %s?",
+        return dp_error_set(err, DP_ERR_INVALID, "%s %s: unknown network; did you mean %s?",
                             what, s ? s : "", near);
-    return dp_error_set(err, DP_ERR_INVALID, "%s '%s': unknown network (one of %s)", what,
+    return dp_error_set(err, DP_ERR_INVALID, "%s %s: unknown network (one of %s)", what,
                         s ? s : "", all);
 }
 
@@ -113,17 +113,21 @@ enum dp_status dp_precision_lookup(const char *s, const char *what, enum dp_prec
     if (dp_precision_parse(s, out)) return DP_OK;
     if (s && (!strcasecmp(s, "fp16") || !strcasecmp(s, "half") || !strcasecmp(s, "float16")))
         return dp_error_set(err, DP_ERR_INVALID,
-                            "%s '%s': not a precision driple models; did you mean mixed (fp16 "
+                            "%s %s: not a precision driple models; did you mean mixed (fp16 "
                             "automatic mixed precision)?", what, s);
     char near[128] = "";
     for (int i = 0; i < DP_PREC_COUNT; i++)
         if (s && *s && dp_near(s, prec_names[i])) dp_near_append(near, sizeof near, prec_names[i]);
     if (near[0])
-        return dp_error_set(err, DP_ERR_INVALID, "%s '%s': unknown precision; did you mean %s?",
+        return dp_error_set(err, DP_ERR_INVALID, "%s %s: unknown precision; did you mean %s?",
                             what, s, near);
     return dp_error_set(err, DP_ERR_INVALID,
-                        "%s '%s': unknown precision (fp32, tf32, bf16, mixed, fp8)", what,
+                        "%s %s: unknown precision (fp32, tf32, bf16, mixed, fp8)", what,
                         s ? s : "");
+}
+
+enum dp_precision dp_precision_graph(enum dp_precision p) {
+    return p == DP_PREC_FP32 || p == DP_PREC_TF32 ? DP_PREC_FP32 : DP_PREC_MIXED;
 }
 
 /* A name table lookup ignoring case: the index of s in names[0..n), or -1. */
@@ -245,7 +249,7 @@ enum dp_status dp_framework_lookup(const char *s, const char *what, enum dp_fram
         for (int i = 0; i < 2; i++)
             if (name[0] && dp_near(name, names[i])) dp_near_append(near, sizeof near, names[i]);
         return dp_error_set(err, DP_ERR_INVALID,
-                            "%s '%s': unknown framework%s%s%s (tensorflow[:VERSION] or "
+                            "%s %s: unknown framework%s%s%s (tensorflow[:VERSION] or "
                             "pytorch[:VERSION|:ngc], e.g. pytorch:1.13)", what, s ? s : "",
                             near[0] ? "; did you mean " : "", near, near[0] ? "?" : "");
     }
@@ -254,7 +258,7 @@ enum dp_status dp_framework_lookup(const char *s, const char *what, enum dp_fram
         if (f == DP_FW_PYTORCH && !strcasecmp(colon + 1, "ngc")) v = DP_FW_VERSION_NGC;
         else if ((v = version_number(colon + 1)) < 0)
             return dp_error_set(err, DP_ERR_INVALID,
-                                "%s '%s': the version must be MAJOR.MINOR (pytorch:1.13, "
+                                "%s %s: the version must be MAJOR.MINOR (pytorch:1.13, "
                                 "tensorflow:2.4)%s", what, s,
                                 f == DP_FW_PYTORCH ? " or ngc (an NGC container)" : "");
     }
@@ -410,17 +414,17 @@ enum dp_status dp_gpu_lookup(const struct dp_gpu_catalog *c, const char *name, c
     const char *cat = c->path ? c->path : "the GPU catalog";
     if (part[0] && !strchr(part, ','))
         return dp_error_set(err, DP_ERR_NOT_FOUND,
-                            "%s '%s' is not a GPU name of %s; did you mean %s? (names are "
+                            "%s %s: not a GPU name of %s; did you mean %s? (names are "
                             "exact: a catalog name or alias)", what, name, cat, part);
     if (part[0])
-        return dp_error_set(err, DP_ERR_NOT_FOUND, "%s '%s' is ambiguous: %s", what, name, part);
+        return dp_error_set(err, DP_ERR_NOT_FOUND, "%s %s is ambiguous: %s", what, name, part);
     if (typo[0])
         return dp_error_set(err, DP_ERR_NOT_FOUND,
-                            "%s '%s' is not a GPU of %s; did you mean %s?", what, name, cat,
+                            "%s %s: not a GPU of %s; did you mean %s?", what, name, cat,
                             typo);
     char names[1024];
     dp_gpu_catalog_names(c, names, sizeof names);
-    return dp_error_set(err, DP_ERR_NOT_FOUND, "%s '%s': no such GPU in %s (%s)", what, name, cat,
+    return dp_error_set(err, DP_ERR_NOT_FOUND, "%s %s: no such GPU in %s (%s)", what, name, cat,
                         names);
 }
 

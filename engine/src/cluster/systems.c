@@ -55,9 +55,9 @@ enum dp_status dp_system_lookup(const struct dp_systems *s, const char *name, co
     }
     const char *file = s && s->path ? s->path : "the systems catalog";
     if (near[0])
-        return dp_error_set(err, DP_ERR_NOT_FOUND, "%s '%s': no such system in %s; did you mean "
+        return dp_error_set(err, DP_ERR_NOT_FOUND, "%s %s: no such system in %s; did you mean "
                             "%s?", what, name ? name : "", file, near);
-    return dp_error_set(err, DP_ERR_NOT_FOUND, "%s '%s': no such system in %s (%s)", what,
+    return dp_error_set(err, DP_ERR_NOT_FOUND, "%s %s: no such system in %s (%s)", what,
                         name ? name : "", file, all);
 }
 
