@@ -162,7 +162,7 @@ static enum dp_status read_config(const cJSON *root, const char *file, int64_t s
         int64_t e = 0, k = 0;
         if ((st = field(root, NAMES("num_local_experts", "num_experts"), true, file, layout, &e,
                         err)) ||
-            (st = field(root, NAMES("num_experts_per_tok"), e > 0, file, layout, &k, err)))
+            (st = field(root, NAMES("num_experts_per_tok"), e == 0, file, layout, &k, err)))
             return st;
         m->experts = (int)e;
         m->top_k = (int)k;
