@@ -210,21 +210,28 @@ static bool apply_names(const struct cmd_cluster *o, struct dp_setting *s, struc
     return true;
 }
 
+int cmd_cluster_modify(const struct cmd_cluster *o, const char *cmd, struct dp_setting *s) {
+    struct dp_error err = {0};
+    if (!apply_names(o, s, &err)) return refuse(cmd, &err);
+    const struct {
+        int64_t v;
+        int    *field;
+    } counts[] = {{o->accum, &s->accum},     {o->cpu_cores, &s->cpu_cores},
+                  {o->tp, &s->tp},           {o->pp, &s->pp},
+                  {o->microbatches, &s->microbatches}, {o->ep, &s->ep}};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        if (counts[i].v) *counts[i].field = (int)counts[i].v;
+    if (o->seq_parallel) s->seq_parallel = true;
+    return 0;
+}
+
 int cmd_cluster_apply(const struct cmd_cluster *o, const struct dp_gpu_catalog *cat,
                       const char *cmd, struct dp_setting *s) {
     struct dp_error err = {0};
     struct dp_systems *sys = NULL;
+    int rc;
     if (cmd_cluster_modified(o)) {
-        if (!apply_names(o, s, &err)) return refuse(cmd, &err);
-        const struct {
-            int64_t v;
-            int    *field;
-        } counts[] = {{o->accum, &s->accum},     {o->cpu_cores, &s->cpu_cores},
-                      {o->tp, &s->tp},           {o->pp, &s->pp},
-                      {o->microbatches, &s->microbatches}, {o->ep, &s->ep}};
-        for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
-            if (counts[i].v) *counts[i].field = (int)counts[i].v;
-        if (o->seq_parallel) s->seq_parallel = true;
+        if ((rc = cmd_cluster_modify(o, cmd, s))) return rc;
         if (dp_setting_finish(s, &err)) return refuse(cmd, &err);
     }
     const struct dp_gpu *g = dp_gpu_find(cat, s->gpu);
@@ -331,7 +338,8 @@ int cmd_session_setting(struct dp_session *ss, const char *id, const struct cmd_
     if (!id) return cmd_cluster_setting(o, dp_session_catalog(ss), cmd, usage, s);
     struct dp_error err = {0};
     bool listed;
-    return dp_session_find_setting(ss, id, s, &listed, &err) ? cli_fail(&err) : 0;
+    if (dp_session_find_setting(ss, id, s, &listed, &err)) return cli_fail(&err);
+    return cmd_cluster_apply(o, dp_session_catalog(ss), cmd, s);
 }
 
 int cmd_session_inspector(struct dp_session *ss, const struct dp_setting *s,
@@ -384,11 +392,15 @@ bool cmd_what_if_opts(struct cli *c, struct cmd_what_if *o) {
 int cmd_what_if_inspector(const struct cmd_what_if *o, const char *cmd, const char *usage,
                           struct dp_session **ss, int *insp, struct dp_setting *s,
                           bool *have_setting) {
-    bool by_cluster = cmd_cluster_given(&o->cl) || o->cl.precision;
+    bool by_cluster = cmd_cluster_given(&o->cl);
     if ((o->inspector != NULL) + (o->setting != NULL) + by_cluster != 1)
         return cli_usage(cmd, usage, "give one of --inspector M, --setting ID or --gpu NAME ... "
                                      "--network NET (exactly one of --inspector, --setting and "
                                      "the cluster options)");
+    if (o->inspector && cmd_cluster_modified(&o->cl))
+        return cli_usage(cmd, usage, "--precision, --accum and the other options that modify a "
+                                     "setting need --setting ID or --gpu NAME ...; --inspector M "
+                                     "predicts for its own");
     int rc = cmd_session_open(o->settings, o->cl.gpus, o->weights, o->sa, ss);
     if (rc) return rc;
     *have_setting = true;

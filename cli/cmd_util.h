@@ -92,6 +92,9 @@ bool cmd_cluster_modified(const struct cmd_cluster *o);
  * near name (listing the candidates) or an impossible setting. */
 int cmd_cluster_setting(const struct cmd_cluster *o, const struct dp_gpu_catalog *cat,
                         const char *cmd, const char *usage, struct dp_setting *out);
+/* Sets the modifying options' fields of s (no finish, no check). Returns 0, or 2 after one
+ * line naming the option for a value none of its names. */
+int cmd_cluster_modify(const struct cmd_cluster *o, const char *cmd, struct dp_setting *s);
 /* Applies the modifying options to s (a --setting's, or one cmd_cluster_setting built),
  * re-finishes it (its id reformatted) and checks it against its GPU and system
  * (dp_setting_check_gpu). Returns 0, or 2 after one line naming the option and the rule. */
@@ -139,8 +142,9 @@ int cmd_what_if_inspector(const struct cmd_what_if *o, const char *cmd, const ch
  * Returns 0, or 1 after saying why. */
 int cmd_session_open(const char *settings, const char *gpus, const char *weights, const char *sa,
                      struct dp_session **out);
-/* The setting named by --setting ID (the list's, else the id parsed against the catalog) or by
- * the cluster options o (exactly one; the caller checks) into *s. Returns 0, or the exit status
+/* The setting named by --setting ID (the list's, else the id parsed against the catalog, with
+ * the modifying options applied: cmd_cluster_apply) or by the cluster options o (exactly one;
+ * the caller checks) into *s. Returns 0, or the exit status
  * after printing why: 2 for a bad option (cmd_cluster_setting), 1 for an unknown id. */
 int cmd_session_setting(struct dp_session *ss, const char *id, const struct cmd_cluster *o,
                         const char *cmd, const char *usage, struct dp_setting *s);

@@ -57,8 +57,9 @@ enum dp_status dp_system_lookup(const struct dp_systems *s, const char *name, co
                                 const struct dp_system **out, struct dp_error *err);
 const char *dp_fabric_name(enum dp_fabric f); /* "pcie" | "nvlink-mesh" | "nvswitch" */
 
-/* The checks that need the GPU (and the system, NULL when s names none; systems may be NULL
- * when s->system is ""): s->gpu is g; the system exists and holds g; no more workers per
+/* The checks that need the GPU (and the system: with systems NULL the system is not checked,
+ * as a settings file read without the systems catalog): s->gpu is g; the system exists and
+ * holds g; no more workers per
  * machine than the system has; NVLink only on a GPU that has it; precision tf32 / bf16 and
  * --tf32 on need Ampere or later; fp8 needs fp8 tensor cores (Ada, Hopper, Blackwell); tp
  * within one machine of the system. DP_ERR_INVALID with one line naming the option and the

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dp/shipped.h"
+#include "dp/systems.h"
 #include "core/json_util.h"
 
 #define SETTINGS_MAX_BYTES ((size_t)64 << 20)
@@ -341,6 +342,7 @@ static enum dp_status parse_setting(const cJSON *o, const char *path, const char
         collapse_dotdot(s->inspector);
     }
     st = dp_setting_check(s, err);
+    if (!st && catalog) st = dp_setting_check_gpu(s, dp_gpu_find(catalog, s->gpu), NULL, err);
     if (st) {
         char pre[600];
         snprintf(pre, sizeof pre, "%s:%s", path, jp);

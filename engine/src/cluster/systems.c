@@ -212,7 +212,7 @@ enum dp_status dp_setting_check_gpu(const struct dp_setting *s, const struct dp_
         return dp_error_set(err, DP_ERR_INVALID,
                             "--network NVLink: %s has no NVLink (the catalog gives it none); use "
                             "PCIe inside a machine", g->name);
-    if (!s->system[0]) return DP_OK;
+    if (!s->system[0] || !systems) return DP_OK;
     const struct dp_system *x = NULL;
     if ((st = dp_system_lookup(systems, s->system, "--system", &x, err))) return st;
     if (strcmp(x->gpu, g->name))
