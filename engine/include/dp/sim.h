@@ -23,7 +23,10 @@
  * and fit. */
 struct dp_sim_constants {
     double eff_cuda;     /* fraction of the FP32 CUDA-core peak conv/matmul kernels reach */
-    double eff_tensor;   /* fraction of the tensor-core peak (FP16, TF32) they reach */
+    double eff_tensor;   /* fraction of the tensor-core peak (FP16, TF32) cuDNN's convolutions
+                            reach */
+    double eff_tensor_mm; /* ... cuBLAS's matrix products (no im2col, no filter transform: a
+                             GEMM kernel alone) */
     double gen_scale[DP_GEN_COUNT]; /* both fractions scaled per architecture generation (its
                                        cuDNN / cuBLAS kernels); a generation without a GPU in
                                        the calibration takes the nearest fitted one's */

@@ -33,6 +33,7 @@ void dp_sim_constants_default(struct dp_sim_constants *c) {
     for (int g = 0; g < DP_GEN_COUNT; g++) c->gen_scale[g] = gen[g];
     c->eff_cuda = 0.718;
     c->eff_tensor = 0.264;
+    c->eff_tensor_mm = 0.264;
     c->winograd = 3.98;
     c->tc_unaligned = 0.25;
     c->eff_mem = 0.45;

@@ -683,7 +683,8 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
     double host = (pt ? k->host_pt_us : k->host_tf_us) / 1000, gap = k->gap_us / 1000;
     /* The generation's scale, never past the peak. */
     double mem_rate = d->bw * k->eff_mem, gs = k->gen_scale[d->gen];
-    double e_cuda = fmin(1.0, k->eff_cuda * gs), e_tensor = fmin(1.0, k->eff_tensor * gs);
+    double e_cuda = fmin(1.0, k->eff_cuda * gs), e_conv = fmin(1.0, k->eff_tensor * gs);
+    double e_mm = fmin(1.0, k->eff_tensor_mm * gs);
     struct oprec *rec = malloc(((size_t)w->n_ops + 1) * sizeof *rec);
     if (!rec) return dp_error_set(err, DP_ERR_NOMEM, "out of memory simulating %s", w->name);
     for (int pass = 0; pass < 2; pass++) {
@@ -700,7 +701,7 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
                     /* cuDNN pads channels itself; cuBLAS pads nothing, and off the 16-byte
                      * vectors its kernels load element by element (step 14) */
                     if (o->blas && a < 1) a = fmin(1.0, k->tc_unaligned * (fp16 ? 1 : 2));
-                    tf = o->flops / fmax(tc * e_tensor * q * a, cuda);
+                    tf = o->flops / fmax(tc * (o->blas ? e_mm : e_conv) * q * a, cuda);
                 } else {
                     tf = o->flops / cuda;
                     /* cuDNN runs Winograd where it is faster than the direct kernel: its
