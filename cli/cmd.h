@@ -29,6 +29,7 @@ int cmd_inspector(int argc, char **argv); /* cmd_inspector.c: info | import-* | 
 int cmd_bench(int argc, char **argv);     /* cmd_bench.c: predict | train | transfer | coarsen */
 int cmd_explain(int argc, char **argv);   /* cmd_explain.c */
 int cmd_record(int argc, char **argv);    /* cmd_record.c */
+int cmd_plan(int argc, char **argv);      /* cmd_plan.c: the LLM training planner */
 int bench_coarsen(int argc, char **argv); /* cmd_graph.c: `driple bench coarsen` */
 int bench_explain(int argc, char **argv); /* cmd_explain.c: `driple bench explain` */
 int bench_compare(int argc, char **argv); /* cmd_compare.c: `driple bench compare` */
@@ -51,7 +52,7 @@ extern const struct cli_spec cmd_inspector_info_spec, cmd_inspector_import_torch
     cmd_inspector_import_json_spec, cmd_inspector_eval_spec;
 extern const struct cli_spec cmd_bench_predict_spec, cmd_bench_train_spec,
     cmd_bench_transfer_spec, cmd_bench_coarsen_spec, cmd_bench_explain_spec,
-    cmd_bench_compare_spec, cmd_bench_embed_spec, cmd_bench_kernels_spec;
+    cmd_bench_compare_spec, cmd_bench_embed_spec, cmd_bench_kernels_spec, cmd_plan_spec;
 
 /* ---- the command table and what is generated from it (cmd_help.c) ---- */
 /* One way in to a spec: the words after the command name that reach it ("info" for `graph

@@ -1,8 +1,9 @@
 /* cmd_calibrate.c: `driple calibrate`: the simulator against the published measured throughput
- * of ../shared/calibration (both tables by default): per-row predictions with the built-in
- * constants, and leave-one-GPU-out cross-validation (the constants refitted without each GPU's
- * rows, then those rows predicted), summarised by GPU, model, precision, framework, sync and GPU
- * count. Predictions are simulated; measurements are the tables'. */
+ * of ../shared/calibration (its three tables by default): per-row predictions with the built-in
+ * constants, and leave-one-GPU-out, leave-one-generation-out and leave-one-system-out
+ * cross-validation (the constants refitted without each group's rows, then those rows
+ * predicted), summarised by GPU, model, precision, framework, sync, GPU count and the issue's
+ * groups. Predictions are simulated; measurements are the tables'. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,12 +18,14 @@
 
 #define CALIB_DIR "../shared/calibration/"
 #define CALIB_USAGE                                                                              \
-    "driple calibrate [--data FILE]... [--gpus FILE] [--fit] [--no-logo] [--rows] "             \
-    "[--threads N] [--json]\n"                                                                  \
+    "driple calibrate [--data FILE]... [--gpus FILE] [--fit] [--no-logo] [--no-holdout] "       \
+    "[--rows] [--threads N] [--json]\n"                                                         \
     "  simulates every row of the published tables (default " CALIB_DIR                        \
-    "throughput_measured.csv and throughput_published.csv) and compares throughput;\n"          \
+    "throughput_measured.csv,\n  throughput_published.csv and throughput_dle_v100.csv) and "     \
+    "compares throughput;\n"                                                                    \
     "  leave-one-GPU-out: refits the constants without each GPU's rows and predicts them\n"      \
-    "  (--no-logo skips it); --fit prints the constants fitted over every row"
+    "  (--no-logo skips it), then the same leaving out each GPU generation and each system\n"   \
+    "  (--no-holdout skips those); --fit prints the constants fitted over every row"
 
 /* A group of rows for the summary: rows whose field equals value. */
 enum group_by { BY_GPU, BY_MODEL, BY_PRECISION, BY_FRAMEWORK, BY_SYNC, BY_COUNT };
@@ -59,22 +62,36 @@ static void jw_stats(struct dp_jw *w, const char *key, const struct dp_calib_sta
 
 /* The figures of the rows in use, with the built-in constants and (logo) left out: as members
  * "all" and "logo" of w, or a text line when w is NULL. */
+/* Whether the generation and system hold-outs ran (with LOGO, unless --no-holdout). */
+static bool g_held;
+
 static void report(const struct dp_calib *cb, const bool *use, bool logo, struct dp_jw *w,
                    const char *label) {
-    struct dp_calib_stats a, l;
+    struct dp_calib_stats a, l, g, sy;
     dp_calib_stats(cb, use, false, &a);
     dp_calib_stats(cb, use, true, &l);
+    dp_calib_stats_held(cb, use, DP_HOLD_GENERATION, &g);
+    dp_calib_stats_held(cb, use, DP_HOLD_SYSTEM, &sy);
     if (!w) {
         print_stats(label, &a, logo ? &l : NULL);
+        if (logo && g_held)
+            printf("    %-26s leave-one-generation-out median %5.1f%% p90 %5.1f%%; "
+                   "leave-one-system-out median %5.1f%% p90 %5.1f%%\n", "", g.median, g.p90,
+                   sy.median, sy.p90);
         return;
     }
     jw_stats(w, "all", &a);
     if (logo) jw_stats(w, "logo", &l);
+    if (logo && g_held) {
+        jw_stats(w, "logen", &g);
+        jw_stats(w, "loso", &sy);
+    }
 }
 
 static void jw_constants(struct dp_jw *w, const char *key, const struct dp_sim_constants *k) {
     const struct { const char *key; double v; } c[] = {
-        {"eff_cuda", k->eff_cuda},     {"eff_tensor", k->eff_tensor}, {"winograd", k->winograd},
+        {"eff_cuda", k->eff_cuda},     {"eff_tensor", k->eff_tensor},
+        {"eff_tensor_mm", k->eff_tensor_mm}, {"winograd", k->winograd},
         {"tc_unaligned", k->tc_unaligned}, {"eff_mem", k->eff_mem},   {"gap_us", k->gap_us},
         {"host_tf_us", k->host_tf_us},
         {"host_pt_us", k->host_pt_us}, {"fuse_tf", k->fuse_tf},       {"fuse_pt", k->fuse_pt},
@@ -90,9 +107,10 @@ static void jw_constants(struct dp_jw *w, const char *key, const struct dp_sim_c
 }
 
 static void text_constants(const char *what, const struct dp_sim_constants *k) {
-    printf("%s: eff_cuda %.3g, eff_tensor %.3g, winograd %.3g, tc_unaligned %.3g, eff_mem %.3g, "
+    printf("%s: eff_cuda %.3g, eff_tensor %.3g (matmuls %.3g), winograd %.3g, tc_unaligned %.3g, eff_mem %.3g, "
            "gap %.3g us, host TF %.3g us, PyTorch %.3g us, fuse TF %.3g, PyTorch %.3g, net_eff "
-           "%.3g; generation scales", what, k->eff_cuda, k->eff_tensor, k->winograd,
+           "%.3g; generation scales", what, k->eff_cuda, k->eff_tensor, k->eff_tensor_mm,
+           k->winograd,
            k->tc_unaligned, k->eff_mem, k->gap_us, k->host_tf_us, k->host_pt_us, k->fuse_tf,
            k->fuse_pt, k->net_eff);
     for (int g = 1; g < DP_GEN_COUNT; g++)
@@ -134,11 +152,13 @@ static void jw_row(struct dp_jw *w, const struct dp_calib_row *r, bool logo) {
 }
 
 static const struct cli_opt calibrate_opts[] = {
-    {"--data", "FILE[,FILE...]", "the two published tables", 0, 0,
+    {"--data", "FILE[,FILE...]", "the three published tables", 0, 0,
      "throughput tables (at most 8)", NULL},
     {"--gpus", "FILE", "assets/gpus.json", 0, 0, "the GPU catalog", NULL},
     {"--fit", NULL, NULL, 0, 0, "print the constants fitted over every row", NULL},
     {"--no-logo", NULL, NULL, 0, 0, "skip the leave-one-GPU-out refits", NULL},
+    {"--no-holdout", NULL, NULL, 0, 0,
+     "skip the leave-one-generation-out and leave-one-system-out refits", NULL},
     {"--rows", NULL, NULL, 0, 0, "print every row", NULL},
     {"--threads", "N", "2", 1, 16, "threads for the refits", NULL},
     {"--json", NULL, NULL, 0, 0, "print the result as JSON", NULL},
@@ -153,6 +173,7 @@ int cmd_calibrate(int argc, char **argv) {
     if (!cli_init(&c, argc, argv, &cmd_calibrate_spec)) return c.rc;
     bool json = cli_flag(&c, "--json"), fit = cli_flag(&c, "--fit");
     bool logo = !cli_flag(&c, "--no-logo"), rows = cli_flag(&c, "--rows");
+    g_held = !cli_flag(&c, "--no-holdout");
     const char *gpus_path = cli_value(&c, "--gpus");
     const char *data = cli_value(&c, "--data");
     int64_t threads = 2;
@@ -161,8 +182,9 @@ int cmd_calibrate(int argc, char **argv) {
     if (!ok) return 2;
     char buf[2048];
     const char *paths[8] = {CALIB_DIR "throughput_measured.csv",
-                            CALIB_DIR "throughput_published.csv"};
-    int n_paths = 2;
+                            CALIB_DIR "throughput_published.csv",
+                            CALIB_DIR "throughput_dle_v100.csv"};
+    int n_paths = 3;
     if (data) { /* FILE[,FILE...] */
         if (strlen(data) >= sizeof buf)
             return cli_usage("calibrate", CALIB_USAGE, "--data: too long");
@@ -186,7 +208,10 @@ int cmd_calibrate(int argc, char **argv) {
     dp_sim_constants_default(&k);
     fitted = k;
     int n = dp_calib_n_rows(cb);
-    if ((logo && dp_calib_logo(cb, &k, &fitted, (int)threads, &err)) ||
+    if ((logo && g_held &&
+         (dp_calib_holdout(cb, DP_HOLD_GENERATION, &k, (int)threads, &err) ||
+          dp_calib_holdout(cb, DP_HOLD_SYSTEM, &k, (int)threads, &err))) ||
+        (logo && dp_calib_logo(cb, &k, &fitted, (int)threads, &err)) ||
         (fit && !logo && dp_calib_fit(cb, NULL, &fitted, NULL, (int)threads, &err)) ||
         dp_calib_predict(cb, &k, (int)threads, &err)) { /* rows: the built-in constants */
         rc = cli_fail(&err);
@@ -206,6 +231,8 @@ int cmd_calibrate(int argc, char **argv) {
         for (int i = 0; i < n_paths; i++) dp_jw_str(w, NULL, paths[i]);
         dp_jw_end(w);
         dp_jw_int(w, "n", n);
+        dp_jw_int(w, "skipped_rows", dp_calib_n_skipped(cb));
+        dp_jw_str(w, "skipped", dp_calib_skipped(cb));
         dp_jw_int(w, "oom_rows", n_oom);
         jw_constants(w, "constants", &k);
         if (logo || fit) jw_constants(w, "fitted", &fitted);
@@ -245,6 +272,21 @@ int cmd_calibrate(int argc, char **argv) {
     dp_jw_object(w, "synthetic_data");
     report(cb, use, logo, w, "synthetic-data rows");
     dp_jw_end(w);
+    /* the groups: DeepLearningExamples' DGX-1 rows, several machines, mixed precision */
+    for (int grp = 0; grp < 3; grp++) {
+        static const char *const key[3] = {"dle", "multi_machine", "mixed"};
+        static const char *const label[3] = {"DeepLearningExamples rows", "multi-machine rows",
+                                             "mixed-precision rows"};
+        for (int i = 0; i < n; i++) {
+            const struct dp_calib_row *r = dp_calib_row(cb, i);
+            use[i] = grp == 0   ? r->dle
+                     : grp == 1 ? r->machines > 1
+                                : r->setting.precision == DP_PREC_MIXED;
+        }
+        dp_jw_object(w, key[grp]);
+        report(cb, use, logo, w, label[grp]);
+        dp_jw_end(w);
+    }
     dp_jw_object(w, "groups");
     for (int by = 0; by < BY_COUNT; by++) {
         dp_jw_array(w, by_name[by]);
@@ -272,6 +314,9 @@ int cmd_calibrate(int argc, char **argv) {
         rc = cmd_json_emit(w);
         goto done;
     } else {
+        if (dp_calib_n_skipped(cb))
+            printf("not simulated: %d published rows: %s\n", dp_calib_n_skipped(cb),
+                   dp_calib_skipped(cb));
         printf("memory: %d of %d rows fit the simulated footprint in the GPU's memory (every "
                "row ran, so all should)\n", n - n_oom, n);
         text_constants("built-in constants", &k);

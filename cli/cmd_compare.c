@@ -21,6 +21,7 @@
 #include "dp/metrics.h"
 #include "dp/session.h"
 #include "dp/settings.h"
+#include "dp/systems.h"
 
 static const char usage_compare[] =
     "driple compare GRAPH|--grouped FILE [--settings FILE] [--batch N] [--exported-batch N]\n"
@@ -29,41 +30,38 @@ static const char usage_compare[] =
     "       [--gpus FILE]]   (one more row: a setting not in the list, with its inspector found\n"
     "       as predict finds it)\n"
     "       [--setting-aware FILE|none]\n"
-    "   or: driple compare GRAPH --grid [--workers N] [--ps N] [--precision fp32|mixed]\n"
-    "       [--framework tensorflow|pytorch] [--placement homo|hetero] [--batch N] [--json]\n"
+    "   or: driple compare GRAPH --grid [--workers N] [--ps N] [--precision P] [--accum N] ...\n"
+    "       [--framework tensorflow|pytorch[:VERSION]] [--placement homo|hetero] [--batch N] [--json]\n"
     "       every catalog GPU x sync (ps, allreduce) x network at N workers (8; PS: --ps, 2),\n"
     "       fastest first";
 
 /* The grid's rows: every catalog GPU x sync x network at the options' workers, PS, placement,
- * precision and framework; combinations a setting cannot have (more GPUs in one machine than
- * a machine holds, NVLink on a GPU without it) are left out. A new array (caller frees) of *n settings; NULL when out of
- * memory. */
+ * framework and modifying options (precision, accumulation, ...), machines from the GPUs per
+ * machine alike for PS and all-reduce; combinations a setting cannot have (more GPUs in one
+ * machine than a machine holds, NVLink on a GPU without it, fp8 before Ada, ...) are left out.
+ * A new array (caller frees) of *n settings; NULL when out of memory. The options' values were
+ * checked (cmd_cluster_modify on a template) before. */
 static struct dp_setting *grid_rows(const struct dp_gpu_catalog *cat, const struct cmd_cluster *cl,
-                                    int *n) {
-    enum dp_precision prec = DP_PREC_FP32;
-    enum dp_framework fw = DP_FW_TENSORFLOW;
-    enum dp_placement pl = DP_PLACE_HOMO;
-    if (cl->precision) dp_precision_parse(cl->precision, &prec);
-    if (cl->framework) dp_framework_parse(cl->framework, &fw);
-    if (cl->placement) dp_placement_parse(cl->placement, &pl);
+                                    const struct dp_setting *tmpl, int *n) {
     struct dp_setting *rows = malloc(((size_t)cat->n_gpus * 2 * DP_NET_COUNT + 1) * sizeof *rows);
     *n = 0;
     if (!rows) return NULL;
     for (int g = 0; g < cat->n_gpus; g++)
         for (int sy = 0; sy < 2; sy++)
             for (int net = 0; net < DP_NET_COUNT; net++) {
-                if (net == DP_NET_NVLINK && !(cat->gpus[g].nvlink_gbps > 0)) continue;
-                struct dp_setting s;
-                memset(&s, 0, sizeof s);
+                struct dp_setting s = *tmpl;
                 snprintf(s.gpu, sizeof s.gpu, "%s", cat->gpus[g].name);
                 s.sync = (enum dp_sync)sy;
                 s.workers = cl->workers > 0 ? (int)cl->workers : 8;
                 s.ps = cl->ps > 0 ? (int)cl->ps : 2;
                 s.network = (enum dp_network)net;
-                s.placement = dp_network_intra(s.network) ? DP_PLACE_HOMO : pl;
-                s.precision = prec;
-                s.framework = fw;
-                if (dp_setting_finish(&s, NULL) == DP_OK) rows[(*n)++] = s;
+                if (dp_network_intra(s.network) || s.sync == DP_SYNC_ALLREDUCE)
+                    s.placement = DP_PLACE_HOMO;
+                s.machines = dp_setting_cluster_machines(s.sync, s.workers, s.ps, s.network,
+                                                         s.placement, 0);
+                if (dp_setting_finish(&s, NULL) == DP_OK &&
+                    dp_setting_check_gpu(&s, &cat->gpus[g], NULL, NULL) == DP_OK)
+                    rows[(*n)++] = s;
             }
     return rows;
 }
@@ -128,6 +126,175 @@ static int cmp_throughput(const void *a, const void *b) {
     return isnan(x) ? !isnan(y) : isnan(y) ? -1 : (x < y) - (x > y);
 }
 
+/* compare's command line. */
+struct compare_args {
+    struct cmd_what_if wi;
+    double             epoch_samples, price;
+    bool               json, grid;
+    const char        *graph;
+    struct dp_setting  tmpl; /* --grid: the options' framework, placement and modifiers */
+};
+
+/* Reads and checks the command line into *a (c stays open for cli_done). Returns 0, or the
+ * exit status after saying why. */
+static int compare_args_read(struct cli *c, struct compare_args *a) {
+    memset(a, 0, sizeof *a);
+    a->epoch_samples = a->price = NAN; /* NaN: the family's epoch, the catalog's price */
+    a->json = cli_flag(c, "--json");
+    a->grid = cli_flag(c, "--grid");
+    if (!cmd_what_if_opts(c, &a->wi) || !cmd_economics_opts(c, &a->epoch_samples, &a->price) ||
+        c->bad)
+        return 2;
+    a->graph = cli_positional(c, 0);
+    if (!cli_check_unused(c)) return 2;
+    const struct cmd_cluster *cl = &a->wi.cl;
+    if (a->wi.inspector)
+        return cli_usage("compare", usage_compare, "--inspector: compare uses each setting's own");
+    if (a->wi.setting && cmd_cluster_given(cl))
+        return cli_usage("compare", usage_compare, "give --setting ID or --gpu NAME ..., not both");
+    if (a->grid && (a->wi.setting || cl->gpu || cl->network || cl->sync || cl->system ||
+                    cl->machines || cl->gpus_per_machine))
+        return cli_usage("compare", usage_compare, "--grid ranges over every GPU, sync and network: "
+                         "give only --workers, --ps, --placement, --framework or the options that "
+                         "modify a setting (--precision, --accum, ...)");
+    if (!a->grid) return 0;
+    struct dp_error err = {0};
+    if (cl->placement && !dp_placement_parse(cl->placement, &a->tmpl.placement))
+        return cli_usage("compare", usage_compare, "--placement %s: expected homo or hetero",
+                         cl->placement);
+    if (cl->framework && dp_framework_lookup(cl->framework, "--framework", &a->tmpl.framework,
+                                             &a->tmpl.fw_version, &err)) {
+        fprintf(stderr, "driple: compare: %s\n", err.msg);
+        return 2;
+    }
+    return cmd_cluster_modify(cl, "compare", &a->tmpl);
+}
+
+/* The rows: the grid, or the list's settings then the named one when the list lacks its
+ * cluster. *rows: a new array (caller frees) of *n_rows. Returns 0, or the exit status. */
+static int compare_rows(struct dp_session *ss, const struct compare_args *a,
+                        struct dp_setting **rows, int *n_rows) {
+    const struct dp_settings *list = dp_session_settings(ss);
+    struct dp_setting extra;
+    int rc;
+    *n_rows = list->n_settings;
+    if (a->grid) {
+        if (!dp_session_sa(ss)) {
+            fprintf(stderr, "driple: compare --grid: no setting-aware inspector (the shipped "
+                    "assets/inspectors/setting-aware.json, or --setting-aware FILE): only it "
+                    "predicts every GPU, sync and network\n");
+            return 1;
+        }
+        if (!(*rows = grid_rows(dp_session_catalog(ss), &a->wi.cl, &a->tmpl, n_rows))) goto oom;
+        return 0;
+    }
+    if (a->wi.setting || cmd_cluster_given(&a->wi.cl)) {
+        struct dp_resolution r;
+        if ((rc = cmd_session_setting(ss, a->wi.setting, &a->wi.cl, "compare", usage_compare,
+                                      &extra)) ||
+            (rc = cmd_session_inspector(ss, &extra, &r)))
+            return rc;
+        bool listed = false;
+        for (int i = 0; i < list->n_settings && !listed; i++)
+            listed = dp_setting_same_cluster(&list->settings[i], &extra);
+        if (!listed) (*n_rows)++;
+    }
+    if (!(*rows = malloc(((size_t)*n_rows + 1) * sizeof **rows))) goto oom;
+    memcpy(*rows, list->settings, (size_t)list->n_settings * sizeof **rows);
+    if (*n_rows > list->n_settings) (*rows)[list->n_settings] = extra;
+    return 0;
+oom:
+    fprintf(stderr, "driple: compare: out of memory\n");
+    return 1;
+}
+
+/* One row of the table or of the JSON array. */
+static void compare_row(struct dp_jw *w, const struct dp_setting *s, const struct dp_prediction *p) {
+    if (w) json_row(w, s, p);
+    else text_row(s, p);
+}
+
+/* After the rows: the counts, timing and formulas. Returns 0, or 1 when the JSON fails. */
+static int compare_footer(struct dp_jw *w, const struct compare_args *a,
+                          const struct dp_session *ss, double params, int n_ok, int n_rows,
+                          int n_gnn, double ms) {
+    if (w) {
+        dp_jw_end(w);
+        dp_jw_int(w, "n_predicted", n_ok);
+        dp_jw_int(w, "gnn_passes", n_gnn);
+        dp_jw_fixed(w, "ms", ms, 3);
+        dp_jw_num(w, "parameters", params);
+        dp_jw_formulas(w, "formulas");
+        return cmd_json_emit(w);
+    }
+    text_footer(n_ok, n_rows, n_gnn, ms, ss, a->price, params);
+    return 0;
+}
+
+/* Predicts the rows and prints them (fastest first for the grid). Returns the exit status. */
+static int compare_run(struct dp_session *ss, const struct compare_args *a,
+                       const struct dp_setting *rows, int n_rows) {
+    const struct dp_settings *list = dp_session_settings(ss);
+    struct dp_error err = {0};
+    struct dp_jw *w = NULL;
+    int rc = 1;
+    dp_session_set_economics(ss, a->epoch_samples, a->price);
+    struct dp_prediction *preds = malloc(((size_t)n_rows + 1) * sizeof *preds);
+    double *order = malloc(((size_t)n_rows + 1) * 2 * sizeof *order);
+    if (!preds || !order || (a->json && !(w = dp_jw_new()))) {
+        fprintf(stderr, "driple: compare: out of memory\n");
+        goto done;
+    }
+    const struct dp_grouped *g = dp_session_grouped(ss);
+    double params = dp_session_params(ss);
+    long gnn0, gnn1;
+    dp_session_counts(ss, &gnn0, NULL);
+    double t0 = dp_clock_ms();
+    int n_ok = 0;
+    if (w) {
+        dp_jw_str(w, "graph", g->graph);
+        if (g->batch > 0) dp_jw_int(w, "batch", g->batch);
+        else dp_jw_null(w, "batch");
+        dp_jw_str(w, "settings_file", list->path);
+        dp_jw_array(w, "settings");
+    } else {
+        printf("graph %s  batch %lld  groups %d  settings %s\n\n", g->graph, (long long)g->batch,
+               g->n_groups, a->grid ? "every GPU x sync x network" : list->path);
+        printf("%-28s %10s %12s %9s %9s %10s %10s %9s %9s  %s\n", "setting", "iter ms",
+               "samples/s", "GPU act", "GPU peak", "RX MB/s", "TX MB/s", "net MB", "epoch $",
+               "inspector");
+    }
+    /* one GNN pass per distinct body (the session caches it); the rows' heads after it */
+    if (dp_session_predict_many(ss, rows, n_rows, 0, preds, &err)) {
+        cli_fail(&err);
+        goto done;
+    }
+    for (int i = 0; i < n_rows; i++) {
+        order[2 * i] = preds[i].ok ? preds[i].d[DP_D_THROUGHPUT] : NAN;
+        order[2 * i + 1] = i;
+    }
+    double ms = dp_clock_ms() - t0;
+    if (a->grid) qsort(order, (size_t)n_rows, 2 * sizeof *order, cmp_throughput);
+    for (int k = 0; k < n_rows; k++) {
+        int i = (int)order[2 * k + 1];
+        n_ok += preds[i].ok;
+        compare_row(w, &rows[i], &preds[i]);
+    }
+    dp_session_counts(ss, &gnn1, NULL);
+    rc = compare_footer(w, a, ss, params, n_ok, n_rows, (int)(gnn1 - gnn0), ms);
+    w = NULL;
+    if (!rc && n_ok == 0) { /* a table of dashes is no answer: say so in the exit status */
+        dp_error_set(&err, DP_ERR_NOT_FOUND, "%s: no setting could be predicted (see the reasons above)",
+                     list->path);
+        rc = cli_fail(&err);
+    }
+done:
+    free(preds);
+    free(order);
+    dp_jw_free(w);
+    return rc;
+}
+
 static const struct cli_opt compare_opts[] = {
     {"--grid", NULL, NULL, 0, 0,
      "every catalog GPU x sync x network at --workers (8) and --ps (2)", NULL},
@@ -143,145 +310,18 @@ const struct cli_spec cmd_compare_spec = {
 int cmd_compare(int argc, char **argv) {
     struct cli c;
     if (!cli_init(&c, argc, argv, &cmd_compare_spec)) return c.rc;
-    int rc = 2;
+    struct compare_args a;
     struct dp_session *ss = NULL;
-    struct dp_jw *w = NULL;
-    struct cmd_what_if wi;
-    double epoch_samples = NAN, price = NAN; /* NaN: the family default */
-    bool json = cli_flag(&c, "--json"), grid = cli_flag(&c, "--grid");
     struct dp_setting *rows = NULL;
-    struct dp_prediction *preds = NULL;
-    double *order = NULL;
-    if (!cmd_what_if_opts(&c, &wi) || !cmd_economics_opts(&c, &epoch_samples, &price) || c.bad)
-        goto done;
-    const char *graph = cli_positional(&c, 0);
-    if (!cli_check_unused(&c)) goto done;
-    bool by_cluster = cmd_cluster_given(&wi.cl) || wi.cl.precision;
-    if (wi.inspector) {
-        rc = cli_usage("compare", usage_compare, "--inspector: compare uses each setting's own");
-        goto done;
-    }
-    if (wi.setting && by_cluster) {
-        rc = cli_usage("compare", usage_compare, "give --setting ID or --gpu NAME ..., not both");
-        goto done;
-    }
-    if (grid && (wi.setting || wi.cl.gpu || wi.cl.network || wi.cl.sync)) {
-        rc = cli_usage("compare", usage_compare, "--grid ranges over every GPU, sync and network: "
-                       "give only --workers, --ps, --placement, --precision or --framework");
-        goto done;
-    }
-    if ((rc = cmd_session_open(wi.settings, wi.cl.gpus, wi.weights, wi.sa, &ss))) goto done;
-    const struct dp_settings *list = dp_session_settings(ss);
-    /* The extra row: the named setting, unless the list has its cluster already. */
-    struct dp_setting extra;
-    int n_rows = list->n_settings;
-    if (grid) {
-        if (!dp_session_sa(ss)) {
-            fprintf(stderr, "driple: compare --grid: no setting-aware inspector (the shipped "
-                    "assets/inspectors/setting-aware.json, or --setting-aware FILE): only it "
-                    "predicts every GPU, sync and network\n");
-            rc = 1;
-            goto done;
-        }
-        if (!(rows = grid_rows(dp_session_catalog(ss), &wi.cl, &n_rows))) goto oom;
-    } else if (wi.setting || by_cluster) {
-        struct dp_resolution r;
-        if ((rc = cmd_session_setting(ss, wi.setting, &wi.cl, "compare", usage_compare, &extra)) ||
-            (rc = cmd_session_inspector(ss, &extra, &r)))
-            goto done;
-        bool listed = false;
-        for (int i = 0; i < list->n_settings && !listed; i++)
-            listed = dp_setting_same_cluster(&list->settings[i], &extra);
-        if (!listed) n_rows++;
-    }
-    if ((rc = cmd_session_workload(ss, graph, wi.grouped, &wi.io, wi.batch, wi.groups, wi.seed,
-                                   "compare", usage_compare)))
-        goto done;
-    rc = 1;
-    if (!grid) { /* the list's settings, then the extra row */
-        if (!(rows = malloc(((size_t)n_rows + 1) * sizeof *rows))) goto oom;
-        memcpy(rows, list->settings, (size_t)list->n_settings * sizeof *rows);
-        if (n_rows > list->n_settings) rows[list->n_settings] = extra;
-    }
-    struct dp_error err = {0};
-    dp_session_set_economics(ss, epoch_samples, price);
-    if (!(preds = malloc(((size_t)n_rows + 1) * sizeof *preds)) ||
-        !(order = malloc(((size_t)n_rows + 1) * 2 * sizeof *order)))
-        goto oom;
-    if (json && !(w = dp_jw_new())) {
-        dp_error_set(&err, DP_ERR_NOMEM, "compare: out of memory");
-        cli_fail(&err);
-        goto done;
-    }
-    const struct dp_grouped *g = dp_session_grouped(ss);
-    double params = dp_session_params(ss);
-    long gnn0;
-    dp_session_counts(ss, &gnn0, NULL);
-    double t0 = dp_clock_ms();
-    int n_ok = 0;
-    if (json) {
-        dp_jw_str(w, "graph", g->graph);
-        if (g->batch > 0) dp_jw_int(w, "batch", g->batch);
-        else dp_jw_null(w, "batch");
-        dp_jw_str(w, "settings_file", list->path);
-        dp_jw_array(w, "settings");
-    } else {
-        printf("graph %s  batch %lld  groups %d  settings %s\n\n", g->graph, (long long)g->batch,
-               g->n_groups, grid ? "every GPU x sync x network" : list->path);
-        printf("%-28s %10s %12s %9s %9s %10s %10s %9s %9s  %s\n", "setting", "iter ms",
-               "samples/s", "GPU act", "GPU peak", "RX MB/s", "TX MB/s", "net MB", "epoch $",
-               "inspector");
-    }
-    /* one GNN pass per distinct body (the session caches it); the rows' heads after it */
-    if (dp_session_predict_many(ss, rows, n_rows, 0, preds, &err)) {
-        cli_fail(&err);
-        goto done;
-    }
-    for (int i = 0; i < n_rows; i++) {
-        order[2 * i] = preds[i].ok ? preds[i].d[DP_D_THROUGHPUT] : NAN;
-        order[2 * i + 1] = i;
-    }
-    double ms = dp_clock_ms() - t0;
-    if (grid) qsort(order, (size_t)n_rows, 2 * sizeof *order, cmp_throughput);
-    for (int k = 0; k < n_rows; k++) {
-        int i = (int)order[2 * k + 1];
-        const struct dp_setting *s = &rows[i];
-        const struct dp_prediction p = preds[i];
-        n_ok += p.ok;
-        if (json) json_row(w, s, &p);
-        else text_row(s, &p);
-    }
-    long gnn1;
-    dp_session_counts(ss, &gnn1, NULL);
-    int n_gnn = (int)(gnn1 - gnn0);
-    if (json) {
-        dp_jw_end(w);
-        dp_jw_int(w, "n_predicted", n_ok);
-        dp_jw_int(w, "gnn_passes", n_gnn);
-        dp_jw_fixed(w, "ms", ms, 3);
-        dp_jw_num(w, "parameters", params);
-        dp_jw_formulas(w, "formulas");
-        rc = cmd_json_emit(w);
-        w = NULL;
-        if (rc) goto done;
-    } else {
-        text_footer(n_ok, n_rows, n_gnn, ms, ss, price, params);
-    }
-    rc = 0;
-    if (n_ok == 0) { /* a table of dashes is no answer: say so in the exit status */
-        dp_error_set(&err, DP_ERR_NOT_FOUND, "%s: no setting could be predicted (see the reasons above)",
-                     list->path);
-        rc = cli_fail(&err);
-    }
-    goto done;
-oom:
-    fprintf(stderr, "driple: compare: out of memory\n");
-    rc = 1;
-done:
+    int n_rows = 0;
+    int rc = compare_args_read(&c, &a);
+    if (!rc) rc = cmd_session_open(a.wi.settings, a.wi.cl.gpus, a.wi.weights, a.wi.sa, &ss);
+    if (!rc) rc = compare_rows(ss, &a, &rows, &n_rows);
+    if (!rc)
+        rc = cmd_session_workload(ss, a.graph, a.wi.grouped, &a.wi.io, a.wi.batch, a.wi.groups,
+                                  a.wi.seed, "compare", usage_compare);
+    if (!rc) rc = compare_run(ss, &a, rows, n_rows);
     free(rows);
-    free(preds);
-    free(order);
-    dp_jw_free(w);
     dp_session_free(ss);
     cli_done(&c);
     return rc;
@@ -334,12 +374,14 @@ int bench_compare(int argc, char **argv) {
     int n = list->n_settings;
     if (grid) {
         struct cmd_cluster cl;
+        struct dp_setting tmpl;
         memset(&cl, 0, sizeof cl);
+        memset(&tmpl, 0, sizeof tmpl);
         if (!dp_session_sa(ss)) {
             fprintf(stderr, "driple: bench compare --grid: no setting-aware inspector\n");
             goto done;
         }
-        if (!(rows = grid_rows(dp_session_catalog(ss), &cl, &n))) goto oom;
+        if (!(rows = grid_rows(dp_session_catalog(ss), &cl, &tmpl, &n))) goto oom;
     } else if ((rows = malloc(((size_t)n + 1) * sizeof *rows))) {
         memcpy(rows, list->settings, (size_t)n * sizeof *rows);
     } else {

@@ -74,8 +74,8 @@ int cmd_explore(int argc, char **argv) {
     }
     /* the setting to open at: an id as given (the explorer finds it as --setting does
      * everywhere), or the cluster options' setting by its id, which names it */
-    bool by_cluster = cmd_cluster_given(&cl) || cl.precision;
-    char id[DP_NAME_MAX];
+    bool by_cluster = cmd_cluster_given(&cl) || cmd_cluster_modified(&cl);
+    char id[DP_ID_MAX];
     if (setting && by_cluster) {
         cli_done(&c);
         return cli_usage("explore", EXPLORE_USAGE, "give --setting ID or --gpu NAME ..., not both");

@@ -14,6 +14,7 @@
 
 #include "dp/coarsen.h"
 #include "dp/json_out.h"
+#include "dp/systems.h"
 
 void cmd_jw_labels(struct dp_jw *w, const char *key, const double *labels) {
     static const char *const part[3] = {"idle", "active", "peak"};
@@ -156,19 +157,48 @@ void cmd_import_warnings(const char *path, const struct dp_import_opts *o, int64
 /* ---- naming a setting ---- */
 
 const struct cli_opt cmd_cluster_table[] = {
-    {"--gpu", "NAME", NULL, 0, 0, "the GPU: a catalog name or alias (V100, A100-SXM4-40GB, ...)",
+    {"--gpu", "NAME", NULL, 0, 0,
+     "the GPU: a catalog name or alias (V100-SXM2-16GB, A100-SXM4-40GB, ...); a near miss is an "
+     "error listing the candidates", NULL},
+    {"--system", "NAME", NULL, 0, 0,
+     "a system of the systems catalog (DGX-1, DGX-2, DGX-A100, DGX-H100): GPUs per machine, "
+     "NVLink / NVSwitch, NICs, CPU cores", NULL},
+    {"--systems", "FILE", "assets/systems.json", 0, 0, "the systems catalog (driple-systems/1)",
      NULL},
     {"--sync", "ps|allreduce", "ps", 0, 0, "parameter servers or all-reduce", NULL},
-    {"--ps", "N", NULL, 1, 64, "parameter servers (needed with --sync ps)", NULL},
-    {"--workers", "N", NULL, 1, 64, "workers, one GPU each", NULL},
+    {"--ps", "N", NULL, 1, DP_MAX_PS, "parameter servers (needed with --sync ps)", NULL},
+    {"--workers", "N", NULL, 1, DP_MAX_WORKERS, "workers, one GPU each", NULL},
     {"--placement", "homo|hetero", "homo", 0, 0,
      "parameter servers on the workers' machines (homo) or their own (hetero)", NULL},
     {"--network", "NET", NULL, 0, 0,
-     "PCIe, NVLink, 1GbE, 10GbE, 25GbE, 40GbE, 100GbE, IB-EDR or IB-HDR", NULL},
-    {"--machines", "M", "as few as the GPU's machines hold", 1, 128, "machines the workers use",
+     "PCIe, NVLink, 1GbE, 10GbE, 25GbE, 40GbE, 100GbE, 200GbE, 400GbE, IB-EDR, IB-HDR or IB-NDR",
      NULL},
-    {"--precision", "fp32|mixed", "fp32", 0, 0, "training precision", NULL},
-    {"--framework", "tensorflow|pytorch", "tensorflow", 0, 0, "the training framework", NULL},
+    {"--machines", "M", "from the GPUs per machine", 1, DP_MAX_MACHINES,
+     "machines the workers use", NULL},
+    {"--gpus-per-machine", "G", "the system's, else the GPU's", 1, DP_MAX_GPUS_PER_MACHINE,
+     "worker GPUs in one machine", NULL},
+    {"--precision", "fp32|tf32|bf16|mixed|fp8", "fp32", 0, 0,
+     "training precision (mixed: fp16 AMP; tf32 and bf16 need Ampere or later, fp8 Ada, Hopper "
+     "or Blackwell)", NULL},
+    {"--tf32", "on|off", "the framework version's rule", 0, 0,
+     "TF32 for fp32 matrix products and convolutions", NULL},
+    {"--framework", "NAME[:VERSION]", "tensorflow", 0, 0,
+     "tensorflow or pytorch, with a version (pytorch:1.13) for the TF32 rule", NULL},
+    {"--accum", "N", "1", 1, 65536, "gradient accumulation steps (one synchronisation per N)",
+     NULL},
+    {"--loader", "synthetic|cpu|dali", "synthetic", 0, 0,
+     "where input images are decoded (cpu: a throughput ceiling from --cpu-cores)", NULL},
+    {"--cpu-cores", "N", "the system's", 1, 1024, "CPU cores per machine for --loader cpu", NULL},
+    {"--allreduce", "auto|ring|tree", "auto", 0, 0, "NCCL's all-reduce algorithm", NULL},
+    {"--shard", "none|zero1|zero2|zero3|fsdp", "none", 0, 0,
+     "sharded data parallel (fsdp = zero3)", NULL},
+    {"--tp", "N", "1", 1, DP_MAX_WORKERS, "tensor-parallel degree (inside one machine)", NULL},
+    {"--pp", "N", "1", 1, DP_MAX_WORKERS, "pipeline-parallel stages", NULL},
+    {"--microbatches", "M", "1", 1, DP_MAX_WORKERS, "micro-batches per pipeline flush (1F1B)",
+     NULL},
+    {"--ep", "N", "1", 1, DP_MAX_WORKERS, "expert-parallel degree (MoE)", NULL},
+    {"--recompute", "none|selective|full", "none", 0, 0, "activation recomputation", NULL},
+    {"--seq-parallel", NULL, NULL, 0, 0, "sequence parallelism with --tp", NULL},
     {"--gpus", "FILE", "assets/gpus.json", 0, 0, "the GPU catalog (driple-gpus/1)", NULL},
     CLI_END,
 };
@@ -182,57 +212,185 @@ bool cmd_cluster_opts(struct cli *c, struct cmd_cluster *o) {
     o->sync = cli_value(c, "--sync");
     o->framework = cli_value(c, "--framework");
     o->gpus = cli_value(c, "--gpus");
-    bool ok = cli_int(c, "--workers", 1, 64, &o->workers);
-    ok = cli_int(c, "--ps", 1, 64, &o->ps) && ok;
-    return cli_int(c, "--machines", 1, 128, &o->machines) && ok;
+    o->system = cli_value(c, "--system");
+    o->systems = cli_value(c, "--systems");
+    o->tf32 = cli_value(c, "--tf32");
+    o->loader = cli_value(c, "--loader");
+    o->allreduce = cli_value(c, "--allreduce");
+    o->shard = cli_value(c, "--shard");
+    o->recompute = cli_value(c, "--recompute");
+    o->seq_parallel = cli_flag(c, "--seq-parallel");
+    const struct {
+        const char *name;
+        int64_t     hi, *out;
+    } counts[] = {{"--workers", DP_MAX_WORKERS, &o->workers},
+                  {"--ps", DP_MAX_PS, &o->ps},
+                  {"--machines", DP_MAX_MACHINES, &o->machines},
+                  {"--gpus-per-machine", DP_MAX_GPUS_PER_MACHINE, &o->gpus_per_machine},
+                  {"--accum", 65536, &o->accum},
+                  {"--cpu-cores", 1024, &o->cpu_cores},
+                  {"--tp", DP_MAX_WORKERS, &o->tp},
+                  {"--pp", DP_MAX_WORKERS, &o->pp},
+                  {"--microbatches", DP_MAX_WORKERS, &o->microbatches},
+                  {"--ep", DP_MAX_WORKERS, &o->ep}};
+    bool ok = true;
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        ok = cli_int(c, counts[i].name, 1, counts[i].hi, counts[i].out) && ok;
+    return ok;
 }
 
 bool cmd_cluster_given(const struct cmd_cluster *o) {
     return o->gpu || o->network || o->placement || o->workers || o->ps || o->machines || o->sync ||
-           o->framework;
+           o->framework || o->system || o->gpus_per_machine;
+}
+
+bool cmd_cluster_modified(const struct cmd_cluster *o) {
+    return o->precision || o->tf32 || o->loader || o->allreduce || o->shard || o->recompute ||
+           o->seq_parallel || o->accum || o->cpu_cores || o->tp || o->pp || o->microbatches ||
+           o->ep;
+}
+
+/* A refusal: one line naming the option and the rule (issue 28's "Bad input"), exit 2. */
+static int refuse(const char *cmd, const struct dp_error *err) {
+    fprintf(stderr, "driple: %s: %s\n", cmd, err->msg);
+    return 2;
+}
+
+/* A value of option `name` that is none of `allowed`: the refusal's message into err. */
+static bool bad_value(const char *name, const char *v, const char *allowed,
+                      struct dp_error *err) {
+    dp_error_set(err, DP_ERR_INVALID, "%s '%s': expected %s", name, v, allowed);
+    return false;
+}
+
+/* The modifying options' names into s; false with err set for a value none of the names. */
+static bool apply_names(const struct cmd_cluster *o, struct dp_setting *s, struct dp_error *err) {
+    if (o->precision && dp_precision_lookup(o->precision, "--precision", &s->precision, err))
+        return false;
+    if (o->tf32 && !dp_tf32_parse(o->tf32, &s->tf32))
+        return bad_value("--tf32", o->tf32, "on, off or auto", err);
+    if (o->loader && !dp_loader_parse(o->loader, &s->loader))
+        return bad_value("--loader", o->loader, "synthetic, cpu or dali", err);
+    if (o->allreduce && !dp_allreduce_algo_parse(o->allreduce, &s->ar_algo))
+        return bad_value("--allreduce", o->allreduce, "auto, ring or tree", err);
+    if (o->shard && !dp_shard_parse(o->shard, &s->shard))
+        return bad_value("--shard", o->shard, "none, zero1, zero2, zero3 or fsdp", err);
+    if (o->recompute && !dp_recompute_parse(o->recompute, &s->recompute))
+        return bad_value("--recompute", o->recompute, "none, selective or full", err);
+    return true;
+}
+
+int cmd_cluster_modify(const struct cmd_cluster *o, const char *cmd, struct dp_setting *s) {
+    struct dp_error err = {0};
+    if (!apply_names(o, s, &err)) return refuse(cmd, &err);
+    const struct {
+        int64_t v;
+        int    *field;
+    } counts[] = {{o->accum, &s->accum},     {o->cpu_cores, &s->cpu_cores},
+                  {o->tp, &s->tp},           {o->pp, &s->pp},
+                  {o->microbatches, &s->microbatches}, {o->ep, &s->ep}};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        if (counts[i].v) *counts[i].field = (int)counts[i].v;
+    if (o->seq_parallel) s->seq_parallel = true;
+    return 0;
+}
+
+int cmd_cluster_apply(const struct cmd_cluster *o, const struct dp_gpu_catalog *cat,
+                      const char *cmd, struct dp_setting *s) {
+    struct dp_error err = {0};
+    struct dp_systems *sys = NULL;
+    int rc;
+    if (cmd_cluster_modified(o)) {
+        if ((rc = cmd_cluster_modify(o, cmd, s))) return rc;
+        if (dp_setting_finish(s, &err)) return refuse(cmd, &err);
+    }
+    const struct dp_gpu *g = dp_gpu_find(cat, s->gpu);
+    if (!g) {
+        fprintf(stderr, "driple: %s: no GPU \"%s\" in %s\n", cmd, s->gpu, cat->path);
+        return 1;
+    }
+    if (s->system[0] && dp_systems_load_default(o->systems, cat, &sys, &err)) return cli_fail(&err);
+    enum dp_status st = dp_setting_check_gpu(s, g, sys, &err);
+    dp_systems_free(sys);
+    return st ? refuse(cmd, &err) : 0;
+}
+
+/* The --system entry (NULL when not given) into *x, its catalog kept in *sys (to free).
+ * Returns 0, or the exit status after saying why. */
+static int cluster_system(const struct cmd_cluster *o, const struct dp_gpu_catalog *cat,
+                          const char *cmd, struct dp_systems **sys, const struct dp_system **x) {
+    struct dp_error err = {0};
+    *x = NULL;
+    if (!o->system) return 0;
+    if (dp_systems_load_default(o->systems, cat, sys, &err)) return cli_fail(&err);
+    return dp_system_lookup(*sys, o->system, "--system", x, &err) ? refuse(cmd, &err) : 0;
 }
 
 int cmd_cluster_setting(const struct cmd_cluster *o, const struct dp_gpu_catalog *cat,
                         const char *cmd, const char *usage, struct dp_setting *out) {
     struct dp_setting s;
+    struct dp_error err = {0};
+    struct dp_systems *sys = NULL;
+    const struct dp_system *x = NULL;
+    const struct dp_gpu *g = NULL;
     memset(&s, 0, sizeof s);
     if (o->sync && !dp_sync_parse(o->sync, &s.sync))
         return cli_usage(cmd, usage, "--sync %s: expected ps or allreduce", o->sync);
+    int rc = cluster_system(o, cat, cmd, &sys, &x);
+    if (rc) goto done;
     bool ar = s.sync == DP_SYNC_ALLREDUCE;
-    if (!o->gpu || !o->workers || (!ar && !o->ps) || !o->network)
-        return cli_usage(cmd, usage,
-                         "a setting by its cluster needs --gpu, --workers, --network and, with "
-                         "parameter servers (--sync ps, the default), --ps (--machines, "
-                         "--placement, --precision, --framework optional)");
-    if (ar && o->ps)
-        return cli_usage(cmd, usage, "--ps: --sync allreduce has no parameter servers");
-    if (ar && o->placement)
-        return cli_usage(cmd, usage, "--placement: --sync allreduce has no PS to place");
-    if (!dp_network_parse(o->network, &s.network))
-        return cli_usage(cmd, usage,
-                         "--network %s: unknown network (PCIe NVLink 1GbE 10GbE 25GbE 40GbE "
-                         "100GbE IB-EDR IB-HDR)", o->network);
-    if (o->placement && !dp_placement_parse(o->placement, &s.placement))
-        return cli_usage(cmd, usage, "--placement %s: expected homo or hetero", o->placement);
-    if (o->precision && !dp_precision_parse(o->precision, &s.precision))
-        return cli_usage(cmd, usage, "--precision %s: expected fp32 or mixed", o->precision);
-    if (o->framework && !dp_framework_parse(o->framework, &s.framework))
-        return cli_usage(cmd, usage, "--framework %s: expected tensorflow or pytorch",
-                         o->framework);
-    const struct dp_gpu *g = dp_gpu_find(cat, o->gpu);
-    if (!g) {
-        char names[1024];
-        dp_gpu_catalog_names(cat, names, sizeof names);
-        return cli_usage(cmd, usage, "--gpu %s: no such GPU in %s (%s)", o->gpu, cat->path, names);
-    }
-    struct dp_error err = {0};
+    const char *gpu = o->gpu ? o->gpu : x ? x->gpu : NULL;
+    const char *net = o->network ? o->network : x ? dp_network_name(x->nic) : NULL;
+    rc = 2;
+    if (!gpu || !o->workers || (!ar && !o->ps) || !net)
+        rc = cli_usage(cmd, usage,
+                       "a setting by its cluster needs --gpu, --workers, --network and, with "
+                       "parameter servers (--sync ps, the default), --ps (--system gives the GPU "
+                       "and network; --machines, --placement, --precision, --framework optional)");
+    else if (ar && o->ps) rc = cli_usage(cmd, usage, "--ps: --sync allreduce has no parameter servers");
+    else if (ar && o->placement)
+        rc = cli_usage(cmd, usage, "--placement: --sync allreduce has no PS to place");
+    else if (o->placement && !dp_placement_parse(o->placement, &s.placement))
+        rc = cli_usage(cmd, usage, "--placement %s: expected homo or hetero", o->placement);
+    else if (dp_network_lookup(net, "--network", &s.network, &err) ||
+             (o->framework &&
+              dp_framework_lookup(o->framework, "--framework", &s.framework, &s.fw_version, &err)) ||
+             dp_gpu_lookup(cat, gpu, "--gpu", &g, &err))
+        rc = refuse(cmd, &err);
+    else
+        rc = 0;
+    if (rc) goto done;
     snprintf(s.gpu, sizeof s.gpu, "%s", g->name);
+    if (x) snprintf(s.system, sizeof s.system, "%s", x->name);
     s.workers = (int)o->workers;
     s.ps = (int)o->ps;
-    s.machines = (int)o->machines;
-    if (dp_setting_finish(&s, &err)) return cli_fail(&err);
+    int gpm = o->gpus_per_machine ? (int)o->gpus_per_machine : x ? x->gpus_per_machine : 0;
+    s.machines = o->machines ? (int)o->machines
+                             : dp_setting_cluster_machines(s.sync, s.workers, s.ps, s.network,
+                                                           s.placement, gpm);
+    if (dp_setting_finish(&s, &err)) {
+        rc = refuse(cmd, &err);
+        goto done;
+    }
+    if (o->gpus_per_machine && dp_setting_gpus_per_machine(&s) > o->gpus_per_machine) {
+        fprintf(stderr, "driple: %s: --gpus-per-machine %lld: %d workers on %d machine(s) put %d "
+                "in one\n", cmd, (long long)o->gpus_per_machine, s.workers, s.machines,
+                dp_setting_gpus_per_machine(&s));
+        rc = 2;
+        goto done;
+    }
+    if ((rc = cmd_cluster_apply(o, cat, cmd, &s))) goto done;
     *out = s;
-    return 0;
+done:
+    dp_systems_free(sys);
+    return rc;
+}
+
+void cmd_describe_tf32(const struct dp_setting *s, const struct dp_gpu_catalog *cat, char *buf,
+                       size_t n) {
+    const struct dp_gpu *g = dp_gpu_find(cat, s->gpu);
+    if (n) buf[0] = '\0';
+    if (g) dp_setting_describe_tf32(s, dp_gpu_generation(g), buf, n);
 }
 
 /* ---- the session: settings, inspectors, the workload ---- */
@@ -250,7 +408,8 @@ int cmd_session_setting(struct dp_session *ss, const char *id, const struct cmd_
     if (!id) return cmd_cluster_setting(o, dp_session_catalog(ss), cmd, usage, s);
     struct dp_error err = {0};
     bool listed;
-    return dp_session_find_setting(ss, id, s, &listed, &err) ? cli_fail(&err) : 0;
+    if (dp_session_find_setting(ss, id, s, &listed, &err)) return cli_fail(&err);
+    return cmd_cluster_apply(o, dp_session_catalog(ss), cmd, s);
 }
 
 int cmd_session_inspector(struct dp_session *ss, const struct dp_setting *s,
@@ -323,11 +482,15 @@ bool cmd_what_if_opts(struct cli *c, struct cmd_what_if *o) {
 int cmd_what_if_inspector(const struct cmd_what_if *o, const char *cmd, const char *usage,
                           struct dp_session **ss, int *insp, struct dp_setting *s,
                           bool *have_setting) {
-    bool by_cluster = cmd_cluster_given(&o->cl) || o->cl.precision;
+    bool by_cluster = cmd_cluster_given(&o->cl);
     if ((o->inspector != NULL) + (o->setting != NULL) + by_cluster != 1)
         return cli_usage(cmd, usage, "give one of --inspector M, --setting ID or --gpu NAME ... "
                                      "--network NET (exactly one of --inspector, --setting and "
                                      "the cluster options)");
+    if (o->inspector && cmd_cluster_modified(&o->cl))
+        return cli_usage(cmd, usage, "--precision, --accum and the other options that modify a "
+                                     "setting need --setting ID or --gpu NAME ...; --inspector M "
+                                     "predicts for its own");
     int rc = cmd_session_open(o->settings, o->cl.gpus, o->weights, o->sa, ss);
     if (rc) return rc;
     *have_setting = true;

@@ -58,32 +58,62 @@ extern const struct cli_opt cmd_import_table[];
 void cmd_import_warnings(const char *path, const struct dp_import_opts *o, int64_t batch);
 
 /* The cluster options as given (NULL / 0: absent): --gpu NAME --sync ps|allreduce --ps N
- * --workers N --placement homo|hetero --network NET --machines M --precision fp32|mixed
- * --framework tensorflow|pytorch, and --gpus FILE (the catalog; NULL: the shipped one). */
+ * --workers N --placement homo|hetero --network NET --machines M --gpus-per-machine G
+ * --system NAME --framework NAME[:VERSION], and --gpus FILE / --systems FILE (the catalogs;
+ * NULL: the shipped ones); then the options that modify any setting, a --setting's too
+ * (cmd_cluster_apply): --precision --tf32 --accum --loader --cpu-cores --allreduce --shard --tp
+ * --pp --microbatches --ep --recompute --seq-parallel. */
 /* The cluster options as the usage messages show them (after "--gpu NAME"). */
 #define CMD_CLUSTER_USAGE                                                                        \
     "--workers N --network NET [--sync ps|allreduce] [--ps N] [--machines M]\n"                 \
-    "       [--placement homo|hetero] [--precision fp32|mixed] [--framework tensorflow|pytorch]"
+    "       [--gpus-per-machine G] [--system NAME] [--placement homo|hetero]\n"                  \
+    "       [--framework tensorflow|pytorch[:VERSION|:ngc]] [--precision fp32|tf32|bf16|mixed|fp8]\n" \
+    "       [--tf32 on|off] [--accum N] [--loader synthetic|cpu|dali] [--cpu-cores N]\n"         \
+    "       [--allreduce auto|ring|tree] [--shard none|zero1|zero2|zero3|fsdp] [--tp N] [--pp N]\n" \
+    "       [--microbatches N] [--ep N] [--recompute none|selective|full] [--seq-parallel]"
 struct cmd_cluster {
     const char *gpu, *network, *placement, *precision, *sync, *framework, *gpus;
     int64_t     ps, workers, machines;
+    /* issue 28/29 */
+    const char *system, *systems, *tf32, *loader, *allreduce, *shard, *recompute;
+    int64_t     gpus_per_machine, accum, cpu_cores, tp, pp, microbatches, ep;
+    bool        seq_parallel;
 };
 /* Reads the cluster options into *o (query them with the other options, before any
- * positional). False, with c->bad set and the message printed, when --ps, --workers or
- * --machines is malformed or out of range ([1, 64], [1, 64], [1, 128]). */
+ * positional). False, with c->bad set and the message printed, when a count is malformed or out
+ * of range (--workers [1, 4096], --ps [1, 64], --machines [1, 1024], --gpus-per-machine
+ * [1, 16], --accum [1, 65536], --cpu-cores [1, 1024], --tp/--pp/--microbatches/--ep
+ * [1, 4096]). */
 bool cmd_cluster_opts(struct cli *c, struct cmd_cluster *o);
 /* Their table fragment, the one place a cluster option is declared: every command that calls
  * cmd_cluster_opts has CLI_MORE(cmd_cluster_table) in its table. */
 extern const struct cli_opt cmd_cluster_table[];
-/* True when an option naming the cluster (all but --precision and --gpus) was given. */
+/* True when an option naming the cluster (--gpu --network --placement --workers --ps
+ * --machines --gpus-per-machine --system --sync --framework) was given. */
 bool cmd_cluster_given(const struct cmd_cluster *o);
-/* Builds the setting the options name (the GPU found with dp_gpu_find in cat, machines 0 =
- * dp_setting_default_machines). Returns 0, or the exit status after printing why: 2 (usage of
- * cmd) for a missing option (--ps is needed with parameter servers and refused with
- * all-reduce), an unknown GPU, sync, network, placement, precision or framework; 1 when the
- * combination is invalid (dp_setting_finish's message: too many GPUs in one machine, ...). */
+/* True when an option modifying a setting (--precision ... --seq-parallel) was given. */
+bool cmd_cluster_modified(const struct cmd_cluster *o);
+/* Builds the setting the options name (the GPU by dp_gpu_lookup: exact names only; --system
+ * gives the GPU, GPUs per machine and network when they are not given; machines from
+ * --machines, else dp_setting_cluster_machines with --gpus-per-machine, the system's or
+ * DP_DEFAULT_GPUS_PER_MACHINE, the same for PS and all-reduce), then cmd_cluster_apply.
+ * Returns 0, or 2 after printing why: usage of cmd for a missing option (--ps is needed with
+ * parameter servers and refused with all-reduce), one line naming the option for an unknown or
+ * near name (listing the candidates) or an impossible setting. */
 int cmd_cluster_setting(const struct cmd_cluster *o, const struct dp_gpu_catalog *cat,
                         const char *cmd, const char *usage, struct dp_setting *out);
+/* Sets the modifying options' fields of s (no finish, no check). Returns 0, or 2 after one
+ * line naming the option for a value none of its names. */
+int cmd_cluster_modify(const struct cmd_cluster *o, const char *cmd, struct dp_setting *s);
+/* Applies the modifying options to s (a --setting's, or one cmd_cluster_setting built),
+ * re-finishes it (its id reformatted) and checks it against its GPU and system
+ * (dp_setting_check_gpu). Returns 0, or 2 after one line naming the option and the rule. */
+int cmd_cluster_apply(const struct cmd_cluster *o, const struct dp_gpu_catalog *cat,
+                      const char *cmd, struct dp_setting *s);
+/* The TF32 rule assumed for s (dp_setting_describe_tf32) into buf; "" when s's GPU is not in
+ * cat. */
+void cmd_describe_tf32(const struct dp_setting *s, const struct dp_gpu_catalog *cat, char *buf,
+                       size_t n);
 /* The economics options of predict and compare: --epoch-samples N (1 .. 1e15; "1.28M" reads as
  * 1,280,000) into *samples, left as it is when absent, and --price USD_PER_GPU_HOUR (0 .. 1e4)
  * into *price (NaN when absent: each GPU's catalog price). False, with c->bad set and the
@@ -125,8 +155,9 @@ int cmd_what_if_inspector(const struct cmd_what_if *o, const char *cmd, const ch
  * Returns 0, or 1 after saying why. */
 int cmd_session_open(const char *settings, const char *gpus, const char *weights, const char *sa,
                      struct dp_session **out);
-/* The setting named by --setting ID (the list's, else the id parsed against the catalog) or by
- * the cluster options o (exactly one; the caller checks) into *s. Returns 0, or the exit status
+/* The setting named by --setting ID (the list's, else the id parsed against the catalog, with
+ * the modifying options applied: cmd_cluster_apply) or by the cluster options o (exactly one;
+ * the caller checks) into *s. Returns 0, or the exit status
  * after printing why: 2 for a bad option (cmd_cluster_setting), 1 for an unknown id. */
 int cmd_session_setting(struct dp_session *ss, const char *id, const struct cmd_cluster *o,
                         const char *cmd, const char *usage, struct dp_setting *s);

@@ -11,6 +11,7 @@
 #include "dp/cost.h"
 #include "dp/graph_io.h"
 #include "dp/json_out.h"
+#include "dp/llm.h"
 #include "dp/zoo.h"
 #include "dp/zoo_gen.h"
 
@@ -18,7 +19,9 @@
     "driple zoo list [--json]\n"                                                                 \
     "       driple zoo build MODEL [--batch N] [--optimizer sgd|momentum|adam]\n"                \
     "                        [--precision fp32|mixed] [--input PIXELS | --seq TOKENS] [--nchw]\n" \
-    "                        -o FILE.json   (\"-o -\": stdout; MODEL may be a generated name)\n" \
+    "                        -o FILE.json   (\"-o -\": stdout; MODEL may be a generated name\n" \
+    "                        or an LLM preset of `driple plan --list`)\n"                       \
+    "       driple zoo build --hf-config CONFIG.json [--seq S] [--batch N] ... -o FILE.json\n"   \
     "       driple zoo generate --seed S --count N [--start I] [--kind cnn|transformer|rnn|mlp|mixer]\n" \
     "                        [--out DIR] [--json]\n"                                             \
     "  generate: architectures I .. I+N-1 of the seeded corpus (gen-<kind>-s<S>-<index>), each\n"  \
@@ -96,6 +99,8 @@ static const struct cli_opt build_opts[] = {
     {"--seq", "TOKENS", "the model's", 1, 1 << 16, "the sequence length (sequence models)", NULL},
     {"-o", "FILE.json", NULL, 0, 0, "the graph written (-: stdout)", NULL},
     {"--output", "FILE.json", NULL, 0, 0, "the same as -o", NULL},
+    {"--hf-config", "CONFIG.json", NULL, 0, 0,
+     "a transformer from its Hugging Face config.json (instead of MODEL)", NULL},
     CLI_MORE(build_common),
     CLI_END,
 };
@@ -116,8 +121,9 @@ static int zoo_build(int argc, char **argv) {
     const char *prec = cli_value(&c, "--precision");
     const char *path = cli_value(&c, "-o");
     if (!path) path = cli_value(&c, "--output");
+    const char *hf = cli_value(&c, "--hf-config");
     o.nchw = cli_flag(&c, "--nchw");
-    const char *model = cli_positional(&c, 0);
+    const char *model = hf ? hf : cli_positional(&c, 0);
     int rc = 0;
     if (c.bad || !cli_check_unused(&c)) {
         rc = cli_usage("zoo build", ZOO_USAGE, "bad arguments");
@@ -144,6 +150,33 @@ static int zoo_build(int argc, char **argv) {
                            prec);
             goto done;
         }
+    }
+    /* a transformer from its config.json or an LLM preset (dp/llm.h) */
+    const struct dp_llm_preset *lp = hf ? NULL : dp_llm_preset_find(model);
+    if (hf || lp) {
+        struct dp_llm lm;
+        struct dp_graph *g = NULL;
+        struct dp_error err = {0};
+        if (input) {
+            rc = cli_usage("zoo build", ZOO_USAGE, "%s takes --seq TOKENS, not --input", model);
+            goto done;
+        }
+        if (lp) {
+            lm = lp->model;
+            if (seq) lm.seq = seq;
+        } else if (dp_llm_load_hf(hf, seq, &lm, &err)) {
+            rc = cli_fail(&err);
+            goto done;
+        }
+        if (dp_llm_build(&lm, &o, &g, &err) || dp_graph_save_json(g, path, &err)) rc = cli_fail(&err);
+        else if (strcmp(path, "-"))
+            printf("%s: %s, %zu ops, %lld params (architecture: %lld), sequence %lld, batch "
+                   "%lld, %s\n", path, lm.name, dp_graph_n_nodes(g),
+                   (long long)dp_graph_param_count(g, false), (long long)dp_llm_params(&lm),
+                   (long long)lm.seq, (long long)dp_graph_batch(g),
+                   dp_optimizer_name(o.optimizer));
+        dp_graph_free(g);
+        goto done;
     }
     const struct dp_zoo_info *m = dp_zoo_find(model);
     struct dp_gen_arch gen;

@@ -54,6 +54,8 @@ static const struct cmd_entry commands[] = {
                               {"eval", &cmd_inspector_eval_spec}, {NULL, NULL}}},
     {"record",    cmd_record,    "[-o PREFIX] -- COMMAND ...   measure a training job's traces",
      LEAF(cmd_record_spec)},
+    {"plan",      cmd_plan,      "MODEL --gpus N --gpu NAME [--json]   plan LLM training: tp x pp x dp x ZeRO x recompute",
+     LEAF(cmd_plan_spec)},
     {"bench",     cmd_bench,     "predict|embed|train|transfer|kernels|coarsen|explain|compare ... --json   benchmarks",
      (const struct cmd_sub[]){{"predict", &cmd_bench_predict_spec},
                               {"embed", &cmd_bench_embed_spec},

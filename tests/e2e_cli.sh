@@ -81,7 +81,7 @@ ok env DRIPLE_INSPECTORS="$U" "$DRIPLE" predict $G --setting 4090-P1w8ho-PCIe --
 contains "$TMP/out" "\"inspector\": \"$U/RTX4090-P1w8ho-PCIe.json\""
 ok env DRIPLE_INSPECTORS="$U" "$DRIPLE" predict $G --setting RTX4090-P1w8ho-PCIe --json
 contains "$TMP/out" "\"inspector\": \"$U/RTX4090-P1w8ho-PCIe.json\""
-ok env DRIPLE_INSPECTORS="$U" "$DRIPLE" explain $G --gpu 4090 --ps 1 --workers 8 --network pcie --json
+ok env DRIPLE_INSPECTORS="$U" "$DRIPLE" explain $G --gpu RTX4090 --ps 1 --workers 8 --network pcie --json
 contains "$TMP/out" "$U/RTX4090-P1w8ho-PCIe.json"
 # compare adds the named setting as one more row; a listed one is not repeated.
 rows() { grep -c "^$1 " "$TMP/out"; } # rows of the compare table for setting id $1

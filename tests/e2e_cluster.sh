@@ -53,24 +53,24 @@ contains "$TMP/out" '"gpu": "A100-40GB-SXM"'
 ok "$DRIPLE" simulate zoo:squeezenet --gpu "Tesla V100-SXM2-16GB" --workers 2 --ps 1 --network PCIe --batch 8 --json
 contains "$TMP/out" '"setting": "V100-SXM2-16GB-P1w2ho-PCIe"'
 ok "$DRIPLE" simulate zoo:squeezenet --gpu "V100-32GB" --workers 2 --ps 1 --network 10GbE --machines 2 --framework pytorch --batch 8 --json
-contains "$TMP/out" '"setting": "V100-PCIe-32GB-P1w2ho-10GbE-pytorch"'
+contains "$TMP/out" '"setting": "V100-PCIe-32GB-P1w2ho-10GbE-M2x1-pytorch"'
 contains "$TMP/out" '"framework": "pytorch"'
-fails 2 "--gpu RTX30: no such GPU" "$DRIPLE" simulate zoo:squeezenet --gpu RTX30 --workers 2 --ps 1 --network PCIe
+fails 2 "--gpu RTX30 is ambiguous: RTX3090, RTX3080" "$DRIPLE" simulate zoo:squeezenet --gpu RTX30 --workers 2 --ps 1 --network PCIe
 
 # the options' errors
-fails 1 "put 32 GPUs in one machine; a machine holds at most 16" \
-    "$DRIPLE" simulate zoo:squeezenet --gpu A100 --workers 32 --ps 1 --network PCIe
-fails 1 "64 workers on 2 machine(s) put 32 GPUs in one machine" \
-    "$DRIPLE" simulate zoo:squeezenet --gpu A100 --workers 64 --sync allreduce --network IB-HDR --machines 2
+fails 2 "put 32 GPUs in one machine; a machine holds at most 16" \
+    "$DRIPLE" simulate zoo:squeezenet --gpu A100-40GB-SXM --workers 32 --ps 1 --network PCIe
+fails 2 "64 workers on 2 machine(s) put 32 GPUs in one machine" \
+    "$DRIPLE" simulate zoo:squeezenet --gpu A100-40GB-SXM --workers 64 --sync allreduce --network IB-HDR --machines 2
 fails 2 "--ps: --sync allreduce has no parameter servers" \
-    "$DRIPLE" simulate zoo:squeezenet --gpu A100 --workers 8 --ps 1 --sync allreduce --network NVLink
+    "$DRIPLE" simulate zoo:squeezenet --gpu A100-40GB-SXM --workers 8 --ps 1 --sync allreduce --network NVLink
 fails 2 "--sync ring: expected ps or allreduce" \
-    "$DRIPLE" simulate zoo:squeezenet --gpu A100 --workers 8 --sync ring --network NVLink
-fails 2 "--framework jax: expected tensorflow or pytorch" \
-    "$DRIPLE" simulate zoo:squeezenet --gpu A100 --workers 8 --ps 1 --framework jax --network NVLink
+    "$DRIPLE" simulate zoo:squeezenet --gpu A100-40GB-SXM --workers 8 --sync ring --network NVLink
+fails 2 "--framework jax: unknown framework" \
+    "$DRIPLE" simulate zoo:squeezenet --gpu A100-40GB-SXM --workers 8 --ps 1 --framework jax --network NVLink
 fails 2 "needs --gpu, --workers, --network and, with parameter servers" \
-    "$DRIPLE" simulate zoo:squeezenet --gpu A100 --workers 8 --network NVLink
-fails 2 "--sync/--framework exclude each other" \
+    "$DRIPLE" simulate zoo:squeezenet --gpu A100-40GB-SXM --workers 8 --network NVLink
+fails 2 "--sync/--framework/--system/--gpus-per-machine exclude each other" \
     "$DRIPLE" simulate zoo:squeezenet --setting V100-P1w2ho-PCIe --sync allreduce
 
 # issue 16: the id printed for A100-80GB (once read as two GPUs) is accepted back; what is

@@ -12,10 +12,10 @@ contains "$TMP/out" '"iteration_ms": '
 contains "$TMP/out" '"labels": {"gpu_mem_util": {"idle": '
 contains "$TMP/out" '"net_tx": {"idle": '
 contains "$TMP/out" '"oom": false'
-ok "$DRIPLE" simulate zoo:alexnet --gpu H100 --workers 4 --ps 2 --network IB-HDR \
+ok "$DRIPLE" simulate zoo:alexnet --gpu H100-SXM --workers 4 --ps 2 --network IB-HDR \
     --placement hetero --precision mixed --batch 64 --seed 3 --trace "$TMP/tr.csv" --json
-contains "$TMP/out" '"setting": "H100-P2w4he-IB-HDR-mixed"'
-contains "$TMP/out" '"machines": 6'
+contains "$TMP/out" '"setting": "H100-P2w4he-IB-HDR-M4x2-mixed"'
+contains "$TMP/out" '"machines": 4'
 contains "$TMP/tr.csv" '# simulated by driple (not measured)'
 contains "$TMP/tr.csv" 'worker,t_ms,gpu_util,gpu_mem_util,mem_used_mib,net_rx,net_tx'
 ok "$DRIPLE" simulate "$G" --setting V100-P1w2ho-PCIe
@@ -44,7 +44,7 @@ ok "$DRIPLE" simulate "$TMP/gpt2.json" --gpu V100-PCIe-16GB --workers 1 --ps 1 -
 contains "$TMP/out" '"oom": true'
 
 # the trace back to labels (mean over the workers, like simulate's)
-"$DRIPLE" simulate zoo:alexnet --gpu H100 --workers 4 --ps 2 --network IB-HDR --placement hetero \
+"$DRIPLE" simulate zoo:alexnet --gpu H100-SXM --workers 4 --ps 2 --network IB-HDR --placement hetero \
     --precision mixed --batch 64 --seed 3 --trace "$TMP/tr2.csv" --json >"$TMP/sim.json"
 ok "$DRIPLE" trace extract "$TMP/tr2.csv" --json
 contains "$TMP/out" '"simulated": true'
@@ -107,10 +107,10 @@ printf 'timestamp, utilization.gpu [%%]\n2024/01/31 12:00:00.000, 12 %%\n2024/01
 fails 1 "bad.csv:3" "$DRIPLE" trace extract "$TMP/bad.csv"
 fails 1 "nope.csv: cannot open" "$DRIPLE" trace extract "$TMP/nope.csv"
 fails 2 "missing TRACE.csv" "$DRIPLE" trace extract
-fails 2 "unknown network" "$DRIPLE" simulate "$G" --gpu V100 --workers 2 --ps 1 --network 3GbE
+fails 2 "unknown network" "$DRIPLE" simulate "$G" --gpu V100-PCIe-16GB --workers 2 --ps 1 --network 3GbE
 fails 1 "no setting" "$DRIPLE" simulate "$G" --setting NoSuch-P1w1ho-PCIe
 fails 2 "--gpu Voodoo: no such GPU" "$DRIPLE" simulate "$G" --gpu Voodoo --workers 2 --ps 1 --network PCIe
-fails 1 "hetero" "$DRIPLE" simulate "$G" --gpu V100 --workers 2 --ps 1 --network PCIe --placement hetero
+fails 2 "hetero" "$DRIPLE" simulate "$G" --gpu V100-PCIe-16GB --workers 2 --ps 1 --network PCIe --placement hetero
 fails 2 "exclude each other" "$DRIPLE" simulate "$G" --setting V100-P1w2ho-PCIe --workers 3
 fails 2 "give --setting" "$DRIPLE" simulate "$G"
 printf '{"format":"driple-settings/1","settings":[{"gpu":"V100","ps":1}]}' >"$TMP/s.json"
@@ -118,8 +118,8 @@ fails 1 "s.json:\$.settings[0].workers: missing" "$DRIPLE" simulate "$G" --setti
 printf '{"format":"driple-settings/1","settings":[{"id":"a","gpu":"V100","ps":1,"workers":2,"network":"PCIe"},{"id":"A","gpu":"V100","ps":1,"workers":4,"network":"PCIe"}]}' >"$TMP/s2.json"
 fails 1 "s2.json:\$.settings[1].id: \"A\" appears twice" "$DRIPLE" simulate "$G" --setting a --settings "$TMP/s2.json"
 # absurd options fail with a reason (they used to print all-zero labels, or run out of memory)
-fails 1 "0 trace sample(s)" "$DRIPLE" simulate "$G" --gpu V100 --workers 2 --ps 1 --network PCIe --sample-ms 60000
-fails 1 "trace samples over the workers" "$DRIPLE" simulate "$G" --gpu V100 --workers 2 --ps 1 --network 1GbE --sample-ms 0.01 --iterations 5000 --batch 4096
+fails 1 "0 trace sample(s)" "$DRIPLE" simulate "$G" --gpu V100-PCIe-16GB --workers 2 --ps 1 --network PCIe --sample-ms 60000
+fails 1 "trace samples over the workers" "$DRIPLE" simulate "$G" --gpu V100-PCIe-16GB --workers 2 --ps 1 --network 1GbE --sample-ms 0.01 --iterations 5000 --batch 4096
 # a GPU without the figures the simulator needs is named with its catalog entry
 printf '{"format":"driple-gpus/1","gpus":[{"name":"X1","fp32_tflops":null,"bandwidth_gbps":100}]}' >"$TMP/gpus.json"
 fails 1 "gpus.json:\$.gpus[0]: X1 has no known fp32_tflops" "$DRIPLE" simulate "$G" --gpus "$TMP/gpus.json" --gpu X1 --workers 2 --ps 1 --network PCIe

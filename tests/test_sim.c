@@ -14,9 +14,11 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "dp/settings.h"
 #include "dp/sim.h"
+#include "dp/systems.h"
 #include "sim/sim_impl.h"
 #include "test.h"
 
@@ -253,8 +255,9 @@ static struct dp_setting ar_setting(const char *gpu, int workers, enum dp_networ
 }
 
 /* NCCL all-reduce: inside one machine each worker sends 2(N-1)/N x its gradient bytes (a
- * ring); across M machines each machine's NIC sends 2(M-1)/M x them (reduce inside, ring over
- * the NICs, broadcast inside), and only those cross the network. */
+ * ring); across machines the ring runs through all N workers, one hop in 8 leaving each
+ * machine, so each machine's NIC sends 2(N-1)/N x them and the rest stays inside: 2(N-1) x the
+ * bytes in all either way, and only the NICs' cross the network. */
 static void test_allreduce_traffic(struct dp_graph *g) {
     struct dp_gpu gpu;
     struct dp_error err = {0};
@@ -272,13 +275,15 @@ static void test_allreduce_traffic(struct dp_graph *g) {
         CHECK(n == 1 ? r.allreduce_ms == 0 : r.allreduce_ms > 0);
         dp_sim_result_free(&r);
     }
-    /* 16 workers, 8 a machine, over 100GbE: the ring inside and the NICs' ring */
+    /* 16 workers, 8 a machine, over 100GbE: one ring through both machines */
     struct dp_setting s = ar_setting(gpu.name, 16, DP_NET_100GBE, 0, DP_FW_PYTORCH);
+    s.ar_algo = DP_AR_RING;
     CHECK(s.machines == 2);
     struct dp_sim_result r;
     CHECK(dp_simulate(g, &s, &gpu, &o, &r, &err) == DP_OK);
-    double intra = 2.0 * 7 / 8 * r.grad_bytes, nic = 2.0 * 1 / 2 * r.grad_bytes;
+    double ring = 2.0 * 15 / 16 * r.grad_bytes, intra = ring * 7 / 8, nic = ring;
     CHECK_NEAR(r.bytes_per_iter, 16 * intra + 2 * nic, 1e-6 * r.grad_bytes);
+    CHECK_NEAR(r.bytes_per_iter, 2.0 * 15 * r.grad_bytes, 1e-6 * r.grad_bytes);
     CHECK_NEAR(r.link_tx_bytes, 2 * nic * r.n_iterations, 1e-6 * r.grad_bytes * r.n_iterations);
     CHECK_NEAR(r.link_tx_bytes, r.link_rx_bytes, 1e-6 * r.link_tx_bytes);
     dp_sim_result_free(&r);
@@ -291,9 +296,10 @@ static void test_allreduce_traffic(struct dp_graph *g) {
 }
 
 /* dp_sim_allreduce_ms by hand: a ring of 8 over the A100's NVLink (half its figure each way),
- * then 16 workers on two machines (the ring inside, then the NICs' over 100GbE), at the
- * constants' achieved share of each link; one worker exchanges nothing, and a GPU whose speeds
- * are unknown still has its links. */
+ * then 16 workers on two machines (one ring through both, its bus bandwidth the machine's one
+ * NIC over 100GbE; 2 of its 30 steps cross machines), at the constants' achieved share of
+ * each link; one worker exchanges nothing, and a GPU whose speeds are unknown still has its
+ * links. */
 static void test_allreduce_closed_form(void) {
     struct dp_gpu gpu;
     if (!catalog_gpu("A100-40GB-SXM", &gpu)) return;
@@ -306,7 +312,8 @@ static void test_allreduce_closed_form(void) {
     CHECK_NEAR(dp_sim_allreduce_ms(&s, &gpu, &k, B), ring, 1e-12 * ring);
     s = ar_setting(gpu.name, 16, DP_NET_100GBE, 0, DP_FW_PYTORCH);
     double nic = dp_network_bandwidth_gbps(DP_NET_100GBE) * 1e6 * k.net_eff;
-    double two = ring + 2.0 * 1 / 2 * B / nic + 2.0 * dp_network_latency_us(DP_NET_100GBE) / 1000;
+    double two = 2.0 * 15 / 16 * B / nic + 28 * lat_nvl +
+                 2.0 * dp_network_latency_us(DP_NET_100GBE) / 1000;
     CHECK_NEAR(dp_sim_allreduce_ms(&s, &gpu, &k, B), two, 1e-12 * two);
     gpu.fp32_tflops = gpu.bandwidth_gbps = NAN;
     CHECK_NEAR(dp_sim_allreduce_ms(&s, &gpu, &k, B), two, 1e-12 * two);
@@ -774,6 +781,298 @@ static void test_xla(void) {
                1e-12);
 }
 
+
+/* dp_sim_collective_ms by hand on a fabric of 2 machines x 4 GPUs: 100 GB/s and 1 us inside,
+ * each GPU's share of the NICs 10 GB/s at 5 us across; a ring's bus bandwidth is the slower of
+ * a GPU's link and its machine's NICs (4 x 10 = 40 GB/s); S = 1e8 bytes. */
+static void test_collectives(void) {
+    struct dp_sim_fabric f = {4, 2, 100, 1, 10, 5};
+    double S = 1e8, B = 40e6; /* bytes per ms */
+    double ring = 2.0 * 7 / 8 * S / B + (14 - 2) * 1e-3 + 2 * 5e-3;
+    CHECK_NEAR(dp_sim_collective_ms(&f, DP_COLL_ALLREDUCE, DP_AR_RING, S, 8, 4), ring, 1e-9);
+    double tree = 2 * S / (0.92 * B) + 2 * (3 * 1e-3 + 1 * 5e-3);
+    CHECK_NEAR(dp_sim_collective_ms(&f, DP_COLL_ALLREDUCE, DP_AR_TREE, S, 8, 4), tree, 1e-9);
+    /* NCCL's choice: the ring for the large buffer, the tree (fewer latencies) for 1 KB */
+    CHECK_NEAR(dp_sim_collective_ms(&f, DP_COLL_ALLREDUCE, DP_AR_AUTO, S, 8, 4), ring, 1e-9);
+    double small_tree = 2 * 1e3 / (0.92 * B) + 0.016;
+    CHECK(small_tree < 2.0 * 7 / 8 * 1e3 / B + 0.022);
+    CHECK_NEAR(dp_sim_collective_ms(&f, DP_COLL_ALLREDUCE, DP_AR_AUTO, 1e3, 8, 4), small_tree,
+               1e-12);
+    /* one machine: the ring over the GPUs' links, whatever the choice */
+    double one = 2.0 * 3 / 4 * S / 100e6 + 6 * 1e-3;
+    CHECK_NEAR(dp_sim_collective_ms(&f, DP_COLL_ALLREDUCE, DP_AR_AUTO, S, 4, 4), one, 1e-9);
+    /* a group using 2 GPUs of each machine has their share of the NICs: 20 GB/s */
+    double half = 2.0 * 3 / 4 * S / 20e6 + (6 - 2) * 1e-3 + 2 * 5e-3;
+    CHECK_NEAR(dp_sim_collective_ms(&f, DP_COLL_ALLREDUCE, DP_AR_RING, S, 4, 2), half, 1e-9);
+    double rs = 7.0 / 8 * S / B + 6 * 1e-3 + 5e-3;
+    CHECK_NEAR(dp_sim_collective_ms(&f, DP_COLL_REDUCE_SCATTER, DP_AR_TREE, S, 8, 4), rs, 1e-9);
+    CHECK_NEAR(dp_sim_collective_ms(&f, DP_COLL_ALLGATHER, DP_AR_AUTO, S, 8, 4), rs, 1e-9);
+    /* all-to-all: 3/8 of the buffer inside at 100, 4/8 out at 10: the NIC's part is longer */
+    CHECK_NEAR(dp_sim_collective_ms(&f, DP_COLL_ALLTOALL, DP_AR_AUTO, S, 8, 4),
+               4.0 / 8 * S / 10e6 + 5e-3, 1e-9);
+    CHECK_NEAR(dp_sim_collective_ms(&f, DP_COLL_ALLTOALL, DP_AR_AUTO, S, 4, 4),
+               3.0 / 4 * S / 100e6 + 1e-3, 1e-9);
+    CHECK_NEAR(dp_sim_collective_ms(&f, DP_COLL_SENDRECV, DP_AR_AUTO, S, 2, 1), S / 10e6 + 5e-3,
+               1e-9);
+    CHECK_NEAR(dp_sim_collective_ms(&f, DP_COLL_SENDRECV, DP_AR_AUTO, S, 2, 2),
+               S / 100e6 + 1e-3, 1e-9);
+    CHECK(dp_sim_collective_ms(&f, DP_COLL_ALLREDUCE, DP_AR_AUTO, S, 1, 1) == 0);
+    CHECK(dp_sim_collective_ms(&f, DP_COLL_ALLREDUCE, DP_AR_AUTO, 0, 8, 4) == 0);
+    CHECK(dp_sim_collective_ms(&f, DP_COLL_ALLREDUCE, DP_AR_AUTO, S, 8, 0) == -1);
+    CHECK(dp_sim_collective_ms(&f, DP_COLL_ALLREDUCE, DP_AR_AUTO, S, 4, 8) == -1);
+    struct dp_sim_fabric lone = {8, 1, 100, 1, 0, 0}; /* no network between machines */
+    CHECK(dp_sim_collective_ms(&lone, DP_COLL_ALLREDUCE, DP_AR_AUTO, S, 16, 8) == -1);
+}
+
+/* dp_sim_fabric from a system entry: a DGX A100 (NVSwitch 600 GB/s a GPU, 8 x HDR for 8 GPUs)
+ * gives each GPU 300 GB/s inside and one HDR NIC across; a DGX-1 (4 x EDR for 8) half an EDR;
+ * without a system, one NIC of the setting's network for the machine. */
+static void test_fabric_systems(void) {
+    struct dp_gpu gpu;
+    if (!catalog_gpu("A100-40GB-SXM", &gpu)) return;
+    struct dp_sim_constants k;
+    dp_sim_constants_default(&k);
+    struct dp_setting s = ar_setting(gpu.name, 32, DP_NET_IB_HDR, 4, DP_FW_PYTORCH);
+    struct dp_system dgx = {.gpus_per_machine = 8, .fabric = DP_FABRIC_NVSWITCH,
+                            .fabric_gbps = 600, .nic = DP_NET_IB_HDR, .nics = 8};
+    struct dp_sim_fabric f;
+    dp_sim_fabric(&s, &gpu, &dgx, &k, &f);
+    CHECK(f.gpus_per_machine == 8 && f.machines == 4);
+    CHECK_NEAR(f.intra_gbps, 300 * k.net_eff, 1e-9);
+    CHECK_NEAR(f.inter_gbps, 25 * k.net_eff, 1e-9);
+    CHECK_NEAR(f.inter_lat_us, dp_network_latency_us(DP_NET_IB_HDR), 1e-12);
+    struct dp_system dgx1 = {.gpus_per_machine = 8, .fabric = DP_FABRIC_NVLINK_MESH,
+                             .fabric_gbps = 300, .nic = DP_NET_IB_EDR, .nics = 4};
+    dp_sim_fabric(&s, &gpu, &dgx1, &k, &f);
+    CHECK_NEAR(f.inter_gbps, 12.5 * 4 / 8 * k.net_eff, 1e-9);
+    dp_sim_fabric(&s, &gpu, NULL, &k, &f);
+    CHECK_NEAR(f.intra_gbps, gpu.nvlink_gbps / 2 * k.net_eff, 1e-9);
+    CHECK_NEAR(f.inter_gbps, 25.0 / 8 * k.net_eff, 1e-9);
+}
+
+/* A tree moves the same 2(N-1) x the gradient bytes as a ring in all (each edge of its spanning
+ * tree up and down), m - 1 of its edges crossing machines: each machine's NIC 2(m-1)/m x. */
+static void test_tree_traffic(struct dp_graph *g) {
+    struct dp_gpu gpu;
+    struct dp_error err = {0};
+    if (!catalog_gpu("A100-40GB-SXM", &gpu)) return;
+    struct dp_sim_opts o;
+    dp_sim_opts_default(&o);
+    o.throughput_only = true;
+    struct dp_setting s = ar_setting(gpu.name, 32, DP_NET_IB_HDR, 4, DP_FW_PYTORCH);
+    s.ar_algo = DP_AR_TREE;
+    struct dp_sim_result r;
+    CHECK(dp_simulate(g, &s, &gpu, &o, &r, &err) == DP_OK);
+    CHECK_NEAR(r.bytes_per_iter, 2.0 * 31 * r.grad_bytes, 1e-6 * r.grad_bytes);
+    CHECK_NEAR(r.link_tx_bytes, 4 * 2.0 * 3 / 4 * r.grad_bytes * r.n_iterations,
+               1e-6 * r.grad_bytes * r.n_iterations);
+    dp_sim_result_free(&r);
+}
+
+/* Gradient accumulation: a step of 4 micro-batches computes 4 times and synchronises once, so
+ * (no jitter) it lasts 3 micro-batches' compute longer than a step of one, with the same
+ * all-reduce, and counts 4 x batch x workers samples. */
+static void test_accumulation(struct dp_graph *g) {
+    struct dp_gpu gpu;
+    struct dp_error err = {0};
+    if (!catalog_gpu("A100-40GB-SXM", &gpu)) return;
+    struct dp_sim_constants k;
+    dp_sim_constants_default(&k);
+    k.jitter = 0;
+    struct dp_sim_opts o;
+    dp_sim_opts_default(&o);
+    o.constants = &k;
+    o.batch = 2048;
+    o.sample_ms = 0.05; /* finer than a micro-batch: the bursts resolved */
+    for (int fw = 0; fw < 2; fw++) {
+        struct dp_setting s = ar_setting(gpu.name, 4, DP_NET_PCIE, 1,
+                                         fw ? DP_FW_PYTORCH : DP_FW_TENSORFLOW);
+        struct dp_sim_result one, four;
+        CHECK(dp_simulate(g, &s, &gpu, &o, &one, &err) == DP_OK);
+        s.accum = 4;
+        CHECK(dp_simulate(g, &s, &gpu, &o, &four, &err) == DP_OK);
+        CHECK(one.accum == 1 && four.accum == 4);
+        CHECK_NEAR(four.compute_ms, 4 * one.compute_ms, 1e-9 * four.compute_ms);
+        CHECK_NEAR(four.iteration_ms, one.iteration_ms + 3 * one.compute_ms,
+                   1e-9 * four.iteration_ms);
+        CHECK_NEAR(four.allreduce_ms, one.allreduce_ms, 1e-12);
+        CHECK_NEAR(four.samples_per_step, 4.0 * 4 * one.batch, 1e-9);
+        CHECK_NEAR(four.throughput, four.samples_per_step / four.iteration_ms * 1000, 1e-6);
+        CHECK_NEAR(four.bytes_per_iter, one.bytes_per_iter, 1e-6);
+        /* the bursts between synchronisations are longer */
+        CHECK(four.labels[DP_OUT_GPU_UTIL_ACTIVE] > 2 * one.labels[DP_OUT_GPU_UTIL_ACTIVE]);
+        dp_sim_result_free(&one);
+        dp_sim_result_free(&four);
+    }
+}
+
+static double a100_ms(struct dp_graph *g, enum dp_framework fw, int version, enum dp_tf32 t,
+                      enum dp_precision p, char *notes, size_t n) {
+    struct dp_gpu gpu;
+    struct dp_error err = {0};
+    struct dp_sim_result r;
+    if (!catalog_gpu("A100-40GB-SXM", &gpu)) return NAN;
+    struct dp_setting s = ar_setting(gpu.name, 1, DP_NET_NVLINK, 1, fw);
+    s.fw_version = version;
+    s.tf32 = t;
+    s.precision = p;
+    struct dp_sim_opts o;
+    dp_sim_opts_default(&o);
+    o.throughput_only = true;
+    o.batch = 4096;
+    if (dp_simulate(g, &s, &gpu, &o, &r, &err) != DP_OK) return NAN;
+    if (notes) snprintf(notes, n, "%s", r.notes);
+    return r.iteration_ms;
+}
+
+/* The TF32 rule on an A100 for a graph of matrix products: PyTorch 1.7-1.11 and an NGC
+ * container run them on TF32, 1.12 and later in fp32 (as --tf32 off and TensorFlow 2.3);
+ * TensorFlow 2.4 on TF32 (as --tf32 on); the result's notes say which. bf16 runs at the fp16
+ * rate (the mixed setting's time), fp8 faster still. */
+static void test_tf32_rule(struct dp_graph *g) {
+    char notes[1024];
+    double pt110 = a100_ms(g, DP_FW_PYTORCH, 110, DP_TF32_AUTO, DP_PREC_FP32, NULL, 0);
+    double pt113 = a100_ms(g, DP_FW_PYTORCH, 113, DP_TF32_AUTO, DP_PREC_FP32, notes, sizeof notes);
+    CHECK(strstr(notes, "matmuls in fp32") != NULL);
+    double ngc = a100_ms(g, DP_FW_PYTORCH, DP_FW_VERSION_NGC, DP_TF32_AUTO, DP_PREC_FP32, NULL, 0);
+    double off = a100_ms(g, DP_FW_PYTORCH, 110, DP_TF32_OFF, DP_PREC_FP32, NULL, 0);
+    CHECK(pt113 > 1.2 * pt110);
+    CHECK_NEAR(ngc, pt110, 1e-12);
+    CHECK_NEAR(off, pt113, 1e-12);
+    double tf23 = a100_ms(g, DP_FW_TENSORFLOW, 203, DP_TF32_AUTO, DP_PREC_FP32, NULL, 0);
+    double tf24 = a100_ms(g, DP_FW_TENSORFLOW, 204, DP_TF32_AUTO, DP_PREC_FP32, notes,
+                          sizeof notes);
+    CHECK(strstr(notes, "TF32 tensor cores") != NULL);
+    double tf_on = a100_ms(g, DP_FW_TENSORFLOW, 203, DP_TF32_ON, DP_PREC_FP32, NULL, 0);
+    double tf32 = a100_ms(g, DP_FW_TENSORFLOW, 203, DP_TF32_AUTO, DP_PREC_TF32, NULL, 0);
+    CHECK(tf23 > 1.2 * tf24);
+    CHECK_NEAR(tf_on, tf24, 1e-12);
+    CHECK_NEAR(tf32, tf24, 1e-12);
+    double mixed = a100_ms(g, DP_FW_PYTORCH, 0, DP_TF32_AUTO, DP_PREC_MIXED, NULL, 0);
+    double bf16 = a100_ms(g, DP_FW_PYTORCH, 0, DP_TF32_AUTO, DP_PREC_BF16, NULL, 0);
+    CHECK_NEAR(bf16, mixed, 1e-12);
+    CHECK(mixed < pt110);
+}
+
+/* The input pipeline on resnet-like images: 8 GPUs of a machine with 4 cores decoding for them
+ * wait for 8 x batch images x (224 x 224 / 1e6) MP x decode_ms_mp / 4 ms a step, which then sets
+ * the step (input-bound); 1,024 cores leave the GPU speed; DALI costs the GPU a little; a model
+ * without image input has no ceiling. */
+static void test_input_ceiling(void) {
+    struct dp_gpu gpu;
+    struct dp_error err = {0};
+    if (!catalog_gpu("V100-SXM2-16GB", &gpu)) return;
+    struct dp_graph *g = dp_graph_init("images");
+    dp_graph_set_batch(g, 64, "test");
+    int64_t dx[4] = {DP_DIM_BATCH, 224, 224, 3}, dw[4] = {3, 3, 3, 64},
+            dy[4] = {DP_DIM_BATCH, 224, 224, 64}, ds[1] = {1};
+    int x = add(g, "IteratorGetNext", "IteratorGetNext", "/job:worker/task:0/device:CPU:0", 4,
+                dx, NULL, 0);
+    int w = add(g, "w", "VariableV2", GPU_DEV, 4, dw, NULL, 0);
+    dp_graph_set_cost(g, w, -1, -1, 3 * 3 * 3 * 64);
+    int in[2] = {x, w};
+    int c = add(g, "conv", "Conv2D", GPU_DEV, 4, dy, in, 2);
+    add(g, "loss", "Sum", GPU_DEV, 1, ds, &c, 1);
+    struct dp_sim_constants k;
+    dp_sim_constants_default(&k);
+    k.jitter = 0;
+    struct dp_sim_opts o;
+    dp_sim_opts_default(&o);
+    o.constants = &k;
+    o.throughput_only = true;
+    struct dp_setting s = ar_setting(gpu.name, 8, DP_NET_NVLINK, 1, DP_FW_PYTORCH);
+    struct dp_sim_result syn, cpu, many, dali;
+    CHECK(dp_simulate(g, &s, &gpu, &o, &syn, &err) == DP_OK);
+    CHECK(!syn.input_bound && syn.input_ms == 0);
+    s.loader = DP_LOADER_CPU;
+    s.cpu_cores = 4;
+    CHECK(dp_simulate(g, &s, &gpu, &o, &cpu, &err) == DP_OK);
+    double want = 8 * 64 * (224.0 * 224 / 1e6) * k.decode_ms_mp / 4;
+    CHECK_NEAR(cpu.input_ms, want, 1e-9 * want);
+    CHECK(cpu.input_bound);
+    CHECK_NEAR(cpu.iteration_ms, want, 1e-9 * want);
+    CHECK_NEAR(cpu.throughput, 4 * 1000 / ((224.0 * 224 / 1e6) * k.decode_ms_mp), 1e-6);
+    s.cpu_cores = 1024;
+    CHECK(dp_simulate(g, &s, &gpu, &o, &many, &err) == DP_OK);
+    CHECK(!many.input_bound);
+    CHECK_NEAR(many.iteration_ms, syn.iteration_ms, 1e-9 * syn.iteration_ms);
+    s.loader = DP_LOADER_DALI;
+    s.cpu_cores = 0;
+    CHECK(dp_simulate(g, &s, &gpu, &o, &dali, &err) == DP_OK);
+    CHECK(!dali.input_bound && dali.iteration_ms > syn.iteration_ms);
+    CHECK(dali.iteration_ms < 1.5 * syn.iteration_ms);
+    dp_graph_free(g);
+    /* the MLP reads no image: a CPU loader changes nothing */
+    struct dp_graph *m = mlp(256);
+    s = ar_setting(gpu.name, 8, DP_NET_NVLINK, 1, DP_FW_PYTORCH);
+    CHECK(dp_simulate(m, &s, &gpu, &o, &syn, &err) == DP_OK);
+    s.loader = DP_LOADER_CPU;
+    s.cpu_cores = 1;
+    CHECK(dp_simulate(m, &s, &gpu, &o, &cpu, &err) == DP_OK);
+    CHECK(!cpu.input_bound && cpu.iteration_ms == syn.iteration_ms);
+    dp_graph_free(m);
+}
+
+/* The expected largest of n log-normal compute factors exp(sigma Z - sigma^2 / 2), by the
+ * trapezoid rule over the density of the largest of n standard normals, n phi Phi^(n-1). */
+static double expected_max_factor(int n, double sigma) {
+    double sum = 0, h = 1e-3;
+    for (double z = -4; z < 8; z += h) {
+        double Phi = 0.5 * erfc(-z / sqrt(2)), phi = exp(-z * z / 2) / sqrt(2 * M_PI);
+        sum += exp(sigma * z - sigma * sigma / 2) * n * phi * pow(Phi, n - 1) * h;
+    }
+    return sum;
+}
+
+/* 4,096 workers cost about what 64 do (representatives and one straggler), and the straggler's
+ * factor is the largest of all 4,096: under TensorFlow's schedule (the all-reduce after the
+ * backward pass) a step lasts jmax x (compute + update) + the collective, so the mean step over
+ * many iterations exceeds the jitter-free one by (E[jmax] - 1) x (compute + update). */
+static void test_scale(struct dp_graph *g) {
+    struct dp_gpu gpu;
+    struct dp_error err = {0};
+    if (!catalog_gpu("A100-40GB-SXM", &gpu)) return;
+    struct dp_sim_constants k;
+    dp_sim_constants_default(&k);
+    struct dp_sim_opts o;
+    dp_sim_opts_default(&o);
+    o.constants = &k;
+    o.iterations = 3000;
+    o.throughput_only = true;
+    struct dp_setting s = ar_setting(gpu.name, 4096, DP_NET_IB_HDR, 512, DP_FW_TENSORFLOW);
+    struct dp_sim_result r0, r;
+    k.jitter = 0;
+    CHECK(dp_simulate(g, &s, &gpu, &o, &r0, &err) == DP_OK);
+    k.jitter = 0.05;
+    CHECK(dp_simulate(g, &s, &gpu, &o, &r, &err) == DP_OK);
+    double jmax = expected_max_factor(4096, 0.05);
+    CHECK(jmax > 1.15 && jmax < 1.20);
+    double want = r0.iteration_ms + (jmax - 1) * (r0.compute_ms + r0.apply_ms);
+    CHECK_NEAR(r.iteration_ms, want, 0.003 * want);
+    CHECK_NEAR(r.throughput, 4096.0 * r.batch / r.iteration_ms * 1000, 1e-6 * r.throughput);
+    /* run time, traces and labels included: 4,096 workers against 64 */
+    o.iterations = 0;
+    o.throughput_only = false;
+    struct dp_setting s64 = ar_setting(gpu.name, 64, DP_NET_IB_HDR, 8, DP_FW_PYTORCH);
+    s = ar_setting(gpu.name, 4096, DP_NET_IB_HDR, 512, DP_FW_PYTORCH);
+    clock_t c0 = clock();
+    CHECK(dp_simulate(g, &s64, &gpu, &o, &r0, &err) == DP_OK);
+    clock_t c1 = clock();
+    CHECK(dp_simulate(g, &s, &gpu, &o, &r, &err) == DP_OK);
+    clock_t c2 = clock();
+    double t64 = (double)(c1 - c0) / CLOCKS_PER_SEC, t4096 = (double)(c2 - c1) / CLOCKS_PER_SEC;
+    printf("simulate: 64 workers %.3f s, 4096 workers %.3f s of CPU\n", t64, t4096);
+    CHECK(t4096 < 3 * t64 + 0.05);
+    CHECK(r.labels[DP_OUT_GPU_UTIL_ACTIVE] > 0);
+    /* a PS cluster of 4,096 workers too */
+    s = ar_setting(gpu.name, 4096, DP_NET_IB_HDR, 512, DP_FW_TENSORFLOW);
+    s.sync = DP_SYNC_PS;
+    s.ps = 64;
+    CHECK(dp_setting_finish(&s, &err) == DP_OK);
+    CHECK(dp_simulate(g, &s, &gpu, &o, &r, &err) == DP_OK);
+    CHECK(r.bytes_pushed > 0 && r.iteration_ms > 0);
+}
+
 int main(void) {
     struct dp_graph *g = mlp(4096);
     CHECK(g && dp_graph_n_nodes(g) == 16);
@@ -785,6 +1084,12 @@ int main(void) {
     test_absurd(g);
     test_allreduce_traffic(g);
     test_allreduce_closed_form();
+    test_collectives();
+    test_fabric_systems();
+    test_tree_traffic(g);
+    test_accumulation(g);
+    test_tf32_rule(g);
+    test_scale(g);
     test_allreduce_overlap(g);
     test_line_rate(g);
     test_devices(g);
@@ -796,5 +1101,6 @@ int main(void) {
     test_unaligned_gemm();
     test_conv_transpose_phase();
     test_xla();
+    test_input_ceiling();
     TEST_MAIN_END();
 }

@@ -26,7 +26,8 @@ rank() {
     tfgraph) echo 3 ;;               # the training-graph builder
     zoo | io) echo 4 ;;              # model zoo and generator; graph readers
     coarsen | sim) echo 5 ;;         # grouping and features; the simulator
-    gnn) echo 6 ;;                   # inspectors (reads published checkpoints through io)
+    gnn | plan) echo 6 ;;            # inspectors (reads published checkpoints through io); the
+                                     # closed-form LLM planner (on the simulator's collectives)
     train | render) echo 7 ;;        # datasets and training; Graphviz drawings of explanations
     session) echo 8 ;;               # the what-if layer both front ends call
     *) echo -1 ;;

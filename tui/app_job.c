@@ -36,7 +36,7 @@ static void *xfer_main(void *arg) {
     struct dp_inspector *out = NULL;
     struct dp_transfer_report rep;
     struct dp_error err = {0};
-    char msg[256];
+    char msg[384];
     enum dp_status st = dp_transfer_run(p, &j->cancel, job_set, j, &out, &rep, &err);
     if (st == DP_OK)
         snprintf(msg, sizeof msg,

@@ -30,7 +30,15 @@ struct dp_calib_row {
                               (calib_load.c, ran_xla): simulated with setting.xla */
     int     replicas;      /* independent one-GPU runs the figure sums (no gradient exchanged:
                               simulated as one GPU, times this); 1: one data-parallel job */
-    int     batch;         /* per GPU */
+    int     batch;         /* per GPU: the micro-batch */
+    int     machines;      /* DeepLearningExamples' multi-machine rows: their DGX-1s; else 1 */
+    int     accum;         /* micro-batches per synchronised step (the table's accumulation) */
+    int     input;         /* the zoo graph's sequence length or image side; 0: its default */
+    bool    dle;           /* a row of DeepLearningExamples' table */
+    char    system[32];    /* the machine it ran on, for leaving one system out: "DGX-1" (the
+                              DeepLearningExamples rows, the TensorFlow team's P100s), the cloud
+                              K80s' ("AWS p2.8xlarge", "Google Compute Engine"), else the
+                              GPU's Lambda machine ("Lambda <GPU>") */
     double  tokens;        /* tokens per sample for tokens/sec rows, else 0 */
     enum dp_optimizer optimizer; /* the zoo graph's */
     double  measured;      /* as published, in unit, over all GPUs */
@@ -38,6 +46,8 @@ struct dp_calib_row {
     /* filled by dp_calib_predict / dp_calib_logo */
     double  predicted;     /* simulated, in unit */
     double  predicted_logo; /* simulated with the constants refitted without this row's GPU */
+    double  predicted_logen; /* ... without its GPU generation's rows (dp_calib_holdout) */
+    double  predicted_loso;  /* ... without its system's rows (dp_calib_holdout) */
     double  memory_gb;     /* simulated per-GPU footprint */
     double  gpu_memory_gb; /* one device's memory (NaN: unknown) */
     bool    oom;           /* the footprint exceeds it */
@@ -63,6 +73,10 @@ enum dp_status dp_calib_load(const char *const *paths, int n_paths,
                              struct dp_error *err);
 void dp_calib_free(struct dp_calib *c); /* NULL-safe */
 int dp_calib_n_rows(const struct dp_calib *c);
+/* Rows of the tables that were not simulated and why (a model the zoo lacks, a batch given in
+ * tokens), "" when none; static storage of c. */
+int dp_calib_n_skipped(const struct dp_calib *c);
+const char *dp_calib_skipped(const struct dp_calib *c);
 /* Row i (i < dp_calib_n_rows), in table order. */
 struct dp_calib_row *dp_calib_row(struct dp_calib *c, int i);
 
@@ -84,6 +98,16 @@ enum dp_status dp_calib_fit(struct dp_calib *c, const bool *use, struct dp_sim_c
 enum dp_status dp_calib_logo(struct dp_calib *c, const struct dp_sim_constants *start,
                              struct dp_sim_constants *fitted, int threads, struct dp_error *err);
 
+/* What a hold-out leaves out at a time: a GPU (dp_calib_logo), a GPU generation (every GPU of
+ * it: a new generation's rows predicted from the others' constants), a system
+ * (dp_calib_row.system). */
+enum dp_calib_holdout { DP_HOLD_GPU, DP_HOLD_GENERATION, DP_HOLD_SYSTEM, DP_HOLD_COUNT };
+/* dp_calib_logo for any hold-out: for each group of the rows, fits (from *start) without the
+ * group's rows and predicts them into predicted_logo, predicted_logen or predicted_loso. The
+ * rows' predicted values are left as *start makes them. */
+enum dp_status dp_calib_holdout(struct dp_calib *c, enum dp_calib_holdout by,
+                                const struct dp_sim_constants *start, int threads,
+                                struct dp_error *err);
 /* |error| statistics of the rows with use[i] true (NULL: all): of predicted, or of
  * predicted_logo when logo. Percent. */
 struct dp_calib_stats {
@@ -94,5 +118,8 @@ struct dp_calib_stats {
 };
 void dp_calib_stats(const struct dp_calib *c, const bool *use, bool logo,
                     struct dp_calib_stats *out);
+/* The same of one hold-out's predictions. */
+void dp_calib_stats_held(const struct dp_calib *c, const bool *use, enum dp_calib_holdout by,
+                         struct dp_calib_stats *out);
 
 #endif

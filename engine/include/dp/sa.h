@@ -116,7 +116,7 @@ struct dp_sa_eval {
  * reference are the base's) and the interval was recalibrated on the samples held out for
  * validation. setting[0] == '\0': not fine-tuned. */
 struct dp_sa_tuning {
-    char   setting[64];    /* the setting id it was fine-tuned for */
+    char   setting[DP_ID_MAX]; /* the setting id it was fine-tuned for */
     char   data[16];       /* the samples' labels: "measured", "simulated" or "mixed" */
     char   dataset[256];   /* the dataset file, as given (the caller fills it; may be "") */
     char   base[256];      /* the setting-aware inspector it started from, as given (idem) */

@@ -15,6 +15,7 @@
 
 #include "dp/graph.h"
 #include "dp/settings.h"
+#include "dp/systems.h"
 #include "dp/trace.h"
 
 /* The simulator's free constants: physical, shared by every model, GPU and row, a few per
@@ -22,7 +23,10 @@
  * and fit. */
 struct dp_sim_constants {
     double eff_cuda;     /* fraction of the FP32 CUDA-core peak conv/matmul kernels reach */
-    double eff_tensor;   /* fraction of the tensor-core peak (FP16, TF32) they reach */
+    double eff_tensor;   /* fraction of the tensor-core peak (FP16, TF32) cuDNN's convolutions
+                            reach */
+    double eff_tensor_mm; /* ... cuBLAS's matrix products (no im2col, no filter transform: a
+                             GEMM kernel alone) */
     double gen_scale[DP_GEN_COUNT]; /* both fractions scaled per architecture generation (its
                                        cuDNN / cuBLAS kernels); a generation without a GPU in
                                        the calibration takes the nearest fitted one's */
@@ -44,6 +48,9 @@ struct dp_sim_constants {
     double ps_host_gbps; /* memory bandwidth of a CPU parameter server's host */
     double jitter;       /* straggler jitter: sigma of the log-normal compute-time factor */
     double context_gb;   /* CUDA context + framework reservation per GPU */
+    double decode_ms_mp; /* host CPU time (ms) one core takes per megapixel of an image
+                            model's input to decode the JPEG it is cropped from (loader cpu;
+                            not fitted: a published decode rate, notes/calibration.md) */
 };
 /* The calibrated defaults (notes/calibration.md). */
 void dp_sim_constants_default(struct dp_sim_constants *out);
@@ -61,16 +68,27 @@ struct dp_sim_opts {
     double  threshold;      /* burst threshold fraction; 0 = DP_TRACE_THRESHOLD */
     double  min_run_ms;     /* simulate at least this long; 0 = 200 sample intervals */
     const struct dp_sim_constants *constants; /* NULL = dp_sim_constants_default; borrowed */
+    const struct dp_system *system; /* the machines' systems-catalog entry (the setting's
+                                       `system`, looked up by the caller); NULL = a generic
+                                       machine of the GPU; borrowed */
 };
 
 /* Fills opts with the defaults above (seed 1). */
 void dp_sim_opts_default(struct dp_sim_opts *opts);
 
 struct dp_sim_result {
-    double iteration_ms;    /* mean iteration time */
-    double throughput;      /* samples/s = batch x workers / iteration */
-    char   notes[512];      /* what the GPU's blank catalog cells made the simulator estimate or
-                               leave out ("" when nothing) */
+    double iteration_ms;    /* mean time of one synchronised step (accum micro-batches) */
+    double throughput;      /* samples/s = samples_per_step / iteration */
+    double samples_per_step; /* batch x accum x workers (the global batch) */
+    int    accum;           /* micro-batches per synchronised step */
+    double tokens_per_s;    /* a sequence model's throughput x its tokens per sample (the
+                               width of its integer [batch, tokens] input); 0 otherwise */
+    double input_ms;        /* the host CPUs' decode time per step per worker (loader cpu;
+                               0: no CPU decoding) */
+    bool   input_bound;     /* the step waits for the input pipeline (input_ms sets it) */
+    char   notes[1024];     /* what the GPU's blank catalog cells made the simulator estimate or
+                               leave out, what precision rule and loader it assumed ("" when
+                               nothing) */
     double memory_gb;       /* per-worker GPU memory footprint */
     bool   oom;             /* footprint > the GPU's memory */
     double labels[DP_N_OUTPUTS]; /* Driple order: the mean over workers of each one's labels */
@@ -168,9 +186,11 @@ enum dp_status dp_simulate(const struct dp_graph *g, const struct dp_setting *s,
  * graph); DP_ERR_NOMEM when out of memory. Thread-safe; g is only read. */
 enum dp_status dp_sim_activation_bytes(const struct dp_graph *g, int64_t batch, double *peak,
                                        struct dp_error *err);
-/* The share of a GPU's FP16 tensor-core rate that convolutions and matrix products run at on
- * setting s: 1 under mixed precision, 0.5 for fp32 on Ampere and later (TF32), 0 otherwise
- * (the FP32 CUDA cores). gen: dp_gpu_generation. */
+/* The share of a GPU's FP16 tensor-core rate that convolutions run at on setting s: 1 under
+ * mixed, bf16 and fp8 (whose convolutions run in bf16), 0.5 on TF32 (precision tf32, or fp32
+ * where dp_setting_tf32_conv says so: Ampere and later), 0 otherwise (the FP32 CUDA cores).
+ * gen: dp_gpu_generation. Matrix products follow dp_setting_tf32_matmul and run fp8 GEMMs at
+ * twice the rate. */
 double dp_sim_tensor_share(enum dp_gpu_gen gen, const struct dp_setting *s);
 /* One direction of the link, GB/s, that a worker of GPU g moves its transfers over first on
  * network n: NVLink: half of the GPU's NVLink figure (both directions); PCIe (and NVLink on a
@@ -187,22 +207,72 @@ double dp_sim_link_gbps(const struct dp_gpu *g, enum dp_network n);
 /* The bytes one worker of setting s moves per iteration to synchronise `params` parameters, by
  * the sync in use (the one formula predict, compare, the explorer and the simulator share):
  * parameter servers: every variable pulled and every gradient pushed, fp32 on the wire,
- * 2 x params x 4 B (the simulator counts only the shards that cross a link); all-reduce, NCCL as
- * simulated (a ring of the g GPUs inside a machine, a ring of the m machines' NICs between
- * them; there is no tree or sharded sync in the settings): 2 (g - 1) / g x B over the links
- * inside its machine plus its share of its machine's NIC traffic, m x 2 (m - 1) / m x B / W,
- * with B the gradient bytes (2 a parameter under TensorFlow's mixed precision, else 4); 0 for
- * one worker. NaN when params is not a finite count or s has no workers. */
+ * 2 x params x 4 B (the simulator counts only the shards that cross a link); all-reduce: NCCL's
+ * ring, or its tree where s->ar_algo names it (sim_allreduce_traffic: the ring's 2(n-1)/n x B
+ * from every rank, the tree's edges up and down), over n workers in machines of
+ * dp_setting_gpus_per_machine(s): the bytes over the links inside its machine plus its share of
+ * its machine's NIC traffic, with B the gradient bytes (2 a parameter under TensorFlow's mixed
+ * precision, else 4). DP_AR_AUTO counts the ring (the simulator may take the tree across
+ * machines, where the GPU's links make it faster: its bytes_per_iter says what it took). 0 for
+ * one worker; NaN when params is not a finite count or s has no workers. */
 double dp_sync_bytes_per_iter(const struct dp_setting *s, double params);
-/* The time (ms) NCCL's all-reduce of `bytes` per worker takes on setting s with GPU g and
- * constants k, as the simulator takes it (a ring inside a machine over NVLink or PCIe, across
- * machines a ring over the NICs, at k's achieved share of each link); 0 with one worker or no
- * bytes. Needs only g's link figures, none of its speeds; machines < 1 read as 1. */
+/* A cluster's fabric as NCCL's collectives see it, at the achieved rates (the constants' net_eff
+ * share of each link's line rate). */
+struct dp_sim_fabric {
+    int    gpus_per_machine; /* worker GPUs in one machine (the setting's layout) */
+    int    machines;         /* machines holding workers */
+    double intra_gbps;       /* per GPU, one direction, inside a machine: its NVLink (SXM, or a
+                                bridged pair of PCIe cards) or its PCIe link */
+    double intra_lat_us;     /* one step's latency inside a machine */
+    double inter_gbps;       /* per GPU, one direction, across machines: its share of its
+                                machine's NICs (NIC rate x NICs / GPUs per machine); 0 on a
+                                setting of one machine */
+    double inter_lat_us;     /* one step's latency across machines; 0 on one machine */
+};
+/* The fabric of setting s with GPU g in machines of system sys (its GPUs per machine are the
+ * setting's; sys NULL: a generic machine of g: NVLink between SXM modules or a bridged pair of
+ * PCIe cards, else PCIe, and one NIC of s's network per machine) under constants k (NULL: the
+ * defaults). Inside: sys's fabric (half its per-GPU figure each way; unknown: g's own NVLink or
+ * PCIe); across: sys's NICs (nics x its network's rate over the GPUs per machine). Only g's
+ * link figures are read, none of its speeds. */
+void dp_sim_fabric(const struct dp_setting *s, const struct dp_gpu *g,
+                   const struct dp_system *sys, const struct dp_sim_constants *k,
+                   struct dp_sim_fabric *out);
+enum dp_collective {
+    DP_COLL_ALLREDUCE, DP_COLL_REDUCE_SCATTER, DP_COLL_ALLGATHER, DP_COLL_ALLTOALL,
+    DP_COLL_SENDRECV
+};
+/* The time (ms) of one NCCL collective on fabric f, as NCCL's cost model (tuning.cc) takes it.
+ * bytes = the full buffer per rank (an all-reduce's or all-gather's whole output, an
+ * all-to-all's whole send buffer, a send's message); a group of `ranks` laid out
+ * ranks_per_machine per machine (a TP group inside a machine: ranks_per_machine == ranks; a
+ * pipeline's send to the next stage on another machine: ranks 2, ranks_per_machine 1). Its bus
+ * bandwidth B per rank: f's intra_gbps on one machine, else min(intra_gbps, ranks_per_machine x
+ * inter_gbps) (the NICs its GPUs share). With n ranks over m machines:
+ *   all-reduce, ring: 2(n-1)/n x bytes / B + (2(n-1) - 2(m-1)) x intra_lat + 2(m-1) x inter_lat;
+ *   all-reduce, tree (a chain in each machine, a double binary tree across): 2 x bytes / (B x
+ *     0.92 when m > 1) + 2 x ((ranks_per_machine-1) x intra_lat + ceil(log2 m) x inter_lat);
+ *     DP_AR_AUTO: the ring on one machine, else the faster of the two;
+ *   reduce-scatter, all-gather (rings; algo ignored): (n-1)/n x bytes / B + (n-1-(m-1)) x
+ *     intra_lat + (m-1) x inter_lat;
+ *   all-to-all: the larger of (ranks_per_machine-1)/n x bytes / intra_gbps and, on m > 1,
+ *     (n-ranks_per_machine)/n x bytes / inter_gbps, plus one latency (inter_lat on m > 1);
+ *   send/receive: bytes / intra_gbps + intra_lat in one machine, else bytes / inter_gbps +
+ *     inter_lat.
+ * 0 for fewer than 2 ranks or no bytes; -1 when the call is impossible: ranks_per_machine < 1 or
+ * > ranks, or a group over several machines on a fabric without a network between them. */
+double dp_sim_collective_ms(const struct dp_sim_fabric *f, enum dp_collective op,
+                            enum dp_allreduce_algo algo, double bytes, int ranks,
+                            int ranks_per_machine);
+/* The time (ms) the simulator takes for NCCL's all-reduce of `bytes` per worker over all the
+ * workers of setting s with GPU g and constants k: dp_sim_collective_ms on dp_sim_fabric with
+ * NCCL's automatic choice; 0 with one worker or no bytes. Needs only g's link figures, none of
+ * its speeds; machines < 1 read as 1. */
 double dp_sim_allreduce_ms(const struct dp_setting *s, const struct dp_gpu *g,
                            const struct dp_sim_constants *k, double bytes);
 /* The share of a graph's bytes (per-op traffic, activations) that a run on setting s moves: 0.5
- * for a graph in fp32 (graph_f16 false: dp_graph_f16) run under mixed precision, whose
- * activations are fp16; 1 otherwise. */
+ * for a graph in fp32 (graph_f16 false: dp_graph_f16) run under mixed, bf16 or fp8 precision,
+ * whose activations are 16-bit; 1 otherwise. */
 double dp_sim_byte_scale(bool graph_f16, const struct dp_setting *s);
 /* Frees the traces of r (the struct itself is the caller's); NULL-safe. */
 void dp_sim_result_free(struct dp_sim_result *r);

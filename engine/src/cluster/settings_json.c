@@ -4,6 +4,7 @@
 #include "dp/settings.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "dp/shipped.h"
+#include "dp/systems.h"
 #include "core/json_util.h"
 
 #define SETTINGS_MAX_BYTES ((size_t)64 << 20)
@@ -188,6 +190,79 @@ static char *dir_of(const char *path) {
     return d;
 }
 
+/* A string member parsed by `parse` into *out (an int-sized enum); absent keeps *out. */
+static enum dp_status opt_enum(const cJSON *o, const char *key, const char *path, const char *jp,
+                               bool (*parse)(const char *, int *), const char *allowed, int *out,
+                               struct dp_error *err) {
+    const char *str = NULL;
+    enum dp_status st = dp_json_get_string(o, key, true, path, jp, &str, err);
+    if (st || !str) return st;
+    if (!parse(str, out))
+        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.%s: \"%s\" is not %s", path, jp, key, str,
+                            allowed);
+    return DP_OK;
+}
+
+/* int-typed adapters of the enum parsers for opt_enum (enums are int-sized here). */
+#define ENUM_ADAPTER(fn, parse, type)                                                          \
+    static bool fn(const char *s, int *out) {                                                  \
+        type v;                                                                                \
+        if (!parse(s, &v)) return false;                                                       \
+        *out = (int)v;                                                                         \
+        return true;                                                                           \
+    }
+ENUM_ADAPTER(parse_tf32, dp_tf32_parse, enum dp_tf32)
+ENUM_ADAPTER(parse_loader, dp_loader_parse, enum dp_loader)
+ENUM_ADAPTER(parse_ar, dp_allreduce_algo_parse, enum dp_allreduce_algo)
+ENUM_ADAPTER(parse_shard, dp_shard_parse, enum dp_shard)
+ENUM_ADAPTER(parse_rc, dp_recompute_parse, enum dp_recompute)
+
+/* The optional fields of issues 28 and 29 (absent: today's setting). */
+static enum dp_status parse_scale(const cJSON *o, const char *path, const char *jp,
+                                  struct dp_setting *s, struct dp_error *err) {
+    enum dp_status st;
+    int e[5] = {0, 0, 0, 0, 0};
+    if ((st = opt_enum(o, "tf32", path, jp, parse_tf32, "auto, on or off", &e[0], err)) ||
+        (st = opt_enum(o, "loader", path, jp, parse_loader, "synthetic, cpu or dali", &e[1],
+                       err)) ||
+        (st = opt_enum(o, "allreduce", path, jp, parse_ar, "auto, ring or tree", &e[2], err)) ||
+        (st = opt_enum(o, "shard", path, jp, parse_shard, "none, zero1, zero2, zero3 or fsdp",
+                       &e[3], err)) ||
+        (st = opt_enum(o, "recompute", path, jp, parse_rc, "none, selective or full", &e[4],
+                       err)))
+        return st;
+    s->tf32 = (enum dp_tf32)e[0];
+    s->loader = (enum dp_loader)e[1];
+    s->ar_algo = (enum dp_allreduce_algo)e[2];
+    s->shard = (enum dp_shard)e[3];
+    s->recompute = (enum dp_recompute)e[4];
+    static const struct {
+        const char *key;
+        size_t      off;
+        int64_t     lo, hi;
+    } counts[] = {{"accum", offsetof(struct dp_setting, accum), 1, 65536},
+                  {"cpu_cores", offsetof(struct dp_setting, cpu_cores), 1, 1024},
+                  {"tp", offsetof(struct dp_setting, tp), 1, DP_MAX_WORKERS},
+                  {"pp", offsetof(struct dp_setting, pp), 1, DP_MAX_WORKERS},
+                  {"microbatches", offsetof(struct dp_setting, microbatches), 1, DP_MAX_WORKERS},
+                  {"ep", offsetof(struct dp_setting, ep), 1, DP_MAX_WORKERS}};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        int64_t v = 0;
+        if ((st = dp_json_get_int(o, counts[i].key, true, counts[i].lo, counts[i].hi, path, jp,
+                                  &v, err)))
+            return st;
+        *(int *)((char *)s + counts[i].off) = (int)v;
+    }
+    if ((st = dp_json_copy_string(o, "system", true, path, jp, s->system, sizeof s->system, err)))
+        return st;
+    const cJSON *sp = cJSON_GetObjectItemCaseSensitive(o, "seq_parallel");
+    if (sp && !cJSON_IsBool(sp))
+        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.seq_parallel: expected true or false",
+                            path, jp);
+    s->seq_parallel = cJSON_IsTrue(sp);
+    return DP_OK;
+}
+
 static enum dp_status parse_setting(const cJSON *o, const char *path, const char *jp,
                                     const char *dir, const struct dp_gpu_catalog *catalog,
                                     struct dp_setting *s, struct dp_error *err) {
@@ -214,17 +289,19 @@ static enum dp_status parse_setting(const cJSON *o, const char *path, const char
                             jp, str);
     v = 0;
     bool ar = s->sync == DP_SYNC_ALLREDUCE;
-    if ((st = dp_json_get_int(o, "ps", ar, ar ? 0 : 1, ar ? 0 : 64, path, jp, &v, err))) return st;
+    if ((st = dp_json_get_int(o, "ps", ar, ar ? 0 : 1, ar ? 0 : DP_MAX_PS, path, jp, &v, err)))
+        return st;
     s->ps = (int)v;
-    if ((st = dp_json_get_int(o, "workers", false, 1, 64, path, jp, &v, err))) return st;
+    if ((st = dp_json_get_int(o, "workers", false, 1, DP_MAX_WORKERS, path, jp, &v, err)))
+        return st;
     s->workers = (int)v;
     str = NULL;
     if ((st = dp_json_get_string(o, "network", false, path, jp, &str, err))) return st;
-    if (!dp_network_parse(str, &s->network))
-        return dp_error_set(err, DP_ERR_INVALID,
-                            "%s:%s.network: \"%s\" is not one of PCIe NVLink 1GbE 10GbE 25GbE "
-                            "40GbE 100GbE IB-EDR IB-HDR",
-                            path, jp, str);
+    if (!dp_network_parse(str, &s->network)) {
+        char what[600];
+        snprintf(what, sizeof what, "%s:%s.network", path, jp);
+        return dp_network_lookup(str, what, &s->network, err);
+    }
     str = "homo";
     if ((st = dp_json_get_string(o, "placement", true, path, jp, &str, err))) return st;
     if (!dp_placement_parse(str, &s->placement))
@@ -232,18 +309,22 @@ static enum dp_status parse_setting(const cJSON *o, const char *path, const char
                             path, jp, str);
     str = "fp32";
     if ((st = dp_json_get_string(o, "precision", true, path, jp, &str, err))) return st;
-    if (!dp_precision_parse(str, &s->precision))
-        return dp_error_set(err, DP_ERR_INVALID, "%s:%s.precision: \"%s\" is not fp32 or mixed",
-                            path, jp, str);
+    char what[600];
+    snprintf(what, sizeof what, "%s:%s.precision", path, jp);
+    if ((st = dp_precision_lookup(str, what, &s->precision, err))) return st;
     str = "tensorflow";
     if ((st = dp_json_get_string(o, "framework", true, path, jp, &str, err))) return st;
-    if (!dp_framework_parse(str, &s->framework))
-        return dp_error_set(err, DP_ERR_INVALID,
-                            "%s:%s.framework: \"%s\" is not tensorflow or pytorch", path, jp, str);
+    snprintf(what, sizeof what, "%s:%s.framework", path, jp);
+    if ((st = dp_framework_lookup(str, what, &s->framework, &s->fw_version, err))) return st;
+    if ((st = parse_scale(o, path, jp, s, err))) return st;
     v = 0;
-    if ((st = dp_json_get_int(o, "machines", true, 1, 128, path, jp, &v, err))) return st;
+    if ((st = dp_json_get_int(o, "machines", true, 1, DP_MAX_MACHINES, path, jp, &v, err)))
+        return st;
     s->machines = v ? (int)v : dp_setting_default_machines(s->sync, s->workers, s->ps, s->network,
                                                            s->placement);
+    int *ones[] = {&s->accum, &s->tp, &s->pp, &s->microbatches, &s->ep};
+    for (size_t k = 0; k < sizeof ones / sizeof ones[0]; k++)
+        if (*ones[k] == 0) *ones[k] = 1;
     bool id_given = s->id[0] != '\0';
     if (!id_given) dp_setting_format_id(s, s->id, sizeof s->id);
     /* `dataset build` names its output files <id>.json: an id must stay one file name. */
@@ -261,6 +342,7 @@ static enum dp_status parse_setting(const cJSON *o, const char *path, const char
         collapse_dotdot(s->inspector);
     }
     st = dp_setting_check(s, err);
+    if (!st && catalog) st = dp_setting_check_gpu(s, dp_gpu_find(catalog, s->gpu), NULL, err);
     if (st) {
         char pre[600];
         snprintf(pre, sizeof pre, "%s:%s", path, jp);
@@ -371,6 +453,31 @@ static bool inspector_for(const char *dest, const char *insp, char *buf, size_t 
     return (size_t)snprintf(buf + off, n - off, "%s", insp) < n - off;
 }
 
+/* The issue 28/29 fields of x that are not at their default into o; false when out of memory. */
+static bool save_scale(cJSON *o, const struct dp_setting *x) {
+    const struct {
+        const char *key;
+        const char *val; /* NULL: at its default */
+    } strs[] = {{"tf32", x->tf32 != DP_TF32_AUTO ? dp_tf32_name(x->tf32) : NULL},
+                {"system", x->system[0] ? x->system : NULL},
+                {"loader", x->loader ? dp_loader_name(x->loader) : NULL},
+                {"allreduce", x->ar_algo ? dp_allreduce_algo_name(x->ar_algo) : NULL},
+                {"shard", x->shard ? dp_shard_name(x->shard) : NULL},
+                {"recompute", x->recompute ? dp_recompute_name(x->recompute) : NULL}};
+    for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
+        if (strs[i].val && !cJSON_AddStringToObject(o, strs[i].key, strs[i].val)) return false;
+    const struct {
+        const char *key;
+        int         val, dflt;
+    } nums[] = {{"accum", x->accum, 1},     {"cpu_cores", x->cpu_cores, 0}, {"tp", x->tp, 1},
+                {"pp", x->pp, 1},           {"microbatches", x->microbatches, 1},
+                {"ep", x->ep, 1}};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        if (nums[i].val > nums[i].dflt && !cJSON_AddNumberToObject(o, nums[i].key, nums[i].val))
+            return false;
+    return !x->seq_parallel || cJSON_AddBoolToObject(o, "seq_parallel", true);
+}
+
 enum dp_status dp_settings_save(const struct dp_settings *s, const char *path,
                                 struct dp_error *err) {
     enum dp_status st = DP_OK;
@@ -389,6 +496,8 @@ enum dp_status dp_settings_save(const struct dp_settings *s, const char *path,
         cJSON *o = cJSON_CreateObject();
         if (!o) goto nomem;
         cJSON_AddItemToArray(arr, o);
+        char fw[32];
+        dp_framework_format(x->framework, x->fw_version, fw, sizeof fw);
         if (!cJSON_AddStringToObject(o, "id", x->id) ||
             !cJSON_AddStringToObject(o, "gpu", x->gpu) ||
             !cJSON_AddStringToObject(o, "sync", dp_sync_name(x->sync)) ||
@@ -398,7 +507,7 @@ enum dp_status dp_settings_save(const struct dp_settings *s, const char *path,
             !cJSON_AddStringToObject(o, "network", dp_network_name(x->network)) ||
             !cJSON_AddNumberToObject(o, "machines", x->machines) ||
             !cJSON_AddStringToObject(o, "precision", dp_precision_name(x->precision)) ||
-            !cJSON_AddStringToObject(o, "framework", dp_framework_name(x->framework)) ||
+            !cJSON_AddStringToObject(o, "framework", fw) || !save_scale(o, x) ||
             !cJSON_AddStringToObject(o, "inspector", insp))
             goto nomem;
     }

@@ -13,6 +13,7 @@ struct calib_work {
     enum dp_precision       prec;
     enum dp_optimizer       opt;
     int                     batch;
+    int                     input;
     struct dp_sim_workload *w;
 };
 
@@ -21,6 +22,7 @@ struct calib_key {
     int                  prof;       /* keys of one workload, GPU, precision, framework and XLA
                                         switch share their compute profiles */
     const struct dp_gpu *gpu;
+    const struct dp_system *system;  /* the machines' systems-catalog entry (NULL: none) */
     struct dp_setting    setting;
     double               throughput; /* samples/s, the last prediction */
     double               memory_gb;
@@ -29,6 +31,9 @@ struct calib_key {
 
 struct dp_calib {
     const struct dp_gpu_catalog *cat;
+    struct dp_systems   *systems;    /* the shipped systems catalog (NULL: not found) */
+    int                  n_skipped;
+    char                 skipped[1024]; /* "model x (n rows), ..." */
     int                  n, cap;
     struct dp_calib_row *rows;
     int                  n_work, cap_work;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dp/files.h"
+#include "dp/systems.h"
 #include "dp/zoo.h"
 #include "sim/calib_impl.h"
 
@@ -44,9 +45,50 @@ static int split_csv(char *line, char **f, int max) {
     return n;
 }
 
-/* The table's model names that differ from the zoo's. */
-static const char *zoo_name(const char *model) {
-    return !strcmp(model, "transformerxlbase") ? "transformer_xl_base" : model;
+/* The table's model names that differ from the zoo's: Lambda's and DeepLearningExamples'
+ * Transformer-XL base, DeepLearningExamples' BERT-large SQuAD fine-tuning (its pre-training
+ * phases are the zoo's bert_large). */
+static const char *zoo_name(const char *model, const char *notes) {
+    if (!strcmp(model, "transformerxlbase") || !strcmp(model, "transformer_xl"))
+        return "transformer_xl_base";
+    if (!strcmp(model, "bert_large") && strstr(notes, "SQuAD")) return "bert_large_squad";
+    return model;
+}
+
+/* The integer after `key` in text (0: none). */
+static long after(const char *text, const char *key) {
+    const char *p = strstr(text, key);
+    return p ? strtol(p + strlen(key), NULL, 10) : 0;
+}
+
+/* A DeepLearningExamples row's gradient accumulation, from what its notes quote of the table:
+ * the global batch over the micro-batches of all GPUs (TensorFlow's BERT), or the accumulated
+ * batch per GPU over the micro-batch (PyTorch's BERT); 1 when neither is given. */
+static int dle_accum(const char *notes, int batch, int gpus) {
+    long global = after(notes, "global batch \""), per = after(notes, "\"Batch size / GPU\" = \"");
+    long a = global > 0 ? global / ((long)batch * gpus) : per > 0 ? per / batch : 1;
+    return a >= 1 && a <= 1 << 16 ? (int)a : 1;
+}
+
+/* The machine a row ran on (dp_calib_row.system). */
+static void row_system(struct dp_calib_row *r, const char *notes) {
+    const char *sys = r->dle || strstr(r->gpu, "DGX-1") || strstr(notes, "DGX-1") ? "DGX-1"
+                      : strstr(r->gpu, "AWS") || strstr(notes, "AWS")        ? "AWS p2.8xlarge"
+                      : strstr(notes, "GCE") || strstr(notes, "Compute Engine")
+                          ? "Google Compute Engine"
+                          : NULL;
+    if (sys) snprintf(r->system, sizeof r->system, "%s", sys);
+    else snprintf(r->system, sizeof r->system, "Lambda %.20s", r->catalog);
+}
+
+/* Notes a row the simulator cannot ask (c->skipped: "model (n rows)" per reason). */
+static void skip_row(struct dp_calib *c, const char *model, const char *why) {
+    char item[96];
+    snprintf(item, sizeof item, "%s (%s)", model, why);
+    c->n_skipped++;
+    if (strstr(c->skipped, item)) return;
+    size_t len = strlen(c->skipped);
+    snprintf(c->skipped + len, sizeof c->skipped - len, "%s%s", len ? ", " : "", item);
 }
 
 /* Lambda's Transformer-XL benchmark starts DeepLearningExamples' train.py once per GPU without
@@ -87,6 +129,7 @@ static bool ran_xla(const char *text) {
 
 void dp_calib_free(struct dp_calib *c) {
     if (!c) return;
+    dp_systems_free(c->systems);
     for (int i = 0; i < c->n_work; i++) dp_sim_workload_free(c->work[i].w);
     free(c->work);
     free(c->keys);
@@ -97,6 +140,8 @@ void dp_calib_free(struct dp_calib *c) {
 }
 
 int dp_calib_n_rows(const struct dp_calib *c) { return c ? c->n : 0; }
+int dp_calib_n_skipped(const struct dp_calib *c) { return c ? c->n_skipped : 0; }
+const char *dp_calib_skipped(const struct dp_calib *c) { return c ? c->skipped : ""; }
 struct dp_calib_row *dp_calib_row(struct dp_calib *c, int i) {
     return c && i >= 0 && i < c->n ? &c->rows[i] : NULL;
 }
@@ -113,11 +158,15 @@ static bool grow(void **v, int *cap, int n, size_t size) {
 
 /* The column of each needed header name, or -1. */
 enum { C_MODEL, C_FRAMEWORK, C_GPU, C_NUM_GPUS, C_UPDATE, C_NETWORK, C_PRECISION, C_BATCH,
-       C_THROUGHPUT, C_UNIT, C_NOTES, C_COUNT, C_SOURCE = C_COUNT, C_ALL };
-/* The first C_COUNT are required; the source column is optional. */
-static const char *const col_names[C_ALL] = {
-    "model", "framework", "gpu", "num_gpus", "variable_update", "network", "precision",
-    "batch_size_per_gpu", "throughput", "unit", "notes", "source_url_or_repo_path"};
+       C_THROUGHPUT, C_UNIT, C_NOTES, C_COUNT, C_SOURCE = C_COUNT, C_MACHINES, C_ALL };
+/* The first C_COUNT are required (but network: DeepLearningExamples' table has none, its
+ * machines are DGX-1s); source and machines are optional. Each column's name in the Lambda and
+ * TensorFlow tables, then in DeepLearningExamples' (num_gpus: its GPUs per machine). */
+static const char *const col_names[C_ALL][2] = {
+    {"model", NULL}, {"framework", NULL}, {"gpu", NULL}, {"num_gpus", "gpus_per_machine"},
+    {"variable_update", "sync"}, {"network", NULL}, {"precision", NULL},
+    {"batch_size_per_gpu", "batch_per_gpu"}, {"throughput", NULL}, {"unit", NULL},
+    {"notes", NULL}, {"source_url_or_repo_path", "source"}, {"machines", NULL}};
 
 /* Builds row r's setting from its table cells. */
 static enum dp_status row_setting(struct dp_calib_row *r, const struct dp_gpu *g, char **f,
@@ -126,7 +175,8 @@ static enum dp_status row_setting(struct dp_calib_row *r, const struct dp_gpu *g
     memset(s, 0, sizeof *s);
     snprintf(s->gpu, sizeof s->gpu, "%s", g->name);
     s->workers = r->replicas > 1 ? 1 : r->gpus;
-    s->machines = 1;
+    s->machines = r->machines;
+    s->accum = r->accum;
     s->framework = strstr(f[col[C_FRAMEWORK]], "pytorch") ? DP_FW_PYTORCH : DP_FW_TENSORFLOW;
     s->xla = r->xla;
     const char *prec = f[col[C_PRECISION]];
@@ -140,18 +190,23 @@ static enum dp_status row_setting(struct dp_calib_row *r, const struct dp_gpu *g
     } else {
         /* NCCL: NVLink where the row says so or the GPU is an SXM module, else PCIe */
         s->sync = DP_SYNC_ALLREDUCE;
-        bool nvl = strstr(f[col[C_NETWORK]], "NVLink") || g->form_factor == DP_FORM_SXM;
+        bool nvl = (col[C_NETWORK] >= 0 && strstr(f[col[C_NETWORK]], "NVLink")) ||
+                   g->form_factor == DP_FORM_SXM;
         s->network = nvl && g->nvlink_gbps > 0 ? DP_NET_NVLINK : DP_NET_PCIE;
+        /* DGX-1s between each other: 4 x EDR InfiniBand each */
+        if (r->machines > 1) s->network = DP_NET_IB_EDR;
     }
+    /* DeepLearningExamples' image models read real data through DALI */
+    if (r->dle && strstr(f[col[C_NOTES]], "DALI")) s->loader = DP_LOADER_DALI;
     return dp_setting_finish(s, err);
 }
 
 /* The workload of (zoo model, precision, optimizer, batch), built once. */
 static int workload_of(struct dp_calib *c, const char *zoo, enum dp_precision prec,
-                       enum dp_optimizer opt, int batch, struct dp_error *err) {
+                       enum dp_optimizer opt, int batch, int input, struct dp_error *err) {
     for (int i = 0; i < c->n_work; i++)
         if (!strcmp(c->work[i].zoo, zoo) && c->work[i].prec == prec && c->work[i].opt == opt &&
-            c->work[i].batch == batch)
+            c->work[i].batch == batch && c->work[i].input == input)
             return i;
     if (!grow((void **)&c->work, &c->cap_work, c->n_work, sizeof *c->work)) {
         dp_error_set(err, DP_ERR_NOMEM, "out of memory");
@@ -163,9 +218,11 @@ static int workload_of(struct dp_calib *c, const char *zoo, enum dp_precision pr
     wk->prec = prec;
     wk->opt = opt;
     wk->batch = batch;
+    wk->input = input;
     struct dp_zoo_opts zo;
     dp_zoo_opts_default(&zo);
     zo.batch = batch;
+    zo.input = input;
     zo.optimizer = opt;
     zo.precision = prec;
     struct dp_graph *g = NULL;
@@ -178,7 +235,8 @@ static int workload_of(struct dp_calib *c, const char *zoo, enum dp_precision pr
 
 /* Rows that simulate the same workload, GPU and setting share a key. */
 static int key_of(struct dp_calib *c, int work, const struct dp_gpu *gpu,
-                  const struct dp_setting *s, struct dp_error *err) {
+                  const struct dp_system *sys, const struct dp_setting *s,
+                  struct dp_error *err) {
     for (int i = 0; i < c->n_keys; i++)
         if (c->keys[i].work == work && c->keys[i].gpu == gpu &&
             dp_setting_same_cluster(&c->keys[i].setting, s) && c->keys[i].setting.xla == s->xla)
@@ -191,12 +249,14 @@ static int key_of(struct dp_calib *c, int work, const struct dp_gpu *gpu,
     memset(k, 0, sizeof *k);
     k->work = work;
     k->gpu = gpu;
+    k->system = sys;
     k->setting = *s;
     k->prof = -1;
     for (int i = 0; i < c->n_keys && k->prof < 0; i++) {
         const struct calib_key *o = &c->keys[i];
         if (o->work == work && o->gpu == gpu && o->setting.precision == s->precision &&
-            o->setting.framework == s->framework && o->setting.xla == s->xla)
+            o->setting.framework == s->framework && o->setting.xla == s->xla &&
+            o->setting.loader == s->loader)
             k->prof = o->prof;
     }
     if (k->prof < 0) k->prof = c->n_prof++;
@@ -234,12 +294,13 @@ static enum dp_status read_table(struct dp_calib *c, const char *file, struct dp
         if (lineno == 1) {
             for (int i = 0; i < C_ALL; i++)
                 for (int j = 0; j < nf; j++)
-                    if (!strcmp(fld[j], col_names[i])) col[i] = j;
+                    for (int a = 0; a < 2; a++)
+                        if (col_names[i][a] && !strcmp(fld[j], col_names[i][a])) col[i] = j;
             for (int i = 0; i < C_COUNT && !st; i++)
-                if (col[i] < 0)
+                if (col[i] < 0 && !(i == C_NETWORK && col[C_MACHINES] >= 0))
                     st = dp_error_set(err, DP_ERR_INVALID,
                                       "%s:1: no column \"%s\": not a published throughput table "
-                                      "(../shared/calibration/README.md)", path, col_names[i]);
+                                      "(../shared/calibration/README.md)", path, col_names[i][0]);
             if (st) break;
             continue;
         }
@@ -261,14 +322,17 @@ static enum dp_status read_table(struct dp_calib *c, const char *file, struct dp
         snprintf(r->file, sizeof r->file, "%s", path);
         r->line = lineno;
         snprintf(r->model, sizeof r->model, "%s", fld[col[C_MODEL]]);
-        snprintf(r->zoo, sizeof r->zoo, "%s", zoo_name(r->model));
         snprintf(r->gpu, sizeof r->gpu, "%s", fld[col[C_GPU]]);
         snprintf(r->unit, sizeof r->unit, "%s", fld[col[C_UNIT]]);
         r->real_data = strstr(fld[col[C_NOTES]], "data=real") != NULL;
         char *end;
         errno = 0;
-        long gpus = strtol(fld[col[C_NUM_GPUS]], &end, 10);
+        long gpus = strtol(fld[col[C_NUM_GPUS]], &end, 10), machines = 1;
         bool bad = end == fld[col[C_NUM_GPUS]] || *end || gpus < 1 || gpus > 64;
+        if (col[C_MACHINES] >= 0) {
+            machines = strtol(fld[col[C_MACHINES]], &end, 10);
+            bad = bad || end == fld[col[C_MACHINES]] || *end || machines < 1 || machines > 64;
+        }
         long batch = strtol(fld[col[C_BATCH]], &end, 10);
         bad = bad || end == fld[col[C_BATCH]] || *end || batch < 1 || batch > (1 << 20);
         r->measured = strtod(fld[col[C_THROUGHPUT]], &end);
@@ -276,12 +340,19 @@ static enum dp_status read_table(struct dp_calib *c, const char *file, struct dp
               !(r->measured > 0 && isfinite(r->measured));
         if (bad) {
             st = dp_error_set(err, DP_ERR_INVALID,
-                              "%s:%d: bad num_gpus \"%s\" (1..64), batch_size_per_gpu \"%s\" "
-                              "(1..1048576) or throughput \"%s\" (> 0)", path, lineno,
+                              "%s:%d: bad num_gpus \"%s\" (1..64), machines (1..64), "
+                              "batch_size_per_gpu \"%s\" (1..1048576) or throughput \"%s\" "
+                              "(> 0)", path, lineno,
                               fld[col[C_NUM_GPUS]], fld[col[C_BATCH]], fld[col[C_THROUGHPUT]]);
             break;
         }
-        r->gpus = (int)gpus;
+        const char *notes = fld[col[C_NOTES]];
+        r->dle = col[C_MACHINES] >= 0;
+        r->machines = (int)machines;
+        r->gpus = (int)(gpus * machines);
+        snprintf(r->zoo, sizeof r->zoo, "%s", zoo_name(r->model, notes));
+        r->accum = r->dle ? dle_accum(notes, (int)batch, r->gpus) : 1;
+        r->input = r->dle && strstr(r->zoo, "bert") ? (int)after(notes, "seq_len=") : 0;
         if (ran_one_gpu_fp32(r, col[C_SOURCE] >= 0 ? fld[col[C_SOURCE]] : "",
                              fld[col[C_PRECISION]])) {
             r->ran_fp32 = true;
@@ -289,11 +360,17 @@ static enum dp_status read_table(struct dp_calib *c, const char *file, struct dp
         }
         r->replicas = runs_unsynced(r->model) ? r->gpus : 1;
         r->xla = !strstr(fld[col[C_FRAMEWORK]], "pytorch") &&
-                 (ran_xla(fld[col[C_NOTES]]) ||
-                  (col[C_SOURCE] >= 0 && ran_xla(fld[col[C_SOURCE]])));
+                 (ran_xla(notes) || (col[C_SOURCE] >= 0 && ran_xla(fld[col[C_SOURCE]])) ||
+                  (r->dle && (strstr(notes, "with XLA") || strstr(notes, "XLA on"))));
         r->batch = (int)batch;
         const struct dp_gpu *g = dp_gpu_find(c->cat, r->gpu);
         const struct dp_zoo_info *zi = dp_zoo_find(r->zoo);
+        /* DeepLearningExamples' table names models the zoo lacks, and Transformer-big's batch
+         * in tokens: left out, and counted */
+        if (r->dle && g && (!zi || strstr(notes, "in TOKENS"))) {
+            skip_row(c, r->model, zi ? "batch in tokens" : "not in the zoo");
+            continue;
+        }
         if (!g || !zi) {
             st = dp_error_set(err, DP_ERR_NOT_FOUND, "%s:%d: %s \"%s\" is not in %s", path,
                               lineno, g ? "model" : "GPU", g ? r->model : r->gpu,
@@ -301,7 +378,9 @@ static enum dp_status read_table(struct dp_calib *c, const char *file, struct dp
             break;
         }
         snprintf(r->catalog, sizeof r->catalog, "%s", g->name);
-        if (strstr(r->unit, "token")) r->tokens = (double)zi->token_streams * zi->default_input;
+        row_system(r, notes);
+        if (strstr(r->unit, "token"))
+            r->tokens = (double)zi->token_streams * (r->input > 0 ? r->input : zi->default_input);
         if ((st = row_setting(r, g, fld, col, err))) {
             char pre[300];
             snprintf(pre, sizeof pre, "%s:%d", path, lineno);
@@ -313,8 +392,11 @@ static enum dp_status read_table(struct dp_calib *c, const char *file, struct dp
                                 : images                                 ? DP_OPT_MOMENTUM
                                                                          : DP_OPT_ADAM;
         r->optimizer = opt;
-        int work = workload_of(c, r->zoo, r->setting.precision, opt, r->batch, err);
-        if (work < 0 || (r->key = key_of(c, work, g, &r->setting, err)) < 0) {
+        /* DeepLearningExamples' BERT trains with LAMB (apex's fused LAMB: Adam's two slots) */
+        int work = workload_of(c, r->zoo, r->setting.precision, opt, r->batch, r->input, err);
+        const struct dp_system *sys = r->dle && c->systems ? dp_system_find(c->systems, "DGX1")
+                                                           : NULL;
+        if (work < 0 || (r->key = key_of(c, work, g, sys, &r->setting, err)) < 0) {
             char pre[300];
             snprintf(pre, sizeof pre, "%s:%d", path, lineno);
             dp_error_prefix(err, pre);
@@ -336,6 +418,10 @@ enum dp_status dp_calib_load(const char *const *paths, int n_paths,
     struct dp_calib *c = calloc(1, sizeof *c);
     if (!c) return dp_error_set(err, DP_ERR_NOMEM, "calibrate: out of memory");
     c->cat = cat;
+    /* the DGX-1's fabric and NICs for DeepLearningExamples' rows; without the catalog, a
+     * generic machine of the GPU */
+    struct dp_error ignored = {0};
+    if (dp_systems_load_default(NULL, cat, &c->systems, &ignored)) c->systems = NULL;
     enum dp_status st = DP_OK;
     for (int i = 0; i < n_paths && !st; i++) st = read_table(c, paths[i], err);
     if (!st && !c->n)

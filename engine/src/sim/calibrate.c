@@ -33,6 +33,7 @@ static void *predict_run(void *arg) {
     o.throughput_only = true;
     for (int i = j->from; i < c->n_keys && !j->st; i += j->step) {
         struct calib_key *key = &c->keys[i];
+        o.system = key->system;
         if ((j->want && !j->want[i]) || j->pass == 0) {
             if (j->pass == 0 && (!j->want || j->want[i]) && c->prof_owner[key->prof] == i)
                 j->st = sim_profiles_init(c->work[key->work].w, &key->setting, key->gpu, j->k,
@@ -122,6 +123,7 @@ struct axis_def {
 static const struct axis_def base_axes[] = {
     {offsetof(struct dp_sim_constants, eff_cuda), 0.1, 1.0, false},
     {offsetof(struct dp_sim_constants, eff_tensor), 0.05, 1.0, false},
+    {offsetof(struct dp_sim_constants, eff_tensor_mm), 0.05, 1.0, false},
     {offsetof(struct dp_sim_constants, winograd), 1.0, 4.0, false},
     {offsetof(struct dp_sim_constants, tc_unaligned), 0.05, 1.0, true},
     {offsetof(struct dp_sim_constants, eff_mem), 0.2, 1.0, false},
@@ -286,26 +288,58 @@ enum dp_status dp_calib_fit(struct dp_calib *c, const bool *use, struct dp_sim_c
     return st ? st : dp_calib_predict(c, k, threads, err);
 }
 
+/* The group a row falls in for a hold-out. */
+static const char *held_group(const struct dp_calib *c, const struct dp_calib_row *r,
+                              enum dp_calib_holdout by) {
+    if (by == DP_HOLD_SYSTEM) return r->system;
+    if (by == DP_HOLD_GPU) return r->catalog;
+    return dp_gpu_gen_name(dp_gpu_generation(dp_gpu_find(c->cat, r->catalog)));
+}
+
+static double *held_value(struct dp_calib_row *r, enum dp_calib_holdout by) {
+    return by == DP_HOLD_GPU ? &r->predicted_logo
+           : by == DP_HOLD_GENERATION ? &r->predicted_logen
+                                      : &r->predicted_loso;
+}
+
+/* Fits from *all without each group's rows and predicts them. */
+static enum dp_status hold_out(struct dp_calib *c, enum dp_calib_holdout by,
+                               const struct dp_sim_constants *all, int threads,
+                               struct dp_error *err) {
+    bool *use = malloc(((size_t)c->n + 1) * sizeof *use);
+    if (!use) return dp_error_set(err, DP_ERR_NOMEM, "calibrate: out of memory");
+    enum dp_status st = DP_OK;
+    for (int i = 0; i < c->n && !st; i++) {
+        const char *grp = held_group(c, &c->rows[i], by);
+        bool done = false;
+        for (int j = 0; j < i && !done; j++) done = !strcmp(held_group(c, &c->rows[j], by), grp);
+        if (done) continue;
+        for (int j = 0; j < c->n; j++) use[j] = strcmp(held_group(c, &c->rows[j], by), grp) != 0;
+        struct dp_sim_constants k = *all;
+        if ((st = fit(c, use, &k, 0.0625, NULL, threads, err))) break;
+        if ((st = dp_calib_predict(c, &k, threads, err))) break;
+        for (int j = 0; j < c->n; j++)
+            if (!use[j]) *held_value(&c->rows[j], by) = c->rows[j].predicted;
+    }
+    free(use);
+    return st;
+}
+
+enum dp_status dp_calib_holdout(struct dp_calib *c, enum dp_calib_holdout by,
+                                const struct dp_sim_constants *start, int threads,
+                                struct dp_error *err) {
+    struct dp_sim_constants all = *start;
+    enum dp_status st = fit(c, NULL, &all, 0.25, NULL, threads, err);
+    if (!st) st = hold_out(c, by, &all, threads, err);
+    return st ? st : dp_calib_predict(c, start, threads, err);
+}
+
 enum dp_status dp_calib_logo(struct dp_calib *c, const struct dp_sim_constants *start,
                              struct dp_sim_constants *fitted, int threads,
                              struct dp_error *err) {
     struct dp_sim_constants all = *start;
-    bool *use = malloc(((size_t)c->n + 1) * sizeof *use);
-    if (!use) return dp_error_set(err, DP_ERR_NOMEM, "calibrate: out of memory");
     enum dp_status st = fit(c, NULL, &all, 0.25, NULL, threads, err);
-    for (int i = 0; i < c->n && !st; i++) {
-        const char *gpu = c->rows[i].catalog;
-        bool done = false;
-        for (int j = 0; j < i && !done; j++) done = !strcmp(c->rows[j].catalog, gpu);
-        if (done) continue;
-        for (int j = 0; j < c->n; j++) use[j] = strcmp(c->rows[j].catalog, gpu) != 0;
-        struct dp_sim_constants k = all;
-        if ((st = fit(c, use, &k, 0.0625, NULL, threads, err))) break;
-        if ((st = dp_calib_predict(c, &k, threads, err))) break;
-        for (int j = 0; j < c->n; j++)
-            if (!use[j]) c->rows[j].predicted_logo = c->rows[j].predicted;
-    }
-    free(use);
+    if (!st) st = hold_out(c, DP_HOLD_GPU, &all, threads, err);
     if (st) return st;
     *fitted = all;
     return dp_calib_predict(c, &all, threads, err);
@@ -325,8 +359,9 @@ static double quantile(const double *v, int n, double q) {
     return v[lo] + (pos - lo) * (v[lo + 1] - v[lo]);
 }
 
-void dp_calib_stats(const struct dp_calib *c, const bool *use, bool logo,
-                    struct dp_calib_stats *out) {
+/* which: -1 the predictions, else a hold-out's. */
+static void stats(const struct dp_calib *c, const bool *use, int which,
+                  struct dp_calib_stats *out) {
     memset(out, 0, sizeof *out);
     double *ab = malloc(((size_t)c->n + 1) * sizeof *ab);
     double *sg = malloc(((size_t)c->n + 1) * sizeof *sg);
@@ -334,8 +369,8 @@ void dp_calib_stats(const struct dp_calib *c, const bool *use, bool logo,
     double sum = 0;
     for (int i = 0; ab && sg && i < c->n; i++) {
         if (use && !use[i]) continue;
-        const struct dp_calib_row *r = &c->rows[i];
-        double p = logo ? r->predicted_logo : r->predicted;
+        struct dp_calib_row *r = &c->rows[i];
+        double p = which < 0 ? r->predicted : *held_value(r, (enum dp_calib_holdout)which);
         sg[n] = (p / r->measured - 1) * 100;
         ab[n] = fabs(sg[n]);
         sum += fabs(log(p / r->measured));
@@ -355,4 +390,14 @@ void dp_calib_stats(const struct dp_calib *c, const bool *use, bool logo,
     }
     free(ab);
     free(sg);
+}
+
+void dp_calib_stats(const struct dp_calib *c, const bool *use, bool logo,
+                    struct dp_calib_stats *out) {
+    stats(c, use, logo ? DP_HOLD_GPU : -1, out);
+}
+
+void dp_calib_stats_held(const struct dp_calib *c, const bool *use, enum dp_calib_holdout by,
+                         struct dp_calib_stats *out) {
+    stats(c, use, (int)by, out);
 }

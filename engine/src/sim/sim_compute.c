@@ -179,6 +179,24 @@ static double wino_traffic(const struct dp_graph *g, const struct dp_node *n, do
     return bytes > fb ? 4.5 * (bytes - fb) : 0;
 }
 
+/* What a graph's batch inputs say of a sample: a sequence model's tokens (the widest integer
+ * [batch, tokens] input: BERT's ids, GNMT's source), an image model's pixels (a [batch, h, w, 3]
+ * or [batch, 3, h, w] input). */
+static void input_shape(const struct dp_graph *g, struct dp_sim_workload *w) {
+    for (size_t i = 0; i < dp_graph_n_nodes(g); i++) {
+        const struct dp_node *n = dp_graph_node(g, i);
+        if (dp_op_class(n->op) != DP_OPCLASS_INPUT || n->n_dims < 2 || n->dims[0] != DP_DIM_BATCH)
+            continue;
+        const int64_t *d = n->dims;
+        if (n->n_dims == 2 && !dp_dtype_is_float(n->dtype) && d[1] > w->seq_len)
+            w->seq_len = (double)d[1];
+        if (n->n_dims == 4 && (d[3] == 3 || d[1] == 3)) {
+            double px = d[3] == 3 ? (double)d[1] * d[2] : (double)d[2] * d[3];
+            if (px > w->image_px) w->image_px = px;
+        }
+    }
+}
+
 static int cmp_desc(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x < y) - (x > y);
@@ -200,6 +218,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
     if (batch <= 0) batch = 32;
     w->batch = batch;
     w->graph_f16 = dp_graph_f16(g);
+    input_shape(g, w);
     int64_t gbatch = dp_graph_batch(g) > 0 ? dp_graph_batch(g) : batch;
     if (!(w->ops = calloc(nn + 1, sizeof *w->ops)) || !(w->vars = calloc(nn + 1, sizeof *w->vars)) ||
         !(need = calloc(nn + 1, sizeof *need)) || !(claimed = calloc(nn + 1, 1)) ||
@@ -275,6 +294,7 @@ enum dp_status dp_sim_workload_init(const struct dp_graph *g, int64_t batch,
             if (o->wino) o->wino_bytes = wino_traffic(g, n, o->bytes);
             o->tc = red >= 8 && o->width >= 8;
             o->blas = !conv_filter(g, n);
+            o->batched = o->blas && n->n_dims >= 4;
         }
         if (o->back) {
             o->pneed = need[i];
@@ -519,10 +539,68 @@ enum dp_status sim_device_init(const struct dp_gpu *gpu, struct sim_device *d,
 
 /* --- the compute profile --- */
 
+/* 16-bit tensor-core operands (fp16 or bf16; fp8's non-GEMM work) */
+static bool half_precision(const struct dp_setting *s) {
+    return s->precision == DP_PREC_MIXED || s->precision == DP_PREC_BF16 ||
+           s->precision == DP_PREC_FP8;
+}
+
 double dp_sim_tensor_share(enum dp_gpu_gen gen, const struct dp_setting *s) {
-    /* TensorFlow >= 2.4, NVIDIA's TensorFlow 1.15 and PyTorch's NGC containers enable TF32 by
-     * default */
-    return s->precision == DP_PREC_MIXED ? 1.0 : gen >= DP_GEN_AMPERE ? 0.5 : 0.0;
+    if (half_precision(s)) return 1.0;
+    return dp_setting_tf32_conv(s, gen) ? 0.5 : 0.0;
+}
+
+double sim_matmul_share(enum dp_gpu_gen gen, const struct dp_setting *s, bool batched) {
+    if (s->precision == DP_PREC_FP8) return batched ? 1.0 : 2.0;
+    if (half_precision(s)) return 1.0;
+    return dp_setting_tf32_matmul(s, gen) ? 0.5 : 0.0;
+}
+
+void sim_precision_notes(const struct dp_setting *s, enum dp_gpu_gen gen, char *notes, size_t n) {
+    char buf[320];
+    size_t len = strlen(notes);
+    if (s->precision == DP_PREC_FP8)
+        snprintf(buf, sizeof buf, "fp8: the layers' matrix products as fp8 GEMMs (Transformer "
+                                  "Engine) at twice the fp16 rate; attention's products, "
+                                  "convolutions and the rest in bf16");
+    else if (s->precision == DP_PREC_FP32 && gen >= DP_GEN_AMPERE)
+        dp_setting_describe_tf32(s, gen, buf, sizeof buf);
+    else return;
+    snprintf(notes + len, n > len ? n - len : 0, "%s%s", len ? "; " : "", buf);
+}
+
+/* The JPEG decode of an image model's input on the host CPUs or (DALI) the GPU. */
+void sim_input(const struct dp_sim_workload *w, const struct dp_setting *s,
+               const struct dp_system *sys, const struct sim_device *d,
+               const struct dp_sim_constants *k, double *cpu_ms, double *gpu_ms, char *notes,
+               size_t n) {
+    char buf[200] = "";
+    *cpu_ms = *gpu_ms = 0;
+    if (s->loader == DP_LOADER_SYNTHETIC) return;
+    double images = (double)w->batch * dp_setting_accum(s), mp = w->image_px / 1e6;
+    if (!(mp > 0)) {
+        snprintf(buf, sizeof buf, "loader %s: not an image model: no decoding",
+                 dp_loader_name(s->loader));
+    } else if (s->loader == DP_LOADER_DALI) {
+        /* nvJPEG's output written, read by the crop and normalise, written as 16-bit */
+        *gpu_ms = w->batch * w->image_px * (3 + 3 + 6) / (d->bw * k->eff_mem);
+        snprintf(buf, sizeof buf, "loader dali: JPEG decoded on the GPU (%.3g ms a micro-batch)",
+                 *gpu_ms);
+    } else {
+        int cores = s->cpu_cores > 0 ? s->cpu_cores : sys && sys->cpu_cores > 0 ? sys->cpu_cores : 0;
+        if (!cores) {
+            snprintf(buf, sizeof buf, "loader cpu: the machine's CPU cores unknown (no "
+                                      "--cpu-cores, no system): no input ceiling");
+        } else {
+            int per = dp_setting_gpus_per_machine(s);
+            *cpu_ms = images * (per > 0 ? per : 1) * mp * k->decode_ms_mp / cores;
+            snprintf(buf, sizeof buf, "loader cpu: %d cores decode %.0f images/s a machine "
+                                      "(decode alone, no augmentation)",
+                     cores, cores * 1000 / (mp * k->decode_ms_mp));
+        }
+    }
+    size_t len = strlen(notes);
+    snprintf(notes + len, n > len ? n - len : 0, "%s%s", len ? "; " : "", buf);
 }
 
 /* One op's record before compression: kernel-busy and memory-busy time (ms), its share of the
@@ -593,8 +671,10 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
     bool pt = s->framework == DP_FW_PYTORCH;
     /* The tensor-core rate conv/matmul kernels run at (0: the FP32 CUDA cores; also mixed
      * precision without tensor cores: cuDNN computes fp16 in fp32). */
-    double tc = d->tensor16 * dp_sim_tensor_share(d->gen, s);
-    bool fp16 = s->precision == DP_PREC_MIXED; /* tensor-core operands: fp16, else TF32 */
+    double tc_conv = d->tensor16 * dp_sim_tensor_share(d->gen, s);
+    double tc_mm = d->tensor16 * sim_matmul_share(d->gen, s, false);
+    double tc_bmm = d->tensor16 * sim_matmul_share(d->gen, s, true);
+    bool fp16 = half_precision(s); /* tensor-core operands: 16-bit, else TF32 */
     double byte_scale = dp_sim_byte_scale(w->graph_f16, s);
     double fuse = pt ? k->fuse_pt : k->fuse_tf;
     /* XLA auto-clustering (TensorFlow only): its fusions take in batch norms too (fuse_role),
@@ -603,7 +683,8 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
     double host = (pt ? k->host_pt_us : k->host_tf_us) / 1000, gap = k->gap_us / 1000;
     /* The generation's scale, never past the peak. */
     double mem_rate = d->bw * k->eff_mem, gs = k->gen_scale[d->gen];
-    double e_cuda = fmin(1.0, k->eff_cuda * gs), e_tensor = fmin(1.0, k->eff_tensor * gs);
+    double e_cuda = fmin(1.0, k->eff_cuda * gs), e_conv = fmin(1.0, k->eff_tensor * gs);
+    double e_mm = fmin(1.0, k->eff_tensor_mm * gs);
     struct oprec *rec = malloc(((size_t)w->n_ops + 1) * sizeof *rec);
     if (!rec) return dp_error_set(err, DP_ERR_NOMEM, "out of memory simulating %s", w->name);
     for (int pass = 0; pass < 2; pass++) {
@@ -614,12 +695,13 @@ enum dp_status sim_compute(const struct dp_sim_workload *w, const struct sim_dev
             if (o->mm) {
                 double q = wave_efficiency(o->m, o->n, d->sms);
                 double cuda = d->fp32 * e_cuda * q;
+                double tc = !o->blas ? tc_conv : o->batched ? tc_bmm : tc_mm;
                 if (tc > 0 && o->tc) {
                     double a = tensor_alignment(o->chan, o->width, fp16);
                     /* cuDNN pads channels itself; cuBLAS pads nothing, and off the 16-byte
                      * vectors its kernels load element by element (step 14) */
                     if (o->blas && a < 1) a = fmin(1.0, k->tc_unaligned * (fp16 ? 1 : 2));
-                    tf = o->flops / fmax(tc * e_tensor * q * a, cuda);
+                    tf = o->flops / fmax(tc * (o->blas ? e_mm : e_conv) * q * a, cuda);
                 } else {
                     tf = o->flops / cuda;
                     /* cuDNN runs Winograd where it is faster than the direct kernel: its

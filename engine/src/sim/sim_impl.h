@@ -39,6 +39,8 @@ struct sim_op {
     unsigned char wino;  /* a 3x3 stride-1 convolution (cuDNN's Winograd on CUDA cores) */
     unsigned char tc;    /* tensor cores can run it (reduction and output widths >= 8) */
     unsigned char blas;  /* a matmul (cuBLAS, which pads no dimension; a convolution: cuDNN) */
+    unsigned char batched; /* a matmul of 4-D operands (attention's per-head products), not a
+                              layer's weights */
 };
 
 struct dp_sim_workload {
@@ -54,6 +56,10 @@ struct dp_sim_workload {
     double         act_bytes; /* activation peak of the liveness sweep, at the graph's dtypes */
     double         act_fused; /* the same with element-wise chains fused (sim_activation_fused) */
     bool           graph_f16; /* the graph computes in fp16 (a mixed-precision export) */
+    double         seq_len;   /* a sequence model's tokens per sample (its integer [batch,
+                                 tokens] input's width); 0: not one */
+    double         image_px;  /* an image model's input pixels per sample (its [batch, h, w,
+                                 3] or [batch, 3, h, w] input); 0: not one */
     double         gflops;    /* forward + backward, one worker */
 };
 
@@ -103,6 +109,25 @@ struct sim_profiles {
     struct phase_prof fw, bw;
     double            update_ms;
 };
+/* The input pipeline of w on setting s (machines of system sys, NULL: none): *cpu_ms the host
+ * CPUs' decode time per synchronised step per worker (loader cpu: the machine's images over
+ * its cores; 0 when synthetic, DALI, not an image model or the cores unknown), *gpu_ms the
+ * GPU's per micro-batch (DALI: the decoded images' traffic). Appends what it assumed to notes
+ * (n bytes). */
+void sim_input(const struct dp_sim_workload *w, const struct dp_setting *s,
+               const struct dp_system *sys, const struct sim_device *d,
+               const struct dp_sim_constants *k, double *cpu_ms, double *gpu_ms, char *notes,
+               size_t n);
+/* Appends to notes (n bytes) what s's precision ran as on generation gen: the TF32 rule's
+ * outcome (dp_setting_describe_tf32) where fp32 work is left, fp8's split. */
+void sim_precision_notes(const struct dp_setting *s, enum dp_gpu_gen gen, char *notes, size_t n);
+/* Whether s all-reduces or pushes fp16 gradients: TensorFlow's mixed and bf16 precision
+ * (tf_cnn_benchmarks' compact gradient transfer); PyTorch's AMP keeps fp32 gradients. */
+bool sim_f16_gradients(const struct dp_setting *s);
+/* The share of the FP16 tensor-core rate s's cuBLAS matrix products run at (fp8 on a layer's
+ * weights: twice it, Transformer Engine's fp8 GEMMs; batched: attention's products, bf16);
+ * dp_sim_tensor_share for convolutions. */
+double sim_matmul_share(enum dp_gpu_gen gen, const struct dp_setting *s, bool batched);
 enum dp_status sim_profiles_init(const struct dp_sim_workload *w, const struct dp_setting *s,
                                  const struct dp_gpu *gpu, const struct dp_sim_constants *k,
                                  struct sim_profiles *p, struct dp_error *err);
@@ -133,19 +158,20 @@ double sim_ps_nic_total(const struct sim_ps *n);
 /* True when the flow between worker w and PS p crosses any link. */
 bool sim_ps_crosses(const struct dp_setting *s, const struct sim_ps *n, int w, int p);
 
-/* NCCL all-reduce of the workers of a setting: a ring inside a machine (NVLink or PCIe), and
- * across machines reduce inside, a ring over the NICs, broadcast inside. */
-struct sim_allreduce {
-    int    workers, machines, per_machine;
-    double intra, nic;         /* bytes per ms per direction, at the achieved fraction */
-    double lat_intra, lat_nic; /* one step's latency, ms */
-};
-void sim_allreduce_init(const struct dp_setting *s, const struct sim_device *d,
-                        const struct dp_sim_constants *k, struct sim_allreduce *a);
-/* Time (ms) to all-reduce `bytes`; per worker, the bytes it sends over links inside its
- * machine and the bytes its machine's NIC sends. */
-double sim_allreduce_ms(const struct sim_allreduce *a, double bytes, double *intra_bytes,
-                        double *nic_bytes);
+/* NCCL's collectives (sim_collective.c). dp_sim_fabric of setting s on device d. */
+void sim_fabric_of(const struct dp_setting *s, const struct sim_device *d,
+                   const struct dp_system *sys, const struct dp_sim_constants *k,
+                   struct dp_sim_fabric *f);
+/* dp_sim_collective_ms's all-reduce, and the algorithm it took (*used, may be NULL). */
+double sim_allreduce_algo_ms(const struct dp_sim_fabric *f, enum dp_allreduce_algo algo,
+                             double bytes, int ranks, int rpm, enum dp_allreduce_algo *used);
+/* The bytes an all-reduce of `bytes` over `ranks` (rpm per machine) by algorithm `used` moves:
+ * per rank over the links inside its machine (on average), per machine through its NICs.
+ * Ring: 2(n-1)/n x bytes from every rank, (rpm-1)/rpm of it inside, one machine's NICs 2(n-1)/n
+ * x bytes; tree: each of the n-1 edges of the spanning tree carries bytes up and down, m-1 of
+ * them across machines. Either way 2(n-1) x bytes in all. */
+void sim_allreduce_traffic(enum dp_allreduce_algo used, double bytes, int ranks, int rpm,
+                           double *intra_bytes, double *nic_bytes);
 
 /* --- the iteration timeline and the traces --- */
 struct span {
@@ -166,25 +192,38 @@ struct iter_state {
     double  bucket_bytes[SIM_CHUNKS], bucket_ms[SIM_CHUNKS], bucket_nic[SIM_CHUNKS];
     int     bucket_chunk[SIM_CHUNKS];
     double *ar_start, *ar_end; /* [iteration][bucket] */
-    double *jit;               /* [iteration][worker] compute factor */
+    double *jit;               /* [iteration][column] compute factor */
     double *T;                 /* iteration start times, n_iter + 1 */
     int     n_iter, n_workers;
+    /* the workers simulated one by one: n_rep representatives (rep[r], worker 0 first) and,
+     * when the cluster has more workers, a straggler column standing for the rest, on the
+     * schedule of worker `worst` (PS: the one whose iteration ends last) */
+    int     n_rep, n_cols, *rep, worst;
+    /* gradient accumulation: between the first micro-batch's forward pass and the last one's
+     * backward pass, the other micro-batches' compute (and DALI's decoding), at a compute
+     * factor of 1: slot, kernel-busy and memory-busy time */
+    double  mid_t, mid_k, mid_m;
     double  act_bytes, base_bytes; /* memory: activations at their peak, the rest */
 };
 struct timeline {
     double      j;
     double      fs[SIM_CHUNKS], fend; /* forward chunk starts; end of the forward phase */
+    double      ms;                   /* start of the accumulated micro-batches (ends at ms +
+                                         j x mid_t, where the backward pass starts) */
     double      bs[SIM_CHUNKS], bend; /* backward chunk starts; end of the compute */
     int         n_spans;
     struct span sp[SIM_MAX_SPANS];    /* network traffic */
     double      us, ue;               /* the update on the worker GPU */
     double      end;                  /* done with its part of the iteration */
 };
+/* The accumulated micro-batches of a step of `accum` (>= 1) and extra_ms of GPU work per
+ * micro-batch (DALI), from st's phases. */
+void sim_accumulate(struct iter_state *st, int accum, double extra_ms);
 /* Worker w's timeline in iteration q at compute factor j (relative to the iteration start). */
 void sim_timeline(const struct iter_state *st, int w, int q, double j, struct timeline *tl);
-/* Samples worker w's trace over the whole run: n_samples intervals of dt ms; *busy_total gets
+/* Samples representative r's trace over the whole run: n_samples intervals of dt ms; *busy_total gets
  * its kernel-busy time. */
-enum dp_status sim_sample_worker(const struct iter_state *st, int w, double dt, int n_samples,
+enum dp_status sim_sample_worker(const struct iter_state *st, int r, double dt, int n_samples,
                                  struct dp_trace *tr, double *busy_total, struct dp_error *err);
 
 /* --- memory --- */

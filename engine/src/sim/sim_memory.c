@@ -261,13 +261,16 @@ enum dp_status sim_activation_fused(const struct dp_graph *g, int64_t batch, dou
  * precision), gradients, optimizer slots where the update runs on the worker. */
 static double base_bytes(const struct dp_sim_workload *w, const struct dp_setting *s,
                          const struct dp_sim_constants *k, const double *shard, int n_ps) {
-    bool mixed = s->precision == DP_PREC_MIXED, pt = s->framework == DP_FW_PYTORCH;
     bool ar = s->sync == DP_SYNC_ALLREDUCE;
-    /* fp32 variables, plus their fp16 copies under mixed precision */
-    double weights = w->params * 4.0 * (mixed ? 1.5 : 1.0);
-    /* gradients, held until pushed or reduced: fp16 under TensorFlow's mixed precision
+    /* fp32 variables (the master weights), plus their 16-bit copies under mixed and bf16
+     * precision (autocast's cast weights), their fp8 copies under fp8 */
+    double copy = s->precision == DP_PREC_MIXED || s->precision == DP_PREC_BF16 ? 0.5
+                  : s->precision == DP_PREC_FP8                                  ? 0.25
+                                                                                 : 0;
+    double weights = w->params * 4.0 * (1 + copy);
+    /* gradients, held until pushed or reduced: 16-bit under TensorFlow's mixed precision
      * (all-reduced compact), fp32 under PyTorch's AMP (fp32 parameters) */
-    double grads = w->params * (mixed && !pt ? 2.0 : 4.0);
+    double grads = w->params * (sim_f16_gradients(s) ? 2.0 : 4.0);
     /* optimizer slots where the update runs on this GPU: every parameter's under all-reduce,
      * the largest PS shard's when the shards live on the GPUs (NVLink), none for a CPU PS */
     double slots = 0;
@@ -279,8 +282,15 @@ static double base_bytes(const struct dp_sim_workload *w, const struct dp_settin
     return k->context_gb * 1e9 + weights + grads + slots;
 }
 
+bool sim_f16_gradients(const struct dp_setting *s) {
+    return s->framework == DP_FW_TENSORFLOW &&
+           (s->precision == DP_PREC_MIXED || s->precision == DP_PREC_BF16);
+}
+
 double dp_sim_byte_scale(bool graph_f16, const struct dp_setting *s) {
-    return s->precision == DP_PREC_MIXED && !graph_f16 ? 0.5 : 1.0;
+    bool half = s->precision == DP_PREC_MIXED || s->precision == DP_PREC_BF16 ||
+                s->precision == DP_PREC_FP8;
+    return half && !graph_f16 ? 0.5 : 1.0;
 }
 
 void sim_footprint(const struct dp_sim_workload *w, const struct dp_setting *s,

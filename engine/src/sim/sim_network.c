@@ -2,8 +2,7 @@
  * over per-GPU links (PCIe to the host, or NVLink between GPUs), per-machine NICs and the
  * memory of a CPU PS's host, each flow as slow as its most loaded resource, so no resource
  * carries more than its line rate times net_eff and a PS serving W workers slows all of them.
- * NCCL all-reduce is a ring inside a machine and, across machines, reduce inside, a ring over
- * the NICs, broadcast inside. */
+ * NCCL's collectives are sim_collective.c's. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,70 +119,23 @@ double sim_ps_nic_total(const struct sim_ps *n) {
     return sum;
 }
 
-/* --- NCCL all-reduce --- */
-
-/* The ring's shape: workers per machine (the first machines full) and machines used. */
-static void ar_shape(const struct dp_setting *s, int *per_machine, int *machines) {
-    int m = s->machines > 0 ? s->machines : 1;
-    *per_machine = (s->workers + m - 1) / m;
-    *machines = (s->workers + *per_machine - 1) / *per_machine;
-}
-
-/* Per worker, the bytes all-reducing `bytes` sends over the links inside its machine (a ring of
- * g), and the bytes each machine's NIC sends (a ring of m machines). */
-static void ar_bytes(int workers, int g, int m, double bytes, double *intra, double *nic) {
-    *intra = *nic = 0;
-    if (workers < 2 || bytes <= 0) return;
-    if (g > 1) *intra = 2.0 * (g - 1) / g * bytes;
-    if (m > 1) *nic = 2.0 * (m - 1) / m * bytes;
-}
-
-void sim_allreduce_init(const struct dp_setting *s, const struct sim_device *d,
-                        const struct dp_sim_constants *k, struct sim_allreduce *a) {
-    memset(a, 0, sizeof *a);
-    a->workers = s->workers;
-    ar_shape(s, &a->per_machine, &a->machines);
-    /* Inside a machine NCCL rings over NVLink where every GPU of the ring has it: SXM modules
-     * (mesh or NVSwitch), or a pair of PCIe cards joined by a bridge; else over PCIe. The
-     * setting's PCIe (or NVLink) names the link for one machine. */
-    bool nvl = d->nvlink > 0 && s->network != DP_NET_PCIE &&
-               (d->form == DP_FORM_SXM || a->per_machine <= 2);
-    a->intra = (nvl ? d->nvlink : d->pcie) * k->net_eff;
-    a->lat_intra = dp_network_latency_us(nvl ? DP_NET_NVLINK : DP_NET_PCIE) / 1000;
-    a->nic = BYTES_PER_MS(dp_network_bandwidth_gbps(s->network)) * k->net_eff;
-    a->lat_nic = dp_network_latency_us(s->network) / 1000;
-}
-
-double sim_allreduce_ms(const struct sim_allreduce *a, double bytes, double *intra_bytes,
-                        double *nic_bytes) {
-    int g = a->per_machine, m = a->machines;
-    double t = 0;
-    ar_bytes(a->workers, g, m, bytes, intra_bytes, nic_bytes);
-    if (*intra_bytes > 0) /* a ring (one machine), or reduce then broadcast (several) */
-        t += *intra_bytes / a->intra + 2.0 * (g - 1) * a->lat_intra;
-    if (*nic_bytes > 0) t += *nic_bytes / a->nic + 2.0 * (m - 1) * a->lat_nic;
-    return t;
-}
-
 double dp_sync_bytes_per_iter(const struct dp_setting *s, double params) {
     if (!isfinite(params) || params < 0 || s->workers < 1) return NAN;
     if (s->sync != DP_SYNC_ALLREDUCE) return 2.0 * params * 4.0;
-    bool f16 = s->precision == DP_PREC_MIXED && s->framework == DP_FW_TENSORFLOW;
-    int g, m;
+    int W = s->workers, rpm = dp_setting_gpus_per_machine(s);
+    if (rpm < 1 || rpm > W) rpm = W;
+    int m = (W + rpm - 1) / rpm;
     double intra, nic;
-    ar_shape(s, &g, &m);
-    ar_bytes(s->workers, g, m, params * (f16 ? 2.0 : 4.0), &intra, &nic);
-    return intra + m * nic / s->workers;
+    sim_allreduce_traffic(s->ar_algo == DP_AR_TREE ? DP_AR_TREE : DP_AR_RING,
+                          params * (sim_f16_gradients(s) ? 2.0 : 4.0), W, rpm, &intra, &nic);
+    return intra + m * nic / W;
 }
 
 double dp_sim_allreduce_ms(const struct dp_setting *s, const struct dp_gpu *g,
                            const struct dp_sim_constants *k, double bytes) {
     struct dp_setting one = *s;
-    struct sim_device d = {0};
-    struct sim_allreduce a;
-    double intra, nic;
+    struct dp_sim_fabric f;
     if (one.machines < 1) one.machines = 1;
-    sim_device_links(g, &d);
-    sim_allreduce_init(&one, &d, k, &a);
-    return sim_allreduce_ms(&a, bytes, &intra, &nic);
+    dp_sim_fabric(&one, g, NULL, k, &f);
+    return sim_allreduce_algo_ms(&f, one.ar_algo, bytes, one.workers, f.gpus_per_machine, NULL);
 }

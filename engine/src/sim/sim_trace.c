@@ -41,8 +41,9 @@ static void timeline_ps(const struct iter_state *st, int w, double j, struct tim
     if (st->pb[w] > 0 && pnet > 0) add_span(tl, half, half + pnet, st->pnic[w] / pnet, 0);
     double pull_done = st->pb[w] > 0 ? P : 0;
     tl->fend = t > pull_done ? t : pull_done;
-    t = tl->fend;
-    double tx = tl->fend, rate = qnet > 0 ? st->qb[w] / qnet : 0;
+    tl->ms = tl->fend;
+    t = tl->fend + j * st->mid_t;
+    double tx = t, rate = qnet > 0 ? st->qb[w] / qnet : 0;
     for (int c = 0; c < bw->n; c++) {
         tl->bs[c] = t;
         t += j * bw->c[c].t;
@@ -67,7 +68,8 @@ void sim_timeline(const struct iter_state *st, int w, int q, double j, struct ti
         tl->fs[c] = t;
         t += j * st->fw.c[c].t;
     }
-    tl->fend = t;
+    tl->fend = tl->ms = t;
+    t += j * st->mid_t;
     for (int c = 0; c < st->bw.n; c++) {
         tl->bs[c] = t;
         t += j * st->bw.c[c].t;
@@ -87,10 +89,20 @@ void sim_timeline(const struct iter_state *st, int w, int q, double j, struct ti
     tl->end = tl->ue;
 }
 
-enum dp_status sim_sample_worker(const struct iter_state *st, int w, double dt, int n_samples,
+void sim_accumulate(struct iter_state *st, int accum, double extra_ms) {
+    double k = 0, m = 0;
+    for (int c = 0; c < st->fw.n; c++) k += st->fw.c[c].k, m += st->fw.c[c].m;
+    for (int c = 0; c < st->bw.n; c++) k += st->bw.c[c].k, m += st->bw.c[c].m;
+    double more = accum > 1 ? accum - 1.0 : 0;
+    st->mid_t = more * (st->fw.total + st->bw.total) + accum * extra_ms;
+    st->mid_k = more * k + accum * extra_ms;
+    st->mid_m = more * m + accum * extra_ms;
+}
+
+enum dp_status sim_sample_worker(const struct iter_state *st, int r, double dt, int n_samples,
                                  struct dp_trace *tr, double *busy_total, struct dp_error *err) {
     const struct phase_prof *fw = &st->fw, *bw = &st->bw;
-    int k = 0;
+    int k = 0, w = st->rep[r];
     struct timeline tl[2];
     int cached[2] = {-1, -1};
     *busy_total = 0;
@@ -101,7 +113,7 @@ enum dp_status sim_sample_worker(const struct iter_state *st, int w, double dt, 
         for (int q = k; q < st->n_iter && st->T[q] < b; q++) {
             struct timeline *t = &tl[q & 1];
             if (cached[q & 1] != q) {
-                sim_timeline(st, w, q, st->jit[(size_t)q * st->n_workers + w], t);
+                sim_timeline(st, w, q, st->jit[(size_t)q * st->n_cols + r], t);
                 cached[q & 1] = q;
             }
             double u0 = a - st->T[q], u1 = b - st->T[q];
@@ -124,8 +136,13 @@ enum dp_status sim_sample_worker(const struct iter_state *st, int w, double dt, 
                     mem += ov * bw->c[c].m / bw->c[c].t;
                 }
             }
+            double ov = overlap(u0, u1, t->ms, t->ms + t->j * st->mid_t);
+            if (ov > 0) {
+                busy += ov * st->mid_k / st->mid_t;
+                mem += ov * st->mid_m / st->mid_t;
+            }
             /* The update is memory-bound: busy and memory-busy alike. */
-            double ov = overlap(u0, u1, t->us, t->ue);
+            ov = overlap(u0, u1, t->us, t->ue);
             busy += ov;
             mem += ov;
             for (int i = 0; i < t->n_spans; i++) {
