@@ -33,6 +33,9 @@ ok "$DRIPLE" graph info "$CORPUS/transformer.onnx" --json --tensors
 contains "$TMP/out" '"parameters": 93324544, "buffers": 4096'
 contains "$TMP/out" "buffer: an attention mask"
 ok "$DRIPLE" predict "$CORPUS/resnet18.onnx" --setting $S --exported-batch 16
+# the content decides: a garbage .onnx is no graph (not TensorFlow text)
+printf 'garbage\n' >"$TMP/garbage.onnx"
+fails 1 "garbage.onnx: not a graph this build reads" "$DRIPLE" graph info "$TMP/garbage.onnx"
 fails 1 "negative_dim.onnx:byte" "$DRIPLE" graph info tests/data/fuzz/onnx/negative_dim.onnx
 fails 1 "node 'a' (Add): the graph has a cycle through this node" \
     "$DRIPLE" graph info tests/data/fuzz/onnx/cycle.onnx
