@@ -21,10 +21,21 @@ if [ $n -ge 25 ]; then pass; else fail "only $n corpus models"; fi
 # Swin-T's shifted-window mask is built with ScatterND, an op driple keeps with a generic cost.
 ok "$DRIPLE" graph info "$CORPUS/swin_t.onnx"
 contains "$TMP/err" "warning: $CORPUS/swin_t.onnx: 45 ops of types driple does not know, kept with a generic cost (1 FLOP per output element): ScatterND (45)"
-# exported with a dynamic batch: the batch is asked for, not guessed
-fails 1 "the batch size is unknown (pass --batch N or --exported-batch N)" \
-    "$DRIPLE" predict "$CORPUS/resnet18.onnx" --setting $S
+# exported with a dynamic batch: 32 assumed, said once on stderr (not when --batch is given)
+ok "$DRIPLE" predict "$CORPUS/resnet18.onnx" --setting $S
+contains "$TMP/err" "exported with a dynamic batch: 32 assumed"
+contains "$TMP/out" "batch 32"
+ok "$DRIPLE" graph info "$CORPUS/resnet18.onnx" --batch 8
+if grep -q "dynamic batch" "$TMP/err"; then fail "note printed despite --batch"; else pass; fi
+contains "$TMP/out" "graph            resnet18 (onnx)"
+# parameters and buffers apart, each stored tensor with its rule
+ok "$DRIPLE" graph info "$CORPUS/transformer.onnx" --json --tensors
+contains "$TMP/out" '"parameters": 93324544, "buffers": 4096'
+contains "$TMP/out" "buffer: an attention mask"
 ok "$DRIPLE" predict "$CORPUS/resnet18.onnx" --setting $S --exported-batch 16
+# the content decides: a garbage .onnx is no graph (not TensorFlow text)
+printf 'garbage\n' >"$TMP/garbage.onnx"
+fails 1 "garbage.onnx: not a graph this build reads" "$DRIPLE" graph info "$TMP/garbage.onnx"
 fails 1 "negative_dim.onnx:byte" "$DRIPLE" graph info tests/data/fuzz/onnx/negative_dim.onnx
 fails 1 "node 'a' (Add): the graph has a cycle through this node" \
     "$DRIPLE" graph info tests/data/fuzz/onnx/cycle.onnx

@@ -1,7 +1,8 @@
 /* test_onnx_corpus.c: the corpus of real PyTorch exports (tests/data/onnx/corpus/, written by
  * tools/make_onnx_corpus.py with Debian's python3-torch 1.13 and torchvision 0.14, weights
  * stripped to external data that is not kept). Every model named in manifest.json imports,
- * matches the framework's parameter count within 1% and the published forward cost (torchvision's
+ * matches the framework's parameter count exactly (within 1% for eval exports with batch norms
+ * folded, whose scale and shift the file no longer holds) and the published forward cost (torchvision's
  * multiply-adds at 224x224) within 10%; the models the zoo also has cost the same forward
  * multiply-adds within 1% and the same training step within 2%. The test names every model (a
  * model missing from the manifest, or one it does not know, fails). Prints one line per model
@@ -52,8 +53,19 @@ static const char *const corpus[] = {
     "mnasnet1_0", "mobilenet_v2", "mobilenet_v3_large", "mobilenet_v3_large_eval",
     "efficientnet_b0", "convnext_tiny", "googlenet", "squeezenet1_0", "squeezenet1_1_eval",
     "vit_b_16", "vit_b_16_eval", "swin_t", "transformer", "gpt_decoder", "lstm_lm",
-    "lstm_lm_eval", "gru_lm", "r3d_18",
+    "lstm_lm_eval", "gru_lm", "r3d_18", "bert_encoder_eval",
 };
+
+/* Eval exports whose batch norms PyTorch folded into the convolutions: the file holds no
+ * scale and shift to give back, so their count is within 1%; every other model's is exact
+ * (buffers apart, issue 31). */
+static bool bn_folded(const char *name) {
+    static const char *const folded[] = {"resnet50_eval", "mobilenet_v3_large_eval",
+                                         "regnet_y_800mf_eval", "densenet121_eval"};
+    for (size_t i = 0; i < sizeof folded / sizeof folded[0]; i++)
+        if (!strcmp(name, folded[i])) return true;
+    return false;
+}
 
 /* The zoo's models that the corpus exports too: the same forward multiply-adds, and the same
  * training step within 2% (the zoo's TensorFlow-style LSTM cell and optimizer ops differ a
@@ -129,7 +141,7 @@ int main(void) {
         modes[!strcmp(mode, "eval")]++;
         double params = (double)dp_graph_param_count(g, true), want = fw->valuedouble;
         double macs = forward_macs(g), dp = 100 * (params - want) / want;
-        CHECK(fabs(params - want) <= 0.01 * want);
+        CHECK(bn_folded(name) ? fabs(params - want) <= 0.01 * want : params == want);
         /* the gradients and the optimizer: a training graph, whichever mode was exported */
         CHECK(dp_graph_n_nodes(g) > 0 && macs > 0);
         char pubs[16] = "-", pd[16] = "-";

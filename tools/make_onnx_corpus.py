@@ -147,6 +147,29 @@ def _gpt():
     return GPT
 
 
+def _bert_encoder():
+    import torch
+    import torch.nn as nn
+
+    class Encoder(nn.Module):
+        """A BERT-base-sized nn.TransformerEncoder (12 layers, d 768, 12 heads, 30,522 tokens,
+        128 positions): 132,065,082 parameters. Its layers are deep copies, so the eval export's
+        constant folding writes equal weights once and the rest as Identity nodes (issue 31)."""
+
+        def __init__(self, vocab=30522, d=768, layers=12, length=128):
+            super().__init__()
+            self.emb = nn.Embedding(vocab, d)
+            self.pos = nn.Embedding(length, d)
+            self.enc = nn.TransformerEncoder(
+                nn.TransformerEncoderLayer(d, 12, 3072, 0.1, batch_first=True), layers)
+            self.out = nn.Linear(d, vocab)
+
+        def forward(self, x):
+            p = torch.arange(x.size(1)).unsqueeze(0)
+            return self.out(self.enc(self.emb(x) + self.pos(p)))
+    return Encoder
+
+
 # name, model factory, mode, opset, inputs (shape and dtype, batch 2), published GMACs.
 IMAGE = [((2, 3, 224, 224), "float")]
 CORPUS = [
@@ -178,6 +201,7 @@ CORPUS = [
     ("regnet_y_800mf_eval", _tv("regnet_y_800mf"), "eval", 16, IMAGE, 0.834),
     ("densenet121_eval", _tv("densenet121"), "eval", 9, IMAGE, 2.834),
     ("r3d_18", _video("r3d_18"), "train", 13, [((2, 3, 16, 112, 112), "float")], 40.697),
+    ("bert_encoder_eval", _bert_encoder(), "eval", 14, [((2, 128), "long")], None),
 ]
 
 

@@ -2,7 +2,9 @@
  * the loader (graph_load.c) before it picks a reader and by the readers that must tell two
  * formats of one wire apart (graph_pb.c: GraphDef or SavedModel); it calls no reader. */
 #include "dp/graph_io.h"
+#include "dp/files.h"
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -85,8 +87,17 @@ enum dp_graph_format dp_graph_detect_format(const unsigned char *head, size_t le
         if (i == len) return DP_GRAPH_FORMAT_UNKNOWN;
         if (head[i] == '{') return DP_GRAPH_FORMAT_JSON;
         unsigned char c = head[i];
-        if (c == '#' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_')
-            return DP_GRAPH_FORMAT_PBTXT;
+        if (c == '#') return DP_GRAPH_FORMAT_PBTXT;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_') {
+            /* protobuf text: a field name, then ':' or a block ('{', '<'); a word alone (a
+             * garbage .onnx) is no graph */
+            while (i < len && (isalnum(head[i]) || head[i] == '_' || head[i] == '.')) i++;
+            while (i < len && strchr(" \t\r\n\f\v", head[i])) i++;
+            if (i == len && len >= DP_FILE_HEAD_BYTES) return DP_GRAPH_FORMAT_PBTXT;
+            if (i < len && (head[i] == ':' || head[i] == '{' || head[i] == '<'))
+                return DP_GRAPH_FORMAT_PBTXT;
+            return DP_GRAPH_FORMAT_UNKNOWN;
+        }
         return DP_GRAPH_FORMAT_UNKNOWN;
     }
     return binary_format(head + i, len - i);

@@ -54,6 +54,7 @@ static bool define_tensor(struct imp *im, struct oval *v, const struct o_tensor 
 /* The tensor of a Constant node: attribute value, or value_int(s) / value_float(s) (opset 12). */
 static const struct o_tensor *constant_tensor(struct imp *im, const struct o_node *n) {
     const struct o_attr *a = onnx_attr(n, "value");
+    if (!a) a = onnx_attr(n, "sparse_value");
     if (a && a->t) return a->t;
     const struct o_attr *vi = onnx_attr(n, "value_int"), *vis = onnx_attr(n, "value_ints");
     const struct o_attr *vf = onnx_attr(n, "value_float"), *vfs = onnx_attr(n, "value_floats");

@@ -98,6 +98,9 @@ bool onnx_decode(struct pb_doc *d, struct o_model *m);
  * (n_vals -1). False only when out of memory. */
 bool onnx_tensor_raw(struct pb_doc *d, struct o_tensor *t, const unsigned char *raw,
                      size_t raw_len);
+/* Bytes per element of a TensorProto.DataType as stored (raw_data, external data); 0 for
+ * strings and unknown types. */
+int onnx_elem_bytes(int64_t dtype);
 /* Bytes per element of a TensorProto.DataType whose contents can be folded; 0 for the rest. */
 int onnx_raw_width(int64_t dtype);
 /* Reads the contents of m's small initializers and Constant tensors kept in external data, from

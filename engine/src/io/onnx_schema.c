@@ -5,6 +5,7 @@
  * onnx/onnx.proto. */
 #include "onnx_impl.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -163,7 +164,43 @@ static bool parse_external(struct pb_rd *r, struct o_tensor *t) {
     return true;
 }
 
-static bool parse_tensor(struct pb_rd *r, struct o_tensor *t) {
+int onnx_elem_bytes(int64_t dtype) {
+    switch (dtype) {
+    case 2: case 3: case 9: return 1;      /* uint8, int8, bool */
+    case 4: case 5: case 10: case 16: return 2; /* (u)int16, float16, bfloat16 */
+    case 1: case 6: case 12: return 4;     /* float, int32, uint32 */
+    case 7: case 11: case 13: case 14: return 8; /* int64, double, uint64, complex64 */
+    case 15: return 16;                    /* complex128 */
+    default: return 0;                     /* strings, unknown types */
+    }
+}
+
+/* A tensor's declared shape against its data: the elements (at most 2^62) and, where data is
+ * given inline, raw_data's bytes or the typed fields' count (raw_len / n_typed < 0 or 0: none
+ * given; a declaration without data is a shape only, as stripped exports and tests write). */
+static bool check_tensor(struct pb_doc *d, const struct o_tensor *t, double raw_len,
+                         double n_typed) {
+    const unsigned char *at = d->base + t->offset;
+    double numel = onnx_numel(t);
+    if (numel > 4611686018427387904.0)
+        return pb_fail(d, at, DP_ERR_INVALID, "tensor '%.200s': its shape holds %.4g elements "
+                       "(more than 2^62: no real tensor)", t->name, numel);
+    if (t->external) return true;
+    int w = onnx_elem_bytes(t->dtype);
+    if (raw_len >= 0 && w && raw_len != numel * w)
+        return pb_fail(d, at, DP_ERR_INVALID, "tensor '%.200s': its shape holds %.0f elements "
+                       "(%.0f bytes at %d per element) but raw_data has %.0f bytes", t->name,
+                       numel, numel * w, w, raw_len);
+    /* complex types keep two numbers per element in float_data / double_data */
+    double per = t->dtype == 14 || t->dtype == 15 ? 2 : 1;
+    if (raw_len < 0 && n_typed > 0 && w && n_typed != numel * per)
+        return pb_fail(d, at, DP_ERR_INVALID, "tensor '%.200s': its shape holds %.0f elements "
+                       "but its data fields hold %.0f values", t->name, numel, n_typed);
+    return true;
+}
+
+/* owner: the name a Constant's tensor goes by (its node's output), "" for initializers. */
+static bool parse_tensor(struct pb_rd *r, struct o_tensor *t, const char *owner) {
     uint32_t f;
     int w, n_ints = 0, n_floats = 0;
     int64_t ints[ONNX_MAX_FOLD];
@@ -171,7 +208,7 @@ static bool parse_tensor(struct pb_rd *r, struct o_tensor *t) {
     const unsigned char *raw = NULL;
     size_t raw_len = 0;
     t->offset = (size_t)(r->p - r->d->base);
-    t->name = "";
+    t->name = owner;
     t->ext_length = -1;
     while (r->p < r->end) {
         if (!pb_key(r, &f, &w)) return false;
@@ -196,7 +233,7 @@ static bool parse_tensor(struct pb_rd *r, struct o_tensor *t) {
                 float x;
                 if (!pb_float(src, PB_I32, &x)) return false;
                 if (n_floats < ONNX_MAX_FOLD) floats[n_floats] = (double)x;
-                if (n_floats <= ONNX_MAX_FOLD) n_floats++;
+                if (n_floats < INT_MAX) n_floats++;
                 if (w == PB_I32) break;
             }
         } else if (f == 10 && w == PB_LEN) { /* double_data, packed */
@@ -208,7 +245,7 @@ static bool parse_tensor(struct pb_rd *r, struct o_tensor *t) {
                 double x;
                 memcpy(&x, &v, sizeof x);
                 if (n_floats < ONNX_MAX_FOLD) floats[n_floats] = x;
-                if (n_floats <= ONNX_MAX_FOLD) n_floats++;
+                if (n_floats < INT_MAX) n_floats++;
             }
         } else if (f == 9) { /* raw_data */
             if (!pb_bytes(r, w, &raw, &raw_len)) return false;
@@ -223,8 +260,43 @@ static bool parse_tensor(struct pb_rd *r, struct o_tensor *t) {
             return false;
         }
     }
+    if (!check_tensor(r->d, t, raw ? (double)raw_len : -1, (double)n_ints + n_floats))
+        return false;
     if (n_ints > ONNX_MAX_FOLD) n_ints = ONNX_MAX_FOLD + 1;
+    if (n_floats > ONNX_MAX_FOLD) n_floats = ONNX_MAX_FOLD + 1;
     return keep_values(r->d, t, ints, n_ints, floats, n_floats, raw, raw_len);
+}
+
+/* A SparseTensorProto (values 1, indices 2, dims 3) as the dense tensor it stands for: its
+ * shape and type (the values' type); contents never kept. */
+static bool parse_sparse(struct pb_rd *r, struct o_tensor *t, const char *owner) {
+    uint32_t f;
+    int w;
+    t->offset = (size_t)(r->p - r->d->base);
+    t->name = owner;
+    t->ext_length = -1;
+    t->n_vals = -1;
+    while (r->p < r->end) {
+        if (!pb_key(r, &f, &w)) return false;
+        if (f == 1 && w == PB_LEN) {
+            struct pb_rd sub;
+            struct o_tensor vals;
+            memset(&vals, 0, sizeof vals);
+            if (!pb_len(r, &sub) || !parse_tensor(&sub, &vals, owner)) return false;
+            t->dtype = vals.dtype;
+        } else if (f == 3) {
+            const unsigned char *at = r->p;
+            int before = t->n_dims;
+            if (!pb_ints(r, w, t->dims, DP_MAX_DIMS, &t->n_dims)) return false;
+            for (int i = before; i < t->n_dims && i < DP_MAX_DIMS; i++)
+                if (t->dims[i] < 0)
+                    return pb_fail(r->d, at, DP_ERR_PARSE, "sparse tensor dimension %lld is "
+                                   "negative", (long long)t->dims[i]);
+        } else if (!pb_skip(r, w)) {
+            return false;
+        }
+    }
+    return check_tensor(r->d, t, -1, 0);
 }
 
 /* Copies n values of size sz into the arena (*out, never NULL: an empty list is a valid one). */
@@ -236,7 +308,7 @@ static bool keep(struct pb_doc *d, const void *vals, int n, size_t sz, const voi
     return true;
 }
 
-static bool parse_attr(struct pb_rd *r, struct o_attr *a) {
+static bool parse_attr(struct pb_rd *r, struct o_attr *a, const char *owner) {
     uint32_t f;
     int w;
     int64_t ints[ONNX_MAX_INTS];
@@ -257,7 +329,13 @@ static bool parse_attr(struct pb_rd *r, struct o_attr *a) {
             if (!pb_len(r, &sub)) return false;
             if (!(a->t = pb_alloc(&r->d->ar, sizeof *a->t))) return pb_oom(r->d);
             memset(a->t, 0, sizeof *a->t);
-            if (!parse_tensor(&sub, a->t)) return false;
+            if (!parse_tensor(&sub, a->t, owner)) return false;
+        } else if (f == 22 && w == PB_LEN) { /* sparse_tensor: its dense shape */
+            struct pb_rd sub;
+            if (!pb_len(r, &sub)) return false;
+            if (!(a->t = pb_alloc(&r->d->ar, sizeof *a->t))) return pb_oom(r->d);
+            memset(a->t, 0, sizeof *a->t);
+            if (!parse_sparse(&sub, a->t, owner)) return false;
         } else if (f == 7 && (w == PB_LEN || w == PB_I32)) { /* floats */
             struct pb_rd sub = *r;
             if (w == PB_LEN && !pb_len(r, &sub)) return false;
@@ -309,7 +387,7 @@ static bool parse_node(struct pb_rd *r, struct o_node *n) {
             struct o_attr *a = pb_push(ar, (void **)&n->attrs, &n->n_attrs, &n->cap_attrs,
                                        sizeof *a);
             if (!a) return pb_oom(r->d);
-            if (!parse_attr(&sub, a)) return false;
+            if (!parse_attr(&sub, a, n->n_out ? n->out[0] : n->name)) return false;
         } else if (!pb_skip(r, w)) {
             return false;
         }
@@ -423,7 +501,7 @@ static bool parse_graph(struct pb_rd *r, struct o_graph *g) {
             struct o_tensor *t = pb_push(ar, (void **)&g->inits, &g->n_inits, &g->cap_inits,
                                          sizeof *t);
             if (!t) return pb_oom(r->d);
-            if (!parse_tensor(&sub, t)) return false;
+            if (!parse_tensor(&sub, t, "")) return false;
         } else if ((f == 11 || f == 12 || f == 13) && w == PB_LEN) {
             if (!pb_len(r, &sub)) return false;
             struct o_value_info *v = f == 11 ? pb_push(ar, (void **)&g->inputs, &g->n_inputs,
