@@ -80,7 +80,6 @@ struct sim_args {
     struct cmd_cluster cl;
 };
 
-/* Reads argv into *a; returns 0, or the exit status after saying why. */
 static const struct cli_opt simulate_opts[] = {
     {"--setting", "ID", NULL, 0, 0, "the setting by its id (V100-P1w2ho-PCIe)", NULL},
     {"--settings", "FILE", "assets/settings/default.json", 0, 0,
@@ -105,12 +104,14 @@ const struct cli_spec cmd_simulate_spec = {
     "simulate", "a training job in the simulator: the 12 metrics and the iteration time",
     SIM_USAGE, simulate_opts, NULL};
 
+/* Reads argv into *a; returns 0, -1 after printing the help, or the exit status after saying
+ * why. */
 static int sim_args_read(int argc, char **argv, struct sim_args *a) {
     struct cli c;
     memset(a, 0, sizeof *a);
     a->seed = 1;
     a->threshold = DP_TRACE_THRESHOLD;
-    if (!cli_init(&c, argc, argv, &cmd_simulate_spec)) return c.rc;
+    if (!cli_init(&c, argc, argv, &cmd_simulate_spec)) return c.rc ? c.rc : -1; /* -1: helped */
     a->json = cli_flag(&c, "--json");
     a->xla = cli_flag(&c, "--xla");
     a->setting_id = cli_value(&c, "--setting");
@@ -309,7 +310,7 @@ static int sim_run(const struct sim_args *a, const struct dp_graph *g, const str
 int cmd_simulate(int argc, char **argv) {
     struct sim_args a;
     int rc = sim_args_read(argc, argv, &a);
-    if (rc) return rc;
+    if (rc) return rc < 0 ? 0 : rc;
     struct dp_zoo_opts zo;
     dp_zoo_opts_default(&zo);
     if (a.optimizer && !dp_optimizer_parse(a.optimizer, &zo.optimizer))

@@ -72,7 +72,7 @@ contains "$TMP/out" "--workers N"
 contains "$TMP/out" "(1 .. 64)"
 contains "$TMP/out" "--groups K"
 contains "$TMP/out" "(default 100; 1 .. 100000)"
-fails 2 "--workers '65': expected an integer in [1, 64]" "$DRIPLE" predict g.json --gpu V100 --workers 65 --ps 1 --network PCIe
+fails 2 "--workers '4097': expected an integer in [1, 4096]" "$DRIPLE" predict g.json --gpu V100-PCIe-16GB --workers 4097 --ps 1 --network PCIe
 # --version: the VERSION file's
 ok "$DRIPLE" --version
 contains "$TMP/out" "driple $(cat VERSION)"

@@ -1,4 +1,5 @@
-/* test_sim.c: the training simulator on a hand-built two-layer training graph: bytes are
+/* Over 800 lines on purpose: one hand-built graph serves every case below.
+ * test_sim.c: the training simulator on a hand-built two-layer training graph: bytes are
  * conserved (pushed = received by the PS, sent into the network = received from it), adding
  * workers behind one PS never shortens a NIC-bound iteration, the same seed gives the same run,
  * a huge batch is flagged out of memory, the traces and labels are sane, absurd options fail
