@@ -19,10 +19,10 @@ contains "$TMP/base_ds.json" '"setting":"V100-P1w2ho-PCIe"'
 mkdir -p "$TMP/dsdir"
 ok "$DRIPLE" dataset extract "$TMP/sw.json" --setting V100-P1w2ho-PCIe,H100-AR16-IB-HDR-pytorch-mixed \
     --dir "$TMP/dsdir"
-contains "$TMP/out" "samples of H100-AR16-IB-HDR-pytorch-mixed"
+contains "$TMP/out" "samples of H100-AR16-IB-HDR-M2x8-pytorch-mixed"
 if cmp -s "$TMP/base_ds.json" "$TMP/dsdir/V100-P1w2ho-PCIe.json"; then pass
 else fail "extract --dir wrote another V100-P1w2ho-PCIe dataset than -o"; fi
-contains "$TMP/dsdir/H100-AR16-IB-HDR-pytorch-mixed.json" '"setting":"H100-AR16-IB-HDR-pytorch-mixed"'
+contains "$TMP/dsdir/H100-AR16-IB-HDR-pytorch-mixed.json" '"setting":"H100-AR16-IB-HDR-M2x8-pytorch-mixed"'
 ok "$DRIPLE" train --dataset "$TMP/base_ds.json" -o "$TMP/base.json" --epochs 3 --hidden 16
 ok "$DRIPLE" train --sweep "$TMP/sw.json" --body "$TMP/base.json" -o "$TMP/sa.json" \
     --members 2 --hidden1 16 --hidden2 8 --epochs 5 --json
@@ -76,18 +76,18 @@ if [ -f assets/inspectors/setting-aware.json ]; then
     contains "$TMP/pred.json" '"source": "setting-aware"'
     ok "$DRIPLE" compare samples/graphs/resnet50.json --grid --workers 8 --ps 2 --json
     cp "$TMP/out" "$TMP/grid.json"
-    contains "$TMP/grid.json" '"id": "T4-P2w8ho-25GbE"'
+    contains "$TMP/grid.json" '"id": "T4-P2w8ho-25GbE-M2x4"'
     contains "$TMP/grid.json" '"id": "H100-AR8-NVLink"'
     if grep -q '"id": "T4-[A-Za-z0-9]*-NVLink"' "$TMP/grid.json"; then fail "compare --grid: NVLink on a T4"; else pass; fi
     if command -v python3 >/dev/null 2>&1; then
         if python3 -c 'import json,sys
 p = json.load(open(sys.argv[1]))
-g = [r for r in json.load(open(sys.argv[2]))["settings"] if r["id"] == "T4-P2w8ho-25GbE"][0]
+g = [r for r in json.load(open(sys.argv[2]))["settings"] if r["id"] == "T4-P2w8ho-25GbE-M2x4"][0]
 assert p["derived"]["iteration_ms"] == g["derived"]["iteration_ms"], (p["derived"], g["derived"])
 assert p["metrics"] == g["metrics"] and p["interval"]["metrics"] == g["interval"]["metrics"]
 for k in ("iteration_ms", "throughput", "memory_gb"):
     assert p["derived"][k] == g["derived"][k] and p["interval"]["derived"][k] == g["interval"]["derived"][k], k' "$TMP/pred.json" "$TMP/grid.json"
-        then pass; else fail "predict and compare --grid disagree on T4-P2w8ho-25GbE"; fi
+        then pass; else fail "predict and compare --grid disagree on T4-P2w8ho-25GbE-M2x4"; fi
     fi
     # its benchmark (make bench): the grid from the cached embedding, every row predicted
     ok "$DRIPLE" bench compare samples/graphs/resnet50.json --grid --runs 2 --json
