@@ -22,7 +22,7 @@ USERDIR="$TMP/user-inspectors"
 shot() {
     settle
     no_cut "$TUI_COLS x $TUI_ROWS: $1"
-    grep -oE '[A-Za-z0-9][A-Za-z0-9.]*(-[A-Za-z0-9.]+)*-(P[0-9]+w[0-9]+h[eo]|AR[0-9]+)-(PCIe|NVLink|[0-9]+GbE|IB-EDR|IB-HDR)(-M[0-9]+)?(-pytorch)?(-mixed)?' \
+    grep -oE '[A-Za-z0-9][A-Za-z0-9.]*(-[A-Za-z0-9.]+)*-(P[0-9]+w[0-9]+h[eo]|AR[0-9]+)-(PCIe|NVLink|[0-9]+GbE|IB-EDR|IB-HDR|IB-NDR)(-M[0-9]+(x[0-9]+)?)?(-pytorch)?(-mixed)?' \
         "$TMP/screen" >>"$TMP/ids"
 }
 key() { tm send-keys -t e2e "$@"; }

@@ -52,6 +52,9 @@ static bool option_setting(const struct app *a, int k, struct dp_setting *s) {
     w.network = (enum dp_network)(k % DP_NET_COUNT);
     w.machines = 0;
     w.placement = DP_PLACE_HOMO;
+    /* NVLink only where the GPU has it */
+    const struct dp_gpu_catalog *cat = dp_session_catalog(a->ss);
+    if (w.network == DP_NET_NVLINK && !dp_gpu_has_nvlink(&cat->gpus[w.gpu])) return false;
     struct dp_error err = {0};
     return app_setting_of(a, &w, w.gpu, s, &err);
 }
