@@ -448,6 +448,7 @@ int cmd_plan(int argc, char **argv) {
     }
     for (int i = 0; i < q.n_gpus && prec; i++) {
         struct dp_setting probe = q.base;
+        snprintf(probe.gpu, sizeof probe.gpu, "%s", gl[i]->name);
         if (dp_setting_check_gpu(&probe, gl[i], NULL, &err)) {
             fprintf(stderr, "driple: plan: %s\n", err.msg);
             rc = 2;
