@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs the Debian packages driple needs (as root), or names them (otherwise, or with --check).
-PKGS="build-essential pkg-config libcjson-dev libgraphviz-dev libncurses-dev tmux graphviz"
+PKGS="build-essential pkg-config libcjson-dev libgraphviz-dev libncurses-dev libopenblas-dev tmux graphviz"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
