@@ -68,7 +68,7 @@ predict, published GCN, 100 groups|"$BIN" bench predict $model $graph --runs 200
 train step, 32 graphs, paper|"$BIN" bench train $model $graph --runs 5
 setting-aware heads: compare --grid|"$BIN" bench compare samples/graphs/resnet50.json --grid --runs 20
 embed 1,000 graphs (100 groups each)|"$BIN" bench embed $model $graph --batch 1000 --runs 3
-predict, 10,000 groups (1M-op graph size)|"$BIN" bench predict $model --synthetic 10000 --runs 5
+predict, 1,000 groups (large graph, --groups 1000)|"$BIN" bench predict $model --synthetic 1000 --runs 3
 EOW
     cat "$ktmp"
     [ $kstatus = 0 ] && echo "auto within 5% of the faster backend on every workload" ||
