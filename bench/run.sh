@@ -8,8 +8,11 @@
 # network (--grid, from the cached embedding), dataset build throughput,
 # coarsening, explanation, the explorer, ONNX imports and `driple calibrate`. Every figure is a
 # median over repeated runs; the machine, the load average and the thread counts are printed.
-# Usage: sh bench/run.sh [path/to/driple]
+# The dense products' backends (issue 33) come first: five workloads under DRIPLE_KERNELS=own,
+# openblas and auto, on 1 and 2 threads (`sh bench/run.sh BIN kernels` runs that section alone).
+# Usage: sh bench/run.sh [path/to/driple [kernels]]
 BIN=${1:-build/driple}
+ONLY=${2:-}
 REF=${REF_DIR:-../shared/reference}
 PY=${PYTHON:-/usr/bin/python3}
 [ -x "$BIN" ] || { echo "bench: $BIN not built (run make)" >&2; exit 1; }
@@ -31,6 +34,51 @@ echo
 
 # a field of a --json line
 field() { grep -o "\"$1\": *[0-9.eE+-]*" | head -n 1 | sed 's/.*: *//'; }
+
+# ---- the dense products' backends: own kernels, OpenBLAS, auto ----
+# Each workload's median under each backend and thread count; auto against the faster of the
+# two (target: within 5%), and the best backend against the own kernels on 2 threads for the
+# training step and the embedding of 1,000 graphs (target: 1.3x).
+kmed() { # backend threads command...: the median (ms) of the command's --json line
+    be=$1; t=$2; shift 2
+    o=$(DRIPLE_KERNELS=$be "$@" --threads "$t" --json 2>&1) || { echo "FAILED"; return; }
+    printf '%s\n' "$o" | field median_ms
+}
+kernels_section() {
+    echo "products: $("$BIN" --version | sed -n 's/^kernels: //p')"
+    ct="OPENBLAS_CORETYPE not set"; [ -n "${OPENBLAS_CORETYPE:-}" ] && ct="OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE (set)"
+    echo "openblas: $("$BIN" --version | sed -n 's/^openblas: //p'); $ct"
+    "$BIN" --version | sed -n 's/^note: /note:     /p'
+    echo "table:    $("$BIN" --version | sed -n "s/^auto's table: //p")"
+    printf '%-44s %4s %10s %10s %10s %7s\n' "workload (median ms)" "thr" "own" "openblas" "auto" "auto/best"
+    kstatus=0
+    while IFS='|' read -r name cmd; do
+        [ -n "$name" ] || continue
+        for t in 1 2; do
+            o=$(eval kmed own $t $cmd); b=$(eval kmed openblas $t $cmd); a=$(eval kmed auto $t $cmd)
+            r=$(awk -v o="$o" -v b="$b" -v a="$a" 'BEGIN{m = o < b ? o : b; if (m > 0 && a > 0) printf "%.3f", a / m; else printf "?"}')
+            flag=""; awk -v r="$r" 'BEGIN{exit !(r > 1.05)}' && flag=" > 1.05" && kstatus=1
+            printf '%-44s %4s %10s %10s %10s %7s%s  [load %s]\n' "$name" "$t" "$o" "$b" "$a" "$r" "$flag" "$(load)"
+            case "$name" in train*|embed*)
+                [ $t = 2 ] && echo "$name: best backend vs own on 2 threads: $(awk -v o="$o" -v b="$b" -v a="$a" 'BEGIN{m = b < a ? b : a; if (m > 0) printf "%.2fx", o / m; else printf "?"}') (target 1.3x)" >>"$ktmp" ;;
+            esac
+        done
+    done <<EOW
+predict, published GCN, 100 groups|"$BIN" bench predict $model $graph --runs 200
+train step, 32 graphs, paper|"$BIN" bench train $model $graph --runs 5
+setting-aware heads: compare --grid|"$BIN" bench compare samples/graphs/resnet50.json --grid --runs 20
+embed 1,000 graphs (100 groups each)|"$BIN" bench embed $model $graph --batch 1000 --runs 3
+predict, 1,000 groups (large graph, --groups 1000)|"$BIN" bench predict $model --synthetic 1000 --runs 3
+EOW
+    cat "$ktmp"
+    [ $kstatus = 0 ] && echo "auto within 5% of the faster backend on every workload" ||
+        echo "auto: more than 5% behind the faster backend where marked (noise on a loaded machine, or the table)"
+}
+ktmp=$(mktemp)
+kernels_section
+rm -f "$ktmp"
+echo
+[ "$ONLY" = kernels ] && exit 0
 
 status=0
 last=""

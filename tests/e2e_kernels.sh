@@ -17,7 +17,9 @@ if grep -q "^openblas: none" "$TMP/out"; then
 else
     blas=1
     contains "$TMP/out" "openblas: OpenBLAS"
-    contains "$TMP/out" "products: auto"
+    contains "$TMP/out" "products: own"
+    DRIPLE_KERNELS=auto "$DRIPLE" --version >"$TMP/v1" 2>&1
+    contains "$TMP/v1" "products: auto"
     DRIPLE_KERNELS=openblas "$DRIPLE" --version >"$TMP/v2" 2>&1
     contains "$TMP/v2" "products: openblas"
 fi

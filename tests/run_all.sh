@@ -3,7 +3,7 @@
 # "<name>: N passed, M failed"; this adds them up and fails if any test failed or crashed.
 # DRIPLE is the binary under test. Set TESTS=pattern to run a subset. The tests that check the
 # network against the reference data (../shared/reference) run again under each product backend
-# forced (DRIPLE_KERNELS=own, openblas; the first run is the default, auto).
+# forced (DRIPLE_KERNELS=auto, openblas; the first run is the default, own).
 passed=0; failed=0; broken=""
 run_one() {
     out=$("$@" 2>&1); rc=$?
@@ -22,7 +22,7 @@ run_one() {
 for t in "$@"; do
     case "$t" in *${TESTS:-}*) run_one "$t" ;; esac
 done
-for be in own openblas; do
+for be in auto openblas; do
     for t in "$@"; do
         case "$t" in
             *test_parity|*test_kernels|*test_inspector|*test_torch|*test_model_bench)

@@ -10,8 +10,9 @@
 
 #include "dp/status.h"
 
-/* $DRIPLE_KERNELS, one of: auto (the default: the best level, each dense product on whichever
- * backend auto's table says is faster for its shape), own (every product on the own kernels),
+/* $DRIPLE_KERNELS, one of: own (the default: every product on the own kernels at the best
+ * level), auto (each dense product on whichever backend auto's table says is faster for its
+ * shape; opt-in: measured slower on 2 threads, notes/kernels.md),
  * openblas (every product on OpenBLAS), or a level's name, portable, avx2 or avx512 (own kernels
  * at that level, lowered to the best the CPU has). */
 #define DP_KERNELS_ALLOWED "auto, own, openblas, portable, avx2, avx512"
@@ -19,7 +20,7 @@
 /* Reads $DRIPLE_KERNELS and auto's measured table (dp_kernels_table_path) once, as the first use
  * of the kernels does; a front end calls it at start to report what the engine cannot. Fails
  * with DP_ERR_INVALID naming the variable and the allowed values for an unknown value, or
- * naming the file for a malformed table; the engine then goes on with the defaults (auto, the
+ * naming the file for a malformed table; the engine then goes on with the defaults (own, the
  * built-in table). Later calls return the same result. */
 enum dp_status dp_kernels_init(struct dp_error *err);
 /* The kernel level in effect: "avx512", "avx2" or "portable" (plain C). */
@@ -27,7 +28,7 @@ const char *dp_kernels(void);
 /* The product backend in effect: "auto", "own" or "openblas" (never "openblas" or "auto" in a
  * build without OpenBLAS: "own"). */
 const char *dp_kernels_backend(void);
-/* Forces kernels by one of the names above ("auto" or NULL: the default, $DRIPLE_KERNELS
+/* Forces kernels by one of the names above (NULL: the default, own; $DRIPLE_KERNELS
  * ignored). Returns false, changing nothing, for an unknown name. */
 bool dp_kernels_set(const char *name);
 /* OpenBLAS's configuration and core as it reports them ("OpenBLAS 0.3.21 ... | core Haswell"),

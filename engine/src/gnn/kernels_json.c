@@ -179,7 +179,9 @@ const char *dp_kernels_table(void) {
     static char text[DP_KN_LEVEL_COUNT][1200];
     const enum dp_kn_level l = dp_kn()->level;
     char *t = text[l];
-    if ((int)l == file.level)
+    if (!dp_kn_blas_info())
+        snprintf(t, sizeof text[l], "unused (no OpenBLAS in this build)");
+    else if ((int)l == file.level)
         snprintf(t, sizeof text[l], "measured on this CPU (%.1000s)", file.path);
     else
         snprintf(t, sizeof text[l], "built-in for %s: %.500s%s%.600s", dp_kn_level_name(l),
