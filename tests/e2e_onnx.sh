@@ -33,6 +33,10 @@ ok "$DRIPLE" graph info "$CORPUS/transformer.onnx" --json --tensors
 contains "$TMP/out" '"parameters": 93324544, "buffers": 4096'
 contains "$TMP/out" "buffer: an attention mask"
 ok "$DRIPLE" predict "$CORPUS/resnet18.onnx" --setting $S --exported-batch 16
+# a data cycle no loop closes is refused in every format, nothing written
+fails 1 "cycle_no_loop.json: op 'b' is on a data cycle that no loop closes" \
+    "$DRIPLE" graph coarsen tests/data/graph/cycle_no_loop.json -o "$TMP/cyc.json"
+if [ -e "$TMP/cyc.json" ]; then fail "coarsen wrote a cyclic graph's groups"; else pass; fi
 # the content decides: a garbage .onnx is no graph (not TensorFlow text)
 printf 'garbage\n' >"$TMP/garbage.onnx"
 fails 1 "garbage.onnx: not a graph this build reads" "$DRIPLE" graph info "$TMP/garbage.onnx"
