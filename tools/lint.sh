@@ -109,13 +109,14 @@ nm -A -P $objs 2>/dev/null | awk -v build="$BUILD/" '
             if (d != "" && d != u[1] && !((u[1] " " d) in seen)) { seen[u[1] " " d] = 1; print u[1], d, u[2] }
         }
     }' | sort >"$T/edges"
-# Tarjan: the strongly connected components of more than one file are the cycles; each printed
-# with its files (sorted) and the edges inside it.
-awk '
-    { if (!($1 in idx0)) { idx0[$1] = 1; node[++nn] = $1 }
-      if (!($2 in idx0)) { idx0[$2] = 1; node[++nn] = $2 }
+# Tarjan over "from to via" edges: the strongly connected components of more than one node are
+# the cycles, each printed as "<label> <nodes, sorted>: <its edges>" (files=1: each edge as
+# "a -> b (symbol)", else the edge's via alone).
+tarjan='
+    { if (!($1 in k0)) { k0[$1] = 1; node[++nn] = $1 }
+      if (!($2 in k0)) { k0[$2] = 1; node[++nn] = $2 }
       adj[$1] = adj[$1] " " $2; via[$1 " " $2] = $3 }
-    function strong(v,    k, w, m, a, comp, cnt, j, key, det) {
+    function strong(v,    k, w, m, a, comp, cnt, j, key, det, e) {
         index_[v] = low[v] = ++counter; stack[++sp] = v; on[v] = 1
         m = split(adj[v], a, " ")
         for (k = 1; k <= m; k++) {
@@ -131,43 +132,24 @@ awk '
                 key = comp[1]; for (j = 2; j <= cnt; j++) key = key " " comp[j]
                 det = ""
                 for (j = 1; j <= cnt; j++) for (k = 1; k <= cnt; k++)
-                    if ((comp[j] " " comp[k]) in via) det = det (det == "" ? "" : ", ") comp[j] " -> " comp[k] " (" via[comp[j] " " comp[k]] ")"
-                print "cycle " key ": " det
+                    if ((comp[j] " " comp[k]) in via) {
+                        e = via[comp[j] " " comp[k]]
+                        if (files) e = comp[j] " -> " comp[k] " (" e ")"
+                        det = det (det == "" ? "" : ", ") e
+                    }
+                print label " " key ": " det
             }
         }
     }
-    END { for (i = 1; i <= nn; i++) if (!(node[i] in index_)) strong(node[i]) }' "$T/edges" >>"$T/found"
+    END { for (i = 1; i <= nn; i++) if (!(node[i] in index_)) strong(node[i]) }'
+awk -v label=cycle -v files=1 "$tarjan" "$T/edges" >>"$T/found"
 # The same between subsystems (engine/src/<sub>, cli, tui): a cycle of directories.
 awk '
     function sub_(f) { if (f ~ /^engine\/src\//) { split(f, p, "/"); return "engine/src/" p[3] }
                        if (f ~ /^tui\//) return "tui"; return "cli" }
     { a = sub_($1); b = sub_($2); if (a != b && !((a " " b) in seen)) { seen[a " " b] = 1; print a, b, $1 "->" $2 } }' \
     "$T/edges" >"$T/subedges"
-awk '
-    { adj[$1] = adj[$1] " " $2; via[$1 " " $2] = $3; if (!($1 in k0)) { k0[$1] = 1; node[++nn] = $1 }
-      if (!($2 in k0)) { k0[$2] = 1; node[++nn] = $2 } }
-    function strong(v,    k, w, m, a, comp, cnt, j, key, det) {
-        index_[v] = low[v] = ++counter; stack[++sp] = v; on[v] = 1
-        m = split(adj[v], a, " ")
-        for (k = 1; k <= m; k++) {
-            w = a[k]
-            if (!(w in index_)) { strong(w); if (low[w] < low[v]) low[v] = low[w] }
-            else if (on[w] && index_[w] < low[v]) low[v] = index_[w]
-        }
-        if (low[v] == index_[v]) {
-            cnt = 0
-            do { w = stack[sp--]; on[w] = 0; comp[++cnt] = w } while (w != v)
-            if (cnt > 1) {
-                for (j = 2; j <= cnt; j++) { key = comp[j]; for (k = j - 1; k >= 1 && comp[k] > key; k--) comp[k + 1] = comp[k]; comp[k + 1] = key }
-                key = comp[1]; for (j = 2; j <= cnt; j++) key = key " " comp[j]
-                det = ""
-                for (j = 1; j <= cnt; j++) for (k = 1; k <= cnt; k++)
-                    if ((comp[j] " " comp[k]) in via) det = det (det == "" ? "" : ", ") via[comp[j] " " comp[k]]
-                print "subsystem-cycle " key ": " det
-            }
-        }
-    }
-    END { for (i = 1; i <= nn; i++) if (!(node[i] in index_)) strong(node[i]) }' "$T/subedges" >>"$T/found"
+awk -v label=subsystem-cycle -v files=0 "$tarjan" "$T/subedges" >>"$T/found"
 
 # ---- (c) op-name comparisons in the simulator and the graph builder ----
 # A strcmp / strncmp / strstr whose operand is an op type: an identifier `op` (x->op, .op, op)
