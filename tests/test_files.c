@@ -57,7 +57,7 @@ static const char *no_x(const unsigned char *head, size_t n) {
 static void test_read(void) {
     struct dp_error err = {0};
     enum dp_status st;
-    const struct dp_read_spec small = {"test file", 16, true, no_x};
+    const struct dp_read_spec small = {"test file", 16, true, no_x, NULL};
     const char *p = write_tmp("files_ok.txt", "0123456789abcdef");
     const char *got = read_text(p, &small, &st, &err);
     CHECK(st == DP_OK && got && !strcmp(got, "0123456789abcdef"));

@@ -14,7 +14,8 @@
 #include "test.h"
 
 /* The reference files (../shared/reference) are read as any JSON is. */
-static const struct dp_read_spec reference_spec = {"reference JSON", (size_t)1 << 30, true, NULL};
+static const struct dp_read_spec reference_spec = {"reference JSON", (size_t)1 << 30, true, NULL,
+                                                   NULL};
 
 static double worst_out = 0; /* largest relative output error over all cases (printed) */
 

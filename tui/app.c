@@ -13,10 +13,10 @@
 #include <unistd.h>
 
 #include "dp/clock.h"
+#include "dp/graph_io.h"
 #include "dp/json_out.h"
 #include "dp/shipped.h"
 
-#define APP_ASSUMED_BATCH 32 /* when neither the graph nor --batch gives one */
 
 const enum dp_derived app_derived_rows[APP_N_DERIVED_ROWS] = {
     DP_D_ITERATION_MS, DP_D_THROUGHPUT, DP_D_MEAN_GPU_UTIL, DP_D_MEMORY_GB,
@@ -481,7 +481,7 @@ enum dp_status app_init(struct app *a, const struct app_opts *o, struct dp_error
     if ((st = index_groups(a)) != DP_OK) return dp_error_set(err, st, "explorer: out of memory");
     int64_t batch = o->batch > 0 ? o->batch : dp_graph_batch(graph);
     bool batch_assumed = batch <= 0;
-    if ((st = dp_session_set_batch(a->ss, batch_assumed ? APP_ASSUMED_BATCH : batch, err)))
+    if ((st = dp_session_set_batch(a->ss, batch_assumed ? DP_IMPORT_ASSUMED_BATCH : batch, err)))
         return st;
 
     const struct dp_gpu_catalog *cat = dp_session_catalog(a->ss);
@@ -511,7 +511,7 @@ enum dp_status app_init(struct app *a, const struct app_opts *o, struct dp_error
     char note[80] = "";
     if (batch_assumed)
         snprintf(note, sizeof note, "; the graph gives no batch size: %d assumed (+/- to change)",
-                 APP_ASSUMED_BATCH);
+                 DP_IMPORT_ASSUMED_BATCH);
     app_status(a, batch_assumed, "%s: %d of %zu ops in %d groups; %d GPUs, %d settings, %d with an "
                "inspector file%s", dp_graph_name(graph), part->n_ops, dp_graph_n_nodes(graph),
                part->n_groups, cat->n_gpus, list->n_settings, n_files, note);

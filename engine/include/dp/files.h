@@ -19,13 +19,16 @@
 /* What a reader accepts: its format's name for messages ("setting list"), the most bytes it
  * reads, whether it is text (a NUL byte is refused as soon as it is read: /dev/zero stops at
  * once), and an optional check of the first bytes (up to DP_FILE_HEAD_BYTES, fewer for a shorter
- * input) that returns why they cannot start this format, or NULL when they can. */
+ * input) that returns why they cannot start this format, or NULL when they can; and an optional
+ * lower limit for an input that starts so (a reader of several formats: a text format's limit
+ * once the head shows text), 0 for max_bytes. */
 #define DP_FILE_HEAD_BYTES 4096
 struct dp_read_spec {
     const char *what;
     size_t      max_bytes;
     bool        text;
     const char *(*check_head)(const unsigned char *head, size_t n);
+    size_t (*head_max)(const unsigned char *head, size_t n);
 };
 
 /* Reads the whole of path ("-": standard input) into a new NUL-terminated buffer that the caller

@@ -30,15 +30,14 @@ struct dp_import_notes {
 #define DP_IMPORT_ASSUMED_BATCH 32
 /* The most bytes of graph text (driple-graph/1 JSON, GraphDef text) a reader takes: larger than
  * any real graph's (ResNet-50's training graph is 2 MB), so an endless stream is refused early
- * and in bounded memory. DRIPLE_MAX_GRAPH_TEXT (bytes, or with a K, M or G suffix) or
- * dp_import_opts.max_text_bytes sets another. */
+ * and in bounded memory (dp_file_read: DRIPLE_MAX_INPUT, bytes or with a K, M or G suffix, sets
+ * a lower one). */
 #define DP_IMPORT_MAX_TEXT ((size_t)256 << 20)
 
 struct dp_import_opts {
     int64_t                 exported_batch; /* the batch size the graph was exported with; 0 =
                                                detect */
     int64_t                 assumed_batch;  /* for a dynamic batch; 0 = DP_IMPORT_ASSUMED_BATCH */
-    size_t                  max_text_bytes; /* 0 = DRIPLE_MAX_GRAPH_TEXT or DP_IMPORT_MAX_TEXT */
     struct dp_import_notes *notes;          /* filled when not NULL (ONNX) */
 };
 

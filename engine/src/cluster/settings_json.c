@@ -17,8 +17,10 @@
 #include "core/json_util.h"
 
 #define SETTINGS_MAX_BYTES ((size_t)64 << 20)
-static const struct dp_read_spec catalog_spec = {"GPU catalog", SETTINGS_MAX_BYTES, true, NULL};
-static const struct dp_read_spec settings_spec = {"setting list", SETTINGS_MAX_BYTES, true, NULL};
+static const struct dp_read_spec catalog_spec = {"GPU catalog", SETTINGS_MAX_BYTES, true, NULL,
+                                                 NULL};
+static const struct dp_read_spec settings_spec = {"setting list", SETTINGS_MAX_BYTES, true, NULL,
+                                                  NULL};
 
 /* Removes "dir/../" pairs from a joined path in place ("assets/settings/../inspectors/x" ->
  * "assets/inspectors/x") so that messages and the explorer show the path a user would type.

@@ -14,7 +14,8 @@
 #include "core/json_util.h"
 #include "dp/shipped.h"
 
-static const struct dp_read_spec systems_spec = {"systems catalog", (size_t)16 << 20, true, NULL};
+static const struct dp_read_spec systems_spec = {"systems catalog", (size_t)16 << 20, true, NULL,
+                                                 NULL};
 static const char *const fabric_names[] = {"pcie", "nvlink-mesh", "nvswitch"};
 
 const char *dp_fabric_name(enum dp_fabric f) {

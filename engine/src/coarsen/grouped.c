@@ -10,7 +10,8 @@
 #include "core/json_util.h"
 
 #define GROUPED_MAX_BYTES ((size_t)256 << 20)
-static const struct dp_read_spec grouped_spec = {"grouped graph", GROUPED_MAX_BYTES, true, NULL};
+static const struct dp_read_spec grouped_spec = {"grouped graph", GROUPED_MAX_BYTES, true, NULL,
+                                                 NULL};
 #define GROUPED_MAX_GROUPS 1000000
 
 static const char *const feature_keys[DP_N_FEATURES_MAX] = {

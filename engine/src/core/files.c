@@ -150,6 +150,16 @@ enum dp_status dp_file_read(const char *path, const struct dp_read_spec *spec, c
                 st = dp_error_set(err, DP_ERR_UNSUPPORTED, "%s: %s", name, why);
                 goto done;
             }
+            size_t hm = spec->head_max ? spec->head_max((const unsigned char *)buf,
+                                                        n < DP_FILE_HEAD_BYTES ? n
+                                                                               : DP_FILE_HEAD_BYTES)
+                                       : 0;
+            if (hm && hm < max) max = hm;
+            unsigned long long size = stream ? n : (unsigned long long)sb.st_size;
+            if (size > max) {
+                st = too_large(name, spec, max, lowered, stream, size, err);
+                goto done;
+            }
         }
         if (r == 0) break;
     }

@@ -16,7 +16,8 @@
 #include "core/json_util.h"
 
 #define INSPECTOR_MAX_BYTES ((size_t)256 << 20)
-static const struct dp_read_spec inspector_spec = {"inspector", INSPECTOR_MAX_BYTES, true, NULL};
+static const struct dp_read_spec inspector_spec = {"inspector", INSPECTOR_MAX_BYTES, true, NULL,
+                                                   NULL};
 #define INSPECTOR_MAX_DEPTH 8
 #define INSPECTOR_MAX_WEIGHT 1e6
 #define INSPECTOR_MAX_SCALE  1e12

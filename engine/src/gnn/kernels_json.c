@@ -126,7 +126,7 @@ const char *dp_kernels_cpu(void) {
     return name;
 }
 
-static const struct dp_read_spec table_spec = {"kernel table", TABLE_MAX_BYTES, true, NULL};
+static const struct dp_read_spec table_spec = {"kernel table", TABLE_MAX_BYTES, true, NULL, NULL};
 
 enum dp_status dp_kn_table_load(struct dp_error *err) {
     char path[1024];

@@ -11,7 +11,8 @@
 #include "model_impl.h"
 
 #define TORCH_JSON_MAX_BYTES ((size_t)256 << 20)
-static const struct dp_read_spec weights_spec = {"weights JSON", TORCH_JSON_MAX_BYTES, true, NULL};
+static const struct dp_read_spec weights_spec = {"weights JSON", TORCH_JSON_MAX_BYTES, true, NULL,
+                                                 NULL};
 #define MAX_DIM              1e8                /* largest dimension a shape may give */
 #define MAX_ELEMS            ((size_t)1 << 31)  /* a parameter's element count stays below this */
 

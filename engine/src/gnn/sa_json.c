@@ -20,7 +20,8 @@
 /* The physical ratio whose name says which rate a file's transfers are at */
 #define LINK_INPUT 3
 
-static const struct dp_read_spec sa_spec = {"setting-aware inspector", SA_MAX_BYTES, true, NULL};
+static const struct dp_read_spec sa_spec = {"setting-aware inspector", SA_MAX_BYTES, true, NULL,
+                                            NULL};
 
 /* Reads exactly n finite numbers of array key into out. */
 static enum dp_status read_numbers(const cJSON *o, const char *key, int n, const char *name,

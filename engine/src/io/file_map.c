@@ -23,14 +23,15 @@ enum dp_status file_bytes_open(const char *path, const struct dp_read_spec *spec
         void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p != MAP_FAILED) {
             size_t head = len < DP_FILE_HEAD_BYTES ? len : DP_FILE_HEAD_BYTES;
-            if (!spec->check_head || !spec->check_head(p, head)) {
+            size_t hm = spec->head_max ? spec->head_max(p, head) : 0;
+            if ((!spec->check_head || !spec->check_head(p, head)) && !(hm && len > hm)) {
                 close(fd);
                 out->data = p;
                 out->len = len;
                 out->mapped = true;
                 return DP_OK;
             }
-            munmap(p, len); /* a refused head: dp_file_read says why */
+            munmap(p, len); /* a refused head or size: dp_file_read says why */
         }
     }
     if (fd >= 0) close(fd);

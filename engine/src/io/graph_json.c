@@ -10,7 +10,6 @@
 
 #include "core/json_util.h"
 
-#define GRAPH_MAX_BYTES ((size_t)1 << 31)
 #define GRAPH_MAX_BATCH (INT64_C(1) << 40)
 
 /* Reads node.shape into dims: -1 batch, null or -2 unknown; checks the element count cannot
@@ -200,7 +199,8 @@ enum dp_status dp_graph_load_json(const char *path, struct dp_graph **out, size_
                                   struct dp_error *err) {
     char *text = NULL;
     size_t len = 0;
-    static const struct dp_read_spec spec = {"driple-graph JSON", GRAPH_MAX_BYTES, true, NULL};
+    static const struct dp_read_spec spec = {"driple-graph JSON", DP_IMPORT_MAX_TEXT, true, NULL,
+                                             NULL};
     enum dp_status st = dp_file_read(path, &spec, &text, &len, err);
     if (st) return st;
     st = dp_graph_parse_json(text, len, dp_file_name(path), out, n_dropped, err);

@@ -26,8 +26,13 @@ static const char *graph_head(const unsigned char *head, size_t n) {
            "or binary, a SavedModel or ONNX)";
 }
 
-/* The largest graph file of any format (ONNX's, protobuf's own limit, holds the weights). */
+/* The largest graph file of any format (ONNX's, protobuf's own limit, holds the weights); a
+ * text format's is DP_IMPORT_MAX_TEXT, known from the first bytes. */
 #define GRAPH_FILE_MAX_BYTES ((size_t)1 << 31)
+static size_t graph_head_max(const unsigned char *head, size_t n) {
+    enum dp_graph_format f = dp_graph_detect_format(head, n);
+    return f == DP_GRAPH_FORMAT_JSON || f == DP_GRAPH_FORMAT_PBTXT ? DP_IMPORT_MAX_TEXT : 0;
+}
 
 /* Refuses a cycle that no loop closes (a -> b -> a, an op its own input), in any format: only
  * TensorFlow's NextIteration feeds an op back (a while loop's back edge). Kahn's order over the
@@ -97,7 +102,8 @@ done:
 
 enum dp_status dp_graph_load_ex(const char *path, const struct dp_import_opts *opts,
                                 struct dp_graph **out, size_t *n_dropped, struct dp_error *err) {
-    static const struct dp_read_spec spec = {"graph", GRAPH_FILE_MAX_BYTES, false, graph_head};
+    static const struct dp_read_spec spec = {"graph", GRAPH_FILE_MAX_BYTES, false, graph_head,
+                                             graph_head_max};
     struct file_bytes f;
     enum dp_status st = file_bytes_open(path, &spec, &f, err);
     if (st) return st;

@@ -456,7 +456,8 @@ done:
 enum dp_status dp_graph_import_graphdef(const char *path, const struct dp_import_opts *opts,
                                         struct dp_graph **out, size_t *n_dropped,
                                         struct dp_error *err) {
-    static const struct dp_read_spec spec = {"TensorFlow GraphDef", PB_MAX_BYTES, false, NULL};
+    static const struct dp_read_spec spec = {"TensorFlow GraphDef", PB_MAX_BYTES, false, NULL,
+                                             NULL};
     struct file_bytes f;
     enum dp_status st = file_bytes_open(path, &spec, &f, err);
     if (st) return st;

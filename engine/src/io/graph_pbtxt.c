@@ -14,7 +14,6 @@
 #include "dp/files.h"
 #include "tf_graphdef.h"
 
-#define PBTXT_MAX_BYTES ((size_t)1 << 31)
 #define PBTXT_MAX_DEPTH 64
 
 enum tok_kind { T_EOF, T_IDENT, T_NUMBER, T_STRING, T_PUNCT };
@@ -667,8 +666,8 @@ enum dp_status dp_graph_import_pbtxt_ex(const char *path, const struct dp_import
                                         struct dp_error *err) {
     char *text = NULL;
     size_t len = 0;
-    static const struct dp_read_spec spec = {"TensorFlow GraphDef text", PBTXT_MAX_BYTES, true,
-                                             NULL};
+    static const struct dp_read_spec spec = {"TensorFlow GraphDef text", DP_IMPORT_MAX_TEXT, true,
+                                             NULL, NULL};
     enum dp_status st = dp_file_read(path, &spec, &text, &len, err);
     if (st) return st;
     st = dp_graph_parse_pbtxt_ex(text, len, dp_file_name(path), opts, out, n_dropped, err);

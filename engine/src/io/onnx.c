@@ -415,7 +415,7 @@ enum dp_status dp_graph_parse_onnx(const unsigned char *data, size_t len, const 
 
 enum dp_status dp_graph_import_onnx(const char *path, const struct dp_import_opts *opts,
                                     struct dp_graph **out, struct dp_error *err) {
-    static const struct dp_read_spec spec = {"ONNX model", ONNX_MAX_FILE, false, NULL};
+    static const struct dp_read_spec spec = {"ONNX model", ONNX_MAX_FILE, false, NULL, NULL};
     struct file_bytes f;
     enum dp_status st = file_bytes_open(path, &spec, &f, err);
     if (st) return st;

@@ -987,7 +987,7 @@ static const char *torch_head(const unsigned char *head, size_t n) {
 
 enum dp_status dp_torch_load(const char *path, struct dp_torch_state *out, struct dp_error *err) {
     static const struct dp_read_spec spec = {"PyTorch checkpoint", TORCH_MAX_BYTES, false,
-                                             torch_head};
+                                             torch_head, NULL};
     char *buf = NULL;
     size_t len = 0;
     enum dp_status st = dp_file_read(path, &spec, &buf, &len, err);

@@ -49,7 +49,7 @@ static bool parse_line(char *line, char *name, size_t cap, struct dp_net_counter
 static enum dp_status scan(const char *path, bool (*visit)(void *, const char *,
                                                            const struct dp_net_counters *),
                            void *ud, struct dp_error *err) {
-    static const struct dp_read_spec spec = {"/proc/net/dev listing", NETDEV_MAX_BYTES, true,
+    static const struct dp_read_spec spec = {"/proc/net/dev listing", NETDEV_MAX_BYTES, true, NULL,
                                              NULL};
     char *text = NULL;
     size_t len = 0;

@@ -161,7 +161,7 @@ void dp_trace_labels(const struct dp_trace *t, double threshold_frac, double lab
 /* --- CSV reading --- */
 
 #define TRACE_MAX_BYTES ((size_t)1 << 30)
-static const struct dp_read_spec trace_spec = {"trace CSV", TRACE_MAX_BYTES, true, NULL};
+static const struct dp_read_spec trace_spec = {"trace CSV", TRACE_MAX_BYTES, true, NULL, NULL};
 
 /* A trace file read whole (bounded by TRACE_MAX_BYTES), split into lines in place. */
 struct csv {

@@ -15,7 +15,7 @@
 
 #define WEIGHTS_MAX_BYTES ((size_t)1 << 26)
 static const struct dp_read_spec weights_spec = {"op-type weights file", WEIGHTS_MAX_BYTES, true,
-                                                 NULL};
+                                                 NULL, NULL};
 
 struct dp_op_weights {
     char   *source;

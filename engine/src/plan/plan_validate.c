@@ -126,7 +126,7 @@ enum dp_status dp_plan_validate(const char *path, const struct dp_gpu_catalog *c
             return st;
         path = found;
     }
-    static const struct dp_read_spec spec = {"published-runs CSV", 4 << 20, true, NULL};
+    static const struct dp_read_spec spec = {"published-runs CSV", 4 << 20, true, NULL, NULL};
     char *text = NULL;
     size_t len = 0;
     if ((st = dp_file_read(path, &spec, &text, &len, err))) return st;

@@ -266,7 +266,7 @@ static int key_of(struct dp_calib *c, int work, const struct dp_gpu *gpu,
 /* Reads one table into c. */
 static enum dp_status read_table(struct dp_calib *c, const char *file, struct dp_error *err) {
     /* the one bounded read ("-": standard input), then line by line from memory */
-    static const struct dp_read_spec spec = {"throughput table", TABLE_MAX_BYTES, true, NULL};
+    static const struct dp_read_spec spec = {"throughput table", TABLE_MAX_BYTES, true, NULL, NULL};
     const char *path = dp_file_name(file);
     char *text = NULL;
     size_t len = 0;

@@ -341,7 +341,7 @@ enum dp_status dp_dataset_load_csv(const char *path, const char *kind, struct dp
     char *text = NULL;
     size_t len = 0;
     dp_dataset_init(ds, NULL);
-    static const struct dp_read_spec spec = {"DriplePerf CSV", CSV_MAX_BYTES, true, NULL};
+    static const struct dp_read_spec spec = {"DriplePerf CSV", CSV_MAX_BYTES, true, NULL, NULL};
     enum dp_status st = dp_file_read(path, &spec, &text, &len, err);
     if (st) return st;
     const char *name = dp_file_name(path);

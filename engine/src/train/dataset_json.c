@@ -14,7 +14,7 @@
 #include "core/json_util.h"
 
 #define DATASET_MAX_BYTES ((size_t)1 << 30)
-static const struct dp_read_spec dataset_spec = {"dataset", DATASET_MAX_BYTES, true, NULL};
+static const struct dp_read_spec dataset_spec = {"dataset", DATASET_MAX_BYTES, true, NULL, NULL};
 #define DATASET_MAX_GROUPS 1000000
 
 static const char *const feature_keys[DP_N_FEATURES_MAX] = {

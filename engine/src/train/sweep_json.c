@@ -17,7 +17,7 @@
 
 #define SWEEP_MAX_BYTES ((size_t)1 << 31)
 
-static const struct dp_read_spec sweep_spec = {"sweep", SWEEP_MAX_BYTES, true, NULL};
+static const struct dp_read_spec sweep_spec = {"sweep", SWEEP_MAX_BYTES, true, NULL, NULL};
 
 /* A finite number >= 0 read from v into *out; false otherwise. */
 static bool nonneg(const cJSON *v, double *out) {

@@ -235,7 +235,8 @@ static enum dp_status read_config(const cJSON *root, const char *file, int64_t s
 
 enum dp_status dp_llm_load_hf(const char *path, int64_t seq, struct dp_llm *out,
                               struct dp_error *err) {
-    static const struct dp_read_spec spec = {"Hugging Face config.json", 16 << 20, true, NULL};
+    static const struct dp_read_spec spec = {"Hugging Face config.json", 16 << 20, true, NULL,
+                                             NULL};
     cJSON *root = NULL;
     enum dp_status st = dp_json_load(path, &spec, &root, err);
     if (st) return st;
