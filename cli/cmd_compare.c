@@ -117,8 +117,8 @@ static void text_footer(int n_ok, int n_rows, int n_gnn, double ms,
     if (isfinite(params))
         printf("net MB = what one worker moves per iteration by its row's sync, %.0f parameters: "
                "PS 2 x parameters x 4 B (every variable pulled, every gradient pushed, fp32 on the "
-               "wire); all-reduce (2 (g-1)/g + 2 (m-1)/W) x the gradient bytes (rings of the g "
-               "GPUs of a machine and of its m machines).\n", params);
+               "wire); all-reduce NCCL's ring over the W workers, 2 (W-1)/W x the gradient bytes "
+               "when the machines are full.\n", params);
 }
 
 static int cmp_throughput(const void *a, const void *b) {

@@ -81,9 +81,9 @@ static void print_text(const struct dp_session *ss, const struct dp_prediction *
     else
         printf("GPU memory unknown: %s\n", sim->note);
     if (isfinite(d[DP_D_NET_MB_PER_ITER]) && s && s->sync == DP_SYNC_ALLREDUCE)
-        printf("network per iteration %.4g MB per worker (all-reduce of %.0f parameters: "
-               "(2 (g-1)/g + 2 (m-1)/W) x the gradient bytes, %d machine(s))\n",
-               d[DP_D_NET_MB_PER_ITER], params, s->machines);
+        printf("network per iteration %.4g MB per worker (all-reduce of %.0f parameters, NCCL's "
+               "ring over %d workers on %d machine(s): 2 (W-1)/W x the gradient bytes when the "
+               "machines are full)\n", d[DP_D_NET_MB_PER_ITER], params, s->workers, s->machines);
     else if (isfinite(d[DP_D_NET_MB_PER_ITER]))
         printf("network per iteration %.4g MB per worker (2 x %.0f parameters x 4 B)\n",
                d[DP_D_NET_MB_PER_ITER], params);

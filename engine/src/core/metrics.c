@@ -47,10 +47,12 @@ const struct dp_derived_info dp_derived_figures[DP_N_DERIVED] = {
     {"memory_gb", "GPU memory", "GB", "simulated per-worker footprint",
      "weights, gradients, optimizer state, activations; OOM when above the GPU's memory"},
     {"net_mb_per_iter", "net per iter", "MB",
-     "PS: 2 x parameters x 4 B; all-reduce: (2 (g-1)/g + 2 (m-1)/W) x gradient bytes",
+     "PS: 2 x parameters x 4 B; all-reduce: NCCL ring, 2 (W-1)/W x gradient bytes on full machines",
      "by the setting's sync (dp_sync_bytes_per_iter): a PS worker pulls every variable and "
-     "pushes every gradient, fp32 on the wire; all-reduce rings the g GPUs of a machine and the "
-     "m machines of W workers (gradients 2 B a parameter under TensorFlow mixed precision); "
+     "pushes every gradient, fp32 on the wire; all-reduce: NCCL's ring (its tree where the setting "
+     "names it) over W workers: the bytes over the links inside a worker's machine plus its "
+     "share of the machine's NIC traffic (gradients 2 B a parameter under TensorFlow mixed "
+     "precision); "
      "without a setting the PS formula; simulated: bytes crossing a link (PS: not the worker's "
      "own shard)"},
     {"epoch_s", "epoch time", "s", "epoch samples / throughput", "dataset size per epoch"},
