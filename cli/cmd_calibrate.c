@@ -60,10 +60,12 @@ static void jw_stats(struct dp_jw *w, const char *key, const struct dp_calib_sta
     dp_jw_end(w);
 }
 
-/* The figures of the rows in use, with the built-in constants and (logo) left out: as members
- * "all" and "logo" of w, or a text line when w is NULL. */
 /* Whether the generation and system hold-outs ran (with LOGO, unless --no-holdout). */
 static bool g_held;
+
+/* The figures of the rows in use, with the built-in constants and (logo) left out: as members
+ * "all" and "logo" of w (and "logen", "loso" when the hold-outs ran), or a text line when w is
+ * NULL. */
 
 static void report(const struct dp_calib *cb, const bool *use, bool logo, struct dp_jw *w,
                    const char *label) {
